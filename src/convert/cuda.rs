@@ -1,0 +1,299 @@
+//! CUDA API calls on their threads, GPU work on its streams, flows between them.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, Kernel, Memcpy, Memset, Sync};
+use crate::nsys::Report;
+use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+
+use super::flows::Launches;
+use super::gpu::GpuTracks;
+use super::summary::Summary;
+use super::threads::thread_track;
+use super::{trace_time, Failure, Rows};
+
+pub const API: &str = "cuda_api";
+pub const KERNEL: &str = "cuda_kernel";
+pub const MEMCPY: &str = "cuda_memcpy";
+pub const MEMSET: &str = "cuda_memset";
+pub const SYNC: &str = "cuda_sync";
+
+pub fn write<W: Write>(
+    report: &Report,
+    seq: &mut SequenceWriter<'_, W>,
+    namespace: u64,
+    summary: &mut Summary,
+    rows: &mut Rows,
+) -> Result<(), Failure> {
+    let gpu = GpuTracks::new(seq, report.meta(), &report.gpu_places()?);
+    let mut mapper = Mapper {
+        report,
+        seq,
+        summary,
+        gpu,
+        api_tracks: FxHashMap::default(),
+        launches: Launches::new(namespace),
+        flow_ids: Vec::new(),
+    };
+    report.for_each_cuda_event(|event| {
+        rows.tick();
+        mapper.event(event)
+    })?;
+    mapper.summary.launches_unmatched += mapper.launches.unmatched();
+    Ok(())
+}
+
+struct Mapper<'a, 's, W: Write> {
+    report: &'a Report,
+    seq: &'a mut SequenceWriter<'s, W>,
+    summary: &'a mut Summary,
+    gpu: GpuTracks,
+    /// The "CUDA API" track of each (pid, tid).
+    api_tracks: FxHashMap<(u32, u32), SliceTrack>,
+    launches: Launches,
+    flow_ids: Vec<u64>,
+}
+
+impl<W: Write> Mapper<'_, '_, W> {
+    fn event(&mut self, event: CudaEvent<'_>) -> Result<(), Failure> {
+        match event {
+            CudaEvent::Api(call) => self.api_call(&call),
+            CudaEvent::Kernel(k) => self.kernel(&k),
+            CudaEvent::Memcpy(m) => self.memcpy(&m),
+            CudaEvent::Memset(m) => self.memset(&m),
+            CudaEvent::Sync(s) => self.sync(&s),
+        }
+    }
+
+    fn api_call(&mut self, call: &ApiCall) -> Result<(), Failure> {
+        let Some(start) = trace_time(call.start) else {
+            self.summary.skip_negative(API);
+            return Ok(());
+        };
+        let key = (call.pid, call.tid);
+        let track = match self.api_tracks.get(&key) {
+            Some(&t) => t,
+            None => {
+                let thread =
+                    thread_track(self.seq.tracks(), self.report.meta(), call.pid, call.tid);
+                let t = self
+                    .seq
+                    .slice_track(TrackSpec::new(Some(thread), "CUDA API"), Stacking::Nest);
+                self.api_tracks.insert(key, t);
+                t
+            }
+        };
+        match call.correlation_id {
+            Some(corr) => self
+                .launches
+                .launch(call.pid, corr, call.gpu_ops, &mut self.flow_ids),
+            None => self.flow_ids.clear(),
+        }
+        let mut args = Vec::with_capacity(2);
+        if let Some(corr) = call.correlation_id {
+            args.push(Arg::new("correlation_id", ArgValue::Int(corr)));
+        }
+        if let Some(ret) = call.return_value {
+            args.push(Arg::new("return_value", ArgValue::Int(ret)));
+        }
+        let end = self.end_of(start, call.end);
+        let slice = Slice {
+            start,
+            end: Some(end),
+            name: api_name(call.name),
+            category: API,
+            args: &args,
+            flows_out: &self.flow_ids,
+            flows_in: &[],
+        };
+        self.seq.slice(track, &slice)?;
+        self.summary.count(API);
+        Ok(())
+    }
+
+    fn kernel(&mut self, k: &Kernel) -> Result<(), Failure> {
+        let meta = self.report.meta();
+        let dims = |d: [Option<i64>; 3]| -> Option<String> {
+            let [x, y, z] = d;
+            Some(format!("{}x{}x{}", x?, y?, z?))
+        };
+        let (grid, block) = (dims(k.grid), dims(k.block));
+        let launch_type = label(&meta.launch_types, k.launch_type);
+        let mut args = Vec::with_capacity(16);
+        if let Some(name) = k.demangled_name {
+            args.push(Arg::new("demangled_name", ArgValue::Str(name)));
+        }
+        push_str(&mut args, "grid", grid.as_deref());
+        push_str(&mut args, "block", block.as_deref());
+        push_int(&mut args, "registers_per_thread", k.registers_per_thread);
+        push_int(&mut args, "static_shared_memory", k.static_shared_memory);
+        push_int(&mut args, "dynamic_shared_memory", k.dynamic_shared_memory);
+        push_int(
+            &mut args,
+            "local_memory_per_thread",
+            k.local_memory_per_thread,
+        );
+        push_int(&mut args, "local_memory_total", k.local_memory_total);
+        push_str(&mut args, "launch_type", launch_type);
+        push_int(&mut args, "graph_id", k.graph_id);
+        let name = if k.short_name.is_empty() {
+            k.demangled_name.unwrap_or("kernel")
+        } else {
+            k.short_name
+        };
+        self.gpu_op(&k.common, name, KERNEL, args)
+    }
+
+    fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
+        let meta = self.report.meta();
+        let kind = label(&meta.copy_kinds, m.copy_kind);
+        let name = format!("Memcpy {}", kind.unwrap_or("(unknown kind)"));
+        let mut args = Vec::with_capacity(12);
+        push_int(&mut args, "bytes", m.bytes);
+        push_str(&mut args, "copy_kind", kind);
+        push_str(&mut args, "src_kind", label(&meta.memory_kinds, m.src_kind));
+        push_str(&mut args, "dst_kind", label(&meta.memory_kinds, m.dst_kind));
+        let dur = m.common.end - m.common.start;
+        if let (Some(bytes), true) = (m.bytes, dur > 0) {
+            // bytes per ns is GB/s.
+            args.push(Arg::new(
+                "throughput_gbps",
+                ArgValue::Double(bytes as f64 / dur as f64),
+            ));
+        }
+        self.gpu_op(&m.common, &name, MEMCPY, args)
+    }
+
+    fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
+        let meta = self.report.meta();
+        let mut args = Vec::with_capacity(10);
+        push_int(&mut args, "bytes", m.bytes);
+        push_int(&mut args, "value", m.value);
+        push_str(
+            &mut args,
+            "memory_kind",
+            label(&meta.memory_kinds, m.memory_kind),
+        );
+        self.gpu_op(&m.common, "Memset", MEMSET, args)
+    }
+
+    fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
+        let meta = self.report.meta();
+        let sync_type = label(&meta.sync_types, s.sync_type);
+        let mut args = Vec::with_capacity(8);
+        push_str(&mut args, "sync_type", sync_type);
+        push_int(&mut args, "event_id", s.event_id);
+        self.gpu_op(
+            &s.common,
+            sync_type.unwrap_or("Synchronization"),
+            SYNC,
+            args,
+        )
+    }
+
+    /// Writes GPU work on its stream; kernels, memcpys and memsets also end the
+    /// flow from their launch. Synchronization is not launched work: no flow.
+    fn gpu_op(
+        &mut self,
+        op: &GpuCommon,
+        name: &str,
+        category: &'static str,
+        mut args: Vec<Arg>,
+    ) -> Result<(), Failure> {
+        let Some(start) = trace_time(op.start) else {
+            self.summary.skip_negative(category);
+            return Ok(());
+        };
+        let mut flow = None;
+        if category != SYNC {
+            match (op.place.pid, op.correlation_id) {
+                (Some(pid), Some(corr)) => {
+                    flow = self.launches.op(pid, corr);
+                    match flow {
+                        Some(_) => self.summary.flows += 1,
+                        None => self.summary.gpu_ops_without_launch += 1,
+                    }
+                }
+                (None, _) => self.summary.gpu_ops_unknown_process += 1,
+                (Some(_), None) => self.summary.gpu_ops_without_launch += 1,
+            }
+        }
+        push_int(&mut args, "correlation_id", op.correlation_id);
+        args.push(Arg::new("device", ArgValue::Int(op.place.device)));
+        push_int(&mut args, "context", op.place.context);
+        args.push(Arg::new("stream", ArgValue::Int(op.place.stream)));
+        push_int(&mut args, "green_context", op.green_context);
+        push_int(&mut args, "graph_node_id", op.graph_node);
+        let end = self.end_of(start, op.end);
+        let flows_in = flow.as_slice();
+        let slice = Slice {
+            start,
+            end: Some(end),
+            name,
+            category,
+            args: &args,
+            flows_out: &[],
+            flows_in,
+        };
+        let track = self.gpu.track(&op.place);
+        self.seq.slice(track, &slice)?;
+        self.summary.count(category);
+        Ok(())
+    }
+
+    /// The end as a trace time; an end before the start makes an instant.
+    fn end_of(&mut self, start: u64, end: i64) -> u64 {
+        match u64::try_from(end) {
+            Ok(end) if end >= start => end,
+            _ => {
+                self.summary.inverted += 1;
+                start
+            }
+        }
+    }
+}
+
+fn push_int<'a>(args: &mut Vec<Arg<'a>>, name: &'a str, value: Option<i64>) {
+    if let Some(v) = value {
+        args.push(Arg::new(name, ArgValue::Int(v)));
+    }
+}
+
+fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'a str, value: Option<&'a str>) {
+    if let Some(v) = value {
+        args.push(Arg::new(name, ArgValue::Str(v)));
+    }
+}
+
+/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`: the suffix is the API version.
+pub fn api_name(recorded: &str) -> &str {
+    match recorded.rfind("_v") {
+        Some(i)
+            if i > 0
+                && recorded.len() > i + 2
+                && recorded[i + 2..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            &recorded[..i]
+        }
+        _ => recorded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::api_name;
+
+    #[test]
+    fn drops_version_suffix_only() {
+        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
+        assert_eq!(api_name("cudaMemcpy_v"), "cudaMemcpy_v");
+        assert_eq!(api_name("foo_vx12"), "foo_vx12");
+    }
+}
+
+fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
+    value.and_then(|v| labels.get(&v)).map(String::as_str)
+}

@@ -1,0 +1,105 @@
+//! The mapping from an Nsight Systems report to Perfetto tracks, slices and flows.
+//!
+//! One sequence carries all CUDA activity (API calls and GPU work, merged in
+//! time order so that each launch precedes its work and flows can be linked),
+//! a second one all NVTX events.
+
+mod cuda;
+mod flows;
+mod gpu;
+mod nvtx;
+mod summary;
+mod threads;
+
+use std::hash::{Hash, Hasher};
+use std::io::{self, Write};
+
+pub use summary::Summary;
+
+use crate::nsys::Report;
+use crate::perfetto::Trace;
+
+/// Why a conversion stopped.
+#[derive(Debug)]
+pub enum Failure {
+    Read(rusqlite::Error),
+    Write(io::Error),
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure::Read(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Write(e)
+    }
+}
+
+/// Converts `report` into a Perfetto trace written to `out`. `progress` is
+/// called now and then with the number of source rows read so far.
+pub fn convert<W: Write>(
+    report: &Report,
+    out: W,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Summary), Failure> {
+    let namespace = namespace(report);
+    let mut trace = Trace::new(out, namespace);
+    let mut summary = Summary::default();
+    let mut rows = Rows { done: 0, progress };
+    if let Some(t0) = report
+        .meta()
+        .session_start_unix_ns
+        .and_then(|t| u64::try_from(t).ok())
+    {
+        trace.set_wall_clock(t0)?;
+    }
+    {
+        let mut seq = trace.sequence()?;
+        cuda::write(report, &mut seq, namespace, &mut summary, &mut rows)?;
+        seq.finish()?;
+    }
+    {
+        let mut seq = trace.sequence()?;
+        nvtx::write(report, &mut seq, &mut summary, &mut rows)?;
+        seq.finish()?;
+    }
+    Ok((trace.finish()?, summary))
+}
+
+/// Counts rows read and reports them every few thousand.
+pub(crate) struct Rows<'p> {
+    done: u64,
+    progress: &'p mut dyn FnMut(u64),
+}
+
+impl Rows<'_> {
+    pub fn tick(&mut self) {
+        self.done += 1;
+        if self.done % 8192 == 0 {
+            (self.progress)(self.done);
+        }
+    }
+}
+
+/// A number that tells this report's tracks and flows apart from another
+/// report's, drawn from what identifies a capture: its start time and processes.
+fn namespace(report: &Report) -> u64 {
+    let meta = report.meta();
+    let mut h = rustc_hash::FxHasher::default();
+    meta.session_start_unix_ns.hash(&mut h);
+    let mut processes: Vec<_> = meta.processes.iter().collect();
+    processes.sort();
+    processes.hash(&mut h);
+    let mut threads: Vec<_> = meta.threads.keys().collect();
+    threads.sort();
+    threads.hash(&mut h);
+    flows::mix(h.finish())
+}
+
+/// Session time as a trace timestamp, or `None` before time 0.
+fn trace_time(t: i64) -> Option<u64> {
+    u64::try_from(t).ok()
+}

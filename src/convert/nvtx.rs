@@ -1,0 +1,108 @@
+//! NVTX: push/pop ranges and marks on a track of their thread, start/end ranges
+//! (which overlap freely and may end on another thread) on lanes of their process.
+//! Each domain has its own tracks: `NVTX` for the default domain, `NVTX: <name>`.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload};
+use crate::nsys::Report;
+use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+
+use super::summary::Summary;
+use super::threads::{process_track, thread_track};
+use super::{trace_time, Failure, Rows};
+
+pub const NVTX: &str = "nvtx";
+
+pub fn write<W: Write>(
+    report: &Report,
+    seq: &mut SequenceWriter<'_, W>,
+    summary: &mut Summary,
+    rows: &mut Rows,
+) -> Result<(), Failure> {
+    let mut thread_tracks: FxHashMap<(u32, u32, i64), SliceTrack> = FxHashMap::default();
+    let mut process_tracks: FxHashMap<(u32, i64), SliceTrack> = FxHashMap::default();
+    let meta = report.meta();
+    report.for_each_nvtx_event(|e: NvtxEvent| -> Result<(), Failure> {
+        rows.tick();
+        let Some(start) = trace_time(e.start) else {
+            summary.skip_negative(NVTX);
+            return Ok(());
+        };
+        let track_name = || match (e.domain, meta.nvtx_domains.get(&(e.pid, e.domain))) {
+            (0, _) => "NVTX".to_owned(),
+            (_, Some(name)) => format!("NVTX: {name}"),
+            (id, None) => format!("NVTX: domain {id}"),
+        };
+        let track = match e.kind {
+            NvtxKind::StartEnd => *process_tracks.entry((e.pid, e.domain)).or_insert_with(|| {
+                let process = process_track(seq.tracks(), meta, e.pid);
+                seq.slice_track(TrackSpec::new(Some(process), track_name()), Stacking::Nest)
+            }),
+            NvtxKind::PushPop | NvtxKind::Mark => *thread_tracks
+                .entry((e.pid, e.tid, e.domain))
+                .or_insert_with(|| {
+                    let thread = thread_track(seq.tracks(), meta, e.pid, e.tid);
+                    seq.slice_track(TrackSpec::new(Some(thread), track_name()), Stacking::Nest)
+                }),
+        };
+
+        let category = e
+            .category
+            .map(|c| match meta.nvtx_categories.get(&(e.pid, e.domain, c)) {
+                Some(name) => ArgValue::Str(name),
+                None => ArgValue::Int(c),
+            });
+        let color = e.color.map(|argb| format!("#{:06x}", argb & 0xFF_FFFF));
+        let mut args = Vec::with_capacity(6);
+        if let Some(c) = category {
+            args.push(Arg::new("category", c));
+        }
+        if let Some(color) = &color {
+            args.push(Arg::new("color", ArgValue::Str(color)));
+        }
+        match e.payload {
+            Some(Payload::Int(v)) => args.push(Arg::new("payload", ArgValue::Int(v))),
+            Some(Payload::Uint(v)) => args.push(Arg::new("payload", ArgValue::Uint(v))),
+            Some(Payload::Double(v)) => args.push(Arg::new("payload", ArgValue::Double(v))),
+            None => {}
+        }
+        if let Some(json) = &e.json {
+            args.push(Arg::new("payload_json", ArgValue::Str(json)));
+        }
+        if let (NvtxKind::StartEnd, Some(end_tid)) = (e.kind, e.end_tid) {
+            args.push(Arg::new("start_tid", ArgValue::Int(i64::from(e.tid))));
+            args.push(Arg::new("end_tid", ArgValue::Int(i64::from(end_tid))));
+        }
+        let end = match (e.kind, e.end) {
+            (NvtxKind::Mark, _) => Some(start),
+            (_, Some(end)) => match u64::try_from(end) {
+                Ok(end) if end >= start => Some(end),
+                _ => {
+                    summary.inverted += 1;
+                    Some(start)
+                }
+            },
+            (_, None) => {
+                summary.unterminated += 1;
+                args.push(Arg::new("unterminated", ArgValue::Bool(true)));
+                None
+            }
+        };
+        let name = e.text.as_ref().map_or("", |t| t.as_str());
+        let slice = Slice {
+            start,
+            end,
+            name,
+            category: NVTX,
+            args: &args,
+            flows_out: &[],
+            flows_in: &[],
+        };
+        seq.slice(track, &slice)?;
+        summary.count(NVTX);
+        Ok(())
+    })
+}

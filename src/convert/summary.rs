@@ -1,0 +1,106 @@
+//! What a conversion wrote, and what it could not.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Counts of one conversion, by category (`cuda_api`, `cuda_kernel`, `nvtx`, ...).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Slices written, by category.
+    pub slices: BTreeMap<&'static str, u64>,
+    /// Flows from a launching API call to the GPU operation it launched.
+    pub flows: u64,
+    /// Events not written because they start before time 0 (Perfetto cannot
+    /// represent negative timestamps), by category.
+    pub before_time_zero: BTreeMap<&'static str, u64>,
+    /// Events whose end precedes their start, written as instants at their start.
+    pub inverted: u64,
+    /// NVTX ranges still open when the capture stopped, closed at the end of the trace.
+    pub unterminated: u64,
+    /// GPU operations whose launching call is not in the report (cropped captures).
+    pub gpu_ops_without_launch: u64,
+    /// GPU operations of an unknown process (exports without globalPid): not linked.
+    pub gpu_ops_unknown_process: u64,
+    /// Launches whose GPU operations start before the call itself: not linked.
+    pub launches_unmatched: u64,
+}
+
+impl Summary {
+    pub fn total_slices(&self) -> u64 {
+        self.slices.values().sum()
+    }
+
+    pub(crate) fn count(&mut self, category: &'static str) {
+        *self.slices.entry(category).or_default() += 1;
+    }
+
+    pub(crate) fn skip_negative(&mut self, category: &'static str) {
+        *self.before_time_zero.entry(category).or_default() += 1;
+    }
+
+    /// Lines that explain events that are not in the trace exactly as recorded.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        let negative: u64 = self.before_time_zero.values().sum();
+        if negative > 0 {
+            let by: Vec<String> = self
+                .before_time_zero
+                .iter()
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            w.push(format!(
+                "{negative} events start before time 0 and are not in the trace (Perfetto has no negative times): {}",
+                by.join(", ")
+            ));
+        }
+        if self.inverted > 0 {
+            w.push(format!(
+                "{} events end before they start; written as instants at their start",
+                self.inverted
+            ));
+        }
+        if self.unterminated > 0 {
+            w.push(format!(
+                "{} NVTX ranges never ended; closed at the end of the trace (arg unterminated = true)",
+                self.unterminated
+            ));
+        }
+        if self.gpu_ops_unknown_process > 0 {
+            w.push(format!(
+                "{} GPU operations have no process in this export (no globalPid column); not linked to launches",
+                self.gpu_ops_unknown_process
+            ));
+        }
+        if self.launches_unmatched > 0 {
+            w.push(format!(
+                "{} GPU operations start before the call that launched them; not linked",
+                self.launches_unmatched
+            ));
+        }
+        w
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .slices
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        if parts.is_empty() {
+            write!(f, "no events")?;
+        } else {
+            write!(f, "{}", parts.join(", "))?;
+        }
+        write!(f, "; {} flows", self.flows)?;
+        if self.gpu_ops_without_launch > 0 {
+            write!(
+                f,
+                " ({} GPU ops have no launch in the report)",
+                self.gpu_ops_without_launch
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,91 @@
+//! Convert NVIDIA Nsight Systems reports into compact Perfetto traces.
+//!
+//! The crate has three parts with one-way dependencies:
+//! - [`nsys`] reads an Nsight Systems SQLite export: schema probing, names, and
+//!   typed rows streamed in time order;
+//! - [`perfetto`] writes Perfetto traces: sequences, interning, tracks, lanes,
+//!   flows (it knows nothing about Nsight);
+//! - [`convert`] maps the one onto the other.
+//!
+//! [`convert_file`] ties them together with the file handling a tool needs:
+//! `.nsys-rep` export through the `nsys` CLI, gzip, and an atomic output.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use nsys2perfetto::{convert_file, Options};
+//!
+//! let summary = convert_file(Path::new("report.sqlite"), Path::new("report.perfetto-trace"), &Options::default(), &mut |_| {})?;
+//! println!("{summary}");
+//! # Ok::<(), nsys2perfetto::Error>(())
+//! ```
+
+pub mod convert;
+mod error;
+pub mod nsys;
+mod output;
+pub mod perfetto;
+
+use std::path::{Path, PathBuf};
+
+pub use convert::Summary;
+pub use error::{Error, Result};
+
+/// How to convert.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Gzip the trace (Perfetto reads both).
+    pub gzip: bool,
+    /// The `nsys` CLI used to export `.nsys-rep`/`.qdrep` reports.
+    pub nsys: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            gzip: true,
+            nsys: PathBuf::from("nsys"),
+        }
+    }
+}
+
+/// Converts the report or export at `input` into a trace at `output`.
+///
+/// The trace is written to a temporary file beside `output` and renamed when
+/// complete: a failure never leaves a partial trace. `progress` gets the
+/// number of source rows read so far, now and then.
+pub fn convert_file(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Summary> {
+    let kind = nsys::sniff(input)?;
+    let export_dir;
+    let sqlite = match kind {
+        nsys::FileKind::Sqlite => input.to_owned(),
+        nsys::FileKind::NsysReport => {
+            export_dir = tempfile::tempdir().map_err(|e| Error::Output {
+                path: std::env::temp_dir(),
+                source: e,
+            })?;
+            nsys::export_to_sqlite(input, &options.nsys, export_dir.path())?
+        }
+    };
+    let report = nsys::Report::open(&sqlite)?;
+    // Errors name the file the user gave, not the temporary export.
+    let damaged = |source| Error::Damaged {
+        path: input.to_owned(),
+        source,
+    };
+    output::write_atomically(output, options.gzip, |out| {
+        convert::convert(&report, out, progress)
+            .map(|(_, summary)| summary)
+            .map_err(|f| match f {
+                convert::Failure::Read(e) => damaged(e),
+                convert::Failure::Write(e) => Error::Output {
+                    path: output.to_owned(),
+                    source: e,
+                },
+            })
+    })
+}

@@ -1,0 +1,247 @@
+//! Small per-report tables: names of processes, threads, GPUs, NVTX domains and
+//! categories, enum labels, and the session's wall-clock start.
+
+use rusqlite::Connection;
+use rustc_hash::FxHashMap;
+
+use super::ids::{pid_of, tid_of};
+use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME};
+use super::schema::Schema;
+use super::strings::StringTable;
+
+#[derive(Default)]
+pub struct Metadata {
+    /// Unix time (ns) of session time 0, from nsys 2021.3 on.
+    pub session_start_unix_ns: Option<i64>,
+    /// `EXPORT_PRODUCT_VERSION` of the exporter, when the export records it.
+    pub exporter_version: Option<String>,
+    pub processes: FxHashMap<u32, String>,
+    /// By (pid, tid).
+    pub threads: FxHashMap<(u32, u32), String>,
+    /// By `deviceId` of the GPU activity tables.
+    pub gpus: FxHashMap<i64, String>,
+    /// By (pid, domainId).
+    pub nvtx_domains: FxHashMap<(u32, i64), String>,
+    /// By (pid, domainId, category).
+    pub nvtx_categories: FxHashMap<(u32, i64, i64), String>,
+    pub copy_kinds: FxHashMap<i64, String>,
+    pub memory_kinds: FxHashMap<i64, String>,
+    pub sync_types: FxHashMap<i64, String>,
+    pub launch_types: FxHashMap<i64, String>,
+}
+
+impl Metadata {
+    pub fn load(
+        conn: &Connection,
+        schema: &Schema,
+        strings: &StringTable,
+    ) -> rusqlite::Result<Self> {
+        let mut meta = Metadata::default();
+        if schema.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs") {
+            meta.session_start_unix_ns = conn
+                .query_row(
+                    "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok();
+        }
+        for table in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
+            if schema.has_column(table, "name") && schema.has_column(table, "value") {
+                let sql =
+                    format!("SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'");
+                meta.exporter_version = conn.query_row(&sql, [], |r| r.get(0)).ok();
+            }
+        }
+        if schema.has_column("PROCESSES", "pid") && schema.has_column("PROCESSES", "name") {
+            each_row(
+                conn,
+                "SELECT pid, name FROM PROCESSES WHERE name IS NOT NULL",
+                |r| {
+                    meta.processes.insert(r.get::<_, i64>(0)? as u32, r.get(1)?);
+                    Ok(())
+                },
+            )?;
+        }
+        if schema.has_table("ThreadNames") {
+            // Several rows for one thread: the highest priority names it.
+            each_row(
+                conn,
+                "SELECT globalTid, nameId FROM ThreadNames ORDER BY priority",
+                |r| {
+                    let gtid: i64 = r.get(0)?;
+                    if let Some(name) = strings.get(r.get(1)?) {
+                        meta.threads
+                            .insert((pid_of(gtid), tid_of(gtid)), name.to_owned());
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        meta.load_gpus(conn, schema)?;
+        meta.load_nvtx_names(conn, schema, strings)?;
+        meta.load_labels(conn, schema)?;
+        Ok(meta)
+    }
+
+    fn load_gpus(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
+        // The activity tables' deviceId is TARGET_INFO_GPU.id (`deviceId` in 2020.x),
+        // not the in-process CUDA ordinal.
+        let sources = [
+            ("TARGET_INFO_GPU", "id"),
+            ("TARGET_INFO_GPU", "deviceId"),
+            ("TARGET_INFO_CUDA_GPU", "deviceId"),
+        ];
+        for (table, id) in sources {
+            if schema.has_column(table, id) && schema.has_column(table, "name") {
+                let sql = format!(
+                    "SELECT {id}, name FROM {table} WHERE name IS NOT NULL AND {id} IS NOT NULL"
+                );
+                each_row(conn, &sql, |r| {
+                    self.gpus.entry(r.get(0)?).or_insert(r.get(1)?);
+                    Ok(())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn load_nvtx_names(
+        &mut self,
+        conn: &Connection,
+        schema: &Schema,
+        strings: &StringTable,
+    ) -> rusqlite::Result<()> {
+        const T: &str = "NVTX_EVENTS";
+        if !schema.has_column(T, "eventType") {
+            return Ok(());
+        }
+        let sql = format!(
+            "SELECT eventType, {}, {}, {}, {}, {} FROM {T} WHERE eventType IN ({CATEGORY}, {THREAD_NAME}, {DOMAIN_CREATE})",
+            schema.column_or_null(T, "globalTid"),
+            schema.column_or_null(T, "text"),
+            schema.column_or_null(T, "textId"),
+            schema.column_or_null(T, "domainId"),
+            schema.column_or_null(T, "category"),
+        );
+        each_row(conn, &sql, |r| {
+            let Some(gtid) = r.get::<_, Option<i64>>(1)? else {
+                return Ok(());
+            };
+            let text: Option<String> = r.get(2)?;
+            let Some(text) = text.or_else(|| {
+                r.get::<_, Option<i64>>(3)
+                    .ok()?
+                    .and_then(|id| strings.get(id))
+                    .map(str::to_owned)
+            }) else {
+                return Ok(());
+            };
+            let (pid, tid) = (pid_of(gtid), tid_of(gtid));
+            let domain = r.get::<_, Option<i64>>(4)?.unwrap_or(0);
+            match r.get::<_, i64>(0)? {
+                CATEGORY => {
+                    if let Some(category) = r.get::<_, Option<i64>>(5)? {
+                        self.nvtx_categories.insert((pid, domain, category), text);
+                    }
+                }
+                THREAD_NAME => {
+                    // nsys's own thread names win; NVTX names threads it could not.
+                    self.threads.entry((pid, tid)).or_insert(text);
+                }
+                _ => {
+                    self.nvtx_domains.insert((pid, domain), text);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn load_labels(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
+        // Older exports have no ENUM_ tables; these are the values they use.
+        const COPY: [&str; 14] = [
+            "Unknown",
+            "HtoD",
+            "DtoH",
+            "HtoA",
+            "AtoH",
+            "AtoA",
+            "AtoD",
+            "DtoA",
+            "DtoD",
+            "HtoH",
+            "PtoP",
+            "Unified HtoD",
+            "Unified DtoH",
+            "Unified DtoD",
+        ];
+        const MEMORY: [&str; 8] = [
+            "Pageable",
+            "Pinned",
+            "Device",
+            "Array",
+            "Managed",
+            "Device Static",
+            "Managed Static",
+            "Unknown",
+        ];
+        const SYNC: [&str; 5] = [
+            "Unknown",
+            "Event sync",
+            "Stream wait sync",
+            "Stream sync",
+            "Context sync",
+        ];
+        const LAUNCH: [&str; 4] = [
+            "Unknown",
+            "Regular",
+            "Coop Single Device",
+            "Coop Multi Device",
+        ];
+        let fill = |map: &mut FxHashMap<i64, String>, defaults: &[&str]| {
+            map.extend(
+                defaults
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (i as i64, (*s).to_owned())),
+            );
+        };
+        fill(&mut self.copy_kinds, &COPY);
+        fill(&mut self.memory_kinds, &MEMORY);
+        fill(&mut self.sync_types, &SYNC);
+        fill(&mut self.launch_types, &LAUNCH);
+        // Values newer than this list come from the export's own ENUM_ tables.
+        let tables: [(&str, &mut FxHashMap<i64, String>); 4] = [
+            ("ENUM_CUDA_MEMCPY_OPER", &mut self.copy_kinds),
+            ("ENUM_CUDA_MEM_KIND", &mut self.memory_kinds),
+            ("ENUM_CUPTI_SYNC_TYPE", &mut self.sync_types),
+            ("ENUM_CUDA_KERNEL_LAUNCH_TYPE", &mut self.launch_types),
+        ];
+        for (table, map) in tables {
+            if schema.has_column(table, "id") && schema.has_column(table, "label") {
+                each_row(
+                    conn,
+                    &format!("SELECT id, label FROM {table} WHERE label IS NOT NULL"),
+                    |r| {
+                        map.entry(r.get(0)?).or_insert(r.get(1)?);
+                        Ok(())
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn each_row(
+    conn: &Connection,
+    sql: &str,
+    mut f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        f(row)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! Reading Nsight Systems exports: schema probing and typed rows.
+//!
+//! [`Report::open`] opens an SQLite export read-only and loads the small tables
+//! (strings, names, labels). The large tables are then streamed in time order
+//! by [`Report::for_each_cuda_event`] and [`Report::for_each_nvtx_event`].
+
+pub mod cuda;
+mod export;
+pub mod ids;
+mod meta;
+pub mod nvtx;
+mod schema;
+mod strings;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use export::{export_to_sqlite, sniff, FileKind};
+pub use meta::Metadata;
+pub use schema::Schema;
+pub use strings::StringTable;
+
+use crate::error::{Error, Result};
+
+/// An open Nsight Systems SQLite export.
+pub struct Report {
+    path: PathBuf,
+    conn: Connection,
+    schema: Schema,
+    strings: StringTable,
+    meta: Metadata,
+    /// The only process with CUDA API calls, if exactly one has any.
+    sole_cuda_pid: Option<u32>,
+}
+
+impl Report {
+    /// Opens `path` read-only. Fails on files that are not SQLite, not an nsys
+    /// export, or too damaged to read their small tables.
+    pub fn open(path: &Path) -> Result<Report> {
+        let damaged = |source| Error::Damaged {
+            path: path.to_owned(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            sqlite_uri(path),
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(damaged)?;
+        let schema = match Schema::probe(&conn) {
+            Ok(schema) => schema,
+            Err(e) if is_not_a_database(&e) => {
+                return Err(Error::UnknownFormat {
+                    path: path.to_owned(),
+                })
+            }
+            Err(e) => return Err(damaged(e)),
+        };
+        if !schema.has_table("StringIds") {
+            return Err(Error::NotAnExport {
+                path: path.to_owned(),
+            });
+        }
+        let strings = StringTable::load(&conn).map_err(damaged)?;
+        let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
+        let mut report = Report {
+            path: path.to_owned(),
+            conn,
+            schema,
+            strings,
+            meta,
+            sole_cuda_pid: None,
+        };
+        report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
+        Ok(report)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn meta(&self) -> &Metadata {
+        &self.meta
+    }
+
+    /// The string with this StringIds id, or "" if it has none.
+    pub fn string(&self, id: Option<i64>) -> &str {
+        id.and_then(|id| self.strings.get(id)).unwrap_or("")
+    }
+
+    /// Rows in `table` (an upper bound: nsys tables are append-only), 0 if absent.
+    pub fn approximate_rows(&self, table: &str) -> u64 {
+        if !self.schema.has_table(table) {
+            return 0;
+        }
+        self.conn
+            .query_row(&format!("SELECT MAX(rowid) FROM \"{table}\""), [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })
+            .ok()
+            .flatten()
+            .unwrap_or(0) as u64
+    }
+
+    fn find_sole_cuda_pid(&self) -> rusqlite::Result<Option<u32>> {
+        let needed = cuda::GPU_OP_TABLES
+            .iter()
+            .chain([&cuda::SYNC])
+            .any(|t| self.schema.has_table(t) && !self.schema.has_column(t, "globalPid"));
+        if !needed || !self.schema.has_column(cuda::RUNTIME, "globalTid") {
+            return Ok(None);
+        }
+        let sql = format!(
+            "SELECT DISTINCT {} FROM {} LIMIT 2",
+            ids::pid_sql("globalTid"),
+            cuda::RUNTIME
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let pids: Vec<i64> = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(match pids[..] {
+            [pid] => Some(pid as u32),
+            _ => None,
+        })
+    }
+}
+
+/// A `file:` URI that opens `path` read-only and immutable: SQLite takes no
+/// locks and creates no journal beside the input.
+fn sqlite_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'?' | b'#' | b'%' | 0x80.. => uri.push_str(&format!("%{byte:02X}")),
+            _ => uri.push(char::from(byte)),
+        }
+    }
+    uri.push_str("?mode=ro&immutable=1");
+    uri
+}
+
+fn is_not_a_database(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase)
+}

@@ -1,0 +1,172 @@
+//! NVTX events (`NVTX_EVENTS`), in time order.
+
+use rusqlite::Row;
+
+use super::ids::{pid_of, tid_of};
+use super::Report;
+
+pub const TABLE: &str = "NVTX_EVENTS";
+
+// eventType values (ENUM_NSYS_EVENT_TYPE).
+pub const CATEGORY: i64 = 33;
+pub const MARK: i64 = 34;
+pub const THREAD_NAME: i64 = 39;
+pub const PUSH_POP: i64 = 59;
+pub const START_END: i64 = 60;
+pub const NVTXT_MARK: i64 = 65;
+pub const NVTXT_PUSH_POP: i64 = 70;
+pub const NVTXT_START_END: i64 = 71;
+pub const DOMAIN_CREATE: i64 = 75;
+
+/// The event types that are events on the timeline (the others name things).
+pub const TIMELINE_TYPES: [i64; 6] = [
+    MARK,
+    PUSH_POP,
+    START_END,
+    NVTXT_MARK,
+    NVTXT_PUSH_POP,
+    NVTXT_START_END,
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NvtxKind {
+    Mark,
+    /// Nests per thread.
+    PushPop,
+    /// May overlap other ranges and end on another thread.
+    StartEnd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Payload {
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+}
+
+pub struct NvtxEvent<'r> {
+    pub kind: NvtxKind,
+    pub start: i64,
+    /// `None` for marks and for ranges still open when the capture stopped.
+    pub end: Option<i64>,
+    pub pid: u32,
+    pub tid: u32,
+    pub end_tid: Option<u32>,
+    pub domain: i64,
+    /// From `text`, or `textId` through StringIds.
+    pub text: Option<TextRef<'r>>,
+    pub category: Option<i64>,
+    /// ARGB.
+    pub color: Option<u32>,
+    pub payload: Option<Payload>,
+    pub json: Option<String>,
+}
+
+pub enum TextRef<'r> {
+    Inline(String),
+    Registered(&'r str),
+}
+
+impl TextRef<'_> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            TextRef::Inline(s) => s,
+            TextRef::Registered(s) => s,
+        }
+    }
+}
+
+impl Report {
+    /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
+    pub fn for_each_nvtx_event<E>(
+        &self,
+        mut f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<rusqlite::Error>,
+    {
+        let s = &self.schema;
+        if !s.has_column(TABLE, "eventType") || !s.has_column(TABLE, "globalTid") {
+            return Ok(());
+        }
+        let c = |col| s.column_or_null(TABLE, col);
+        let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
+        let sql = format!(
+            "SELECT eventType, start, \"end\", globalTid, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, \
+             CASE WHEN eventType IN ({MARK}, {NVTXT_MARK}) THEN start \
+                  ELSE COALESCE(\"end\", 9223372036854775807) END AS effective_end \
+             FROM {TABLE} WHERE eventType IN ({}) {}",
+            c("endGlobalTid"),
+            c("domainId"),
+            c("text"),
+            c("textId"),
+            c("category"),
+            c("color"),
+            c("uint64Value"),
+            c("int64Value"),
+            c("doubleValue"),
+            c("uint32Value"),
+            c("int32Value"),
+            c("floatValue"),
+            c("jsonText"),
+            types.join(", "),
+            // Marks are zero-length; ranges still open sort as the longest.
+            "ORDER BY start, effective_end > start, effective_end DESC",
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            f(self.decode_nvtx(row)?)?;
+        }
+        Ok(())
+    }
+
+    fn decode_nvtx(&self, r: &Row) -> rusqlite::Result<NvtxEvent<'_>> {
+        let kind = match r.get::<_, i64>(0)? {
+            MARK | NVTXT_MARK => NvtxKind::Mark,
+            PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
+            _ => NvtxKind::StartEnd,
+        };
+        let gtid: i64 = r.get(3)?;
+        let end_gtid: Option<i64> = r.get(4)?;
+        let i = |n: usize| r.get::<_, Option<i64>>(n);
+        let f = |n: usize| r.get::<_, Option<f64>>(n);
+        let payload = if let Some(v) = i(10)? {
+            Some(Payload::Uint(v as u64))
+        } else if let Some(v) = i(11)? {
+            Some(Payload::Int(v))
+        } else if let Some(v) = f(12)? {
+            Some(Payload::Double(v))
+        } else if let Some(v) = i(13)? {
+            Some(Payload::Uint(v as u32 as u64))
+        } else if let Some(v) = i(14)? {
+            Some(Payload::Int(v as i32 as i64))
+        } else {
+            f(15)?.map(Payload::Double)
+        };
+        let text = match r.get::<_, Option<String>>(6)? {
+            Some(t) => Some(TextRef::Inline(t)),
+            None => i(7)?
+                .and_then(|id| self.strings.get(id))
+                .map(TextRef::Registered),
+        };
+        Ok(NvtxEvent {
+            kind,
+            start: r.get(1)?,
+            end: if kind == NvtxKind::Mark {
+                None
+            } else {
+                r.get(2)?
+            },
+            pid: pid_of(gtid),
+            tid: tid_of(gtid),
+            end_tid: end_gtid.map(tid_of),
+            domain: i(5)?.unwrap_or(0),
+            text,
+            category: i(8)?,
+            color: i(9)?.map(|c| c as u32),
+            payload,
+            json: r.get(16)?,
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! What tables and columns this export has. nsys exports lazily and its schema
+//! grows with each version, so every table and non-key column is optional.
+
+use rusqlite::Connection;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+pub struct Schema {
+    tables: FxHashMap<String, FxHashSet<String>>,
+}
+
+impl Schema {
+    pub fn probe(conn: &Connection) -> rusqlite::Result<Self> {
+        let mut tables = FxHashMap::default();
+        let mut stmt = conn.prepare(
+            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let table: String = row.get(0)?;
+            let column: String = row.get(1)?;
+            tables
+                .entry(table)
+                .or_insert_with(FxHashSet::default)
+                .insert(column);
+        }
+        Ok(Self { tables })
+    }
+
+    pub fn has_table(&self, table: &str) -> bool {
+        self.tables.contains_key(table)
+    }
+
+    pub fn has_column(&self, table: &str, column: &str) -> bool {
+        self.tables.get(table).is_some_and(|c| c.contains(column))
+    }
+
+    /// `table.column` quoted for a SELECT list, or `NULL` where the column is missing.
+    pub fn column_or_null(&self, table: &str, column: &str) -> String {
+        if self.has_column(table, column) {
+            format!("\"{column}\"")
+        } else {
+            "NULL".to_owned()
+        }
+    }
+}

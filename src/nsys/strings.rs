@@ -1,0 +1,42 @@
+//! `StringIds(id, value)`, loaded once: a lookup in memory beats a join per row.
+
+use rusqlite::Connection;
+
+#[derive(Default)]
+pub struct StringTable {
+    values: Vec<Option<Box<str>>>,
+}
+
+impl StringTable {
+    pub fn load(conn: &Connection) -> rusqlite::Result<Self> {
+        let mut values: Vec<Option<Box<str>>> = Vec::new();
+        let mut stmt = conn.prepare("SELECT id, value FROM StringIds")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            // Text that is not valid UTF-8 is kept, with replacement characters.
+            let value = match row.get_ref(1)? {
+                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                    String::from_utf8_lossy(t).into_owned()
+                }
+                rusqlite::types::ValueRef::Null => continue,
+                other => format!("{other:?}"),
+            };
+            let Ok(index) = usize::try_from(id) else {
+                continue;
+            };
+            if index >= values.len() {
+                values.resize(index + 1, None);
+            }
+            values[index] = Some(value.into_boxed_str());
+        }
+        Ok(Self { values })
+    }
+
+    pub fn get(&self, id: i64) -> Option<&str> {
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.values.get(i))
+            .and_then(|v| v.as_deref())
+    }
+}

@@ -1,0 +1,32 @@
+//! Writing Perfetto traces: packets, sequences, interning, tracks, slices and flows.
+//!
+//! This module knows nothing about Nsight Systems. It turns "a slice named X on
+//! track T from t0 to t1, with these args and flows" into TracePackets that
+//! trace_processor imports without errors:
+//!
+//! - [`PacketWriter`] frames packets as a `Trace` stream onto any [`std::io::Write`].
+//! - [`Tracks`] hands out small [`TrackId`] handles and emits each descriptor once.
+//! - [`SequenceWriter`] is one packet sequence: interned names, delta timestamps,
+//!   and a scheduler that puts overlapping slices on sibling lanes and writes every
+//!   BEGIN/END in time order.
+
+mod intern;
+mod lanes;
+mod packets;
+mod sequence;
+mod tracks;
+
+pub mod proto {
+    //! Types generated from `proto/perfetto_trace.proto`, our subset of Perfetto's schema.
+    include!(concat!(env!("OUT_DIR"), "/perfetto.protos.rs"));
+}
+
+pub use lanes::{SliceTrack, Stacking};
+pub use packets::PacketWriter;
+pub use sequence::{Arg, ArgValue, SequenceWriter, Slice, Trace};
+pub use tracks::{TrackId, TrackSpec, Tracks};
+
+/// The clock the report's timestamps are written in (trace_processor's default trace clock).
+pub const BOOTTIME: u32 = 6;
+/// The wall clock, tied to [`BOOTTIME`] by one snapshot when the start time is known.
+pub const REALTIME: u32 = 1;
