@@ -165,31 +165,7 @@ impl Report {
             if !self.schema.has_column(table, "globalTid") {
                 continue;
             }
-            let c = |col| self.schema.column_or_null(table, col);
-            let (ops, join) = match (
-                &launch_counts,
-                self.schema.has_column(table, "correlationId"),
-            ) {
-                (Some(t), true) => (
-                    "l.n".to_owned(),
-                    format!(
-                        "LEFT JOIN {t} l ON l.pid = {} AND l.corr = a.correlationId",
-                        pid_sql("a.globalTid")
-                    ),
-                ),
-                _ => ("0".to_owned(), String::new()),
-            };
-            queries.push((
-                format!(
-                    "SELECT a.start, a.\"end\", a.globalTid, a.{}, a.{}, a.{}, {ops} FROM {table} a {join} \
-                     ORDER BY a.start, a.\"end\" > a.start, a.\"end\" DESC",
-                    c("correlationId"),
-                    c("nameId"),
-                    c("returnValue"),
-                )
-                .replace("a.NULL", "NULL"),
-                decode_api,
-            ));
+            queries.push((self.api_query(table, launch_counts), decode_api));
         }
         let gpu = |table: &str, extra: &[&str]| -> Option<String> {
             if !self.schema.has_column(table, "start") || !self.schema.has_column(table, "streamId")
@@ -240,6 +216,39 @@ impl Report {
         );
         queries.extend(gpu(SYNC, &["syncType", "eventId"]).map(|q| (q, decode_sync as Decode)));
         Ok(queries)
+    }
+
+    /// API calls with the number of GPU operations each launched (`launches`
+    /// names the table of those counts, if the report has GPU operations).
+    fn api_query(&self, table: &str, launches: Option<&str>) -> String {
+        let c = |col| match self.schema.has_column(table, col) {
+            true => format!("a.\"{col}\""),
+            false => "NULL".to_owned(),
+        };
+        let (ops, join) = match launches.filter(|_| self.schema.has_column(table, "correlationId"))
+        {
+            Some(launches) => {
+                // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with its
+                // correlationId, to carry its stack: the call itself owns the launch.
+                let ops = match self.schema.has_column(table, "eventClass") {
+                    true => "CASE WHEN a.eventClass IN (67, 68) THEN 0 ELSE l.n END",
+                    false => "l.n",
+                };
+                let pid = pid_sql("a.globalTid");
+                (
+                    ops,
+                    format!("LEFT JOIN {launches} l ON l.pid = {pid} AND l.corr = a.correlationId"),
+                )
+            }
+            None => ("0", String::new()),
+        };
+        format!(
+            "SELECT a.start, a.\"end\", a.globalTid, {}, {}, {}, {ops} FROM {table} a {join} \
+             ORDER BY a.start, a.\"end\" > a.start, a.\"end\" DESC",
+            c("correlationId"),
+            c("nameId"),
+            c("returnValue"),
+        )
     }
 
     /// SQL for the pid of a GPU activity row: from globalPid, or, in trimmed

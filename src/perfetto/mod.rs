@@ -19,6 +19,11 @@ mod tracks;
 pub mod proto {
     //! Types generated from `proto/perfetto_trace.proto`, our subset of Perfetto's schema.
     include!(concat!(env!("OUT_DIR"), "/perfetto.protos.rs"));
+
+    /// The serialized `FileDescriptorSet` of our subset, for checking it
+    /// against the official schema.
+    pub const SUBSET_DESCRIPTOR: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/perfetto_subset.fds"));
 }
 
 pub use lanes::{SliceTrack, Stacking};

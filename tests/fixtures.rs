@@ -1,0 +1,258 @@
+//! Every real export in ../shared/fixtures converts into a trace that passes
+//! the checker, with exactly the source's events, times and launch links.
+//!
+//! Expected numbers come from SQL written here, independently of the
+//! converter's own queries. Fresh clones have no ../shared: then these tests
+//! say so and skip.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+use support::checker::{self, Checked};
+
+fn fixtures() -> Option<Vec<PathBuf>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    if !root.is_dir() {
+        eprintln!(
+            "SKIP: {} is absent (a fresh clone without ../shared)",
+            root.display()
+        );
+        return None;
+    }
+    let mut files = Vec::new();
+    for dir in ["sqlite", "local"] {
+        for entry in std::fs::read_dir(root.join(dir)).ok()?.flatten() {
+            if entry.path().extension().is_some_and(|e| e == "sqlite") {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    Some(files)
+}
+
+fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out.perfetto-trace");
+    let summary = nsys2perfetto::convert_file(
+        input,
+        &output,
+        &nsys2perfetto::Options::default(),
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+    (checker::check_file(&output), summary)
+}
+
+fn open(path: &Path) -> Connection {
+    let uri = format!("file:{}?immutable=1", path.display());
+    Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .unwrap()
+}
+
+fn has_table(db: &Connection, table: &str) -> bool {
+    db.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap()
+        > 0
+}
+
+fn has_column(db: &Connection, table: &str, column: &str) -> bool {
+    db.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+        [table, column],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap()
+        > 0
+}
+
+/// (count, sum of start, sum of end - start) over rows that start at or after 0.
+fn source_totals(db: &Connection, table: &str) -> (u64, u128, u128) {
+    if !has_table(db, table) {
+        return (0, 0, 0);
+    }
+    let sql = format!(
+        "SELECT COUNT(*), COALESCE(SUM(start), 0), COALESCE(SUM(MAX(\"end\" - start, 0)), 0) FROM {table} WHERE start >= 0"
+    );
+    db.query_row(&sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u64,
+            r.get::<_, i64>(1)? as u128,
+            r.get::<_, i64>(2)? as u128,
+        ))
+    })
+    .unwrap()
+}
+
+/// NVTX: ranges and marks; marks last 0, open ranges last until the trace ends.
+fn nvtx_totals(db: &Connection, trace_end: u64) -> (u64, u128, u128) {
+    if !has_table(db, "NVTX_EVENTS") {
+        return (0, 0, 0);
+    }
+    let sql = format!(
+        "SELECT COUNT(*), COALESCE(SUM(start), 0),
+                COALESCE(SUM(CASE WHEN eventType IN (34, 65) THEN 0
+                                  WHEN \"end\" IS NULL THEN {trace_end} - start
+                                  ELSE \"end\" - start END), 0)
+         FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60, 65, 70, 71) AND start >= 0"
+    );
+    db.query_row(&sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u64,
+            r.get::<_, i64>(1)? as u128,
+            r.get::<_, i64>(2)? as u128,
+        ))
+    })
+    .unwrap()
+}
+
+/// GPU operations whose launching call, same pid and correlationId, is in the report.
+fn launched_ops(db: &Connection) -> u64 {
+    if !has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
+        return 0;
+    }
+    db.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS calls AS
+           SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr, MIN(start) AS start
+           FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= 0 GROUP BY 1, 2;
+         CREATE INDEX IF NOT EXISTS temp.calls_key ON calls(pid, corr);",
+    )
+    .unwrap();
+    let mut total = 0;
+    for table in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ] {
+        if !has_table(db, table) || !has_column(db, table, "correlationId") {
+            continue;
+        }
+        // Exports without globalPid: the single process with CUDA calls owns the work.
+        let pid = if has_column(db, table, "globalPid") {
+            "((o.globalPid >> 24) & 16777215)".to_owned()
+        } else {
+            let pids: Vec<i64> = db
+                .prepare(
+                    "SELECT DISTINCT (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+                )
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            if pids.len() != 1 {
+                continue;
+            }
+            pids[0].to_string()
+        };
+        let sql = format!(
+            "SELECT COUNT(*) FROM {table} o JOIN calls c ON c.pid = {pid} AND c.corr = o.correlationId
+             WHERE o.start >= 0 AND c.start <= o.start"
+        );
+        total += db.query_row(&sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64;
+    }
+    total
+}
+
+#[test]
+fn every_fixture_converts_faithfully() {
+    let Some(files) = fixtures() else { return };
+    assert!(
+        files.len() >= 15,
+        "expected the fixture set, found {}",
+        files.len()
+    );
+    for input in files {
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        let (trace, summary) = convert(&input);
+        trace.assert_valid();
+        let db = open(&input);
+        for (category, table) in [
+            ("cuda_api", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+            ("cuda_kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),
+            ("cuda_memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+            ("cuda_memset", "CUPTI_ACTIVITY_KIND_MEMSET"),
+            ("cuda_sync", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+        ] {
+            assert_eq!(
+                trace.totals(category),
+                source_totals(&db, table),
+                "{name}: {category} (count, Σts, Σdur)"
+            );
+        }
+        assert_eq!(
+            trace.totals("nvtx"),
+            nvtx_totals(&db, trace.trace_end()),
+            "{name}: nvtx (count, Σts, Σdur)"
+        );
+
+        let expected_flows = launched_ops(&db);
+        assert_eq!(trace.flows.len() as u64, expected_flows, "{name}: flows");
+        assert_eq!(
+            summary.flows, expected_flows,
+            "{name}: flows in the summary"
+        );
+        for &(from, to) in &trace.flows {
+            let (from, to) = (&trace.slices[from], &trace.slices[to]);
+            assert_eq!(from.category, "cuda_api", "{name}: flow source");
+            assert!(
+                ["cuda_kernel", "cuda_memcpy", "cuda_memset"].contains(&to.category.as_str()),
+                "{name}: flow target"
+            );
+            assert_eq!(
+                from.args.get("correlation_id"),
+                to.args.get("correlation_id"),
+                "{name}: flow joins one launch"
+            );
+        }
+        for s in &trace.slices {
+            if let Some(thread) = trace.thread_of(s.track) {
+                assert!(
+                    thread.thread_name.as_deref().is_some_and(|n| !n.is_empty()),
+                    "{name}: unnamed thread"
+                );
+            }
+        }
+        eprintln!("{name}: {summary}");
+    }
+}
+
+#[test]
+fn correlation_ids_shared_by_two_processes_link_within_each() {
+    let Some(files) = fixtures() else { return };
+    let Some(input) = files
+        .iter()
+        .find(|f| f.ends_with("nsys-ai_h100_2gpu_1s.sqlite"))
+    else {
+        return;
+    };
+    let (trace, _) = convert(input);
+    let mut pids = std::collections::BTreeSet::new();
+    for &(from, to) in &trace.flows {
+        let launcher = trace
+            .thread_of(trace.slices[from].track)
+            .and_then(|t| t.pid)
+            .expect("launch on a thread");
+        // A stream track describes its process as "... (pid N), context ...".
+        let stream = &trace.tracks[&trace.slices[to].track];
+        let description = stream
+            .description
+            .as_deref()
+            .expect("stream tracks are described");
+        assert!(
+            description.contains(&format!("(pid {launcher})")),
+            "launch in pid {launcher} linked to {description}"
+        );
+        pids.insert(launcher);
+    }
+    assert_eq!(pids.len(), 2, "both processes have linked launches");
+}
