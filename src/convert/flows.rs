@@ -27,9 +27,11 @@ impl Launches {
     }
 
     /// Records a launch of `ops` GPU operations; fills `ids` with their flow ids.
+    /// A second call with the key of a launch still open gets none: ids must
+    /// not repeat while active, or trace_processor chains them.
     pub fn launch(&mut self, pid: u32, correlation_id: i64, ops: u32, ids: &mut Vec<u64>) {
         ids.clear();
-        if ops == 0 {
+        if ops == 0 || self.open.contains_key(&(pid, correlation_id)) {
             return;
         }
         ids.extend((0..ops).map(|k| self.flow_id(pid, correlation_id, k)));
@@ -87,6 +89,17 @@ mod tests {
         assert_eq!(got, ids);
         assert_eq!(l.op(10, 5), None, "a launch of three ops links three");
         assert_eq!(l.unmatched(), 0);
+    }
+
+    #[test]
+    fn a_repeated_call_does_not_reuse_open_ids() {
+        let mut l = Launches::new(7);
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        l.launch(10, 5, 1, &mut first);
+        l.launch(10, 5, 1, &mut second);
+        assert_eq!(first.len(), 1);
+        assert!(second.is_empty());
+        assert_eq!(l.op(10, 5), Some(first[0]));
     }
 
     #[test]

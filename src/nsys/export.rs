@@ -33,6 +33,12 @@ pub fn sniff(path: &Path) -> Result<FileKind> {
     }
     let n = read_up_to(&mut file, &mut head).map_err(unreadable)?;
     let head = &head[..n];
+    if n == 0 {
+        return Err(unreadable(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the file is empty",
+        )));
+    }
     if head.starts_with(SQLITE_MAGIC) {
         Ok(FileKind::Sqlite)
     } else if head.starts_with(REPORT_MAGIC) {

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::intern::Interner;
+use super::intern::{Interned, Interner};
 use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
 use super::packets::PacketWriter;
 use super::proto::{
@@ -211,7 +211,7 @@ impl<W: Write> SequenceWriter<'_, W> {
         };
         let event = TrackEvent {
             category_iids: vec![self.category_iid(slice.category)],
-            name_field: Some(track_event::NameField::NameIid(self.name_iid(slice.name))),
+            name_field: Some(self.name(slice.name)),
             r#type: Some(kind as i32),
             track_uuid: Some(self.trace.tracks.uuid(lane)),
             debug_annotations: slice.args.iter().map(|a| self.annotation(a)).collect(),
@@ -292,59 +292,75 @@ impl<W: Write> SequenceWriter<'_, W> {
         packet
     }
 
-    fn name_iid(&mut self, name: &str) -> u64 {
-        let (iid, new) = self.names.intern(name);
-        if new {
-            self.interned.event_names.push(EventName {
-                iid: Some(iid),
-                name: Some(name.to_owned()),
-            });
+    fn name(&mut self, name: &str) -> track_event::NameField {
+        match self.names.intern(name) {
+            Interned::Inline => track_event::NameField::Name(name.to_owned()),
+            Interned::New(iid) => {
+                self.interned.event_names.push(EventName {
+                    iid: Some(iid),
+                    name: Some(name.to_owned()),
+                });
+                track_event::NameField::NameIid(iid)
+            }
+            Interned::Known(iid) => track_event::NameField::NameIid(iid),
         }
-        iid
     }
 
+    /// Categories are few: always interned, from the first use.
     fn category_iid(&mut self, name: &str) -> u64 {
-        let (iid, new) = self.categories.intern(name);
-        if new {
-            self.interned.event_categories.push(EventCategory {
-                iid: Some(iid),
-                name: Some(name.to_owned()),
-            });
+        let mut interned = self.categories.intern(name);
+        if interned == Interned::Inline {
+            interned = self.categories.intern(name);
         }
-        iid
+        match interned {
+            Interned::New(iid) => {
+                self.interned.event_categories.push(EventCategory {
+                    iid: Some(iid),
+                    name: Some(name.to_owned()),
+                });
+                iid
+            }
+            Interned::Known(iid) => iid,
+            Interned::Inline => unreachable!("interned on its second use"),
+        }
     }
 
     fn annotation(&mut self, arg: &Arg) -> DebugAnnotation {
-        let (name_iid, new) = self.arg_names.intern(arg.name);
-        if new {
-            self.interned
-                .debug_annotation_names
-                .push(DebugAnnotationName {
-                    iid: Some(name_iid),
-                    name: Some(arg.name.to_owned()),
-                });
-        }
-        use debug_annotation::Value;
+        use debug_annotation::{NameField, Value};
+        let name_field = match self.arg_names.intern(arg.name) {
+            Interned::Inline => NameField::Name(arg.name.to_owned()),
+            Interned::New(iid) => {
+                self.interned
+                    .debug_annotation_names
+                    .push(DebugAnnotationName {
+                        iid: Some(iid),
+                        name: Some(arg.name.to_owned()),
+                    });
+                NameField::NameIid(iid)
+            }
+            Interned::Known(iid) => NameField::NameIid(iid),
+        };
         let value = match arg.value {
             ArgValue::Int(v) => Value::IntValue(v),
             ArgValue::Uint(v) => Value::UintValue(v),
             ArgValue::Double(v) => Value::DoubleValue(v),
             ArgValue::Bool(v) => Value::BoolValue(v),
-            ArgValue::Str(s) => {
-                let (iid, new) = self.arg_strings.intern(s);
-                if new {
+            ArgValue::Str(s) => match self.arg_strings.intern(s) {
+                Interned::Inline => Value::StringValue(s.to_owned()),
+                Interned::New(iid) => {
                     self.interned
                         .debug_annotation_string_values
                         .push(InternedString {
                             iid: Some(iid),
                             str: Some(s.as_bytes().to_vec()),
                         });
+                    Value::StringValueIid(iid)
                 }
-                Value::StringValueIid(iid)
-            }
+                Interned::Known(iid) => Value::StringValueIid(iid),
+            },
         };
         DebugAnnotation {
-            name_field: Some(debug_annotation::NameField::NameIid(name_iid)),
+            name_field: Some(name_field),
             value: Some(value),
         }
     }

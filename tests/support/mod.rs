@@ -1,0 +1,2 @@
+pub mod checker;
+pub mod synth;

@@ -1,0 +1,702 @@
+//! Synthetic Nsight Systems SQLite exports, for tests and the demo report.
+//!
+//! Tables and columns are named, ordered and typed as in a recent `nsys export`
+//! (2026.2), and created the first time a row of them is added, as nsys does:
+//! a test that adds no NVTX event gets a file without `NVTX_EVENTS`.
+//! `drop_table` and `drop_column` make the older or trimmed exports the
+//! reader must also accept.
+//!
+//! Failures panic: this is test support, and a broken fixture is a broken test.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::types::Value;
+use rusqlite::Connection;
+
+pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+pub const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+pub const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+pub const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+pub const NVTX: &str = "NVTX_EVENTS";
+
+// Memcpy copyKind (ENUM_CUDA_MEMCPY_OPER).
+pub const HTOD: i64 = 1;
+pub const DTOH: i64 = 2;
+pub const DTOD: i64 = 8;
+pub const PTOP: i64 = 10;
+
+// Synchronization syncType (ENUM_CUPTI_SYNC_TYPE).
+pub const EVENT_SYNC: i64 = 1;
+pub const STREAM_WAIT_EVENT: i64 = 2;
+pub const STREAM_SYNC: i64 = 3;
+pub const CONTEXT_SYNC: i64 = 4;
+
+// NVTX eventType (ENUM_NSYS_EVENT_TYPE).
+const NVTX_MARK: i64 = 34;
+const NVTX_PUSH_POP: i64 = 59;
+const NVTX_START_END: i64 = 60;
+const NVTX_DOMAIN_CREATE: i64 = 75;
+
+// eventClass (ENUM_NSYS_EVENT_CLASS) of CUPTI_ACTIVITY_KIND_RUNTIME rows.
+const CUDA_RUNTIME_CLASS: i64 = 0;
+const CUDA_DRIVER_CLASS: i64 = 1;
+
+/// `vmId` of the local machine: the bits nsys puts above pid and tid.
+const LOCAL_VM: i64 = 1 << 48;
+
+/// Column definitions of the tables this builder writes, as in
+/// `nsys export` 2026.2 (`TARGET_INFO_GPU` from 2026.2 too).
+const TABLES: &[(&str, &[&str])] = &[
+    (
+        "StringIds",
+        &["id INTEGER NOT NULL PRIMARY KEY", "value TEXT NOT NULL"],
+    ),
+    (
+        "PROCESSES",
+        &["globalPid INTEGER", "pid INTEGER", "name TEXT"],
+    ),
+    (
+        "ThreadNames",
+        &[
+            "nameId INTEGER NOT NULL",
+            "priority INTEGER",
+            "globalTid INTEGER",
+        ],
+    ),
+    (
+        "TARGET_INFO_GPU",
+        &[
+            "vmId INTEGER NOT NULL",
+            "id INTEGER NOT NULL",
+            "name TEXT",
+            "busLocation TEXT",
+            "isDiscrete INTEGER",
+            "l2CacheSize INTEGER",
+            "totalMemory INTEGER",
+            "memoryBandwidth INTEGER",
+            "clockRate INTEGER",
+            "smCount INTEGER",
+            "pwGpuId INTEGER",
+            "uuid TEXT",
+            "luid INTEGER",
+            "chipName TEXT",
+            "cuDevice INTEGER",
+            "ctxswDevPath TEXT",
+            "ctrlDevPath TEXT",
+            "revision INTEGER",
+            "nodeMask INTEGER",
+            "constantMemory INTEGER",
+            "maxIPC INTEGER",
+            "maxRegistersPerBlock INTEGER",
+            "maxShmemPerBlock INTEGER",
+            "maxShmemPerBlockOptin INTEGER",
+            "maxShmemPerSm INTEGER",
+            "maxRegistersPerSm INTEGER",
+            "threadsPerWarp INTEGER",
+            "asyncEngines INTEGER",
+            "maxWarpsPerSm INTEGER",
+            "maxBlocksPerSm INTEGER",
+            "maxThreadsPerBlock INTEGER",
+            "maxBlockDimX INTEGER",
+            "maxBlockDimY INTEGER",
+            "maxBlockDimZ INTEGER",
+            "maxGridDimX INTEGER",
+            "maxGridDimY INTEGER",
+            "maxGridDimZ INTEGER",
+            "computeMajor INTEGER",
+            "computeMinor INTEGER",
+            "smMajor INTEGER",
+            "smMinor INTEGER",
+        ],
+    ),
+    (
+        "TARGET_INFO_SESSION_START_TIME",
+        &[
+            "utcEpochNs INTEGER",
+            "utcTime TEXT",
+            "localTime TEXT",
+            "systemClockNs INTEGER",
+        ],
+    ),
+    (
+        RUNTIME,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "correlationId INTEGER",
+            "nameId INTEGER NOT NULL",
+            "returnValue INTEGER NOT NULL",
+            "callchainId INTEGER",
+        ],
+    ),
+    (
+        KERNEL,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "greenContextId INTEGER",
+            "streamId INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "globalPid INTEGER",
+            "demangledName INTEGER NOT NULL",
+            "shortName INTEGER NOT NULL",
+            "mangledName INTEGER",
+            "launchType INTEGER",
+            "cacheConfig INTEGER",
+            "registersPerThread INTEGER NOT NULL",
+            "gridX INTEGER NOT NULL",
+            "gridY INTEGER NOT NULL",
+            "gridZ INTEGER NOT NULL",
+            "blockX INTEGER NOT NULL",
+            "blockY INTEGER NOT NULL",
+            "blockZ INTEGER NOT NULL",
+            "staticSharedMemory INTEGER NOT NULL",
+            "dynamicSharedMemory INTEGER NOT NULL",
+            "localMemoryPerThread INTEGER NOT NULL",
+            "localMemoryTotal INTEGER NOT NULL",
+            "gridId INTEGER NOT NULL",
+            "sharedMemoryExecuted INTEGER",
+            "graphNodeId INTEGER",
+            "sharedMemoryLimitConfig INTEGER",
+            "qmdBulkReleaseDone INTEGER",
+            "qmdPreexitDone INTEGER",
+            "qmdLastCtaDone INTEGER",
+            "graphId INTEGER",
+            "clusterX INTEGER",
+            "clusterY INTEGER",
+            "clusterZ INTEGER",
+            "clusterSchedulingPolicy INTEGER",
+            "maxPotentialClusterSize INTEGER",
+            "maxActiveClusters INTEGER",
+            "sharedMemoryRequestedPercentage INTEGER",
+            "tensorSizeMinusOneElements TEXT NOT NULL",
+        ],
+    ),
+    (
+        MEMCPY,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "greenContextId INTEGER",
+            "streamId INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "globalPid INTEGER",
+            "bytes INTEGER NOT NULL",
+            "copyKind INTEGER NOT NULL",
+            "deprecatedSrcId INTEGER",
+            "srcKind INTEGER",
+            "dstKind INTEGER",
+            "srcDeviceId INTEGER",
+            "srcContextId INTEGER",
+            "dstDeviceId INTEGER",
+            "dstContextId INTEGER",
+            "migrationCause INTEGER",
+            "graphNodeId INTEGER",
+            "virtualAddress INTEGER",
+            "copyCount INTEGER",
+        ],
+    ),
+    (
+        MEMSET,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "greenContextId INTEGER",
+            "streamId INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "globalPid INTEGER",
+            "value INTEGER NOT NULL",
+            "bytes INTEGER NOT NULL",
+            "graphNodeId INTEGER",
+            "memKind INTEGER",
+        ],
+    ),
+    (
+        SYNC,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "greenContextId INTEGER",
+            "streamId INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "globalPid INTEGER",
+            "deprecatedSyncType INTEGER",
+            "syncType INTEGER NOT NULL",
+            "eventId INTEGER NOT NULL",
+            "eventSyncId INTEGER",
+        ],
+    ),
+    (
+        NVTX,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER",
+            "eventType INTEGER NOT NULL",
+            "rangeId INTEGER",
+            "category INTEGER",
+            "color INTEGER",
+            "text TEXT",
+            "globalTid INTEGER",
+            "endGlobalTid INTEGER",
+            "textId INTEGER",
+            "domainId INTEGER",
+            "uint64Value INTEGER",
+            "int64Value INTEGER",
+            "doubleValue REAL",
+            "uint32Value INTEGER",
+            "int32Value INTEGER",
+            "floatValue REAL",
+            "jsonTextId INTEGER",
+            "jsonText TEXT",
+            "binaryData TEXT",
+        ],
+    ),
+];
+
+/// A CPU thread of the profiled machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thread {
+    pub pid: u32,
+    pub tid: u32,
+}
+
+impl Thread {
+    /// nsys's packed thread id: `(1 << 48) | pid << 24 | tid`.
+    pub fn global_tid(self) -> i64 {
+        assert!(
+            self.tid < 1 << 24,
+            "tid {} does not fit in 24 bits",
+            self.tid
+        );
+        global_pid(self.pid) | i64::from(self.tid)
+    }
+}
+
+/// nsys's packed process id: a `globalTid` with tid 0.
+pub fn global_pid(pid: u32) -> i64 {
+    assert!(pid < 1 << 24, "pid {pid} does not fit in 24 bits");
+    LOCAL_VM | i64::from(pid) << 24
+}
+
+/// Where GPU work runs: nsys names a stream by process, device, context and
+/// stream id (stream ids are unique only within a context).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuStream {
+    pub pid: u32,
+    /// `TARGET_INFO_GPU.id`.
+    pub device: i64,
+    pub context: i64,
+    pub stream: i64,
+}
+
+enum TableState {
+    Present {
+        dropped_columns: Vec<String>,
+    },
+    /// Dropped by the test: stays absent, its rows are discarded.
+    Dropped,
+}
+
+/// A synthetic export being written. Call [`Synth::finish`] to keep it:
+/// everything is one transaction, rolled back if the builder is dropped.
+pub struct Synth {
+    conn: Connection,
+    tables: HashMap<String, TableState>,
+    strings: HashMap<String, i64>,
+    next_grid_id: i64,
+    next_nvtx_range_id: i64,
+}
+
+impl Synth {
+    /// Starts an export at `path`, replacing any file there. `StringIds` is
+    /// created at once: every nsys export has it, and the reader requires it.
+    pub fn new(path: &Path) -> Synth {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("synth: cannot replace {}: {e}", path.display()),
+        }
+        let conn = Connection::open(path)
+            .unwrap_or_else(|e| panic!("synth: cannot create {}: {e}", path.display()));
+        let mut synth = Synth {
+            conn,
+            tables: HashMap::new(),
+            strings: HashMap::new(),
+            next_grid_id: 1,
+            next_nvtx_range_id: 1,
+        };
+        synth.exec("BEGIN");
+        synth.create_table("StringIds");
+        synth
+    }
+
+    /// The `StringIds` id of `s`, added on first use.
+    pub fn string(&mut self, s: &str) -> i64 {
+        if let Some(&id) = self.strings.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as i64 + 1;
+        self.strings.insert(s.to_owned(), id);
+        self.insert("StringIds", vec![("id", id.into()), ("value", text(s))]);
+        id
+    }
+
+    pub fn process(&mut self, pid: u32, name: &str) {
+        self.insert(
+            "PROCESSES",
+            vec![
+                ("globalPid", global_pid(pid).into()),
+                ("pid", pid.into()),
+                ("name", text(name)),
+            ],
+        );
+    }
+
+    pub fn thread(&mut self, thread: Thread, name: &str) {
+        let name_id = self.string(name);
+        self.insert(
+            "ThreadNames",
+            vec![
+                ("nameId", name_id.into()),
+                // What nsys records for names it reads from the OS.
+                ("priority", 20.into()),
+                ("globalTid", thread.global_tid().into()),
+            ],
+        );
+    }
+
+    /// A GPU; `id` is the `deviceId` of the GPU activity rows.
+    pub fn gpu(&mut self, id: i64, name: &str) {
+        self.insert(
+            "TARGET_INFO_GPU",
+            vec![
+                ("vmId", LOCAL_VM.into()),
+                ("id", id.into()),
+                ("name", text(name)),
+            ],
+        );
+    }
+
+    /// The wall clock of session time 0. Only `utcEpochNs` is written: the
+    /// text columns are nullable and the reader does not use them.
+    pub fn session_start(&mut self, unix_ns: i64) {
+        self.insert(
+            "TARGET_INFO_SESSION_START_TIME",
+            vec![("utcEpochNs", unix_ns.into())],
+        );
+    }
+
+    /// A CUDA API call that succeeded. `name` as nsys records it, version
+    /// suffix included (`cudaLaunchKernel_v7000`); `cu*` names are driver calls.
+    pub fn api(&mut self, thread: Thread, start: i64, end: i64, name: &str, correlation_id: i64) {
+        let name_id = self.string(name);
+        let class = if name.starts_with("cuda") {
+            CUDA_RUNTIME_CLASS
+        } else {
+            CUDA_DRIVER_CLASS
+        };
+        self.insert(
+            RUNTIME,
+            vec![
+                ("start", start.into()),
+                ("end", end.into()),
+                ("eventClass", class.into()),
+                ("globalTid", thread.global_tid().into()),
+                ("correlationId", correlation_id.into()),
+                ("nameId", name_id.into()),
+                ("returnValue", 0.into()),
+            ],
+        );
+    }
+
+    /// A kernel with a fixed, plausible launch configuration: tests care about
+    /// where and when it ran, not its shape.
+    pub fn kernel(
+        &mut self,
+        on: GpuStream,
+        start: i64,
+        end: i64,
+        correlation_id: i64,
+        short_name: &str,
+        demangled_name: &str,
+    ) {
+        let short_id = self.string(short_name);
+        let demangled_id = self.string(demangled_name);
+        let grid_id = self.next_grid_id;
+        self.next_grid_id += 1;
+        let mut row = gpu_columns(on, start, end, correlation_id);
+        row.extend([
+            ("demangledName", demangled_id.into()),
+            ("shortName", short_id.into()),
+            ("launchType", 1.into()), // regular
+            ("registersPerThread", 32.into()),
+            ("gridX", 264.into()),
+            ("gridY", 1.into()),
+            ("gridZ", 1.into()),
+            ("blockX", 256.into()),
+            ("blockY", 1.into()),
+            ("blockZ", 1.into()),
+            ("staticSharedMemory", 0.into()),
+            ("dynamicSharedMemory", 0.into()),
+            ("localMemoryPerThread", 0.into()),
+            ("localMemoryTotal", 0.into()),
+            ("gridId", grid_id.into()),
+            ("tensorSizeMinusOneElements", text("[]")),
+        ]);
+        self.insert(KERNEL, row);
+    }
+
+    /// A copy of `bytes`; `copy_kind` is a memcpy copyKind ([`HTOD`], ...).
+    pub fn memcpy(
+        &mut self,
+        on: GpuStream,
+        start: i64,
+        end: i64,
+        correlation_id: i64,
+        bytes: i64,
+        copy_kind: i64,
+    ) {
+        // Memory kinds as a typical program has them: pinned host, device.
+        let (src_kind, dst_kind) = match copy_kind {
+            HTOD => (Some(1), Some(2)),
+            DTOH => (Some(2), Some(1)),
+            DTOD | PTOP => (Some(2), Some(2)),
+            _ => (None, None),
+        };
+        let mut row = gpu_columns(on, start, end, correlation_id);
+        row.extend([
+            ("bytes", bytes.into()),
+            ("copyKind", copy_kind.into()),
+            ("srcKind", src_kind.into()),
+            ("dstKind", dst_kind.into()),
+            ("copyCount", 1.into()),
+        ]);
+        self.insert(MEMCPY, row);
+    }
+
+    /// Zeroing `bytes` of device memory.
+    pub fn memset(&mut self, on: GpuStream, start: i64, end: i64, correlation_id: i64, bytes: i64) {
+        let mut row = gpu_columns(on, start, end, correlation_id);
+        row.extend([
+            ("value", 0.into()),
+            ("bytes", bytes.into()),
+            ("memKind", 2.into()), // device
+        ]);
+        self.insert(MEMSET, row);
+    }
+
+    /// A synchronization; `sync_type` is a syncType ([`STREAM_SYNC`], ...).
+    /// `correlation_id` is that of the API call that waited.
+    pub fn sync(
+        &mut self,
+        on: GpuStream,
+        start: i64,
+        end: i64,
+        correlation_id: i64,
+        sync_type: i64,
+    ) {
+        let mut row = gpu_columns(on, start, end, correlation_id);
+        row.extend([
+            ("syncType", sync_type.into()),
+            // What nsys writes when no CUDA event is involved.
+            ("eventId", 4_294_967_295_i64.into()),
+        ]);
+        self.insert(SYNC, row);
+    }
+
+    /// An NVTX push/pop range; `end` is `None` for a range still open when
+    /// the capture stopped. `domain` 0 is the default domain.
+    pub fn nvtx_push_pop(
+        &mut self,
+        thread: Thread,
+        start: i64,
+        end: Option<i64>,
+        message: &str,
+        domain: i64,
+    ) {
+        self.insert(
+            NVTX,
+            vec![
+                ("start", start.into()),
+                ("end", end.into()),
+                ("eventType", NVTX_PUSH_POP.into()),
+                ("text", text(message)),
+                ("globalTid", thread.global_tid().into()),
+                ("domainId", domain.into()),
+            ],
+        );
+    }
+
+    /// An NVTX start/end range, started on `start_thread` and ended on
+    /// `end_thread` (not recorded while `end` is `None`).
+    pub fn nvtx_start_end(
+        &mut self,
+        start_thread: Thread,
+        end_thread: Thread,
+        start: i64,
+        end: Option<i64>,
+        message: &str,
+        domain: i64,
+    ) {
+        let range_id = self.next_nvtx_range_id;
+        self.next_nvtx_range_id += 1;
+        let end_tid = end.map(|_| end_thread.global_tid());
+        self.insert(
+            NVTX,
+            vec![
+                ("start", start.into()),
+                ("end", end.into()),
+                ("eventType", NVTX_START_END.into()),
+                ("rangeId", range_id.into()),
+                ("text", text(message)),
+                ("globalTid", start_thread.global_tid().into()),
+                ("endGlobalTid", end_tid.into()),
+                ("domainId", domain.into()),
+            ],
+        );
+    }
+
+    pub fn nvtx_mark(&mut self, thread: Thread, ts: i64, message: &str, domain: i64) {
+        self.insert(
+            NVTX,
+            vec![
+                ("start", ts.into()),
+                ("eventType", NVTX_MARK.into()),
+                ("text", text(message)),
+                ("globalTid", thread.global_tid().into()),
+                ("domainId", domain.into()),
+            ],
+        );
+    }
+
+    /// Names NVTX domain `domain` of the thread's process.
+    pub fn nvtx_domain(&mut self, thread: Thread, ts: i64, domain: i64, name: &str) {
+        self.insert(
+            NVTX,
+            vec![
+                ("start", ts.into()),
+                ("eventType", NVTX_DOMAIN_CREATE.into()),
+                ("text", text(name)),
+                ("globalTid", thread.global_tid().into()),
+                ("domainId", domain.into()),
+            ],
+        );
+    }
+
+    /// Removes `column` from `table`, creating the table if it has no row yet:
+    /// the file will not have the column, whatever is added before or after.
+    pub fn drop_column(&mut self, table: &str, column: &str) {
+        match self.tables.get(table) {
+            Some(TableState::Dropped) => return,
+            Some(TableState::Present { .. }) => {}
+            None => self.create_table(table),
+        }
+        self.exec(&format!("ALTER TABLE \"{table}\" DROP COLUMN \"{column}\""));
+        if let Some(TableState::Present { dropped_columns }) = self.tables.get_mut(table) {
+            dropped_columns.push(column.to_owned());
+        }
+    }
+
+    /// Removes `table`: the file will not have it, whatever is added before or after.
+    pub fn drop_table(&mut self, table: &str) {
+        self.exec(&format!("DROP TABLE IF EXISTS \"{table}\""));
+        self.tables.insert(table.to_owned(), TableState::Dropped);
+    }
+
+    /// Commits and compacts the file.
+    pub fn finish(self) {
+        self.exec("COMMIT");
+        // Dropped columns and tables leave free pages behind.
+        self.exec("VACUUM");
+    }
+
+    fn create_table(&mut self, table: &str) {
+        let columns = TABLES
+            .iter()
+            .find(|(name, _)| *name == table)
+            .map(|(_, columns)| *columns)
+            .unwrap_or_else(|| panic!("synth: no schema for table {table}"));
+        self.exec(&format!(
+            "CREATE TABLE \"{table}\" ({})",
+            columns.join(", ")
+        ));
+        self.tables.insert(
+            table.to_owned(),
+            TableState::Present {
+                dropped_columns: Vec::new(),
+            },
+        );
+    }
+
+    /// Adds a row; columns it does not name are NULL.
+    fn insert(&mut self, table: &str, mut row: Vec<(&str, Value)>) {
+        match self.tables.get(table) {
+            Some(TableState::Dropped) => return,
+            Some(TableState::Present { dropped_columns }) => {
+                row.retain(|(c, _)| !dropped_columns.iter().any(|d| d == c));
+            }
+            None => {
+                self.create_table(table);
+                return self.insert(table, row);
+            }
+        }
+        if row.is_empty() {
+            return;
+        }
+        let names: Vec<String> = row.iter().map(|(c, _)| format!("\"{c}\"")).collect();
+        let sql = format!(
+            "INSERT INTO \"{table}\" ({}) VALUES ({})",
+            names.join(", "),
+            vec!["?"; row.len()].join(", ")
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .unwrap_or_else(|e| panic!("synth: {sql}: {e}"));
+        stmt.execute(rusqlite::params_from_iter(row.into_iter().map(|(_, v)| v)))
+            .unwrap_or_else(|e| panic!("synth: {sql}: {e}"));
+    }
+
+    fn exec(&self, sql: &str) {
+        self.conn
+            .execute_batch(sql)
+            .unwrap_or_else(|e| panic!("synth: {sql}: {e}"));
+    }
+}
+
+/// The columns every GPU activity table starts with. `greenContextId` stays
+/// NULL, as in exports before 2024.5, so traces carry no meaningless arg.
+fn gpu_columns(
+    on: GpuStream,
+    start: i64,
+    end: i64,
+    correlation_id: i64,
+) -> Vec<(&'static str, Value)> {
+    vec![
+        ("start", start.into()),
+        ("end", end.into()),
+        ("deviceId", on.device.into()),
+        ("contextId", on.context.into()),
+        ("streamId", on.stream.into()),
+        ("correlationId", correlation_id.into()),
+        ("globalPid", global_pid(on.pid).into()),
+    ]
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_owned())
+}
