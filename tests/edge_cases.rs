@@ -1,0 +1,481 @@
+//! Edge cases on synthetic exports built by tests/support/synth.rs: each test
+//! builds the smallest report that has the case, converts it, and checks the
+//! trace with the import rules of tests/support/checker.rs.
+
+mod support;
+
+use std::path::PathBuf;
+
+use nsys2perfetto::Summary;
+use support::checker::{self, Checked, Value};
+use support::synth::{GpuStream, Synth, Thread, KERNEL, RUNTIME};
+
+struct Converted {
+    trace: Checked,
+    summary: Summary,
+    _dir: tempfile::TempDir,
+}
+
+fn build(fill: impl FnOnce(&mut Synth)) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("synthetic.sqlite");
+    let mut synth = Synth::new(&input);
+    fill(&mut synth);
+    synth.finish();
+    (dir, input)
+}
+
+fn convert(fill: impl FnOnce(&mut Synth)) -> Converted {
+    let (dir, input) = build(fill);
+    let output = dir.path().join("out.perfetto-trace");
+    let summary =
+        nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
+    let trace = checker::check_file(&output);
+    trace.assert_valid();
+    Converted {
+        trace,
+        summary,
+        _dir: dir,
+    }
+}
+
+const MAIN: Thread = Thread { pid: 100, tid: 100 };
+const STREAM: GpuStream = GpuStream {
+    pid: 100,
+    device: 0,
+    context: 1,
+    stream: 7,
+};
+
+impl Converted {
+    fn slices(&self, category: &str) -> Vec<&checker::Slice> {
+        self.trace
+            .slices
+            .iter()
+            .filter(|s| s.category == category)
+            .collect()
+    }
+
+    fn spans(&self, category: &str) -> Vec<(u64, u64)> {
+        let mut spans: Vec<_> = self
+            .slices(category)
+            .iter()
+            .map(|s| (s.ts, s.dur))
+            .collect();
+        spans.sort();
+        spans
+    }
+
+    fn track_name(&self, slice: &checker::Slice) -> &str {
+        self.trace.tracks[&slice.track]
+            .name
+            .as_deref()
+            .unwrap_or("")
+    }
+}
+
+#[test]
+fn correlation_id_reused_by_two_processes_links_within_each() {
+    let a = Thread { pid: 100, tid: 101 };
+    let b = Thread { pid: 200, tid: 201 };
+    let c = convert(|s| {
+        s.api(a, 1_000, 2_000, "cudaLaunchKernel_v7000", 7);
+        s.api(b, 1_500, 2_500, "cudaLaunchKernel_v7000", 7);
+        s.kernel(
+            GpuStream { pid: 200, ..STREAM },
+            3_000,
+            4_000,
+            7,
+            "kb",
+            "kb()",
+        );
+        s.kernel(
+            GpuStream { pid: 100, ..STREAM },
+            5_000,
+            6_000,
+            7,
+            "ka",
+            "ka()",
+        );
+        // Same correlation id, a third process, no launch in the report.
+        s.kernel(
+            GpuStream { pid: 300, ..STREAM },
+            7_000,
+            8_000,
+            7,
+            "kc",
+            "kc()",
+        );
+    });
+    assert_eq!(c.trace.flows.len(), 2);
+    assert_eq!(c.summary.gpu_ops_without_launch, 1);
+    for &(from, to) in &c.trace.flows {
+        let launcher = c
+            .trace
+            .thread_of(c.trace.slices[from].track)
+            .unwrap()
+            .pid
+            .unwrap();
+        let kernel = &c.trace.slices[to];
+        let expected = if launcher == 100 { "ka" } else { "kb" };
+        assert_eq!(
+            kernel.name, expected,
+            "launch in pid {launcher} links its own kernel"
+        );
+    }
+}
+
+#[test]
+fn a_graph_launch_links_every_kernel() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaGraphLaunch_v10000", 9);
+        for i in 0..3 {
+            s.kernel(
+                STREAM,
+                3_000 + i * 1_000,
+                3_500 + i * 1_000,
+                9,
+                "node",
+                "node()",
+            );
+        }
+    });
+    assert_eq!(c.trace.flows.len(), 3, "one flow per kernel of the graph");
+    assert!(c
+        .trace
+        .flows
+        .iter()
+        .all(|&(from, _)| c.trace.slices[from].name == "cudaGraphLaunch"));
+}
+
+#[test]
+fn missing_tables_and_columns_mean_missing_events_and_args() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
+        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.drop_column(RUNTIME, "returnValue");
+        s.drop_column(KERNEL, "demangledName");
+        s.drop_column(KERNEL, "gridX");
+    });
+    let api = c.slices("cuda_api")[0];
+    assert!(!api.args.contains_key("return_value"));
+    assert_eq!(api.args.get("correlation_id"), Some(&Value::Int(1)));
+    let kernel = c.slices("cuda_kernel")[0];
+    assert!(!kernel.args.contains_key("demangled_name"));
+    assert!(
+        !kernel.args.contains_key("grid"),
+        "grid needs all three dimensions"
+    );
+    assert_eq!(
+        kernel.args.get("block"),
+        Some(&Value::Str("256x1x1".into()))
+    );
+    assert_eq!(c.trace.flows.len(), 1);
+
+    // Without correlation ids nothing links, and nothing is lost.
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
+        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.drop_column(KERNEL, "correlationId");
+    });
+    assert_eq!(
+        (c.trace.count("cuda_api"), c.trace.count("cuda_kernel")),
+        (1, 1)
+    );
+    assert!(c.trace.flows.is_empty());
+
+    // A report with no event tables at all still makes a valid trace.
+    let c = convert(|_| {});
+    assert!(c.trace.slices.is_empty());
+    assert!(
+        c.trace.packets > 0,
+        "trace_processor refuses an empty trace"
+    );
+}
+
+#[test]
+fn gpu_work_without_globalpid_belongs_to_the_only_cuda_process() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
+        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.drop_column(KERNEL, "globalPid");
+    });
+    assert_eq!(c.trace.flows.len(), 1);
+
+    // With two processes making CUDA calls, the owner is unknown: no link.
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
+        s.api(
+            Thread { pid: 200, tid: 200 },
+            1_000,
+            2_000,
+            "cudaLaunchKernel_v7000",
+            1,
+        );
+        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.drop_column(KERNEL, "globalPid");
+    });
+    assert!(c.trace.flows.is_empty());
+    assert_eq!(c.summary.gpu_ops_unknown_process, 1);
+    assert_eq!(c.trace.count("cuda_kernel"), 1);
+}
+
+#[test]
+fn overlapping_kernels_on_one_stream_go_on_lanes() {
+    let c = convert(|s| {
+        s.kernel(STREAM, 1_000, 3_000, 1, "a", "a()");
+        s.kernel(STREAM, 2_000, 4_000, 2, "b", "b()");
+        // Contained in `b`: still a lane of its own, GPU work does not nest.
+        s.kernel(STREAM, 2_500, 3_500, 3, "c", "c()");
+        s.kernel(STREAM, 5_000, 6_000, 4, "d", "d()");
+    });
+    assert_eq!(
+        c.spans("cuda_kernel"),
+        [
+            (1_000, 2_000),
+            (2_000, 2_000),
+            (2_500, 1_000),
+            (5_000, 1_000)
+        ]
+    );
+    let kernels = c.slices("cuda_kernel");
+    let lanes: std::collections::BTreeSet<u64> = kernels.iter().map(|s| s.track).collect();
+    assert_eq!(lanes.len(), 3, "three kernels overlap at 2500");
+    assert!(kernels.iter().all(|s| s.depth == 0));
+    assert!(
+        kernels.iter().all(|s| c.track_name(s) == "Stream 7"),
+        "lanes share the stream's name"
+    );
+    let parents: std::collections::BTreeSet<_> =
+        lanes.iter().map(|l| c.trace.tracks[l].parent).collect();
+    assert_eq!(parents.len(), 1, "lanes are siblings in the GPU group");
+    assert_eq!(
+        c.trace.root_of(kernels[0].track).name.as_deref(),
+        Some("GPU 0")
+    );
+}
+
+#[test]
+fn streams_are_ordered_numerically_under_their_gpu() {
+    let c = convert(|s| {
+        s.gpu(0, "NVIDIA H100 80GB HBM3");
+        for (i, stream) in [10, 7, 13].into_iter().enumerate() {
+            s.kernel(
+                GpuStream { stream, ..STREAM },
+                1_000 * (i as i64 + 1),
+                1_000 * (i as i64 + 1) + 500,
+                1,
+                "k",
+                "k()",
+            );
+        }
+    });
+    let mut ranked: Vec<(i32, String)> = c
+        .slices("cuda_kernel")
+        .iter()
+        .map(|s| {
+            (
+                c.trace.tracks[&s.track].rank.unwrap(),
+                c.track_name(s).to_owned(),
+            )
+        })
+        .collect();
+    ranked.sort();
+    let names: Vec<&str> = ranked.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["Stream 7", "Stream 10", "Stream 13"]);
+    let group = c.trace.root_of(c.slices("cuda_kernel")[0].track);
+    assert_eq!(group.name.as_deref(), Some("GPU 0: NVIDIA H100 80GB HBM3"));
+}
+
+#[test]
+fn start_end_ranges_that_cross_threads_live_on_the_process() {
+    let worker = Thread { pid: 100, tid: 105 };
+    let c = convert(|s| {
+        s.nvtx_domain(MAIN, 10, 1, "Loader");
+        s.nvtx_start_end(MAIN, worker, 1_000, Some(5_000), "prefetch", 1);
+        s.nvtx_start_end(worker, MAIN, 2_000, Some(7_000), "overlapping", 1);
+        s.nvtx_push_pop(MAIN, 1_500, Some(1_800), "step", 0);
+    });
+    assert_eq!(
+        c.spans("nvtx"),
+        [(1_000, 4_000), (1_500, 300), (2_000, 5_000)]
+    );
+    let prefetch = c
+        .slices("nvtx")
+        .into_iter()
+        .find(|s| s.name == "prefetch")
+        .unwrap();
+    assert_eq!(c.track_name(prefetch), "NVTX: Loader");
+    let track = &c.trace.tracks[&prefetch.track];
+    assert!(
+        c.trace.tracks[&track.parent.unwrap()]
+            .process_name
+            .is_some(),
+        "on the process, not a thread"
+    );
+    assert_eq!(prefetch.args.get("end_tid"), Some(&Value::Int(105)));
+    let step = c
+        .slices("nvtx")
+        .into_iter()
+        .find(|s| s.name == "step")
+        .unwrap();
+    assert_eq!(c.track_name(step), "NVTX");
+    assert_eq!(c.trace.thread_of(step.track).unwrap().tid, Some(100));
+}
+
+#[test]
+fn unterminated_ranges_close_at_the_end_of_the_trace() {
+    let c = convert(|s| {
+        s.nvtx_push_pop(MAIN, 1_000, None, "never popped", 0);
+        s.nvtx_push_pop(MAIN, 2_000, Some(3_000), "inside", 0);
+        s.nvtx_start_end(MAIN, MAIN, 1_500, None, "never ended", 0);
+        s.api(MAIN, 8_000, 9_000, "cudaDeviceSynchronize_v3020", 1);
+    });
+    assert_eq!(c.summary.unterminated, 2);
+    assert_eq!(
+        c.spans("nvtx"),
+        [(1_000, 8_000), (1_500, 7_500), (2_000, 1_000)]
+    );
+    let open: Vec<_> = c
+        .slices("nvtx")
+        .into_iter()
+        .filter(|s| s.args.contains_key("unterminated"))
+        .collect();
+    assert_eq!(open.len(), 2);
+    assert!(open
+        .iter()
+        .all(|s| s.args["unterminated"] == Value::Bool(true)));
+    let inside = c
+        .slices("nvtx")
+        .into_iter()
+        .find(|s| s.name == "inside")
+        .unwrap();
+    assert_eq!(inside.depth, 1, "nests in the open range");
+}
+
+#[test]
+fn threads_without_names_get_a_fallback() {
+    let c = convert(|s| {
+        s.process(100, "train.py");
+        s.thread(MAIN, "main");
+        s.api(MAIN, 1_000, 2_000, "cudaMalloc_v3020", 1);
+        s.api(
+            Thread { pid: 100, tid: 123 },
+            1_000,
+            2_000,
+            "cudaFree_v3020",
+            2,
+        );
+    });
+    let mut names: Vec<String> = c
+        .slices("cuda_api")
+        .iter()
+        .map(|s| {
+            c.trace
+                .thread_of(s.track)
+                .unwrap()
+                .thread_name
+                .clone()
+                .unwrap()
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Thread 123", "main"]);
+    assert_eq!(
+        c.slices("cuda_api").iter().map(|s| s.name.as_str()).min(),
+        Some("cudaFree")
+    );
+}
+
+#[test]
+fn zero_duration_events_are_instants() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 1_000, "cudaGetLastError_v3020", 1);
+        s.kernel(STREAM, 2_000, 2_000, 2, "empty", "empty()");
+        s.nvtx_mark(MAIN, 3_000, "checkpoint", 0);
+    });
+    assert_eq!(c.spans("cuda_api"), [(1_000, 0)]);
+    assert_eq!(c.spans("cuda_kernel"), [(2_000, 0)]);
+    assert_eq!(c.spans("nvtx"), [(3_000, 0)]);
+}
+
+#[test]
+fn equal_timestamps_nest_and_follow_each_other() {
+    let c = convert(|s| {
+        // Same start: the longer is the parent.
+        s.api(MAIN, 1_000, 5_000, "outer_v1", 1);
+        s.api(MAIN, 1_000, 3_000, "inner_v1", 2);
+        // Same end as its parent.
+        s.api(MAIN, 4_000, 5_000, "tail_v1", 3);
+        // Starts where the previous ends; an instant at the boundary.
+        s.api(MAIN, 5_000, 6_000, "next_v1", 4);
+        s.api(MAIN, 5_000, 5_000, "instant_v1", 5);
+    });
+    let depth = |name: &str| {
+        c.slices("cuda_api")
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .depth
+    };
+    assert_eq!(
+        c.spans("cuda_api"),
+        [
+            (1_000, 2_000),
+            (1_000, 4_000),
+            (4_000, 1_000),
+            (5_000, 0),
+            (5_000, 1_000)
+        ]
+    );
+    assert_eq!(
+        (
+            depth("outer"),
+            depth("inner"),
+            depth("tail"),
+            depth("next"),
+            depth("instant")
+        ),
+        (0, 1, 1, 0, 0)
+    );
+}
+
+#[test]
+fn events_before_time_zero_are_counted_not_written() {
+    let c = convert(|s| {
+        s.api(MAIN, -500, 1_000, "cudaMalloc_v3020", 1);
+        s.api(MAIN, 2_000, 3_000, "cudaFree_v3020", 2);
+    });
+    assert_eq!(c.spans("cuda_api"), [(2_000, 1_000)]);
+    assert_eq!(c.summary.before_time_zero.get("cuda_api"), Some(&1));
+    assert!(c
+        .summary
+        .warnings()
+        .iter()
+        .any(|w| w.contains("before time 0")));
+}
+
+#[test]
+fn memcpy_memset_and_sync_carry_their_args() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaMemcpyAsync_v3020", 1);
+        s.memcpy(STREAM, 3_000, 5_000, 1, 4_000, support::synth::HTOD);
+        s.api(MAIN, 6_000, 7_000, "cudaMemsetAsync_v3020", 2);
+        s.memset(STREAM, 8_000, 9_000, 2, 256);
+        s.api(MAIN, 10_000, 12_000, "cudaStreamSynchronize_v3020", 3);
+        s.sync(STREAM, 10_500, 11_500, 3, support::synth::STREAM_SYNC);
+    });
+    let memcpy = c.slices("cuda_memcpy")[0];
+    assert_eq!(memcpy.name, "Memcpy HtoD");
+    assert_eq!(memcpy.args["bytes"], Value::Int(4_000));
+    assert_eq!(memcpy.args["throughput_gbps"], Value::Double(2.0));
+    assert_eq!(memcpy.args["src_kind"], Value::Str("Pinned".into()));
+    assert_eq!(memcpy.args["dst_kind"], Value::Str("Device".into()));
+    assert_eq!(c.slices("cuda_memset")[0].args["bytes"], Value::Int(256));
+    assert_eq!(c.slices("cuda_sync")[0].name, "Stream sync");
+    assert_eq!(
+        c.trace.flows.len(),
+        2,
+        "memcpy and memset are launched work; sync is not"
+    );
+}
