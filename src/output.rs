@@ -38,7 +38,7 @@ pub fn write_atomically<T>(
 }
 
 enum Encoder {
-    Gzip(BufWriter<GzEncoder<BufWriter<File>>>),
+    Gzip(Box<BufWriter<GzEncoder<BufWriter<File>>>>),
     Raw(BufWriter<File>),
 }
 
@@ -48,10 +48,8 @@ impl Encoder {
     fn new(file: File, gzip: bool) -> Self {
         let file = BufWriter::with_capacity(BUFFER, file);
         if gzip {
-            Encoder::Gzip(BufWriter::with_capacity(
-                BUFFER,
-                GzEncoder::new(file, Compression::default()),
-            ))
+            let gzip = GzEncoder::new(file, Compression::default());
+            Encoder::Gzip(Box::new(BufWriter::with_capacity(BUFFER, gzip)))
         } else {
             Encoder::Raw(file)
         }

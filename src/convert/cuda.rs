@@ -267,6 +267,10 @@ fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'a str, value: Option<&'a str>) 
     }
 }
 
+fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
+    value.and_then(|v| labels.get(&v)).map(String::as_str)
+}
+
 /// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`: the suffix is the API version.
 pub fn api_name(recorded: &str) -> &str {
     match recorded.rfind("_v") {
@@ -292,8 +296,4 @@ mod tests {
         assert_eq!(api_name("cudaMemcpy_v"), "cudaMemcpy_v");
         assert_eq!(api_name("foo_vx12"), "foo_vx12");
     }
-}
-
-fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
-    value.and_then(|v| labels.get(&v)).map(String::as_str)
 }

@@ -78,7 +78,7 @@ pub(crate) struct Rows<'p> {
 impl Rows<'_> {
     pub fn tick(&mut self) {
         self.done += 1;
-        if self.done % 8192 == 0 {
+        if self.done.is_multiple_of(8192) {
             (self.progress)(self.done);
         }
     }
