@@ -141,9 +141,51 @@ fn subset_matches_official_schema() {
     );
 }
 
+/// Converts `input` and decodes the trace with the official schema: it must
+/// parse, carry no field unknown to Perfetto, and close every slice it opens.
+fn decode_with_official_schema(test: &str, input: &Path) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let trace = dir.path().join("trace.perfetto-trace");
+    let summary = nsys2perfetto::convert_file(
+        input,
+        &trace,
+        &nsys2perfetto::Options::default(),
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("{test}: converting {}: {e}", input.display()));
+    eprintln!("{test}: {summary}");
+
+    let json = run_script(test, "decode_official.py", &trace);
+    let number = |key| {
+        json_number(&json, key).unwrap_or_else(|| panic!("{test}: no \"{key}\" number in {json}"))
+    };
+    let begins = number("SLICE_BEGIN");
+    assert!(begins > 0, "{test}: no SLICE_BEGIN events: {json}");
+    assert_eq!(
+        begins,
+        number("SLICE_END"),
+        "{test}: SLICE_BEGIN and SLICE_END counts differ: {json}"
+    );
+    assert_eq!(number("flow_ids"), summary.flows, "{test}: {json}");
+    assert_eq!(
+        number("terminating_flow_ids"),
+        summary.flows,
+        "{test}: {json}"
+    );
+    assert_eq!(number("unknown_fields"), 0, "{test}: {json}");
+}
+
 #[test]
-fn converted_trace_decodes_with_official_schema() {
-    const TEST: &str = "converted_trace_decodes_with_official_schema";
+fn demo_trace_decodes_with_official_schema() {
+    const TEST: &str = "demo_trace_decodes_with_official_schema";
+    if python_ready(TEST) {
+        decode_with_official_schema(TEST, &manifest_dir().join("demo/demo.sqlite"));
+    }
+}
+
+#[test]
+fn converted_fixture_decodes_with_official_schema() {
+    const TEST: &str = "converted_fixture_decodes_with_official_schema";
     if !python_ready(TEST) {
         return;
     }
@@ -156,27 +198,5 @@ fn converted_trace_decodes_with_official_schema() {
         ));
         return;
     }
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let trace = dir.path().join("trace.perfetto-trace");
-    let summary = nsys2perfetto::convert_file(
-        &fixture,
-        &trace,
-        &nsys2perfetto::Options::default(),
-        &mut |_| {},
-    )
-    .unwrap_or_else(|e| panic!("{TEST}: converting {}: {e}", fixture.display()));
-    eprintln!("{TEST}: {summary}");
-
-    let json = run_script(TEST, "decode_official.py", &trace);
-    let number = |key| {
-        json_number(&json, key).unwrap_or_else(|| panic!("{TEST}: no \"{key}\" number in {json}"))
-    };
-    let begins = number("SLICE_BEGIN");
-    let ends = number("SLICE_END");
-    assert!(begins > 0, "{TEST}: no SLICE_BEGIN events: {json}");
-    assert_eq!(
-        begins, ends,
-        "{TEST}: SLICE_BEGIN and SLICE_END counts differ: {json}"
-    );
-    assert_eq!(number("unknown_fields"), 0, "{TEST}: {json}");
+    decode_with_official_schema(TEST, &fixture);
 }
