@@ -479,3 +479,37 @@ fn memcpy_memset_and_sync_carry_their_args() {
         "memcpy and memset are launched work; sync is not"
     );
 }
+
+#[test]
+fn endless_unique_names_restart_interning_without_loss() {
+    // More distinct names than a sequence keeps interned (2^16), each used twice so
+    // that they are interned, not just inlined.
+    const N: i64 = 70_000;
+    let c = convert(|s| {
+        for i in 0..N {
+            s.nvtx_push_pop(
+                MAIN,
+                1_000 + 20 * i,
+                Some(1_005 + 20 * i),
+                &format!("aten::to, op_id = {i}"),
+                0,
+            );
+            s.nvtx_push_pop(
+                MAIN,
+                1_010 + 20 * i,
+                Some(1_015 + 20 * i),
+                &format!("aten::to, op_id = {i}"),
+                0,
+            );
+        }
+    });
+    // Two sequences start, and the NVTX one restarts its interning at least once.
+    assert!(c.trace.resets >= 3, "{} resets", c.trace.resets);
+    let nvtx = c.slices("nvtx");
+    assert_eq!(nvtx.len() as i64, 2 * N);
+    assert!(nvtx.iter().all(|s| s.dur == 5));
+    for i in [0, N / 2, N - 1] {
+        let name = format!("aten::to, op_id = {i}");
+        assert_eq!(nvtx.iter().filter(|s| s.name == name).count(), 2, "{name}");
+    }
+}

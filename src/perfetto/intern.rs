@@ -41,6 +41,11 @@ impl Interner {
             Some(iid) => Interned::Known(*iid),
         }
     }
+
+    /// Distinct strings remembered, interned or seen once.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
 }
 
 #[cfg(test)]

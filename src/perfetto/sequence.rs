@@ -13,6 +13,10 @@ use super::proto::{
 use super::tracks::{TrackId, TrackSpec, Tracks};
 use super::{BOOTTIME, REALTIME};
 
+/// Distinct strings a sequence remembers before it starts its interning afresh:
+/// this bounds memory when names never repeat (and costs a few resent names).
+const INTERNED_STRINGS_LIMIT: usize = 1 << 16;
+
 /// The sequence-scoped clock whose timestamps are deltas from the previous packet.
 const DELTA_CLOCK: u32 = 64;
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -59,22 +63,7 @@ impl<W: Write> Trace<W> {
     pub fn sequence(&mut self) -> io::Result<SequenceWriter<'_, W>> {
         self.sequences += 1;
         let id = self.sequences;
-        // The first packet resets the sequence state, declares the delta clock and
-        // makes it the default: later timestamps are deltas from the previous one.
-        self.write(&TracePacket {
-            timestamp: Some(0),
-            timestamp_clock_id: Some(BOOTTIME),
-            data: Some(trace_packet::Data::ClockSnapshot(ClockSnapshot {
-                clocks: vec![clock(DELTA_CLOCK, 0, true), clock(BOOTTIME, 0, false)],
-            })),
-            optional_trusted_packet_sequence_id: Some(sequence_id(id)),
-            sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
-            trace_packet_defaults: Some(TracePacketDefaults {
-                timestamp_clock_id: Some(DELTA_CLOCK),
-            }),
-            first_packet_on_sequence: Some(true),
-            ..Default::default()
-        })?;
+        self.write(&reset_packet(id, 0, true))?;
         Ok(SequenceWriter {
             trace: self,
             id,
@@ -110,6 +99,26 @@ impl<W: Write> Trace<W> {
 
     fn write(&mut self, packet: &TracePacket) -> io::Result<()> {
         self.out.write(packet)
+    }
+}
+
+/// The packet that (re)starts a sequence: it clears the incremental state,
+/// declares the delta clock at `at` and makes it the default, so that later
+/// timestamps are deltas from the previous packet's.
+fn reset_packet(id: u32, at: u64, first: bool) -> TracePacket {
+    TracePacket {
+        timestamp: Some(at),
+        timestamp_clock_id: Some(BOOTTIME),
+        data: Some(trace_packet::Data::ClockSnapshot(ClockSnapshot {
+            clocks: vec![clock(DELTA_CLOCK, at, true), clock(BOOTTIME, at, false)],
+        })),
+        optional_trusted_packet_sequence_id: Some(sequence_id(id)),
+        sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
+        trace_packet_defaults: Some(TracePacketDefaults {
+            timestamp_clock_id: Some(DELTA_CLOCK),
+        }),
+        first_packet_on_sequence: first.then_some(true),
+        ..Default::default()
     }
 }
 
@@ -194,6 +203,10 @@ impl<W: Write> SequenceWriter<'_, W> {
             "slices are given in start order"
         );
         self.write_ends_until(slice.start)?;
+        let remembered = self.names.len() + self.arg_names.len() + self.arg_strings.len();
+        if remembered > INTERNED_STRINGS_LIMIT {
+            self.restart()?;
+        }
         let end = match slice.end {
             Some(end) if end == slice.start => None,
             Some(end) => Some(end),
@@ -235,6 +248,22 @@ impl<W: Write> SequenceWriter<'_, W> {
     /// Number of lane tracks this sequence created.
     pub fn lane_count(&self) -> usize {
         self.lanes.lane_count()
+    }
+
+    /// Forgets the interned strings, here and in trace_processor. Tracks and
+    /// open slices are not incremental state: they carry on.
+    fn restart(&mut self) -> io::Result<()> {
+        debug_assert_eq!(
+            self.interned,
+            InternedData::default(),
+            "nothing pending across a restart"
+        );
+        self.names = Interner::default();
+        self.categories = Interner::default();
+        self.arg_names = Interner::default();
+        self.arg_strings = Interner::default();
+        self.trace
+            .write(&reset_packet(self.id, self.last_ts, false))
     }
 
     fn write_ends_until(&mut self, t: u64) -> io::Result<()> {

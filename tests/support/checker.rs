@@ -148,6 +148,7 @@ pub fn check(bytes: &[u8]) -> Checked {
         let seq = sequences.entry(seq_id).or_default();
         let flags = p.sequence_flags.unwrap_or(0);
         if flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
+            c.resets += 1;
             *seq = SequenceState {
                 cleared: true,
                 ..Default::default()
