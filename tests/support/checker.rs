@@ -61,6 +61,8 @@ pub struct Checked {
     pub flows: Vec<(usize, usize)>,
     pub tracks: HashMap<u64, Track>,
     pub packets: usize,
+    /// Packets that clear a sequence's incremental state (its start included).
+    pub resets: usize,
     pub errors: Vec<String>,
 }
 
