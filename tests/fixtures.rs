@@ -256,3 +256,174 @@ fn correlation_ids_shared_by_two_processes_link_within_each() {
     }
     assert_eq!(pids.len(), 2, "both processes have linked launches");
 }
+
+fn fixture(name: &str) -> Option<PathBuf> {
+    fixtures()?
+        .into_iter()
+        .find(|f| f.file_name().is_some_and(|n| n == name))
+}
+
+#[test]
+fn nvtx_domains_categories_payloads_and_threads_of_the_c_demo() {
+    let Some(input) = fixture("nvtx_c_full.sqlite") else {
+        return;
+    };
+    let (trace, summary) = convert(&input);
+    trace.assert_valid();
+    assert_eq!(summary.slices.get("nvtx"), Some(&35));
+    let find = |name: &str| {
+        trace
+            .slices
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let track = |s: &checker::Slice| trace.tracks[&s.track].name.clone().unwrap_or_default();
+    use checker::Value;
+
+    // Registered strings (textId) name ranges; domains name tracks; categories are named.
+    let registered = find("registered_iter");
+    assert_eq!(track(registered), "NVTX: C_DomainA");
+    assert_eq!(
+        registered.args.get("category"),
+        Some(&Value::Str("iterations".into()))
+    );
+    let worker = find("worker_range");
+    assert_eq!(
+        worker.args.get("category"),
+        Some(&Value::Str("workers".into()))
+    );
+    assert_eq!(
+        trace
+            .thread_of(worker.track)
+            .unwrap()
+            .thread_name
+            .as_deref()
+            .map(|n| n.starts_with("c-worker-")),
+        Some(true)
+    );
+    // A category of the default domain, registered in the default domain.
+    let inner = find("inner_u64");
+    assert_eq!(track(inner), "NVTX");
+    assert_eq!(
+        inner.args.get("category"),
+        Some(&Value::Str("default-domain-category".into()))
+    );
+    assert_eq!(
+        inner.args.get("payload"),
+        Some(&Value::Uint(123456789012345))
+    );
+    assert_eq!(inner.depth, 1, "pushed inside outer_ascii");
+    assert_eq!(
+        find("inner_double").args.get("payload"),
+        Some(&Value::Double(2.718281828))
+    );
+    assert_eq!(
+        find("inner_i32").args.get("payload"),
+        Some(&Value::Int(-42))
+    );
+    assert!(trace.slices.iter().any(|s| s.name == "wide_char_range é中"));
+    // ARGB 0xFF00FFFF → #00ffff.
+    assert_eq!(
+        find("cross_thread_0").args.get("color"),
+        Some(&Value::Str("#00ffff".into()))
+    );
+
+    // Start/end ranges that end on other threads sit on the process.
+    let cross = find("cross_thread_2");
+    assert_eq!(track(cross), "NVTX: C_DomainB");
+    assert_eq!(cross.args.get("end_tid"), Some(&Value::Int(18057)));
+    let parent = trace.tracks[&cross.track].parent.unwrap();
+    assert_eq!(
+        trace.tracks[&parent].process_name.as_deref(),
+        Some("./nvtx_c_demo")
+    );
+    // Marks are instants.
+    assert_eq!(find("worker mark").dur, 0);
+    assert_eq!(find("c program end").dur, 0);
+}
+
+#[test]
+fn wall_clock_comes_from_the_session_start() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let (trace, _) = convert(&input);
+    let start: i64 = open(&input)
+        .query_row(
+            "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(trace.realtime_at_zero, Some(start as u64));
+}
+
+#[test]
+fn nothing_of_the_profiled_machines_environment_is_written() {
+    let Some(files) = fixtures() else { return };
+    for input in files {
+        let db = open(&input);
+        if !has_table(&db, "TARGET_INFO_SYSTEM_ENV") {
+            continue;
+        }
+        let values: Vec<Vec<u8>> = db
+            .prepare(
+                "SELECT CAST(value AS BLOB) FROM TARGET_INFO_SYSTEM_ENV WHERE value IS NOT NULL",
+            )
+            .unwrap()
+            .query_map([], |r| r.get::<_, Vec<u8>>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        // Environment blobs are `K=V;K=V`: look for each variable on its own too.
+        // Short values (a host name) may also be in the user's own event text, such as
+        // the file paths in DLProf's NVTX messages: look for assignments and blobs.
+        let secrets: Vec<&[u8]> = values
+            .iter()
+            .flat_map(|v| v.split(|&b| b == b';').chain([v.as_slice()]))
+            .filter(|s| s.len() >= 24 || (s.len() >= 8 && s.contains(&b'=')))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("t.pb");
+        let options = nsys2perfetto::Options {
+            gzip: false,
+            ..Default::default()
+        };
+        nsys2perfetto::convert_file(&input, &output, &options, &mut |_| {}).unwrap();
+        let bytes = std::fs::read(&output).unwrap();
+        for secret in secrets {
+            let leaked = bytes.windows(secret.len()).any(|w| w == secret);
+            assert!(
+                !leaked,
+                "{}: {:?} is in the trace",
+                input.display(),
+                String::from_utf8_lossy(secret)
+            );
+        }
+    }
+}
+
+#[test]
+fn traces_of_two_ranks_concatenate_without_collisions() {
+    let (Some(a), Some(b)) = (
+        fixture("cori_run1_report1.sqlite"),
+        fixture("abacus_report1.sqlite"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut joined = Vec::new();
+    let mut flows = 0;
+    for (i, input) in [a, b].iter().enumerate() {
+        let output = dir.path().join(format!("{i}.perfetto-trace"));
+        flows += nsys2perfetto::convert_file(input, &output, &Default::default(), &mut |_| {})
+            .unwrap()
+            .flows;
+        joined.extend(std::fs::read(&output).unwrap());
+    }
+    // Two gzip members, one after the other, as `cat` makes them.
+    let trace = checker::check(&joined);
+    trace.assert_valid();
+    assert_eq!(trace.flows.len() as u64, flows);
+}

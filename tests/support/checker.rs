@@ -63,6 +63,8 @@ pub struct Checked {
     pub packets: usize,
     /// Packets that clear a sequence's incremental state (its start included).
     pub resets: usize,
+    /// Wall-clock (REALTIME) ns at trace time 0, from a clock snapshot.
+    pub realtime_at_zero: Option<u64>,
     pub errors: Vec<String>,
 }
 
@@ -132,6 +134,17 @@ pub fn check(bytes: &[u8]) -> Checked {
     let mut used_tracks = Vec::new();
 
     for (order, p) in trace.packet.iter().enumerate() {
+        if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
+            let at = |id: u32| {
+                snap.clocks
+                    .iter()
+                    .find(|k| k.clock_id == Some(id))
+                    .and_then(|k| k.timestamp)
+            };
+            if let (Some(real), Some(boot)) = (at(1), at(BOOTTIME)) {
+                c.realtime_at_zero = Some(real - boot);
+            }
+        }
         let seq_id = p
             .optional_trusted_packet_sequence_id
             .map(|trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId(id)| id);
