@@ -27,7 +27,7 @@ pub mod perfetto;
 
 use std::path::{Path, PathBuf};
 
-pub use convert::Summary;
+pub use convert::{Progress, Summary};
 pub use error::{Error, Result};
 
 /// How to convert.
@@ -51,13 +51,13 @@ impl Default for Options {
 /// Converts the report or export at `input` into a trace at `output`.
 ///
 /// The trace is written to a temporary file beside `output` and renamed when
-/// complete: a failure never leaves a partial trace. `progress` gets the
-/// number of source rows read so far, now and then.
+/// complete: a failure never leaves a partial trace. `progress` hears how far
+/// the conversion is, now and then.
 pub fn convert_file(
     input: &Path,
     output: &Path,
     options: &Options,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary> {
     let kind = nsys::sniff(input)?;
     let export_dir;

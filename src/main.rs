@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, Options};
+use nsys2perfetto::{convert_file, Options, Progress};
 
 #[derive(Parser)]
 #[command(
@@ -91,17 +91,20 @@ fn convert_one(
 ) -> nsys2perfetto::Result<()> {
     let started = Instant::now();
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new_spinner();
+        let style = "{msg} [{bar:30}] {percent:>3}% {human_pos}/{human_len} rows, {eta} left";
+        let bar = ProgressBar::new(0);
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} {human_pos} rows, {per_sec}")
-                .expect("valid template"),
+            ProgressStyle::with_template(style)
+                .expect("valid template")
+                .progress_chars("=> "),
         );
         bar.set_message(input.display().to_string());
         bar
     });
-    let mut progress = |rows: u64| {
+    let mut progress = |p: Progress| {
         if let Some(bar) = &bar {
-            bar.set_position(rows);
+            bar.set_length(p.rows_total);
+            bar.set_position(p.rows_read);
         }
     };
     let summary = convert_file(input, target, options, &mut progress);

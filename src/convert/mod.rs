@@ -39,16 +39,24 @@ impl From<io::Error> for Failure {
 }
 
 /// Converts `report` into a Perfetto trace written to `out`. `progress` is
-/// called now and then with the number of source rows read so far.
+/// called now and then with a [`Progress`].
 pub fn convert<W: Write>(
     report: &Report,
     out: W,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), Failure> {
     let namespace = namespace(report);
     let mut trace = Trace::new(out, namespace);
     let mut summary = Summary::default();
-    let mut rows = Rows { done: 0, progress };
+    let total = EVENT_TABLES
+        .iter()
+        .map(|t| report.approximate_rows(t))
+        .sum();
+    let mut rows = Rows {
+        done: 0,
+        total,
+        progress,
+    };
     if let Some(t0) = report
         .meta()
         .session_start_unix_ns
@@ -69,17 +77,40 @@ pub fn convert<W: Write>(
     Ok((trace.finish()?, summary))
 }
 
+/// How far a conversion is.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub rows_read: u64,
+    /// An estimate of the rows there are to read, from the event tables' sizes.
+    pub rows_total: u64,
+}
+
+/// The tables whose rows become events.
+const EVENT_TABLES: [&str; 7] = [
+    crate::nsys::cuda::RUNTIME,
+    crate::nsys::cuda::DRIVER,
+    crate::nsys::cuda::KERNEL,
+    crate::nsys::cuda::MEMCPY,
+    crate::nsys::cuda::MEMSET,
+    crate::nsys::cuda::SYNC,
+    crate::nsys::nvtx::TABLE,
+];
+
 /// Counts rows read and reports them every few thousand.
 pub(crate) struct Rows<'p> {
     done: u64,
-    progress: &'p mut dyn FnMut(u64),
+    total: u64,
+    progress: &'p mut dyn FnMut(Progress),
 }
 
 impl Rows<'_> {
     pub fn tick(&mut self) {
         self.done += 1;
         if self.done.is_multiple_of(8192) {
-            (self.progress)(self.done);
+            (self.progress)(Progress {
+                rows_read: self.done,
+                rows_total: self.total.max(self.done),
+            });
         }
     }
 }
