@@ -83,7 +83,12 @@ fn source_totals(db: &Connection, table: &str) -> (u64, u128, u128) {
     let sql = format!(
         "SELECT COUNT(*), COALESCE(SUM(start), 0), COALESCE(SUM(MAX(\"end\" - start, 0)), 0) FROM {table} WHERE start >= 0"
     );
-    db.query_row(&sql, [], |r| {
+    totals(db, &sql)
+}
+
+/// Runs a query of (count, sum of ts, sum of dur).
+fn totals(db: &Connection, sql: &str) -> (u64, u128, u128) {
+    db.query_row(sql, [], |r| {
         Ok((
             r.get::<_, i64>(0)? as u64,
             r.get::<_, i64>(1)? as u128,
@@ -105,14 +110,7 @@ fn nvtx_totals(db: &Connection, trace_end: u64) -> (u64, u128, u128) {
                                   ELSE \"end\" - start END), 0)
          FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60, 65, 70, 71) AND start >= 0"
     );
-    db.query_row(&sql, [], |r| {
-        Ok((
-            r.get::<_, i64>(0)? as u64,
-            r.get::<_, i64>(1)? as u128,
-            r.get::<_, i64>(2)? as u128,
-        ))
-    })
-    .unwrap()
+    totals(db, &sql)
 }
 
 /// GPU operations whose launching call, same pid and correlationId, is in the report.
