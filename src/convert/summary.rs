@@ -26,10 +26,6 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn total_slices(&self) -> u64 {
-        self.slices.values().sum()
-    }
-
     pub(crate) fn count(&mut self, category: &'static str) {
         *self.slices.entry(category).or_default() += 1;
     }

@@ -98,10 +98,7 @@ pub enum CudaEvent<'r> {
 }
 
 impl CudaEvent<'_> {
-    pub fn start(&self) -> i64 {
-        self.span().0
-    }
-
+    /// (start, end) as recorded.
     pub fn span(&self) -> (i64, i64) {
         match self {
             CudaEvent::Api(a) => (a.start, a.end),

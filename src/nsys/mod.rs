@@ -12,7 +12,7 @@ pub mod nvtx;
 mod schema;
 mod strings;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -25,7 +25,6 @@ use crate::error::{Error, Result};
 
 /// An open Nsight Systems SQLite export.
 pub struct Report {
-    path: PathBuf,
     conn: Connection,
     schema: Schema,
     strings: StringTable,
@@ -66,7 +65,6 @@ impl Report {
         let strings = StringTable::load(&conn).map_err(damaged)?;
         let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
         let mut report = Report {
-            path: path.to_owned(),
             conn,
             schema,
             strings,
@@ -76,11 +74,6 @@ impl Report {
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
     }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn schema(&self) -> &Schema {
         &self.schema
     }

@@ -122,9 +122,4 @@ impl Lanes {
         }
         lane.track
     }
-
-    /// Number of lanes created so far.
-    pub fn lane_count(&self) -> usize {
-        self.groups.iter().map(|g| g.lanes.len()).sum()
-    }
 }

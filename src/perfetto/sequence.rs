@@ -82,12 +82,6 @@ impl<W: Write> Trace<W> {
     pub fn last_timestamp(&self) -> Option<u64> {
         self.last_timestamp
     }
-
-    /// Number of packets written so far.
-    pub fn packets(&self) -> u64 {
-        self.out.packets()
-    }
-
     /// Ends the trace and returns the writer. trace_processor refuses a trace with
     /// no packets, so an empty report still gets one (its clock snapshot).
     pub fn finish(mut self) -> io::Result<W> {
@@ -244,12 +238,6 @@ impl<W: Write> SequenceWriter<'_, W> {
         }
         Ok(())
     }
-
-    /// Number of lane tracks this sequence created.
-    pub fn lane_count(&self) -> usize {
-        self.lanes.lane_count()
-    }
-
     /// Forgets the interned strings, here and in trace_processor. Tracks and
     /// open slices are not incremental state: they carry on.
     fn restart(&mut self) -> io::Result<()> {

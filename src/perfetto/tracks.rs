@@ -120,14 +120,6 @@ impl Tracks {
     pub fn uuid(&self, id: TrackId) -> u64 {
         (self.namespace << 24) | (u64::from(id.0) + 1)
     }
-
-    pub fn spec(&self, id: TrackId) -> Option<&TrackSpec> {
-        match &self.kinds[id.0 as usize] {
-            Kind::Named(spec) => Some(spec),
-            _ => None,
-        }
-    }
-
     /// Appends the descriptors not yet sent for `id` and its ancestors, parents first.
     pub(super) fn take_unsent(&mut self, id: TrackId, out: &mut Vec<TrackDescriptor>) {
         if self.emitted[id.0 as usize] {
