@@ -262,6 +262,7 @@ fn fixture(name: &str) -> Option<PathBuf> {
 }
 
 #[test]
+#[allow(clippy::approx_constant)] // 2.718281828 is the payload the demo recorded
 fn nvtx_domains_categories_payloads_and_threads_of_the_c_demo() {
     let Some(input) = fixture("nvtx_c_full.sqlite") else {
         return;
