@@ -480,36 +480,45 @@ fn memcpy_memset_and_sync_carry_their_args() {
     );
 }
 
+/// More distinct names than a sequence keeps interned (2^16), each used twice
+/// so that they are interned, not just inlined.
+fn many_unique_names(s: &mut Synth, pid: u32) {
+    let thread = Thread { pid, tid: pid };
+    for i in 0..UNIQUE_NAMES {
+        let name = format!("aten::to, op_id = {i}");
+        s.nvtx_push_pop(thread, 1_000 + 20 * i, Some(1_005 + 20 * i), &name, 0);
+        s.nvtx_push_pop(thread, 1_010 + 20 * i, Some(1_015 + 20 * i), &name, 0);
+    }
+}
+
+const UNIQUE_NAMES: i64 = 70_000;
+
 #[test]
 fn endless_unique_names_restart_interning_without_loss() {
-    // More distinct names than a sequence keeps interned (2^16), each used twice so
-    // that they are interned, not just inlined.
-    const N: i64 = 70_000;
-    let c = convert(|s| {
-        for i in 0..N {
-            s.nvtx_push_pop(
-                MAIN,
-                1_000 + 20 * i,
-                Some(1_005 + 20 * i),
-                &format!("aten::to, op_id = {i}"),
-                0,
-            );
-            s.nvtx_push_pop(
-                MAIN,
-                1_010 + 20 * i,
-                Some(1_015 + 20 * i),
-                &format!("aten::to, op_id = {i}"),
-                0,
-            );
-        }
-    });
+    let c = convert(|s| many_unique_names(s, 100));
     // Two sequences start, and the NVTX one restarts its interning at least once.
     assert!(c.trace.resets >= 3, "{} resets", c.trace.resets);
     let nvtx = c.slices("nvtx");
-    assert_eq!(nvtx.len() as i64, 2 * N);
+    assert_eq!(nvtx.len() as i64, 2 * UNIQUE_NAMES);
     assert!(nvtx.iter().all(|s| s.dur == 5));
-    for i in [0, N / 2, N - 1] {
+    for i in [0, UNIQUE_NAMES / 2, UNIQUE_NAMES - 1] {
         let name = format!("aten::to, op_id = {i}");
         assert_eq!(nvtx.iter().filter(|s| s.name == name).count(), 2, "{name}");
     }
+}
+
+#[test]
+fn traces_that_restart_interning_still_concatenate() {
+    let mut joined = Vec::new();
+    let mut dirs = Vec::new();
+    for pid in [100, 200] {
+        let (dir, input) = build(|s| many_unique_names(s, pid));
+        let output = dir.path().join("out.perfetto-trace");
+        nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
+        joined.extend(std::fs::read(&output).unwrap());
+        dirs.push(dir);
+    }
+    let trace = checker::check(&joined);
+    trace.assert_valid();
+    assert_eq!(trace.count("nvtx") as i64, 4 * UNIQUE_NAMES);
 }

@@ -11,7 +11,6 @@ mod nvtx;
 mod summary;
 mod threads;
 
-use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
 
 pub use summary::Summary;
@@ -45,7 +44,7 @@ pub fn convert<W: Write>(
     out: W,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), Failure> {
-    let namespace = namespace(report);
+    let namespace = namespace(report)?;
     let mut trace = Trace::new(out, namespace);
     let mut summary = Summary::default();
     let total = EVENT_TABLES
@@ -115,19 +114,9 @@ impl Rows<'_> {
     }
 }
 
-/// A number that tells this report's tracks and flows apart from another
-/// report's, drawn from what identifies a capture: its start time and processes.
-fn namespace(report: &Report) -> u64 {
-    let meta = report.meta();
-    let mut h = rustc_hash::FxHasher::default();
-    meta.session_start_unix_ns.hash(&mut h);
-    let mut processes: Vec<_> = meta.processes.iter().collect();
-    processes.sort();
-    processes.hash(&mut h);
-    let mut threads: Vec<_> = meta.threads.keys().collect();
-    threads.sort();
-    threads.hash(&mut h);
-    flows::mix(h.finish())
+/// A number that tells this report's tracks and flows apart from another's.
+fn namespace(report: &Report) -> Result<u64, Failure> {
+    Ok(flows::mix(report.fingerprint(&EVENT_TABLES)?))
 }
 
 /// Session time as a trace timestamp, or `None` before time 0.

@@ -12,6 +12,7 @@ pub mod nvtx;
 mod schema;
 mod strings;
 
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
@@ -99,6 +100,32 @@ impl Report {
             .ok()
             .flatten()
             .unwrap_or(0) as u64
+    }
+
+    /// A hash of what identifies a capture: its start time, processes and
+    /// threads, and the first row of each of `tables` (which carries pids).
+    pub fn fingerprint(&self, tables: &[&str]) -> rusqlite::Result<u64> {
+        let mut h = rustc_hash::FxHasher::default();
+        self.meta.session_start_unix_ns.hash(&mut h);
+        let mut processes: Vec<_> = self.meta.processes.iter().collect();
+        processes.sort();
+        processes.hash(&mut h);
+        let mut threads: Vec<_> = self.meta.threads.iter().collect();
+        threads.sort();
+        threads.hash(&mut h);
+        for table in tables.iter().filter(|t| self.schema.has_table(t)) {
+            let mut stmt = self
+                .conn
+                .prepare(&format!("SELECT * FROM \"{table}\" LIMIT 1"))?;
+            let columns = stmt.column_count();
+            let mut rows = stmt.query([])?;
+            if let Some(row) = rows.next()? {
+                for i in 0..columns {
+                    format!("{:?}", row.get_ref(i)?).hash(&mut h);
+                }
+            }
+        }
+        Ok(h.finish())
     }
 
     fn find_sole_cuda_pid(&self) -> rusqlite::Result<Option<u32>> {

@@ -63,7 +63,7 @@ impl<W: Write> Trace<W> {
     pub fn sequence(&mut self) -> io::Result<SequenceWriter<'_, W>> {
         self.sequences += 1;
         let id = self.sequences;
-        self.write(&reset_packet(id, 0, true))?;
+        self.write(&start_packet(id, 0))?;
         Ok(SequenceWriter {
             trace: self,
             id,
@@ -96,22 +96,32 @@ impl<W: Write> Trace<W> {
     }
 }
 
-/// The packet that (re)starts a sequence: it clears the incremental state,
-/// declares the delta clock at `at` and makes it the default, so that later
-/// timestamps are deltas from the previous packet's.
-fn reset_packet(id: u32, at: u64, first: bool) -> TracePacket {
+/// The packet that starts a sequence: it clears the incremental state, declares
+/// the delta clock at `at` and makes it the default, so that later timestamps
+/// are deltas from the previous packet's.
+fn start_packet(id: u32, at: u64) -> TracePacket {
     TracePacket {
         timestamp: Some(at),
         timestamp_clock_id: Some(BOOTTIME),
         data: Some(trace_packet::Data::ClockSnapshot(ClockSnapshot {
             clocks: vec![clock(DELTA_CLOCK, at, true), clock(BOOTTIME, at, false)],
         })),
+        first_packet_on_sequence: Some(true),
+        ..restart_packet(id)
+    }
+}
+
+/// The packet that clears a sequence's interned data. The delta clock is not
+/// incremental state: it carries on, so no new clock snapshot is needed (one
+/// would also set BOOTTIME back when traces of two reports are concatenated).
+/// The defaults are incremental state, and are sent again.
+fn restart_packet(id: u32) -> TracePacket {
+    TracePacket {
         optional_trusted_packet_sequence_id: Some(sequence_id(id)),
         sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
         trace_packet_defaults: Some(TracePacketDefaults {
             timestamp_clock_id: Some(DELTA_CLOCK),
         }),
-        first_packet_on_sequence: first.then_some(true),
         ..Default::default()
     }
 }
@@ -250,8 +260,7 @@ impl<W: Write> SequenceWriter<'_, W> {
         self.categories = Interner::default();
         self.arg_names = Interner::default();
         self.arg_strings = Interner::default();
-        self.trace
-            .write(&reset_packet(self.id, self.last_ts, false))
+        self.trace.write(&restart_packet(self.id))
     }
 
     fn write_ends_until(&mut self, t: u64) -> io::Result<()> {

@@ -132,6 +132,7 @@ pub fn check(bytes: &[u8]) -> Checked {
     let mut threads: HashMap<(i32, i64), u64> = HashMap::new();
     let mut processes: HashMap<i32, u64> = HashMap::new();
     let mut used_tracks = Vec::new();
+    let mut snapshot_series: HashMap<Vec<(u32, u32)>, u64> = HashMap::new();
 
     for (order, p) in trace.packet.iter().enumerate() {
         if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
@@ -164,8 +165,11 @@ pub fn check(bytes: &[u8]) -> Checked {
         let flags = p.sequence_flags.unwrap_or(0);
         if flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
             c.resets += 1;
+            // Interned data and defaults are incremental state; clocks are not.
+            let incremental = std::mem::take(&mut seq.incremental);
             *seq = SequenceState {
                 cleared: true,
+                incremental,
                 ..Default::default()
             };
         }
@@ -178,6 +182,28 @@ pub fn check(bytes: &[u8]) -> Checked {
             seq.default_clock = d.timestamp_clock_id;
         }
         if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
+            // trace_processor keeps one time series per set of clocks (sequence
+            // clocks keyed by their sequence) and rejects the trace clock going back.
+            let mut set: Vec<(u32, u32)> = snap
+                .clocks
+                .iter()
+                .map(|k| k.clock_id.unwrap_or(0))
+                .map(|id| (id, if (64..128).contains(&id) { seq_id } else { 0 }))
+                .collect();
+            set.sort();
+            if let Some(boot) = snap
+                .clocks
+                .iter()
+                .find(|k| k.clock_id == Some(BOOTTIME))
+                .and_then(|k| k.timestamp)
+            {
+                if let Some(&last) = snapshot_series.get(&set) {
+                    if boot < last {
+                        c.errors.push(format!("packet {order}: BOOTTIME goes back from {last} to {boot} in a clock snapshot"));
+                    }
+                }
+                snapshot_series.insert(set, boot);
+            }
             for clock in &snap.clocks {
                 if clock.is_incremental == Some(true) {
                     seq.incremental
