@@ -522,3 +522,66 @@ fn traces_that_restart_interning_still_concatenate() {
     trace.assert_valid();
     assert_eq!(trace.count("nvtx") as i64, 4 * UNIQUE_NAMES);
 }
+
+#[test]
+fn rows_stored_out_of_time_order_come_out_in_order() {
+    // Two processes' calls stored one block after the other (as nsys does),
+    // each block in time order: two sorted runs to merge.
+    let other = Thread { pid: 200, tid: 200 };
+    let c = convert(|s| {
+        for i in 0..10_000 {
+            s.api(
+                MAIN,
+                1_000 + 100 * i,
+                1_050 + 100 * i,
+                "cudaLaunchKernel_v7000",
+                i,
+            );
+            s.kernel(STREAM, 1_060 + 100 * i, 1_090 + 100 * i, i, "k", "k()");
+        }
+        for i in 0..10_000 {
+            s.api(
+                other,
+                1_020 + 100 * i,
+                1_070 + 100 * i,
+                "cudaLaunchKernel_v7000",
+                i,
+            );
+            s.kernel(
+                GpuStream { pid: 200, ..STREAM },
+                1_075 + 100 * i,
+                1_095 + 100 * i,
+                i,
+                "k2",
+                "k2()",
+            );
+        }
+    });
+    assert_eq!(c.trace.count("cuda_api"), 20_000);
+    assert_eq!(c.trace.flows.len(), 20_000);
+    assert!(c
+        .slices("cuda_kernel")
+        .iter()
+        .all(|s| s.dur == 30 || s.dur == 20));
+}
+
+#[test]
+fn a_table_in_no_order_at_all_is_sorted_first() {
+    // Newest first: every row is a run of its own, far more than are merged.
+    let n = 6_000;
+    let c = convert(|s| {
+        for i in (0..n).rev() {
+            s.api(
+                MAIN,
+                1_000 + 100 * i,
+                1_050 + 100 * i,
+                "cudaMalloc_v3020",
+                i,
+            );
+            s.nvtx_push_pop(MAIN, 1_000 + 100 * i, Some(1_080 + 100 * i), "step", 0);
+        }
+    });
+    assert_eq!(c.spans("cuda_api").len() as i64, n);
+    assert!(c.slices("cuda_api").iter().all(|s| s.dur == 50));
+    assert!(c.slices("nvtx").iter().all(|s| s.dur == 80 && s.depth == 0));
+}

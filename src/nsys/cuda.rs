@@ -1,12 +1,15 @@
 //! CUDA API calls and GPU activity, read as one stream in time order.
 //!
-//! Each table is read with `ORDER BY` start (zero-length events first at equal
-//! starts, then longer before shorter, so nesting is outer-first) and the
-//! tables are merged, so a launch always comes before the work it launched.
+//! The tables are merged in time order (see `scan`), so a launch always comes
+//! before the work it launched.
 
-use rusqlite::{Row, Rows};
+use std::cell::RefCell;
+
+use rusqlite::Row;
+use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, pid_sql, tid_of};
+use super::scan::{order_key, OrderKey, TableScan};
 use super::Report;
 
 pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
@@ -29,6 +32,8 @@ pub struct ApiCall<'r> {
     /// As recorded, version suffix included (`cudaLaunchKernel_v7000`).
     pub name: &'r str,
     pub return_value: Option<i64>,
+    /// A record that repeats another call (to carry its backtrace).
+    pub repeats_a_call: bool,
     /// GPU operations of the report with this call's (pid, correlationId).
     pub gpu_ops: u32,
 }
@@ -110,15 +115,12 @@ impl CudaEvent<'_> {
     }
 }
 
-/// The order events are written in: by start; at equal starts zero-length first,
-/// then the longer (outer) before the shorter (inner).
-pub fn order_key((start, end): (i64, i64)) -> (i64, bool, std::cmp::Reverse<i64>) {
-    (start, end > start, std::cmp::Reverse(end))
-}
-
-pub(super) const ORDER_BY: &str = "ORDER BY start, \"end\" > start, \"end\" DESC";
-
 type Decode = for<'r> fn(&'r Report, &Row) -> rusqlite::Result<CudaEvent<'r>>;
+
+fn key(event: &CudaEvent) -> OrderKey {
+    let (start, end) = event.span();
+    order_key(start, end)
+}
 
 impl Report {
     /// Calls `f` with every CUDA event of the report, in time order.
@@ -129,64 +131,63 @@ impl Report {
     where
         E: From<rusqlite::Error>,
     {
-        let queries = self.cuda_queries()?;
-        let mut statements = Vec::new();
-        for (sql, decode) in &queries {
-            statements.push((self.conn.prepare(sql)?, *decode));
-        }
-        let mut sources: Vec<(Rows<'_>, Decode)> = Vec::new();
-        for (stmt, decode) in statements.iter_mut() {
-            sources.push((stmt.query([])?, *decode));
-        }
-        let mut heads: Vec<Option<CudaEvent<'_>>> = Vec::with_capacity(sources.len());
-        for (rows, decode) in sources.iter_mut() {
-            heads.push(next_event(self, rows, *decode)?);
-        }
-        loop {
-            let next = heads
-                .iter()
-                .enumerate()
-                .filter_map(|(i, h)| h.as_ref().map(|e| (order_key(e.span()), i)))
-                .min();
-            let Some((_, i)) = next else { return Ok(()) };
-            let (rows, decode) = &mut sources[i];
-            let event = std::mem::replace(&mut heads[i], next_event(self, rows, *decode)?);
-            f(event.expect("chosen head exists"))?;
-        }
+        // GPU operation tables come first: their pre-scan counts the work of
+        // each launch, so the counts are complete before any call is read.
+        let mut scans = self.gpu_scans();
+        scans.extend(self.api_scans());
+        let launches = RefCell::new(LaunchCounts::default());
+        let mut count = |_: usize, row: &Row| -> rusqlite::Result<()> {
+            // Only launched-work tables pre-scan (pid, correlationId).
+            if row.as_ref().column_count() == 4 {
+                if let (Some(pid), Some(corr)) =
+                    (row.get::<_, Option<i64>>(2)?, row.get::<_, Option<i64>>(3)?)
+                {
+                    launches.borrow_mut().add(pid as u32, corr);
+                }
+            }
+            Ok(())
+        };
+        self.merge_in_time_order(scans, &mut count, |mut event| {
+            if let CudaEvent::Api(call) = &mut event {
+                call.gpu_ops = match (call.correlation_id, call.repeats_a_call) {
+                    (Some(corr), false) => launches.borrow().get(call.pid, corr),
+                    _ => 0,
+                };
+            }
+            f(event)
+        })
     }
 
-    fn cuda_queries(&self) -> rusqlite::Result<Vec<(String, Decode)>> {
-        let mut queries: Vec<(String, Decode)> = Vec::new();
-        let launch_counts = self.launch_counts()?;
+    fn api_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
+        let mut scans = Vec::new();
         for table in [RUNTIME, DRIVER] {
-            if !self.schema.has_column(table, "globalTid") {
+            if !self.schema.has_column(table, "globalTid")
+                || !self.schema.has_column(table, "start")
+            {
                 continue;
             }
-            queries.push((self.api_query(table, launch_counts), decode_api));
+            let c = |col| self.schema.column_or_null(table, col);
+            let columns = format!(
+                "start, \"end\", globalTid, {}, {}, {}, {}",
+                c("correlationId"),
+                c("nameId"),
+                c("returnValue"),
+                c("eventClass")
+            );
+            scans.push(TableScan {
+                table: table.to_owned(),
+                columns,
+                filter: String::new(),
+                decode: decode_api,
+                key,
+                prescan: String::new(),
+            });
         }
-        let gpu = |table: &str, extra: &[&str]| -> Option<String> {
-            if !self.schema.has_column(table, "start") || !self.schema.has_column(table, "streamId")
-            {
-                return None;
-            }
-            let mut cols = vec![
-                "start".to_owned(),
-                "\"end\"".to_owned(),
-                self.schema.column_or_null(table, "deviceId"),
-                self.pid_column(table),
-                self.schema.column_or_null(table, "contextId"),
-                "streamId".to_owned(),
-                self.schema.column_or_null(table, "correlationId"),
-                self.schema.column_or_null(table, "greenContextId"),
-                self.schema.column_or_null(table, "graphNodeId"),
-            ];
-            cols.extend(extra.iter().map(|c| self.schema.column_or_null(table, c)));
-            Some(format!(
-                "SELECT {} FROM {table} {ORDER_BY}",
-                cols.join(", ")
-            ))
-        };
-        let kernel_cols = [
+        scans
+    }
+
+    fn gpu_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
+        let kernel = [
             "shortName",
             "demangledName",
             "gridX",
@@ -203,49 +204,52 @@ impl Report {
             "launchType",
             "graphId",
         ];
-        queries.extend(gpu(KERNEL, &kernel_cols).map(|q| (q, decode_kernel as Decode)));
-        queries.extend(
-            gpu(MEMCPY, &["bytes", "copyKind", "srcKind", "dstKind"])
-                .map(|q| (q, decode_memcpy as Decode)),
-        );
-        queries.extend(
-            gpu(MEMSET, &["bytes", "value", "memKind"]).map(|q| (q, decode_memset as Decode)),
-        );
-        queries.extend(gpu(SYNC, &["syncType", "eventId"]).map(|q| (q, decode_sync as Decode)));
-        Ok(queries)
-    }
-
-    /// API calls with the number of GPU operations each launched (`launches`
-    /// names the table of those counts, if the report has GPU operations).
-    fn api_query(&self, table: &str, launches: Option<&str>) -> String {
-        let c = |col| match self.schema.has_column(table, col) {
-            true => format!("a.\"{col}\""),
-            false => "NULL".to_owned(),
-        };
-        let (ops, join) = match launches.filter(|_| self.schema.has_column(table, "correlationId"))
-        {
-            Some(launches) => {
-                // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with its
-                // correlationId, to carry its stack: the call itself owns the launch.
-                let ops = match self.schema.has_column(table, "eventClass") {
-                    true => "CASE WHEN a.eventClass IN (67, 68) THEN 0 ELSE l.n END",
-                    false => "l.n",
-                };
-                let pid = pid_sql("a.globalTid");
-                (
-                    ops,
-                    format!("LEFT JOIN {launches} l ON l.pid = {pid} AND l.corr = a.correlationId"),
-                )
+        let tables: [(&str, &[&str], Decode); 4] = [
+            (KERNEL, &kernel, decode_kernel),
+            (
+                MEMCPY,
+                &["bytes", "copyKind", "srcKind", "dstKind"],
+                decode_memcpy,
+            ),
+            (MEMSET, &["bytes", "value", "memKind"], decode_memset),
+            (SYNC, &["syncType", "eventId"], decode_sync),
+        ];
+        let mut scans = Vec::new();
+        for (table, extra, decode) in tables {
+            if !self.schema.has_column(table, "start") || !self.schema.has_column(table, "streamId")
+            {
+                continue;
             }
-            None => ("0", String::new()),
-        };
-        format!(
-            "SELECT a.start, a.\"end\", a.globalTid, {}, {}, {}, {ops} FROM {table} a {join} \
-             ORDER BY a.start, a.\"end\" > a.start, a.\"end\" DESC",
-            c("correlationId"),
-            c("nameId"),
-            c("returnValue"),
-        )
+            let mut columns = vec![
+                "start".to_owned(),
+                "\"end\"".to_owned(),
+                self.schema.column_or_null(table, "deviceId"),
+                self.pid_column(table),
+                self.schema.column_or_null(table, "contextId"),
+                "streamId".to_owned(),
+                self.schema.column_or_null(table, "correlationId"),
+                self.schema.column_or_null(table, "greenContextId"),
+                self.schema.column_or_null(table, "graphNodeId"),
+            ];
+            columns.extend(extra.iter().map(|c| self.schema.column_or_null(table, c)));
+            // Launched work: the pre-scan reads (pid, correlationId) to count it.
+            let launched =
+                GPU_OP_TABLES.contains(&table) && self.schema.has_column(table, "correlationId");
+            let prescan = if launched {
+                format!(", {}, correlationId", self.pid_column(table))
+            } else {
+                String::new()
+            };
+            scans.push(TableScan {
+                table: table.to_owned(),
+                columns: columns.join(", "),
+                filter: String::new(),
+                decode,
+                key,
+                prescan,
+            });
+        }
+        scans
     }
 
     /// SQL for the pid of a GPU activity row: from globalPid, or, in trimmed
@@ -258,42 +262,36 @@ impl Report {
                 .map_or("NULL".to_owned(), |p| p.to_string())
         }
     }
-
-    /// A temp table `(pid, corr, n)`: how many GPU operations each launch has.
-    /// Built once, in SQLite's temp store, so memory stays flat.
-    fn launch_counts(&self) -> rusqlite::Result<Option<&'static str>> {
-        let parts: Vec<String> = GPU_OP_TABLES
-            .iter()
-            .filter(|t| self.schema.has_column(t, "correlationId"))
-            .map(|t| {
-                format!(
-                    "SELECT {} AS pid, correlationId AS corr FROM {t}",
-                    self.pid_column(t)
-                )
-            })
-            .collect();
-        if parts.is_empty() {
-            return Ok(None);
-        }
-        self.conn.execute_batch(&format!(
-            "DROP TABLE IF EXISTS temp.launch_ops;
-             CREATE TEMP TABLE launch_ops AS
-               SELECT pid, corr, COUNT(*) AS n FROM ({}) WHERE pid IS NOT NULL AND corr IS NOT NULL GROUP BY pid, corr;
-             CREATE INDEX temp.launch_ops_key ON launch_ops(pid, corr);",
-            parts.join(" UNION ALL ")
-        ))?;
-        Ok(Some("temp.launch_ops"))
-    }
 }
 
-fn next_event<'r>(
-    report: &'r Report,
-    rows: &mut Rows<'_>,
-    decode: Decode,
-) -> rusqlite::Result<Option<CudaEvent<'r>>> {
-    match rows.next()? {
-        Some(row) => decode(report, row).map(Some),
-        None => Ok(None),
+/// How many GPU operations each launch (pid, correlationId) has. One bit per
+/// correlation id for "at least one", and a map for the few with several
+/// (CUDA graphs): far smaller than the operations themselves.
+#[derive(Default)]
+struct LaunchCounts {
+    /// By (pid, correlationId / 64): bit `correlationId % 64`.
+    seen: FxHashMap<(u32, i64), u64>,
+    /// Launches with more than one operation.
+    several: FxHashMap<(u32, i64), u32>,
+}
+
+impl LaunchCounts {
+    fn add(&mut self, pid: u32, corr: i64) {
+        let bit = 1u64 << corr.rem_euclid(64);
+        let word = self.seen.entry((pid, corr.div_euclid(64))).or_default();
+        if *word & bit == 0 {
+            *word |= bit;
+        } else {
+            *self.several.entry((pid, corr)).or_insert(1) += 1;
+        }
+    }
+
+    fn get(&self, pid: u32, corr: i64) -> u32 {
+        let bit = 1u64 << corr.rem_euclid(64);
+        match self.seen.get(&(pid, corr.div_euclid(64))) {
+            Some(word) if word & bit != 0 => self.several.get(&(pid, corr)).copied().unwrap_or(1),
+            _ => 0,
+        }
     }
 }
 
@@ -308,7 +306,10 @@ fn decode_api<'r>(report: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>
         correlation_id: r.get(3)?,
         name: report.string(name_id),
         return_value: r.get(5)?,
-        gpu_ops: r.get::<_, Option<i64>>(6)?.unwrap_or(0) as u32,
+        // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with its
+        // correlationId, to carry its stack: the call itself owns the launch.
+        repeats_a_call: matches!(r.get::<_, Option<i64>>(6)?, Some(67 | 68)),
+        gpu_ops: 0,
     }))
 }
 

@@ -9,6 +9,7 @@ mod export;
 pub mod ids;
 mod meta;
 pub mod nvtx;
+mod scan;
 mod schema;
 mod strings;
 

@@ -3,6 +3,7 @@
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
+use super::scan::{order_key, OrderKey, TableScan};
 use super::Report;
 
 pub const TABLE: &str = "NVTX_EVENTS";
@@ -76,52 +77,64 @@ impl TextRef<'_> {
     }
 }
 
+/// Marks are zero-length; ranges still open sort as the longest.
+fn key(event: &NvtxEvent) -> OrderKey {
+    match (event.kind, event.end) {
+        (NvtxKind::Mark, _) => order_key(event.start, event.start),
+        (_, Some(end)) => order_key(event.start, end),
+        (_, None) => order_key(event.start, i64::MAX),
+    }
+}
+
 impl Report {
     /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
     pub fn for_each_nvtx_event<E>(
         &self,
-        mut f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
+        f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<rusqlite::Error>,
     {
         let s = &self.schema;
-        if !s.has_column(TABLE, "eventType") || !s.has_column(TABLE, "globalTid") {
+        if !s.has_column(TABLE, "eventType")
+            || !s.has_column(TABLE, "globalTid")
+            || !s.has_column(TABLE, "start")
+        {
             return Ok(());
         }
         let c = |col| s.column_or_null(TABLE, col);
+        let columns = [
+            "eventType",
+            "start",
+            "end",
+            "globalTid",
+            "endGlobalTid",
+            "domainId",
+            "text",
+            "textId",
+            "category",
+            "color",
+            "uint64Value",
+            "int64Value",
+            "doubleValue",
+            "uint32Value",
+            "int32Value",
+            "floatValue",
+            "jsonText",
+        ];
         let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
-        let sql = format!(
-            "SELECT eventType, start, \"end\", globalTid, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, \
-             CASE WHEN eventType IN ({MARK}, {NVTXT_MARK}) THEN start \
-                  ELSE COALESCE(\"end\", 9223372036854775807) END AS effective_end \
-             FROM {TABLE} WHERE eventType IN ({}) {}",
-            c("endGlobalTid"),
-            c("domainId"),
-            c("text"),
-            c("textId"),
-            c("category"),
-            c("color"),
-            c("uint64Value"),
-            c("int64Value"),
-            c("doubleValue"),
-            c("uint32Value"),
-            c("int32Value"),
-            c("floatValue"),
-            c("jsonText"),
-            types.join(", "),
-            // Marks are zero-length; ranges still open sort as the longest.
-            "ORDER BY start, effective_end > start, effective_end DESC",
-        );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            f(self.decode_nvtx(row)?)?;
-        }
-        Ok(())
+        let scan = TableScan {
+            table: TABLE.to_owned(),
+            columns: columns.map(c).join(", "),
+            filter: format!("eventType IN ({})", types.join(", ")),
+            decode: |report, row| report.decode_nvtx(row),
+            key,
+            prescan: String::new(),
+        };
+        self.merge_in_time_order(vec![scan], &mut |_, _| Ok(()), f)
     }
 
-    fn decode_nvtx(&self, r: &Row) -> rusqlite::Result<NvtxEvent<'_>> {
+    fn decode_nvtx(&self, r: &Row<'_>) -> rusqlite::Result<NvtxEvent<'_>> {
         let kind = match r.get::<_, i64>(0)? {
             MARK | NVTXT_MARK => NvtxKind::Mark,
             PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,

@@ -1,0 +1,208 @@
+//! Reading event tables in time order without asking SQLite to sort them.
+//!
+//! nsys writes an event table in time order, or as a few runs in time order
+//! (one per process, say). One pre-scan of `start` finds those runs; each run
+//! is then read by rowid in batches and the runs are merged on a heap. Memory
+//! holds one batch per run in progress, and no sort spills to disk. A table
+//! with very many runs is first copied, sorted, into SQLite's temporary store.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rusqlite::Row;
+
+use super::Report;
+
+/// The order events are written in: by start; at equal starts zero-length first,
+/// then the longer (outer) before the shorter (inner).
+pub type OrderKey = (i64, bool, Reverse<i64>);
+
+pub fn order_key(start: i64, end: i64) -> OrderKey {
+    (start, end > start, Reverse(end))
+}
+
+/// Rows decoded per query of a run.
+const BATCH: usize = 4096;
+/// More runs than this and the table is sorted by SQLite instead.
+const MAX_RUNS: usize = 4096;
+
+/// How to read one table.
+pub struct TableScan<'r, T> {
+    pub table: String,
+    /// The SELECT list `decode` reads, by position.
+    pub columns: String,
+    /// Extra condition on rows (`eventType IN (...)`), or empty.
+    pub filter: String,
+    pub decode: fn(&'r Report, &Row) -> rusqlite::Result<T>,
+    pub key: fn(&T) -> OrderKey,
+    /// Columns the pre-scan reads besides `rowid, start` (`", a, b"`), or empty.
+    pub prescan: String,
+}
+
+/// Rows `from..=to` by rowid, in which `start` never decreases.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    from: i64,
+    to: i64,
+    first_start: i64,
+}
+
+impl Report {
+    /// Finds the sorted runs of a table, calling `visit` with each row of
+    /// `SELECT rowid, start <prescan>`: one pass serves other counts too.
+    fn runs<T>(
+        &self,
+        scan: &TableScan<'_, T>,
+        visit: &mut dyn FnMut(&Row) -> rusqlite::Result<()>,
+    ) -> rusqlite::Result<Vec<Run>> {
+        let sql = format!(
+            "SELECT rowid, start{} FROM {} {} ORDER BY rowid",
+            scan.prescan,
+            scan.table,
+            where_clause(&scan.filter)
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut runs: Vec<Run> = Vec::new();
+        let mut previous = i64::MIN;
+        while let Some(row) = rows.next()? {
+            let (rowid, start): (i64, i64) = (row.get(0)?, row.get(1)?);
+            match runs.last_mut() {
+                Some(run) if start >= previous => run.to = rowid,
+                _ => runs.push(Run {
+                    from: rowid,
+                    to: rowid,
+                    first_start: start,
+                }),
+            }
+            previous = start;
+            visit(row)?;
+        }
+        Ok(runs)
+    }
+
+    /// Calls `f` with every row of `scans`, decoded, in [`OrderKey`] order.
+    /// First each table is pre-scanned in the order given, and `visit` sees
+    /// each row of its pre-scan (with the index of its scan).
+    pub(crate) fn merge_in_time_order<'r, T, E: From<rusqlite::Error>>(
+        &'r self,
+        mut scans: Vec<TableScan<'r, T>>,
+        visit: &mut dyn FnMut(usize, &Row) -> rusqlite::Result<()>,
+        mut f: impl FnMut(T) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut runs: Vec<(usize, Run)> = Vec::new();
+        for (i, scan) in scans.iter_mut().enumerate() {
+            let mut found = self.runs(scan, &mut |row| visit(i, row))?;
+            if found.len() > MAX_RUNS {
+                scan.table = self.sorted_copy(&scan.table, &scan.filter, i)?;
+                scan.filter.clear();
+                scan.prescan.clear();
+                found = self.runs(scan, &mut |_| Ok(()))?;
+            }
+            runs.extend(found.into_iter().map(|run| (i, run)));
+        }
+        // Runs open when the merge reaches their first start.
+        runs.sort_by_key(|(_, run)| Reverse(run.first_start));
+        let mut sources: Vec<Source<T>> = Vec::new();
+        let mut heads: BinaryHeap<Reverse<(OrderKey, usize)>> = BinaryHeap::new();
+        loop {
+            while let Some(&(table, run)) = runs.last() {
+                let due = heads
+                    .peek()
+                    .is_none_or(|Reverse((key, _))| run.first_start <= key.0);
+                if !due {
+                    break;
+                }
+                runs.pop();
+                let mut source = Source {
+                    table,
+                    next: run.from,
+                    to: run.to,
+                    rows: VecDeque::new(),
+                };
+                source.refill(self, &scans[table])?;
+                if let Some((key, _)) = source.rows.front() {
+                    heads.push(Reverse((*key, sources.len())));
+                }
+                sources.push(source);
+            }
+            let Some(Reverse((_, i))) = heads.pop() else {
+                return Ok(());
+            };
+            let source = &mut sources[i];
+            let (_, event) = source.rows.pop_front().expect("a head has a row");
+            if source.rows.is_empty() {
+                source.refill(self, &scans[source.table])?;
+            }
+            match source.rows.front() {
+                Some((key, _)) => heads.push(Reverse((*key, i))),
+                // Done: let its batch buffer go.
+                None => source.rows = VecDeque::new(),
+            }
+            f(event)?;
+        }
+    }
+
+    /// Copies `table`'s rows, sorted by start, into a temporary table.
+    fn sorted_copy(&self, table: &str, filter: &str, n: usize) -> rusqlite::Result<String> {
+        let copy = format!("temp.sorted_{n}");
+        let where_ = where_clause(filter);
+        self.conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS {copy}; CREATE TABLE {copy} AS SELECT * FROM {table} {where_} ORDER BY start;"
+        ))?;
+        Ok(copy)
+    }
+}
+
+fn where_clause(filter: &str) -> String {
+    if filter.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {filter}")
+    }
+}
+
+/// A run being read: the rows of its current batch, in order.
+struct Source<T> {
+    table: usize,
+    next: i64,
+    to: i64,
+    rows: VecDeque<(OrderKey, T)>,
+}
+
+impl<T> Source<T> {
+    /// Reads the next batch. A batch ends between two starts, so rows that
+    /// share a start are sorted together.
+    fn refill<'r>(&mut self, report: &'r Report, scan: &TableScan<'r, T>) -> rusqlite::Result<()> {
+        if self.next > self.to {
+            return Ok(());
+        }
+        let filter = if scan.filter.is_empty() {
+            String::new()
+        } else {
+            format!("AND {}", scan.filter)
+        };
+        let sql = format!(
+            "SELECT {}, rowid, start FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
+            scan.columns, scan.table
+        );
+        let mut stmt = report.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query([self.next, self.to])?;
+        let rowid_at = rows.as_ref().expect("a statement").column_count() - 2;
+        let mut last_start = None;
+        self.next = self.to + 1;
+        while let Some(row) = rows.next()? {
+            let rowid: i64 = row.get(rowid_at)?;
+            let start: i64 = row.get(rowid_at + 1)?;
+            if self.rows.len() >= BATCH && last_start != Some(start) {
+                self.next = rowid;
+                break;
+            }
+            last_start = Some(start);
+            let event = (scan.decode)(report, row)?;
+            self.rows.push_back(((scan.key)(&event), event));
+        }
+        self.rows.make_contiguous().sort_by_key(|(key, _)| *key);
+        Ok(())
+    }
+}
