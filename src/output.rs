@@ -8,7 +8,6 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 
 use flate2::write::GzEncoder;
-use flate2::Compression;
 
 use crate::error::{Error, Result};
 
@@ -73,10 +72,7 @@ impl GzipThread {
         let (chunks, incoming) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
         let (recycle, spare) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 1);
         let compressor = thread::spawn(move || -> io::Result<()> {
-            let mut gz = GzEncoder::new(
-                BufWriter::with_capacity(CHUNK, file),
-                Compression::default(),
-            );
+            let mut gz = GzEncoder::new(BufWriter::with_capacity(CHUNK, file), crate::GZIP_LEVEL);
             for mut chunk in incoming {
                 gz.write_all(&chunk)?;
                 chunk.clear();

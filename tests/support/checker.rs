@@ -109,6 +109,15 @@ pub fn check_file(path: &std::path::Path) -> Checked {
 }
 
 pub fn check(bytes: &[u8]) -> Checked {
+    check_with(bytes, true)
+}
+
+/// [`check`] without keeping names and args: for traces of millions of events.
+pub fn check_lean(bytes: &[u8]) -> Checked {
+    check_with(bytes, false)
+}
+
+fn check_with(bytes: &[u8], details: bool) -> Checked {
     let raw = decompress(bytes);
     let trace = match Trace::decode(raw.as_slice()) {
         Ok(t) => t,
@@ -344,6 +353,11 @@ pub fn check(bytes: &[u8]) -> Checked {
                 }
                 let track = e.track_uuid.unwrap_or(0);
                 used_tracks.push((order, track));
+                let (name, args) = if details {
+                    (name, args)
+                } else {
+                    (String::new(), BTreeMap::new())
+                };
                 events.push(Event {
                     ts,
                     order,

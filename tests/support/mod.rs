@@ -1,2 +1,3 @@
 pub mod checker;
+pub mod source;
 pub mod synth;

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Benchmarks nsys2perfetto side by side with the fastest peer and with the floor.
+#
+#   scripts/bench.sh            # writes target/bench/results.md
+#   RUNS=5 SCALES="50 500" scripts/bench.sh
+#
+# Inputs: ../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite scaled by
+# examples/scale_report.rs (every event table repeated, shifted in time and
+# correlation id). Tools, each run RUNS times, wall time and peak RSS from GNU time:
+#   nsys2perfetto   convert, gzipped output
+#   nsys-chrome     nCompass's Rust converter, from the PyPI wheel ncompass==0.1.15
+#   floor read      examples/read_floor.rs: a plain scan of the tables and columns we read
+#   floor gzip      examples/gzip_floor.rs: our compressor on our raw (--no-gzip) trace
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-5}
+SCALES=${SCALES:-"50 500"}
+WORK=${WORK:-target/bench}
+SOURCE=${SOURCE:-../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite}
+mkdir -p "$WORK"
+
+if [ ! -f "$SOURCE" ]; then
+  echo "bench: $SOURCE not found (it comes with ../shared)" >&2
+  exit 1
+fi
+if ! /usr/bin/time -f %e true >/dev/null 2>&1; then
+  apt-get install -y -qq time >/dev/null
+fi
+
+cargo build --release --quiet --bin nsys2perfetto --example scale_report --example read_floor --example gzip_floor
+OURS=target/release/nsys2perfetto
+
+# The peer: the binary inside the ncompass wheel (no need for its Python deps).
+PEER="$WORK/ncompass/ncompass/bin/nsys-chrome"
+if [ ! -x "$PEER" ]; then
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$WORK/wheel" ncompass==0.1.15
+  python3 -m zipfile -e "$WORK"/wheel/ncompass-0.1.15-*.whl "$WORK/ncompass"
+  chmod +x "$PEER"
+fi
+
+# measure NAME CMD...: runs CMD $RUNS times, appends "name wall_s rss_kb" lines.
+measure() {
+  local name=$1
+  shift
+  for _ in $(seq "$RUNS"); do
+    /usr/bin/time -f "$name %e %M" -a -o "$WORK/times.txt" "$@" >/dev/null 2>&1
+  done
+}
+
+: >"$WORK/times.txt"
+: >"$WORK/sizes.txt"
+for scale in $SCALES; do
+  input="$WORK/h100_x$scale.sqlite"
+  if [ ! -f "$input" ]; then
+    target/release/examples/scale_report "$SOURCE" "$input" "$scale" 2>/dev/null
+  fi
+  events=$(python3 - "$input" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?immutable=1", uri=True)
+tables = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+          "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"]
+present = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+print(sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables if t in present))
+PY
+)
+  echo "x$scale input $(stat -c %s "$input") $events" >>"$WORK/sizes.txt"
+
+  measure "x$scale nsys2perfetto" "$OURS" convert "$input" -o "$WORK/out_x$scale.perfetto-trace" -q
+  measure "x$scale nsys-chrome" "$PEER" "$input" -o "$WORK/out_x$scale.json.gz"
+  measure "x$scale floor-read" target/release/examples/read_floor "$input"
+  "$OURS" convert "$input" -o "$WORK/out_x$scale.pb" --no-gzip -q
+  measure "x$scale floor-gzip" target/release/examples/gzip_floor "$WORK/out_x$scale.pb"
+  echo "x$scale nsys2perfetto $(stat -c %s "$WORK/out_x$scale.perfetto-trace")" >>"$WORK/sizes.txt"
+  echo "x$scale nsys-chrome $(stat -c %s "$WORK/out_x$scale.json.gz")" >>"$WORK/sizes.txt"
+  echo "x$scale raw $(stat -c %s "$WORK/out_x$scale.pb")" >>"$WORK/sizes.txt"
+  rm -f "$WORK/out_x$scale.pb" "$WORK/out_x$scale.json.gz"
+done
+
+python3 scripts/bench_table.py "$WORK/times.txt" "$WORK/sizes.txt" | tee "$WORK/results.md"
+
+# Fidelity on the largest input: the same checks as the fixtures.
+largest=$(echo $SCALES | tr ' ' '\n' | sort -n | tail -1)
+NSYS2PERFETTO_SCALED="$WORK/h100_x$largest.sqlite" cargo test --release --quiet --test scale -- --ignored --nocapture 2>&1 |
+  grep -E "slices, .* flows checked|test result" | tee -a "$WORK/results.md"

@@ -1,0 +1,132 @@
+//! Expected numbers, computed with SQL over a source export, independently of
+//! the converter's own reading.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+/// The categories of CUDA slices and the tables they come from.
+pub const CUDA_TABLES: [(&str, &str); 5] = [
+    ("cuda_api", "CUPTI_ACTIVITY_KIND_RUNTIME"),
+    ("cuda_kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),
+    ("cuda_memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+    ("cuda_memset", "CUPTI_ACTIVITY_KIND_MEMSET"),
+    ("cuda_sync", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+];
+
+pub fn open(path: &Path) -> Connection {
+    let uri = format!("file:{}?immutable=1", path.display());
+    Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .unwrap()
+}
+
+pub fn has_table(db: &Connection, table: &str) -> bool {
+    db.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap()
+        > 0
+}
+
+pub fn has_column(db: &Connection, table: &str, column: &str) -> bool {
+    db.query_row(
+        "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+        [table, column],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap()
+        > 0
+}
+
+/// (count, sum of start, sum of end - start) over rows that start at or after 0.
+pub fn source_totals(db: &Connection, table: &str) -> (u64, u128, u128) {
+    if !has_table(db, table) {
+        return (0, 0, 0);
+    }
+    let sql = format!(
+        "SELECT COUNT(*), COALESCE(SUM(start), 0), COALESCE(SUM(MAX(\"end\" - start, 0)), 0) FROM {table} WHERE start >= 0"
+    );
+    totals(db, &sql)
+}
+
+/// Runs a query of (count, sum of ts, sum of dur).
+fn totals(db: &Connection, sql: &str) -> (u64, u128, u128) {
+    db.query_row(sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)? as u64,
+            r.get::<_, i64>(1)? as u128,
+            r.get::<_, i64>(2)? as u128,
+        ))
+    })
+    .unwrap()
+}
+
+/// NVTX: ranges and marks; marks last 0, open ranges last until the trace ends.
+pub fn nvtx_totals(db: &Connection, trace_end: u64) -> (u64, u128, u128) {
+    if !has_table(db, "NVTX_EVENTS") {
+        return (0, 0, 0);
+    }
+    let sql = format!(
+        "SELECT COUNT(*), COALESCE(SUM(start), 0),
+                COALESCE(SUM(CASE WHEN eventType IN (34, 65) THEN 0
+                                  WHEN \"end\" IS NULL THEN {trace_end} - start
+                                  ELSE \"end\" - start END), 0)
+         FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60, 65, 70, 71) AND start >= 0"
+    );
+    totals(db, &sql)
+}
+
+/// GPU operations whose launching call, same pid and correlationId, is in the report.
+pub fn launched_ops(db: &Connection) -> u64 {
+    if !has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
+        return 0;
+    }
+    db.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS calls AS
+           SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr, MIN(start) AS start
+           FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= 0 GROUP BY 1, 2;
+         CREATE INDEX IF NOT EXISTS temp.calls_key ON calls(pid, corr);",
+    )
+    .unwrap();
+    let mut total = 0;
+    for table in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ] {
+        if !has_table(db, table) || !has_column(db, table, "correlationId") {
+            continue;
+        }
+        // Exports without globalPid: the single process with CUDA calls owns the work.
+        let pid = if has_column(db, table, "globalPid") {
+            "((o.globalPid >> 24) & 16777215)".to_owned()
+        } else {
+            let pids: Vec<i64> = db
+                .prepare(
+                    "SELECT DISTINCT (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+                )
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            if pids.len() != 1 {
+                continue;
+            }
+            pids[0].to_string()
+        };
+        let sql = format!(
+            "SELECT COUNT(*) FROM {table} o JOIN calls c ON c.pid = {pid} AND c.corr = o.correlationId
+             WHERE o.start >= 0 AND c.start <= o.start"
+        );
+        total += db.query_row(&sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64;
+    }
+    total
+}
