@@ -5,7 +5,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, Kernel, Memcpy, Memset, Sync};
-use crate::nsys::Report;
+use crate::nsys::{Report, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::flows::Launches;
@@ -27,19 +27,24 @@ pub fn write<W: Write>(
     summary: &mut Summary,
     rows: &mut Rows,
 ) -> Result<(), Failure> {
-    let gpu = GpuTracks::new(seq, report.meta(), &report.gpu_places()?);
     let mut mapper = Mapper {
         report,
         seq,
         summary,
-        gpu,
+        gpu: GpuTracks::default(),
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
         flow_ids: Vec::new(),
     };
-    report.for_each_cuda_event(|event| {
-        rows.tick();
-        mapper.event(event)
+    report.for_each_cuda_event(|item| match item {
+        Streamed::Prescanned(places) => {
+            mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
+            Ok(())
+        }
+        Streamed::Event(event) => {
+            rows.tick();
+            mapper.event(event)
+        }
     })?;
     mapper.summary.launches_unmatched += mapper.launches.unmatched();
     Ok(())

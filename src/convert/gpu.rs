@@ -9,6 +9,7 @@ use crate::perfetto::{SliceTrack, Stacking, TrackSpec};
 
 use super::threads::process_name;
 
+#[derive(Default)]
 pub struct GpuTracks {
     streams: FxHashMap<GpuPlace, SliceTrack>,
 }

@@ -3,13 +3,12 @@
 //! The tables are merged in time order (see `scan`), so a launch always comes
 //! before the work it launched.
 
-use std::cell::RefCell;
-
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, pid_sql, tid_of};
-use super::scan::{order_key, OrderKey, TableScan};
+use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::strings::StringTable;
 use super::Report;
 
 pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
@@ -115,7 +114,7 @@ impl CudaEvent<'_> {
     }
 }
 
-type Decode = for<'r> fn(&'r Report, &Row) -> rusqlite::Result<CudaEvent<'r>>;
+type Decode = for<'r> fn(&'r StringTable, &Row) -> rusqlite::Result<CudaEvent<'r>>;
 
 fn key(event: &CudaEvent) -> OrderKey {
     let (start, end) = event.span();
@@ -123,39 +122,28 @@ fn key(event: &CudaEvent) -> OrderKey {
 }
 
 impl Report {
-    /// Calls `f` with every CUDA event of the report, in time order.
+    /// Calls `f` first with every place that has GPU activity (sorted), then
+    /// with every CUDA event of the report, in time order.
     pub fn for_each_cuda_event<E>(
         &self,
-        mut f: impl FnMut(CudaEvent<'_>) -> Result<(), E>,
+        f: impl FnMut(Streamed<CudaEvent<'_>, Vec<GpuPlace>>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<rusqlite::Error>,
     {
-        // GPU operation tables come first: their pre-scan counts the work of
-        // each launch, so the counts are complete before any call is read.
+        // GPU activity tables come first: their pre-scan finds the places and
+        // counts the work of each launch, before any call is read.
         let mut scans = self.gpu_scans();
+        let gpu_tables = scans.len();
         scans.extend(self.api_scans());
-        let launches = RefCell::new(LaunchCounts::default());
-        let mut count = |_: usize, row: &Row| -> rusqlite::Result<()> {
-            // Only launched-work tables pre-scan (pid, correlationId).
-            if row.as_ref().column_count() == 4 {
-                if let (Some(pid), Some(corr)) =
-                    (row.get::<_, Option<i64>>(2)?, row.get::<_, Option<i64>>(3)?)
-                {
-                    launches.borrow_mut().add(pid as u32, corr);
-                }
-            }
-            Ok(())
-        };
-        self.merge_in_time_order(scans, &mut count, |mut event| {
-            if let CudaEvent::Api(call) = &mut event {
-                call.gpu_ops = match (call.correlation_id, call.repeats_a_call) {
-                    (Some(corr), false) => launches.borrow().get(call.pid, corr),
-                    _ => 0,
-                };
-            }
-            f(event)
-        })
+        self.stream(
+            scans,
+            GpuPrescan {
+                gpu_tables,
+                ..Default::default()
+            },
+            f,
+        )
     }
 
     fn api_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
@@ -232,14 +220,12 @@ impl Report {
                 self.schema.column_or_null(table, "graphNodeId"),
             ];
             columns.extend(extra.iter().map(|c| self.schema.column_or_null(table, c)));
-            // Launched work: the pre-scan reads (pid, correlationId) to count it.
-            let launched =
-                GPU_OP_TABLES.contains(&table) && self.schema.has_column(table, "correlationId");
-            let prescan = if launched {
-                format!(", {}, correlationId", self.pid_column(table))
-            } else {
-                String::new()
+            // The pre-scan reads where the work ran and, for launched work, its launch.
+            let launch = match GPU_OP_TABLES.contains(&table) {
+                true => self.schema.column_or_null(table, "correlationId"),
+                false => "NULL".to_owned(),
             };
+            let prescan = format!(", {}, {launch}", columns[2..6].join(", "));
             scans.push(TableScan {
                 table: table.to_owned(),
                 columns: columns.join(", "),
@@ -260,6 +246,51 @@ impl Report {
         } else {
             self.sole_cuda_pid
                 .map_or("NULL".to_owned(), |p| p.to_string())
+        }
+    }
+}
+
+/// What the pre-scan of the GPU tables learns: the places with activity, and
+/// how many GPU operations each launch (pid, correlationId) has.
+#[derive(Default)]
+struct GpuPrescan {
+    /// The first scans are of GPU tables; the rest are API calls.
+    gpu_tables: usize,
+    places: std::collections::BTreeSet<GpuPlace>,
+    launches: LaunchCounts,
+}
+
+impl Prescan<CudaEvent<'_>> for GpuPrescan {
+    type Summary = Vec<GpuPlace>;
+
+    /// GPU rows: rowid, start, device, pid, context, stream, correlationId.
+    fn row(&mut self, scan: usize, row: &Row) -> rusqlite::Result<()> {
+        if scan >= self.gpu_tables {
+            return Ok(());
+        }
+        let pid = row.get::<_, Option<i64>>(3)?.map(|p| p as u32);
+        self.places.insert(GpuPlace {
+            device: row.get::<_, Option<i64>>(2)?.unwrap_or(0),
+            pid,
+            context: row.get(4)?,
+            stream: row.get(5)?,
+        });
+        if let (Some(pid), Some(corr)) = (pid, row.get::<_, Option<i64>>(6)?) {
+            self.launches.add(pid, corr);
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self) -> Vec<GpuPlace> {
+        std::mem::take(&mut self.places).into_iter().collect()
+    }
+
+    fn complete(&self, event: &mut CudaEvent<'_>) {
+        if let CudaEvent::Api(call) = event {
+            call.gpu_ops = match (call.correlation_id, call.repeats_a_call) {
+                (Some(corr), false) => self.launches.get(call.pid, corr),
+                _ => 0,
+            };
         }
     }
 }
@@ -295,7 +326,7 @@ impl LaunchCounts {
     }
 }
 
-fn decode_api<'r>(report: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
+fn decode_api<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
     let gtid: i64 = r.get(2)?;
     let name_id: Option<i64> = r.get(4)?;
     Ok(CudaEvent::Api(ApiCall {
@@ -304,7 +335,7 @@ fn decode_api<'r>(report: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>
         pid: pid_of(gtid),
         tid: tid_of(gtid),
         correlation_id: r.get(3)?,
-        name: report.string(name_id),
+        name: name_id.and_then(|id| strings.get(id)).unwrap_or(""),
         return_value: r.get(5)?,
         // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with its
         // correlationId, to carry its stack: the call itself owns the launch.
@@ -332,13 +363,13 @@ fn decode_common(r: &Row) -> rusqlite::Result<GpuCommon> {
 /// Index of the first table-specific column.
 const EXTRA: usize = 9;
 
-fn decode_kernel<'r>(report: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
+fn decode_kernel<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
     let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
-    let short_name = report.string(g(0)?);
+    let short_name = g(0)?.and_then(|id| strings.get(id)).unwrap_or("");
     Ok(CudaEvent::Kernel(Kernel {
         common: decode_common(r)?,
         short_name,
-        demangled_name: g(1)?.and_then(|id| report.strings.get(id)),
+        demangled_name: g(1)?.and_then(|id| strings.get(id)),
         grid: [g(2)?, g(3)?, g(4)?],
         block: [g(5)?, g(6)?, g(7)?],
         registers_per_thread: g(8)?,
@@ -351,7 +382,7 @@ fn decode_kernel<'r>(report: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<
     }))
 }
 
-fn decode_memcpy<'r>(_: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
+fn decode_memcpy<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
     let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
     Ok(CudaEvent::Memcpy(Memcpy {
         common: decode_common(r)?,
@@ -362,7 +393,7 @@ fn decode_memcpy<'r>(_: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> 
     }))
 }
 
-fn decode_memset<'r>(_: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
+fn decode_memset<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
     let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
     Ok(CudaEvent::Memset(Memset {
         common: decode_common(r)?,
@@ -372,49 +403,11 @@ fn decode_memset<'r>(_: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> 
     }))
 }
 
-fn decode_sync<'r>(_: &'r Report, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
+fn decode_sync<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
     let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
     Ok(CudaEvent::Sync(Sync {
         common: decode_common(r)?,
         sync_type: g(0)?,
         event_id: g(1)?,
     }))
-}
-
-impl Report {
-    /// Every place (device, process, context, stream) that has GPU activity, sorted.
-    pub fn gpu_places(&self) -> rusqlite::Result<Vec<GpuPlace>> {
-        let parts: Vec<String> = GPU_OP_TABLES
-            .iter()
-            .chain([&SYNC])
-            .filter(|t| self.schema.has_column(t, "streamId"))
-            .map(|t| {
-                format!(
-                    "SELECT DISTINCT {} AS d, {} AS p, {} AS c, streamId AS s FROM {t}",
-                    self.schema.column_or_null(t, "deviceId"),
-                    self.pid_column(t),
-                    self.schema.column_or_null(t, "contextId"),
-                )
-            })
-            .collect();
-        if parts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let sql = format!(
-            "SELECT DISTINCT d, p, c, s FROM ({}) ORDER BY d, p, c, s",
-            parts.join(" UNION ALL ")
-        );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let places = stmt
-            .query_map([], |r| {
-                Ok(GpuPlace {
-                    device: r.get::<_, Option<i64>>(0)?.unwrap_or(0),
-                    pid: r.get::<_, Option<i64>>(1)?.map(|p| p as u32),
-                    context: r.get(2)?,
-                    stream: r.get(3)?,
-                })
-            })?
-            .collect();
-        places
-    }
 }

@@ -16,10 +16,11 @@ mod strings;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 pub use export::{export_to_sqlite, sniff, FileKind};
 pub use meta::Metadata;
+pub use scan::Streamed;
 pub use schema::Schema;
 pub use strings::StringTable;
 
@@ -27,6 +28,8 @@ use crate::error::{Error, Result};
 
 /// An open Nsight Systems SQLite export.
 pub struct Report {
+    /// The `file:` URI of the export, for the reader thread's own connection.
+    uri: String,
     conn: Connection,
     schema: Schema,
     strings: StringTable,
@@ -43,13 +46,8 @@ impl Report {
             path: path.to_owned(),
             source,
         };
-        let conn = Connection::open_with_flags(
-            sqlite_uri(path),
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_URI
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(damaged)?;
+        let uri = sqlite_uri(path);
+        let conn = scan::open_read_only(&uri).map_err(damaged)?;
         let schema = match Schema::probe(&conn) {
             Ok(schema) => schema,
             Err(e) if is_not_a_database(&e) => {
@@ -67,6 +65,7 @@ impl Report {
         let strings = StringTable::load(&conn).map_err(damaged)?;
         let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
         let mut report = Report {
+            uri,
             conn,
             schema,
             strings,

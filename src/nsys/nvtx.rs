@@ -3,7 +3,8 @@
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, OrderKey, TableScan};
+use super::scan::{order_key, NoPrescan, OrderKey, Streamed, TableScan};
+use super::strings::StringTable;
 use super::Report;
 
 pub const TABLE: &str = "NVTX_EVENTS";
@@ -90,7 +91,7 @@ impl Report {
     /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
     pub fn for_each_nvtx_event<E>(
         &self,
-        f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
+        mut f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<rusqlite::Error>,
@@ -127,59 +128,62 @@ impl Report {
             table: TABLE.to_owned(),
             columns: columns.map(c).join(", "),
             filter: format!("eventType IN ({})", types.join(", ")),
-            decode: |report, row| report.decode_nvtx(row),
+            decode,
             key,
             prescan: String::new(),
         };
-        self.merge_in_time_order(vec![scan], &mut |_, _| Ok(()), f)
-    }
-
-    fn decode_nvtx(&self, r: &Row<'_>) -> rusqlite::Result<NvtxEvent<'_>> {
-        let kind = match r.get::<_, i64>(0)? {
-            MARK | NVTXT_MARK => NvtxKind::Mark,
-            PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
-            _ => NvtxKind::StartEnd,
-        };
-        let gtid: i64 = r.get(3)?;
-        let end_gtid: Option<i64> = r.get(4)?;
-        let i = |n: usize| r.get::<_, Option<i64>>(n);
-        let f = |n: usize| r.get::<_, Option<f64>>(n);
-        let payload = if let Some(v) = i(10)? {
-            Some(Payload::Uint(v as u64))
-        } else if let Some(v) = i(11)? {
-            Some(Payload::Int(v))
-        } else if let Some(v) = f(12)? {
-            Some(Payload::Double(v))
-        } else if let Some(v) = i(13)? {
-            Some(Payload::Uint(v as u32 as u64))
-        } else if let Some(v) = i(14)? {
-            Some(Payload::Int(v as i32 as i64))
-        } else {
-            f(15)?.map(Payload::Double)
-        };
-        let text = match r.get::<_, Option<String>>(6)? {
-            Some(t) => Some(TextRef::Inline(t)),
-            None => i(7)?
-                .and_then(|id| self.strings.get(id))
-                .map(TextRef::Registered),
-        };
-        Ok(NvtxEvent {
-            kind,
-            start: r.get(1)?,
-            end: if kind == NvtxKind::Mark {
-                None
-            } else {
-                r.get(2)?
-            },
-            pid: pid_of(gtid),
-            tid: tid_of(gtid),
-            end_tid: end_gtid.map(tid_of),
-            domain: i(5)?.unwrap_or(0),
-            text,
-            category: i(8)?,
-            color: i(9)?.map(|c| c as u32),
-            payload,
-            json: r.get(16)?,
+        self.stream(vec![scan], NoPrescan, |item| match item {
+            Streamed::Prescanned(()) => Ok(()),
+            Streamed::Event(event) => f(event),
         })
     }
+}
+
+fn decode<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<NvtxEvent<'r>> {
+    let kind = match r.get::<_, i64>(0)? {
+        MARK | NVTXT_MARK => NvtxKind::Mark,
+        PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
+        _ => NvtxKind::StartEnd,
+    };
+    let gtid: i64 = r.get(3)?;
+    let end_gtid: Option<i64> = r.get(4)?;
+    let i = |n: usize| r.get::<_, Option<i64>>(n);
+    let f = |n: usize| r.get::<_, Option<f64>>(n);
+    let payload = if let Some(v) = i(10)? {
+        Some(Payload::Uint(v as u64))
+    } else if let Some(v) = i(11)? {
+        Some(Payload::Int(v))
+    } else if let Some(v) = f(12)? {
+        Some(Payload::Double(v))
+    } else if let Some(v) = i(13)? {
+        Some(Payload::Uint(v as u32 as u64))
+    } else if let Some(v) = i(14)? {
+        Some(Payload::Int(v as i32 as i64))
+    } else {
+        f(15)?.map(Payload::Double)
+    };
+    let text = match r.get::<_, Option<String>>(6)? {
+        Some(t) => Some(TextRef::Inline(t)),
+        None => i(7)?
+            .and_then(|id| strings.get(id))
+            .map(TextRef::Registered),
+    };
+    Ok(NvtxEvent {
+        kind,
+        start: r.get(1)?,
+        end: if kind == NvtxKind::Mark {
+            None
+        } else {
+            r.get(2)?
+        },
+        pid: pid_of(gtid),
+        tid: tid_of(gtid),
+        end_tid: end_gtid.map(tid_of),
+        domain: i(5)?.unwrap_or(0),
+        text,
+        category: i(8)?,
+        color: i(9)?.map(|c| c as u32),
+        payload,
+        json: r.get(16)?,
+    })
 }

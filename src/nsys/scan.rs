@@ -5,12 +5,18 @@
 //! is then read by rowid in batches and the runs are merged on a heap. Memory
 //! holds one batch per run in progress, and no sort spills to disk. A table
 //! with very many runs is first copied, sorted, into SQLite's temporary store.
+//!
+//! All this runs on a thread of its own, with a connection of its own, so
+//! SQLite's work overlaps with the conversion's.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use rusqlite::Row;
+use std::sync::mpsc;
 
+use rusqlite::{Connection, Row};
+
+use super::strings::StringTable;
 use super::Report;
 
 /// The order events are written in: by start; at equal starts zero-length first,
@@ -33,7 +39,7 @@ pub struct TableScan<'r, T> {
     pub columns: String,
     /// Extra condition on rows (`eventType IN (...)`), or empty.
     pub filter: String,
-    pub decode: fn(&'r Report, &Row) -> rusqlite::Result<T>,
+    pub decode: fn(&'r StringTable, &Row) -> rusqlite::Result<T>,
     pub key: fn(&T) -> OrderKey,
     /// Columns the pre-scan reads besides `rowid, start` (`", a, b"`), or empty.
     pub prescan: String,
@@ -47,7 +53,13 @@ struct Run {
     first_start: i64,
 }
 
-impl Report {
+/// A connection of its own, and the strings rows refer to.
+pub(crate) struct Reader<'r> {
+    conn: Connection,
+    strings: &'r StringTable,
+}
+
+impl<'r> Reader<'r> {
     /// Finds the sorted runs of a table, calling `visit` with each row of
     /// `SELECT rowid, start <prescan>`: one pass serves other counts too.
     fn runs<T>(
@@ -83,11 +95,13 @@ impl Report {
 
     /// Calls `f` with every row of `scans`, decoded, in [`OrderKey`] order.
     /// First each table is pre-scanned in the order given, and `visit` sees
-    /// each row of its pre-scan (with the index of its scan).
-    pub(crate) fn merge_in_time_order<'r, T, E: From<rusqlite::Error>>(
-        &'r self,
+    /// each row of its pre-scan (with the index of its scan); then `prescanned`
+    /// is called, then `f` with each row.
+    pub(crate) fn merge_in_time_order<T, E: From<rusqlite::Error>>(
+        &self,
         mut scans: Vec<TableScan<'r, T>>,
         visit: &mut dyn FnMut(usize, &Row) -> rusqlite::Result<()>,
+        prescanned: impl FnOnce() -> Result<(), E>,
         mut f: impl FnMut(T) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut runs: Vec<(usize, Run)> = Vec::new();
@@ -101,6 +115,7 @@ impl Report {
             }
             runs.extend(found.into_iter().map(|run| (i, run)));
         }
+        prescanned()?;
         // Runs open when the merge reaches their first start.
         runs.sort_by_key(|(_, run)| Reverse(run.first_start));
         let mut sources: Vec<Source<T>> = Vec::new();
@@ -120,7 +135,7 @@ impl Report {
                     to: run.to,
                     rows: VecDeque::new(),
                 };
-                source.refill(self, &scans[table])?;
+                source.refill(&self.conn, self.strings, &scans[table])?;
                 if let Some((key, _)) = source.rows.front() {
                     heads.push(Reverse((*key, sources.len())));
                 }
@@ -132,7 +147,7 @@ impl Report {
             let source = &mut sources[i];
             let (_, event) = source.rows.pop_front().expect("a head has a row");
             if source.rows.is_empty() {
-                source.refill(self, &scans[source.table])?;
+                source.refill(&self.conn, self.strings, &scans[source.table])?;
             }
             match source.rows.front() {
                 Some((key, _)) => heads.push(Reverse((*key, i))),
@@ -173,7 +188,12 @@ struct Source<T> {
 impl<T> Source<T> {
     /// Reads the next batch. A batch ends between two starts, so rows that
     /// share a start are sorted together.
-    fn refill<'r>(&mut self, report: &'r Report, scan: &TableScan<'r, T>) -> rusqlite::Result<()> {
+    fn refill<'r>(
+        &mut self,
+        conn: &Connection,
+        strings: &'r StringTable,
+        scan: &TableScan<'r, T>,
+    ) -> rusqlite::Result<()> {
         if self.next > self.to {
             return Ok(());
         }
@@ -186,7 +206,7 @@ impl<T> Source<T> {
             "SELECT {}, rowid, start FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
             scan.columns, scan.table
         );
-        let mut stmt = report.conn.prepare_cached(&sql)?;
+        let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query([self.next, self.to])?;
         let rowid_at = rows.as_ref().expect("a statement").column_count() - 2;
         let mut last_start = None;
@@ -199,10 +219,151 @@ impl<T> Source<T> {
                 break;
             }
             last_start = Some(start);
-            let event = (scan.decode)(report, row)?;
+            let event = (scan.decode)(strings, row)?;
             self.rows.push_back(((scan.key)(&event), event));
         }
         self.rows.make_contiguous().sort_by_key(|(key, _)| *key);
         Ok(())
     }
+}
+
+/// What a stream's reader does besides decoding: it sees each pre-scan row,
+/// then may complete each event before sending it (with what it saw).
+pub(crate) trait Prescan<T>: Send {
+    /// What the pre-scan learnt, for the converting thread before any event.
+    type Summary: Send;
+    fn row(&mut self, scan: usize, row: &Row) -> rusqlite::Result<()>;
+    fn summary(&mut self) -> Self::Summary;
+    fn complete(&self, event: &mut T);
+}
+
+/// What a stream delivers: first the pre-scan's summary, then every event.
+pub enum Streamed<T, S> {
+    Prescanned(S),
+    Event(T),
+}
+
+enum Message<T, S> {
+    Prescanned(S),
+    Events(Vec<T>),
+}
+
+/// No pre-scan work.
+pub(crate) struct NoPrescan;
+
+impl<T> Prescan<T> for NoPrescan {
+    type Summary = ();
+
+    fn row(&mut self, _: usize, _: &Row) -> rusqlite::Result<()> {
+        Ok(())
+    }
+
+    fn summary(&mut self) {}
+
+    fn complete(&self, _: &mut T) {}
+}
+
+/// Events sent to the converting thread at a time.
+const SEND: usize = 1024;
+
+/// Why the reader stopped early.
+enum Stop {
+    Read(rusqlite::Error),
+    /// The receiving side is gone (it failed, and says why itself).
+    Receiver,
+}
+
+impl From<rusqlite::Error> for Stop {
+    fn from(e: rusqlite::Error) -> Self {
+        Stop::Read(e)
+    }
+}
+
+impl Report {
+    /// Reads `scans` in time order on a reader thread and calls `f` here with
+    /// each event.
+    pub(crate) fn stream<'r, T, P, E>(
+        &'r self,
+        scans: Vec<TableScan<'r, T>>,
+        prescan: P,
+        mut f: impl FnMut(Streamed<T, P::Summary>) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        T: Send,
+        P: Prescan<T>,
+        E: From<rusqlite::Error>,
+    {
+        let strings = &self.strings;
+        let uri = &self.uri;
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::sync_channel::<Message<T, P::Summary>>(8);
+            let reader = scope.spawn(move || -> Result<(), Stop> {
+                let reader = Reader {
+                    conn: open_read_only(uri)?,
+                    strings,
+                };
+                let prescan = std::cell::RefCell::new(prescan);
+                let mut batch = Vec::with_capacity(SEND);
+                reader.merge_in_time_order(
+                    scans,
+                    &mut |scan, row| prescan.borrow_mut().row(scan, row),
+                    || {
+                        let summary = prescan.borrow_mut().summary();
+                        tx.send(Message::Prescanned(summary))
+                            .map_err(|_| Stop::Receiver)
+                    },
+                    |mut event| {
+                        prescan.borrow().complete(&mut event);
+                        batch.push(event);
+                        if batch.len() == SEND {
+                            let full = std::mem::replace(&mut batch, Vec::with_capacity(SEND));
+                            tx.send(Message::Events(full)).map_err(|_| Stop::Receiver)?;
+                        }
+                        Ok::<(), Stop>(())
+                    },
+                )?;
+                if !batch.is_empty() {
+                    tx.send(Message::Events(batch))
+                        .map_err(|_| Stop::Receiver)?;
+                }
+                Ok(())
+            });
+            let mut converted = Ok(());
+            'messages: for message in rx {
+                match message {
+                    Message::Prescanned(summary) => {
+                        if let Err(e) = f(Streamed::Prescanned(summary)) {
+                            converted = Err(e);
+                            break 'messages;
+                        }
+                    }
+                    Message::Events(events) => {
+                        for event in events {
+                            if let Err(e) = f(Streamed::Event(event)) {
+                                converted = Err(e);
+                                break 'messages;
+                            }
+                        }
+                    }
+                }
+            }
+            let read = reader.join().expect("the reader thread does not panic");
+            converted?;
+            match read {
+                Ok(()) | Err(Stop::Receiver) => Ok(()),
+                Err(Stop::Read(e)) => Err(E::from(e)),
+            }
+        })
+    }
+}
+
+/// A read-only connection to the export at `uri` (see `sqlite_uri`).
+pub(crate) fn open_read_only(uri: &str) -> rusqlite::Result<Connection> {
+    use rusqlite::OpenFlags;
+    Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
 }
