@@ -50,19 +50,24 @@ pub fn source_totals(db: &Connection, table: &str) -> (u64, u128, u128) {
     if !has_table(db, table) {
         return (0, 0, 0);
     }
-    let sql = format!(
-        "SELECT COUNT(*), COALESCE(SUM(start), 0), COALESCE(SUM(MAX(\"end\" - start, 0)), 0) FROM {table} WHERE start >= 0"
-    );
-    totals(db, &sql)
+    totals(db, table, "start", "MAX(\"end\" - start, 0)", "start >= 0")
 }
 
-/// Runs a query of (count, sum of ts, sum of dur).
-fn totals(db: &Connection, sql: &str) -> (u64, u128, u128) {
-    db.query_row(sql, [], |r| {
+/// (count, Σts, Σdur) of the rows of `table` matching `filter`. Each sum is
+/// taken in two 32-bit halves: a scaled report's Σts overflows SQLite's i64.
+fn totals(db: &Connection, table: &str, ts: &str, dur: &str, filter: &str) -> (u64, u128, u128) {
+    let sql = format!(
+        "SELECT COUNT(*),
+                COALESCE(SUM(({ts}) >> 32), 0), COALESCE(SUM(({ts}) & 4294967295), 0),
+                COALESCE(SUM(({dur}) >> 32), 0), COALESCE(SUM(({dur}) & 4294967295), 0)
+         FROM {table} WHERE {filter}"
+    );
+    db.query_row(&sql, [], |r| {
+        let half = |i| r.get::<_, i64>(i).map(|v| v as u128);
         Ok((
             r.get::<_, i64>(0)? as u64,
-            r.get::<_, i64>(1)? as u128,
-            r.get::<_, i64>(2)? as u128,
+            (half(1)? << 32) + half(2)?,
+            (half(3)? << 32) + half(4)?,
         ))
     })
     .unwrap()
@@ -73,14 +78,18 @@ pub fn nvtx_totals(db: &Connection, trace_end: u64) -> (u64, u128, u128) {
     if !has_table(db, "NVTX_EVENTS") {
         return (0, 0, 0);
     }
-    let sql = format!(
-        "SELECT COUNT(*), COALESCE(SUM(start), 0),
-                COALESCE(SUM(CASE WHEN eventType IN (34, 65) THEN 0
-                                  WHEN \"end\" IS NULL THEN {trace_end} - start
-                                  ELSE \"end\" - start END), 0)
-         FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60, 65, 70, 71) AND start >= 0"
+    let dur = format!(
+        "CASE WHEN eventType IN (34, 65) THEN 0
+              WHEN \"end\" IS NULL THEN {trace_end} - start
+              ELSE \"end\" - start END"
     );
-    totals(db, &sql)
+    totals(
+        db,
+        "NVTX_EVENTS",
+        "start",
+        &dur,
+        "eventType IN (34, 59, 60, 65, 70, 71) AND start >= 0",
+    )
 }
 
 /// GPU operations whose launching call, same pid and correlationId, is in the report.
