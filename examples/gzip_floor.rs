@@ -10,7 +10,10 @@ use std::io::{Read, Write};
 fn main() -> std::io::Result<()> {
     let input = std::env::args().nth(1).expect("usage: gzip_floor TRACE.pb");
     let mut file = std::fs::File::open(input)?;
-    let mut gz = flate2::write::GzEncoder::new(std::io::sink(), nsys2perfetto::GZIP_LEVEL);
+    let mut gz = flate2::write::GzEncoder::new(
+        std::io::sink(),
+        flate2::Compression::new(nsys2perfetto::DEFAULT_GZIP_LEVEL),
+    );
     let mut buf = vec![0; 1 << 20];
     loop {
         let n = file.read(&mut buf)?;

@@ -30,15 +30,17 @@ use std::path::{Path, PathBuf};
 pub use convert::{Progress, Summary};
 pub use error::{Error, Result};
 
-/// The gzip level of traces: as small as level 6 within a few percent, at
-/// about half its cost.
-pub const GZIP_LEVEL: flate2::Compression = flate2::Compression::new(4);
+/// The default gzip level of traces. Measured on a 1.4 M-event trace (see
+/// BENCHMARKS.md): level 3 is within 10% of level 6's size at half its cost;
+/// level 1 is a third bigger again.
+pub const DEFAULT_GZIP_LEVEL: u32 = 3;
 
 /// How to convert.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Gzip the trace (Perfetto reads both).
-    pub gzip: bool,
+    /// The gzip level of the trace, 1 (fastest) to 9 (smallest), or `None`
+    /// for raw protobuf (Perfetto reads both).
+    pub gzip: Option<u32>,
     /// The `nsys` CLI used to export `.nsys-rep`/`.qdrep` reports.
     pub nsys: PathBuf,
 }
@@ -46,7 +48,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Self {
-            gzip: true,
+            gzip: Some(DEFAULT_GZIP_LEVEL),
             nsys: PathBuf::from("nsys"),
         }
     }

@@ -39,8 +39,14 @@ enum Command {
         output: Option<PathBuf>,
 
         /// Write raw protobuf instead of gzip.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "level")]
         no_gzip: bool,
+
+        /// Gzip level: 1 is fastest, 9 smallest. Level 1 writes a third more
+        /// bytes than the default; 6 saves a tenth at twice the time.
+        #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
+              value_parser = clap::value_parser!(u32).range(1..=9))]
+        level: u32,
 
         /// The nsys CLI used to export .nsys-rep/.qdrep reports.
         #[arg(long, value_name = "PATH", default_value = "nsys")]
@@ -57,11 +63,12 @@ fn main() -> ExitCode {
         inputs,
         output,
         no_gzip,
+        level,
         nsys,
         quiet,
     } = Cli::parse().command;
     let options = Options {
-        gzip: !no_gzip,
+        gzip: (!no_gzip).then_some(level),
         nsys,
     };
     if inputs.len() > 1 && output.as_deref().is_some_and(|o| !o.is_dir()) {

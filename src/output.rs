@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 
 use flate2::write::GzEncoder;
+use flate2::Compression;
 
 use crate::error::{Error, Result};
 
@@ -15,8 +16,8 @@ use crate::error::{Error, Result};
 /// file into place only if it succeeds.
 pub fn write_atomically<T>(
     path: &Path,
-    gzip: bool,
-    write: impl FnOnce(&mut dyn Write) -> Result<T>,
+    gzip: Option<u32>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
     let failed = |source| Error::Output {
         path: path.to_owned(),
@@ -32,8 +33,8 @@ pub fn write_atomically<T>(
         .tempfile_in(dir)
         .map_err(failed)?;
     let file = tmp.as_file().try_clone().map_err(failed)?;
-    let value = if gzip {
-        let mut out = GzipThread::new(file);
+    let value = if let Some(level) = gzip {
+        let mut out = GzipThread::new(file, Compression::new(level));
         let value = write(&mut out);
         // Join the compressor even when `write` failed, then report the first error.
         let finished = out.finish();
@@ -68,11 +69,11 @@ struct GzipThread {
 }
 
 impl GzipThread {
-    fn new(file: File) -> Self {
+    fn new(file: File, level: Compression) -> Self {
         let (chunks, incoming) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
         let (recycle, spare) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 1);
         let compressor = thread::spawn(move || -> io::Result<()> {
-            let mut gz = GzEncoder::new(BufWriter::with_capacity(CHUNK, file), crate::GZIP_LEVEL);
+            let mut gz = GzEncoder::new(BufWriter::with_capacity(CHUNK, file), level);
             for mut chunk in incoming {
                 gz.write_all(&chunk)?;
                 chunk.clear();

@@ -271,7 +271,7 @@ fn nothing_of_the_profiled_machines_environment_is_written() {
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join("t.pb");
         let options = nsys2perfetto::Options {
-            gzip: false,
+            gzip: None,
             ..Default::default()
         };
         nsys2perfetto::convert_file(&input, &output, &options, &mut |_| {}).unwrap();

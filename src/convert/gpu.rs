@@ -32,7 +32,7 @@ impl GpuTracks {
                 let mut spec = TrackSpec::new(None, name);
                 spec.ordered_children = true;
                 spec.rank = i32::try_from(place.device).ok();
-                seq.tracks().add(spec)
+                seq.add_track(spec)
             });
             // Name the process and context only where the device has several.
             let shared = places.iter().any(|p| {

@@ -30,6 +30,22 @@ impl Summary {
         *self.slices.entry(category).or_default() += 1;
     }
 
+    /// Adds the counts of `other`, a summary of another part of the report.
+    pub(crate) fn merge(&mut self, other: Summary) {
+        for (category, n) in other.slices {
+            *self.slices.entry(category).or_default() += n;
+        }
+        for (category, n) in other.before_time_zero {
+            *self.before_time_zero.entry(category).or_default() += n;
+        }
+        self.flows += other.flows;
+        self.inverted += other.inverted;
+        self.unterminated += other.unterminated;
+        self.gpu_ops_without_launch += other.gpu_ops_without_launch;
+        self.gpu_ops_unknown_process += other.gpu_ops_unknown_process;
+        self.launches_unmatched += other.launches_unmatched;
+    }
+
     pub(crate) fn skip_negative(&mut self, category: &'static str) {
         *self.before_time_zero.entry(category).or_default() += 1;
     }

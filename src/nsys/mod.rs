@@ -15,6 +15,7 @@ mod strings;
 
 use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::sync::Mutex;
 
 use rusqlite::Connection;
 
@@ -30,7 +31,9 @@ use crate::error::{Error, Result};
 pub struct Report {
     /// The `file:` URI of the export, for the reader thread's own connection.
     uri: String,
-    conn: Connection,
+    /// For the small queries; locked so that a report can be shared by the
+    /// threads that convert its parts.
+    conn: Mutex<Connection>,
     schema: Schema,
     strings: StringTable,
     meta: Metadata,
@@ -66,7 +69,7 @@ impl Report {
         let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
         let mut report = Report {
             uri,
-            conn,
+            conn: Mutex::new(conn),
             schema,
             strings,
             meta,
@@ -93,7 +96,7 @@ impl Report {
         if !self.schema.has_table(table) {
             return 0;
         }
-        self.conn
+        self.conn()
             .query_row(&format!("SELECT MAX(rowid) FROM \"{table}\""), [], |r| {
                 r.get::<_, Option<i64>>(0)
             })
@@ -114,9 +117,8 @@ impl Report {
         threads.sort();
         threads.hash(&mut h);
         for table in tables.iter().filter(|t| self.schema.has_table(t)) {
-            let mut stmt = self
-                .conn
-                .prepare(&format!("SELECT * FROM \"{table}\" LIMIT 1"))?;
+            let conn = self.conn();
+            let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\" LIMIT 1"))?;
             let columns = stmt.column_count();
             let mut rows = stmt.query([])?;
             if let Some(row) = rows.next()? {
@@ -126,6 +128,11 @@ impl Report {
             }
         }
         Ok(h.finish())
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // Queries leave nothing half-done in a connection: carry on after a panic.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn find_sole_cuda_pid(&self) -> rusqlite::Result<Option<u32>> {
@@ -141,7 +148,8 @@ impl Report {
             ids::pid_sql("globalTid"),
             cuda::RUNTIME
         );
-        let mut stmt = self.conn.prepare(&sql)?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&sql)?;
         let pids: Vec<i64> = stmt
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;

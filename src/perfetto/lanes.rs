@@ -9,7 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::tracks::{TrackId, TrackSpec, Tracks};
+use super::tracks::{TrackId, TrackSpec};
 
 /// A logical slice track, made of one or more lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,10 +82,10 @@ impl Lanes {
 
     /// Chooses the lane for a slice `[start, end)` (`end` = [`OPEN`] if it has
     /// none, `None` for an instant), creating one if none fits. Due ends must
-    /// have been popped first.
+    /// have been popped first. `new_track` makes a lane's track.
     pub fn place(
         &mut self,
-        tracks: &mut Tracks,
+        new_track: impl FnOnce(&TrackSpec) -> TrackId,
         track: SliceTrack,
         start: u64,
         end: Option<u64>,
@@ -100,7 +100,7 @@ impl Lanes {
         let index = match group.lanes.iter().position(fits) {
             Some(i) => i,
             None => {
-                let lane_track = tracks.add(group.spec.clone());
+                let lane_track = new_track(&group.spec);
                 group.lanes.push(Lane {
                     track: lane_track,
                     open_ends: Vec::new(),

@@ -15,6 +15,7 @@ mod lanes;
 mod packets;
 mod sequence;
 mod tracks;
+mod wire;
 
 pub mod proto {
     //! Types generated from `proto/perfetto_trace.proto`, our subset of Perfetto's schema.

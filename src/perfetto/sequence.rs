@@ -2,15 +2,21 @@
 
 use std::io::{self, Write};
 
+use prost::Message;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
 use super::intern::{Interned, Interner};
 use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
-use super::packets::PacketWriter;
+use super::packets::{encode_packet, PacketWriter};
 use super::proto::{
-    clock_snapshot::Clock, debug_annotation, trace_packet, track_event, ClockSnapshot,
-    DebugAnnotation, DebugAnnotationName, EventCategory, EventName, InternedData, InternedString,
-    TracePacket, TracePacketDefaults, TrackDescriptor, TrackEvent,
+    clock_snapshot::Clock, trace_packet, track_event, ClockSnapshot, DebugAnnotationName,
+    EventCategory, EventName, InternedData, InternedString, TracePacket, TracePacketDefaults,
+    TrackDescriptor,
 };
-use super::tracks::{TrackId, TrackSpec, Tracks};
+use super::tracks::{Maker, TrackId, TrackSpec, Tracks};
+use super::wire;
 use super::{BOOTTIME, REALTIME};
 
 /// Distinct strings a sequence remembers before it starts its interning afresh:
@@ -23,35 +29,56 @@ const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 
 /// A whole trace: the packet stream, its tracks, and the sequences written into it.
+///
+/// Sequences may be written from several threads at once: each encodes into a
+/// buffer of its own and hands whole packets to the shared stream in chunks.
+/// Track descriptors go out as soon as a track is first used, before any packet
+/// that uses it from any sequence.
 pub struct Trace<W: Write> {
+    shared: Mutex<Shared<W>>,
+    sequences: AtomicU32,
+}
+
+struct Shared<W: Write> {
     out: PacketWriter<W>,
     tracks: Tracks,
-    sequences: u32,
     last_timestamp: Option<u64>,
 }
+
+impl<W: Write> Shared<W> {
+    fn saw(&mut self, ts: Option<u64>) {
+        self.last_timestamp = self.last_timestamp.max(ts);
+    }
+}
+
+/// A sequence's buffer goes to the stream when it holds this many bytes.
+const FLUSH_AT: usize = 256 << 10;
 
 impl<W: Write> Trace<W> {
     /// `namespace` keeps this trace's track uuids apart from other traces'.
     pub fn new(out: W, namespace: u64) -> Self {
         Self {
-            out: PacketWriter::new(out),
-            tracks: Tracks::new(namespace),
-            sequences: 0,
-            last_timestamp: None,
+            shared: Mutex::new(Shared {
+                out: PacketWriter::new(out),
+                tracks: Tracks::new(namespace),
+                last_timestamp: None,
+            }),
+            sequences: AtomicU32::new(0),
         }
     }
 
-    pub fn tracks(&mut self) -> &mut Tracks {
-        &mut self.tracks
+    /// The trace's tracks, locked for the caller.
+    pub fn tracks(&self) -> impl DerefMut<Target = Tracks> + '_ {
+        TracksGuard(self.lock())
     }
 
     /// Ties trace time 0 to a wall-clock time (ns since the Unix epoch).
-    pub fn set_wall_clock(&mut self, unix_ns_at_zero: u64) -> io::Result<()> {
+    pub fn set_wall_clock(&self, unix_ns_at_zero: u64) -> io::Result<()> {
         let clocks = vec![
             clock(BOOTTIME, 0, false),
             clock(REALTIME, unix_ns_at_zero, false),
         ];
-        self.write(&TracePacket {
+        self.lock().out.write(&TracePacket {
             timestamp: Some(0),
             timestamp_clock_id: Some(BOOTTIME),
             data: Some(trace_packet::Data::ClockSnapshot(ClockSnapshot { clocks })),
@@ -60,13 +87,13 @@ impl<W: Write> Trace<W> {
     }
 
     /// Starts a new packet sequence, with its own interning and delta clock.
-    pub fn sequence(&mut self) -> io::Result<SequenceWriter<'_, W>> {
-        self.sequences += 1;
-        let id = self.sequences;
-        self.write(&start_packet(id, 0))?;
-        Ok(SequenceWriter {
+    pub fn sequence(&self) -> SequenceWriter<'_, W> {
+        let id = self.sequences.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut seq = SequenceWriter {
             trace: self,
             id,
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            event_buf: Vec::with_capacity(256),
             last_ts: 0,
             names: Interner::default(),
             categories: Interner::default(),
@@ -75,24 +102,46 @@ impl<W: Write> Trace<W> {
             interned: InternedData::default(),
             lanes: Lanes::default(),
             descriptors: Vec::new(),
-        })
+            uuids: Vec::new(),
+        };
+        seq.push(&start_packet(id, 0));
+        seq
     }
 
-    /// The latest timestamp written so far, over all sequences.
+    /// The latest timestamp of the packets handed to the stream so far.
     pub fn last_timestamp(&self) -> Option<u64> {
-        self.last_timestamp
+        self.lock().last_timestamp
     }
+
     /// Ends the trace and returns the writer. trace_processor refuses a trace with
     /// no packets, so an empty report still gets one (its clock snapshot).
-    pub fn finish(mut self) -> io::Result<W> {
-        if self.out.packets() == 0 {
-            self.sequence()?;
+    pub fn finish(self) -> io::Result<W> {
+        if self.lock().out.is_empty() {
+            self.sequence().close(0)?;
         }
-        Ok(self.out.into_inner())
+        let shared = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok(shared.out.into_inner())
     }
 
-    fn write(&mut self, packet: &TracePacket) -> io::Result<()> {
-        self.out.write(packet)
+    fn lock(&self) -> MutexGuard<'_, Shared<W>> {
+        // A panicking sequence cannot leave the stream half-written: it writes
+        // whole packets. Carry on with what is there.
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct TracksGuard<'a, W: Write>(MutexGuard<'a, Shared<W>>);
+
+impl<W: Write> Deref for TracksGuard<'_, W> {
+    type Target = Tracks;
+    fn deref(&self) -> &Tracks {
+        &self.0.tracks
+    }
+}
+
+impl<W: Write> DerefMut for TracksGuard<'_, W> {
+    fn deref_mut(&mut self) -> &mut Tracks {
+        &mut self.0.tracks
     }
 }
 
@@ -177,8 +226,12 @@ impl<'a> Arg<'a> {
 /// One packet sequence of a [`Trace`]. Slices must be given in order of start
 /// time; the sequence writes every BEGIN, END and INSTANT in timestamp order.
 pub struct SequenceWriter<'t, W: Write> {
-    trace: &'t mut Trace<W>,
+    trace: &'t Trace<W>,
     id: u32,
+    /// Encoded packets not yet handed to the stream.
+    buf: Vec<u8>,
+    /// Scratch space for the TrackEvent being encoded.
+    event_buf: Vec<u8>,
     last_ts: u64,
     names: Interner,
     categories: Interner,
@@ -188,11 +241,20 @@ pub struct SequenceWriter<'t, W: Write> {
     interned: InternedData,
     lanes: Lanes,
     descriptors: Vec<TrackDescriptor>,
+    /// The uuids of the tracks this sequence has used, by index (0 for
+    /// others): known to be described, and looked up without a lock.
+    uuids: Vec<u64>,
 }
 
-impl<W: Write> SequenceWriter<'_, W> {
-    pub fn tracks(&mut self) -> &mut Tracks {
-        &mut self.trace.tracks
+impl<'t, W: Write> SequenceWriter<'t, W> {
+    /// The trace's tracks, locked for the caller.
+    pub fn tracks(&self) -> impl DerefMut<Target = Tracks> + 't {
+        self.trace.tracks()
+    }
+
+    /// A new track that holds no slices itself (a group, say), made by this sequence.
+    pub fn add_track(&mut self, spec: TrackSpec) -> TrackId {
+        self.trace.lock().tracks.add(Maker(self.id), spec)
     }
 
     /// A new slice track (with lanes as needed) described by `spec`.
@@ -216,9 +278,13 @@ impl<W: Write> SequenceWriter<'_, W> {
             Some(end) => Some(end),
             None => Some(OPEN),
         };
-        let lane = self
-            .lanes
-            .place(&mut self.trace.tracks, track, slice.start, end);
+        let (trace, id) = (self.trace, self.id);
+        let lane = self.lanes.place(
+            |spec| trace.lock().tracks.add(Maker(id), spec.clone()),
+            track,
+            slice.start,
+            end,
+        );
         self.send_descriptors(lane)?;
 
         let kind = if end.is_some() {
@@ -226,28 +292,89 @@ impl<W: Write> SequenceWriter<'_, W> {
         } else {
             track_event::Type::Instant
         };
-        let event = TrackEvent {
-            category_iids: vec![self.category_iid(slice.category)],
-            name_field: Some(self.name(slice.name)),
-            r#type: Some(kind as i32),
-            track_uuid: Some(self.trace.tracks.uuid(lane)),
-            debug_annotations: slice.args.iter().map(|a| self.annotation(a)).collect(),
-            flow_ids: slice.flows_out.to_vec(),
-            terminating_flow_ids: slice.flows_in.to_vec(),
-        };
-        self.write_event(slice.start, event)
+        let category = self.category_iid(slice.category);
+        // The event is encoded first, then the packet around it.
+        let mut event = std::mem::take(&mut self.event_buf);
+        event.clear();
+        // Fields in order of their numbers, as prost writes them: it
+        // compresses best (the varying timestamp comes late).
+        wire::uint(&mut event, TRACK_EVENT_CATEGORY_IIDS, category);
+        for arg in slice.args {
+            self.encode_annotation(&mut event, arg);
+        }
+        wire::uint(&mut event, TRACK_EVENT_TYPE, kind as u64);
+        match self.names.intern(slice.name) {
+            Interned::Inline => wire::bytes(&mut event, TRACK_EVENT_NAME, slice.name.as_bytes()),
+            Interned::New(iid) => {
+                self.interned.event_names.push(EventName {
+                    iid: Some(iid),
+                    name: Some(slice.name.to_owned()),
+                });
+                wire::uint(&mut event, TRACK_EVENT_NAME_IID, iid);
+            }
+            Interned::Known(iid) => wire::uint(&mut event, TRACK_EVENT_NAME_IID, iid),
+        }
+        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(lane));
+        for &flow in slice.flows_out {
+            wire::fixed64(&mut event, TRACK_EVENT_FLOW_IDS, flow);
+        }
+        for &flow in slice.flows_in {
+            wire::fixed64(&mut event, TRACK_EVENT_TERMINATING_FLOW_IDS, flow);
+        }
+        let written = self.write_event(slice.start, &event);
+        self.event_buf = event;
+        written
     }
 
-    /// Writes the remaining ENDs. Slices that never ended close at the latest
-    /// time written so far in the whole trace: its end, if this is the last sequence.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Writes every END whose time is known. What is left open are slices
+    /// that never ended: [`close`](Self::close) ends them.
+    pub fn drain(&mut self) -> io::Result<()> {
         self.write_ends_until(OPEN - 1)?;
-        let close_at = self.trace.last_timestamp.unwrap_or(0).max(self.last_ts);
+        self.flush()
+    }
+
+    /// Ends the slices that never ended at `at` (the end of the trace, say:
+    /// [`Trace::last_timestamp`] once every sequence is drained), and hands
+    /// the rest of the sequence to the stream.
+    pub fn close(mut self, at: u64) -> io::Result<()> {
+        self.write_ends_until(OPEN - 1)?;
+        let at = at.max(self.last_ts);
         while let Some((_, lane)) = self.lanes.pop_due(OPEN) {
-            self.write_end(close_at, lane)?;
+            self.write_end(at, lane)?;
+        }
+        self.flush()
+    }
+
+    /// Hands the buffered packets to the stream.
+    fn flush(&mut self) -> io::Result<()> {
+        let mut shared = self.trace.lock();
+        self.flush_locked(&mut shared)
+    }
+
+    fn flush_locked(&mut self, shared: &mut Shared<W>) -> io::Result<()> {
+        shared.saw(Some(self.last_ts).filter(|_| !self.buf.is_empty()));
+        shared.out.write_encoded(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn push(&mut self, packet: &TracePacket) {
+        encode_packet(packet, &mut self.buf);
+    }
+
+    fn push_and_maybe_flush(&mut self, packet: &TracePacket) -> io::Result<()> {
+        self.push(packet);
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
         }
         Ok(())
     }
+
+    /// The uuid of a track this sequence has used (and so described).
+    fn uuid(&self, track: TrackId) -> u64 {
+        self.uuids[track.index()]
+    }
+
     /// Forgets the interned strings, here and in trace_processor. Tracks and
     /// open slices are not incremental state: they carry on.
     fn restart(&mut self) -> io::Result<()> {
@@ -260,7 +387,7 @@ impl<W: Write> SequenceWriter<'_, W> {
         self.categories = Interner::default();
         self.arg_names = Interner::default();
         self.arg_strings = Interner::default();
-        self.trace.write(&restart_packet(self.id))
+        self.push_and_maybe_flush(&restart_packet(self.id))
     }
 
     fn write_ends_until(&mut self, t: u64) -> io::Result<()> {
@@ -271,64 +398,103 @@ impl<W: Write> SequenceWriter<'_, W> {
     }
 
     fn write_end(&mut self, ts: u64, lane: TrackId) -> io::Result<()> {
-        let event = TrackEvent {
-            r#type: Some(track_event::Type::SliceEnd as i32),
-            track_uuid: Some(self.trace.tracks.uuid(lane)),
-            ..Default::default()
-        };
-        self.write_event(ts, event)
+        let mut event = std::mem::take(&mut self.event_buf);
+        event.clear();
+        wire::uint(
+            &mut event,
+            TRACK_EVENT_TYPE,
+            track_event::Type::SliceEnd as u64,
+        );
+        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(lane));
+        let written = self.write_event(ts, &event);
+        self.event_buf = event;
+        written
     }
 
+    /// Sends the descriptors of `track` and its ancestors that no sequence has
+    /// sent yet. They go to the stream at once, after this sequence's buffered
+    /// packets, so that they precede every use of the track in every sequence.
     fn send_descriptors(&mut self, track: TrackId) -> io::Result<()> {
-        self.trace.tracks.take_unsent(track, &mut self.descriptors);
-        for descriptor in std::mem::take(&mut self.descriptors) {
-            let packet = self.packet(
-                self.last_ts,
-                trace_packet::Data::TrackDescriptor(descriptor),
-            );
-            self.trace.write(&packet)?;
+        let index = track.index();
+        if self.uuids.get(index).is_some_and(|&uuid| uuid != 0) {
+            return Ok(());
+        }
+        let trace = self.trace;
+        let mut shared = trace.lock();
+        shared.tracks.take_unsent(track, &mut self.descriptors);
+        if !self.descriptors.is_empty() {
+            for descriptor in std::mem::take(&mut self.descriptors) {
+                let packet = self.packet(
+                    self.last_ts,
+                    trace_packet::Data::TrackDescriptor(descriptor),
+                );
+                self.push(&packet);
+            }
+            self.flush_locked(&mut shared)?;
+        }
+        if self.uuids.len() <= index {
+            self.uuids.resize(index + 1, 0);
+        }
+        self.uuids[index] = shared.tracks.uuid(track);
+        Ok(())
+    }
+
+    /// Writes a TrackEvent packet around the encoded `event`, with the
+    /// interned entries it introduces.
+    fn write_event(&mut self, ts: u64, event: &[u8]) -> io::Result<()> {
+        let (timestamp, clock) = self.timestamp(ts);
+        let interned = self.take_interned();
+        let id = self.id;
+        // The order prost writes (its oneofs first): see `slice`.
+        wire::message(&mut self.buf, TRACE_PACKET, |b| {
+            wire::bytes(b, PACKET_TRACK_EVENT, event);
+            wire::uint(b, PACKET_TIMESTAMP, timestamp);
+            wire::uint(b, PACKET_TRUSTED_SEQUENCE_ID, id.into());
+            if let Some(interned) = &interned {
+                wire::message(b, PACKET_INTERNED_DATA, |b| interned.encode_raw(b));
+            }
+            wire::uint(b, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE.into());
+            if let Some(clock) = clock {
+                wire::uint(b, PACKET_TIMESTAMP_CLOCK_ID, clock.into());
+            }
+        });
+        if self.buf.len() >= FLUSH_AT {
+            self.flush()?;
         }
         Ok(())
     }
 
-    fn write_event(&mut self, ts: u64, event: TrackEvent) -> io::Result<()> {
-        let packet = self.packet(ts, trace_packet::Data::TrackEvent(event));
-        self.trace.last_timestamp = Some(self.trace.last_timestamp.map_or(ts, |t| t.max(ts)));
-        self.trace.write(&packet)
+    /// The timestamp of a packet at `ts` and, for a time before the previous
+    /// packet's, the clock it is given in: deltas are unsigned, so an earlier
+    /// time is written in absolute terms.
+    fn timestamp(&mut self, ts: u64) -> (u64, Option<u32>) {
+        if ts >= self.last_ts {
+            let delta = ts - self.last_ts;
+            self.last_ts = ts;
+            (delta, None)
+        } else {
+            (ts, Some(BOOTTIME))
+        }
+    }
+
+    fn take_interned(&mut self) -> Option<InternedData> {
+        let i = &self.interned;
+        let pending = !(i.event_names.is_empty()
+            && i.event_categories.is_empty()
+            && i.debug_annotation_names.is_empty()
+            && i.debug_annotation_string_values.is_empty());
+        pending.then(|| std::mem::take(&mut self.interned))
     }
 
     fn packet(&mut self, ts: u64, data: trace_packet::Data) -> TracePacket {
-        let mut packet = TracePacket {
+        let (timestamp, clock) = self.timestamp(ts);
+        TracePacket {
             data: Some(data),
+            timestamp: Some(timestamp),
+            timestamp_clock_id: clock,
             optional_trusted_packet_sequence_id: Some(sequence_id(self.id)),
             sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
             ..Default::default()
-        };
-        if ts >= self.last_ts {
-            packet.timestamp = Some(ts - self.last_ts);
-            self.last_ts = ts;
-        } else {
-            // Deltas are unsigned: an earlier time is written in absolute terms.
-            packet.timestamp = Some(ts);
-            packet.timestamp_clock_id = Some(BOOTTIME);
-        }
-        if self.interned != InternedData::default() {
-            packet.interned_data = Some(std::mem::take(&mut self.interned));
-        }
-        packet
-    }
-
-    fn name(&mut self, name: &str) -> track_event::NameField {
-        match self.names.intern(name) {
-            Interned::Inline => track_event::NameField::Name(name.to_owned()),
-            Interned::New(iid) => {
-                self.interned.event_names.push(EventName {
-                    iid: Some(iid),
-                    name: Some(name.to_owned()),
-                });
-                track_event::NameField::NameIid(iid)
-            }
-            Interned::Known(iid) => track_event::NameField::NameIid(iid),
         }
     }
 
@@ -351,43 +517,68 @@ impl<W: Write> SequenceWriter<'_, W> {
         }
     }
 
-    fn annotation(&mut self, arg: &Arg) -> DebugAnnotation {
-        use debug_annotation::{NameField, Value};
-        let name_field = match self.arg_names.intern(arg.name) {
-            Interned::Inline => NameField::Name(arg.name.to_owned()),
-            Interned::New(iid) => {
-                self.interned
-                    .debug_annotation_names
-                    .push(DebugAnnotationName {
+    fn encode_annotation(&mut self, event: &mut Vec<u8>, arg: &Arg) {
+        let (arg_names, arg_strings, interned) = (
+            &mut self.arg_names,
+            &mut self.arg_strings,
+            &mut self.interned,
+        );
+        wire::message(event, TRACK_EVENT_DEBUG_ANNOTATIONS, |b| {
+            match arg_names.intern(arg.name) {
+                Interned::Inline => wire::bytes(b, ANNOTATION_NAME, arg.name.as_bytes()),
+                Interned::New(iid) => {
+                    interned.debug_annotation_names.push(DebugAnnotationName {
                         iid: Some(iid),
                         name: Some(arg.name.to_owned()),
                     });
-                NameField::NameIid(iid)
-            }
-            Interned::Known(iid) => NameField::NameIid(iid),
-        };
-        let value = match arg.value {
-            ArgValue::Int(v) => Value::IntValue(v),
-            ArgValue::Uint(v) => Value::UintValue(v),
-            ArgValue::Double(v) => Value::DoubleValue(v),
-            ArgValue::Bool(v) => Value::BoolValue(v),
-            ArgValue::Str(s) => match self.arg_strings.intern(s) {
-                Interned::Inline => Value::StringValue(s.to_owned()),
-                Interned::New(iid) => {
-                    self.interned
-                        .debug_annotation_string_values
-                        .push(InternedString {
-                            iid: Some(iid),
-                            str: Some(s.as_bytes().to_vec()),
-                        });
-                    Value::StringValueIid(iid)
+                    wire::uint(b, ANNOTATION_NAME_IID, iid);
                 }
-                Interned::Known(iid) => Value::StringValueIid(iid),
-            },
-        };
-        DebugAnnotation {
-            name_field: Some(name_field),
-            value: Some(value),
-        }
+                Interned::Known(iid) => wire::uint(b, ANNOTATION_NAME_IID, iid),
+            }
+            match arg.value {
+                ArgValue::Bool(v) => wire::uint(b, ANNOTATION_BOOL, u64::from(v)),
+                ArgValue::Uint(v) => wire::uint(b, ANNOTATION_UINT, v),
+                ArgValue::Int(v) => wire::int(b, ANNOTATION_INT, v),
+                ArgValue::Double(v) => wire::double(b, ANNOTATION_DOUBLE, v),
+                ArgValue::Str(v) => match arg_strings.intern(v) {
+                    Interned::Inline => wire::bytes(b, ANNOTATION_STRING, v.as_bytes()),
+                    Interned::New(iid) => {
+                        interned
+                            .debug_annotation_string_values
+                            .push(InternedString {
+                                iid: Some(iid),
+                                str: Some(v.as_bytes().to_vec()),
+                            });
+                        wire::uint(b, ANNOTATION_STRING_IID, iid);
+                    }
+                    Interned::Known(iid) => wire::uint(b, ANNOTATION_STRING_IID, iid),
+                },
+            }
+        });
     }
 }
+
+// Field numbers of the hand-encoded messages (see proto/perfetto_trace.proto).
+const TRACE_PACKET: u32 = 1;
+const PACKET_TIMESTAMP: u32 = 8;
+const PACKET_TRUSTED_SEQUENCE_ID: u32 = 10;
+const PACKET_TRACK_EVENT: u32 = 11;
+const PACKET_INTERNED_DATA: u32 = 12;
+const PACKET_SEQUENCE_FLAGS: u32 = 13;
+const PACKET_TIMESTAMP_CLOCK_ID: u32 = 58;
+const TRACK_EVENT_CATEGORY_IIDS: u32 = 3;
+const TRACK_EVENT_DEBUG_ANNOTATIONS: u32 = 4;
+const TRACK_EVENT_TYPE: u32 = 9;
+const TRACK_EVENT_NAME_IID: u32 = 10;
+const TRACK_EVENT_TRACK_UUID: u32 = 11;
+const TRACK_EVENT_NAME: u32 = 23;
+const TRACK_EVENT_FLOW_IDS: u32 = 47;
+const TRACK_EVENT_TERMINATING_FLOW_IDS: u32 = 48;
+const ANNOTATION_NAME_IID: u32 = 1;
+const ANNOTATION_BOOL: u32 = 2;
+const ANNOTATION_UINT: u32 = 3;
+const ANNOTATION_INT: u32 = 4;
+const ANNOTATION_DOUBLE: u32 = 5;
+const ANNOTATION_STRING: u32 = 6;
+const ANNOTATION_NAME: u32 = 10;
+const ANNOTATION_STRING_IID: u32 = 17;

@@ -8,6 +8,12 @@ use super::proto::{track_descriptor, ProcessDescriptor, ThreadDescriptor, TrackD
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TrackId(u32);
 
+impl TrackId {
+    pub(super) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A track that is neither a process nor a thread: a group, or a slice track
 /// under a process, thread or group.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,15 +53,27 @@ enum Kind {
     Named(TrackSpec),
 }
 
+/// Who made a named track: sequences make theirs in a fixed order, so a
+/// track's uuid does not depend on which thread got to the tracks first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Maker(pub(super) u32);
+
 /// The tracks of one trace.
 ///
-/// Uuids are `namespace << 24 | index`: unique within the trace, and (with a
-/// namespace derived from the report) unlikely to collide with the tracks of
-/// another report when trace files are concatenated.
+/// Uuids depend only on what a track is, never on the order threads create
+/// tracks in, and include a namespace derived from the report, so that they
+/// are unlikely to collide with another report's when trace files are
+/// concatenated:
+/// - a process's is a hash of its pid, a thread's of (pid, tid), with the top
+///   bit set. These appear only in descriptors.
+/// - a named track's, which every event on it repeats, is short:
+///   `namespace << 24 | maker << 20 | n` for the maker's n-th track.
 pub struct Tracks {
     namespace: u64,
     kinds: Vec<Kind>,
+    uuids: Vec<u64>,
     emitted: Vec<bool>,
+    made: FxHashMap<Maker, u64>,
     processes: FxHashMap<i32, TrackId>,
     threads: FxHashMap<(i32, i64), TrackId>,
 }
@@ -63,20 +81,35 @@ pub struct Tracks {
 impl Tracks {
     pub fn new(namespace: u64) -> Self {
         Self {
-            namespace: namespace & 0xFF_FFFF,
+            namespace,
             kinds: Vec::new(),
+            uuids: Vec::new(),
             emitted: Vec::new(),
+            made: FxHashMap::default(),
             processes: FxHashMap::default(),
             threads: FxHashMap::default(),
         }
     }
 
-    fn push(&mut self, kind: Kind) -> TrackId {
-        let id = TrackId(u32::try_from(self.kinds.len()).expect("fewer than 2^24 tracks"));
-        assert!(id.0 < 0xFF_FFFF, "fewer than 2^24 tracks");
+    fn push(&mut self, kind: Kind, uuid: u64) -> TrackId {
+        let id = TrackId(u32::try_from(self.kinds.len()).expect("fewer than 2^32 tracks"));
         self.kinds.push(kind);
+        self.uuids.push(uuid);
         self.emitted.push(false);
         id
+    }
+
+    /// A uuid with the top bit set from `key` and the namespace.
+    fn mix(&self, key: [u64; 2]) -> u64 {
+        let mut h = self.namespace ^ 0x9E37_79B9_7F4A_7C15;
+        for k in key {
+            // splitmix64 steps: every input bit reaches every output bit.
+            h = (h ^ k).wrapping_add(0x9E37_79B9_7F4A_7C15);
+            h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            h ^= h >> 31;
+        }
+        h | 1 << 63
     }
 
     /// The track of process `pid`; `name` is asked for only the first time.
@@ -84,7 +117,10 @@ impl Tracks {
         if let Some(&id) = self.processes.get(&pid) {
             return id;
         }
-        let id = self.push(Kind::Process { pid, name: name() });
+        let id = self.push(
+            Kind::Process { pid, name: name() },
+            self.mix([pid as u64, u64::MAX]),
+        );
         self.processes.insert(pid, id);
         id
     }
@@ -102,23 +138,34 @@ impl Tracks {
             return id;
         }
         let process = self.process(pid, process_name);
-        let id = self.push(Kind::Thread {
-            process,
-            pid,
-            tid,
-            name: name(),
-        });
+        let id = self.push(
+            Kind::Thread {
+                process,
+                pid,
+                tid,
+                name: name(),
+            },
+            self.mix([pid as u64, tid as u64]),
+        );
         self.threads.insert((pid, tid), id);
         id
     }
 
-    /// A new named track (never deduplicated: lanes are tracks with equal specs).
-    pub fn add(&mut self, spec: TrackSpec) -> TrackId {
-        self.push(Kind::Named(spec))
+    /// A new named track made by `maker` (never deduplicated: lanes are
+    /// tracks with equal specs).
+    pub fn add(&mut self, maker: Maker, spec: TrackSpec) -> TrackId {
+        let made = self.made.entry(maker).or_default();
+        *made += 1;
+        assert!(
+            *made < 1 << 20 && maker.0 < 16,
+            "fewer than 2^20 tracks per maker"
+        );
+        let uuid = (self.namespace & 0xFF_FFFF) << 24 | u64::from(maker.0) << 20 | *made;
+        self.push(Kind::Named(spec), uuid)
     }
 
     pub fn uuid(&self, id: TrackId) -> u64 {
-        (self.namespace << 24) | (u64::from(id.0) + 1)
+        self.uuids[id.index()]
     }
     /// Appends the descriptors not yet sent for `id` and its ancestors, parents first.
     pub(super) fn take_unsent(&mut self, id: TrackId, out: &mut Vec<TrackDescriptor>) {

@@ -1,0 +1,91 @@
+//! Protobuf wire format by hand, for the packets written millions of times
+//! (slice BEGIN and END): no message structs, no allocations, one pass.
+//! Everything else is encoded by prost. Tests decode what this writes with
+//! prost and compare.
+
+/// Wire types.
+const VARINT: u64 = 0;
+const FIXED64: u64 = 1;
+const LEN: u64 = 2;
+
+pub(super) fn varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn key(buf: &mut Vec<u8>, field: u32, wire_type: u64) {
+    varint(buf, (u64::from(field) << 3) | wire_type);
+}
+
+pub(super) fn uint(buf: &mut Vec<u8>, field: u32, v: u64) {
+    key(buf, field, VARINT);
+    varint(buf, v);
+}
+
+/// An `int64`: negative values take ten bytes, as the wire format says.
+pub(super) fn int(buf: &mut Vec<u8>, field: u32, v: i64) {
+    uint(buf, field, v as u64);
+}
+
+pub(super) fn fixed64(buf: &mut Vec<u8>, field: u32, v: u64) {
+    key(buf, field, FIXED64);
+    buf.extend_from_slice(&v.to_le_bytes());
+}
+
+pub(super) fn double(buf: &mut Vec<u8>, field: u32, v: f64) {
+    fixed64(buf, field, v.to_bits());
+}
+
+pub(super) fn bytes(buf: &mut Vec<u8>, field: u32, v: &[u8]) {
+    key(buf, field, LEN);
+    varint(buf, v.len() as u64);
+    buf.extend_from_slice(v);
+}
+
+/// A nested message written by `body`. Its length is only known afterwards:
+/// one byte is reserved, and the body is moved along in the rare case that
+/// the length needs more.
+pub(super) fn message(buf: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    key(buf, field, LEN);
+    let at = buf.len();
+    buf.push(0);
+    body(buf);
+    let len = buf.len() - at - 1;
+    if len < 0x80 {
+        buf[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        varint(&mut prefix, len as u64);
+        buf.splice(at..=at, prefix);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_match_prost() {
+        for v in [0, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut ours = Vec::new();
+            varint(&mut ours, v);
+            let mut theirs = Vec::new();
+            prost::encoding::encode_varint(v, &mut theirs);
+            assert_eq!(ours, theirs, "{v}");
+        }
+    }
+
+    #[test]
+    fn long_nested_messages_get_longer_length_prefixes() {
+        for n in [0usize, 1, 127, 128, 200, 20_000] {
+            let mut buf = vec![0xAA];
+            message(&mut buf, 4, |b| b.extend(std::iter::repeat_n(7u8, n)));
+            let mut expected = vec![0xAA];
+            bytes(&mut expected, 4, &vec![7u8; n]);
+            assert_eq!(buf, expected, "{n}");
+        }
+    }
+}
