@@ -39,13 +39,11 @@ if [ ! -x "$PEER" ]; then
   chmod +x "$PEER"
 fi
 
-# measure NAME CMD...: runs CMD $RUNS times, appends "name wall_s rss_kb" lines.
-measure() {
+# once NAME CMD...: runs CMD once, appends a "name wall_s rss_kb" line.
+once() {
   local name=$1
   shift
-  for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f "$name %e %M" -a -o "$WORK/times.txt" "$@" >/dev/null 2>&1
-  done
+  /usr/bin/time -f "$name %e %M" -a -o "$WORK/times.txt" "$@" >/dev/null 2>&1
 }
 
 : >"$WORK/times.txt"
@@ -66,18 +64,28 @@ PY
 )
   echo "x$scale input $(stat -c %s "$input") $events" >>"$WORK/sizes.txt"
 
-  measure "x$scale nsys2perfetto" "$OURS" convert "$input" -o "$WORK/out_x$scale.perfetto-trace" -q
-  measure "x$scale nsys-chrome" "$PEER" "$input" -o "$WORK/out_x$scale.json.gz"
-  measure "x$scale floor-read" target/release/examples/read_floor "$input"
   "$OURS" convert "$input" -o "$WORK/out_x$scale.pb" --no-gzip -q
-  measure "x$scale floor-gzip" target/release/examples/gzip_floor "$WORK/out_x$scale.pb"
+  # Tools take turns, run after run, so that a machine that speeds up or slows
+  # down meanwhile moves every tool's numbers alike.
+  for _ in $(seq "$RUNS"); do
+    once "x$scale nsys2perfetto" "$OURS" convert "$input" -o "$WORK/out_x$scale.perfetto-trace" -q
+    once "x$scale nsys-chrome" "$PEER" "$input" -o "$WORK/out_x$scale.json.gz"
+    once "x$scale floor-read" target/release/examples/read_floor "$input"
+    once "x$scale floor-gzip" target/release/examples/gzip_floor "$WORK/out_x$scale.pb"
+  done
   echo "x$scale nsys2perfetto $(stat -c %s "$WORK/out_x$scale.perfetto-trace")" >>"$WORK/sizes.txt"
   echo "x$scale nsys-chrome $(stat -c %s "$WORK/out_x$scale.json.gz")" >>"$WORK/sizes.txt"
   echo "x$scale raw $(stat -c %s "$WORK/out_x$scale.pb")" >>"$WORK/sizes.txt"
   rm -f "$WORK/out_x$scale.pb" "$WORK/out_x$scale.json.gz"
 done
 
-python3 scripts/bench_table.py "$WORK/times.txt" "$WORK/sizes.txt" | tee "$WORK/results.md"
+{
+  echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
+    "$(. /etc/os-release && echo "$PRETTY_NAME"); $(rustc --version)."
+  echo "Run: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), RUNS=$RUNS, SCALES=\"$SCALES\"."
+  echo
+  python3 scripts/bench_table.py "$WORK/times.txt" "$WORK/sizes.txt"
+} | tee "$WORK/results.md"
 
 # Fidelity on the largest input: the same checks as the fixtures.
 largest=$(echo $SCALES | tr ' ' '\n' | sort -n | tail -1)
