@@ -27,7 +27,7 @@ pub mod perfetto;
 
 use std::path::{Path, PathBuf};
 
-pub use convert::{Progress, Summary};
+pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{Error, Result};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
@@ -43,6 +43,8 @@ pub struct Options {
     pub gzip: Option<u32>,
     /// The `nsys` CLI used to export `.nsys-rep`/`.qdrep` reports.
     pub nsys: PathBuf,
+    /// What the trace carries (everything by default).
+    pub parts: Parts,
 }
 
 impl Default for Options {
@@ -50,6 +52,7 @@ impl Default for Options {
         Self {
             gzip: Some(DEFAULT_GZIP_LEVEL),
             nsys: PathBuf::from("nsys"),
+            parts: Parts::all(),
         }
     }
 }
@@ -84,7 +87,7 @@ pub fn convert_file(
         source,
     };
     output::write_atomically(output, options.gzip, |out| {
-        convert::convert(&report, out, progress)
+        convert::convert(&report, out, &options.parts, progress)
             .map(|(_, summary)| summary)
             .map_err(|f| match f {
                 convert::Failure::Read(e) => damaged(e),

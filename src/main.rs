@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, Options, Progress};
+use nsys2perfetto::{convert_file, Options, Part, Parts, Progress};
 
 #[derive(Parser)]
 #[command(
@@ -48,6 +48,11 @@ enum Command {
               value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
 
+        /// Leave these out of the trace, for a lighter one: cuda, nvtx, osrt
+        /// (OS runtime calls), samples (CPU samples), sched (context switches).
+        #[arg(long, value_name = "PART,...", value_delimiter = ',')]
+        exclude: Vec<Part>,
+
         /// The nsys CLI used to export .nsys-rep/.qdrep reports.
         #[arg(long, value_name = "PATH", default_value = "nsys")]
         nsys: PathBuf,
@@ -64,11 +69,15 @@ fn main() -> ExitCode {
         output,
         no_gzip,
         level,
+        exclude,
         nsys,
         quiet,
     } = Cli::parse().command;
     let options = Options {
         gzip: (!no_gzip).then_some(level),
+        parts: exclude
+            .iter()
+            .fold(Parts::all(), |parts, p| parts.without(*p)),
         nsys,
     };
     if inputs.len() > 1 && output.as_deref().is_some_and(|o| !o.is_dir()) {

@@ -263,10 +263,26 @@ fn nothing_of_the_profiled_machines_environment_is_written() {
         // Environment blobs are `K=V;K=V`: look for each variable on its own too.
         // Short values (a host name) may also be in the user's own event text, such as
         // the file paths in DLProf's NVTX messages: look for assignments and blobs.
+        // Stack frames name the libraries a process loaded, which may sit in a
+        // directory an environment variable also names: those paths are the
+        // profile's own data, not the environment.
+        let mut modules: Vec<Vec<u8>> = Vec::new();
+        for table in ["OSRT_CALLCHAINS", "SAMPLING_CALLCHAINS"] {
+            if has_table(&db, table) {
+                let sql = format!(
+                    "SELECT DISTINCT CAST(s.value AS BLOB) FROM {table} c JOIN StringIds s ON s.id IN (c.module, c.symbol)"
+                );
+                let mut stmt = db.prepare(&sql).unwrap();
+                let rows = stmt.query_map([], |r| r.get::<_, Vec<u8>>(0)).unwrap();
+                modules.extend(rows.map(Result::unwrap));
+            }
+        }
+        let in_stacks = |s: &[u8]| modules.iter().any(|m| m.windows(s.len()).any(|w| w == s));
         let secrets: Vec<&[u8]> = values
             .iter()
             .flat_map(|v| v.split(|&b| b == b';').chain([v.as_slice()]))
             .filter(|s| s.len() >= 24 || (s.len() >= 8 && s.contains(&b'=')))
+            .filter(|s| !in_stacks(s))
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join("t.pb");

@@ -116,6 +116,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             args: &args,
             flows_out: &self.flow_ids,
             flows_in: &[],
+            callstack: None,
         };
         self.seq.slice(track, &slice)?;
         self.summary.count(API);
@@ -245,6 +246,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             args: &args,
             flows_out: &[],
             flows_in,
+            callstack: None,
         };
         let track = self.gpu.track(&op.place);
         self.seq.slice(track, &slice)?;

@@ -2,12 +2,16 @@
 //!
 //! One sequence carries all CUDA activity (API calls and GPU work, merged in
 //! time order so that each launch precedes its work and flows can be linked),
-//! a second one all NVTX events.
+//! others NVTX events, OS runtime calls, CPU samples and context switches.
 
 mod cuda;
 mod flows;
 mod gpu;
 mod nvtx;
+mod osrt;
+mod samples;
+mod sched;
+mod stacks;
 mod summary;
 mod threads;
 
@@ -38,20 +42,24 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Converts `report` into a Perfetto trace written to `out`. `progress` is
-/// called now and then with a [`Progress`].
+/// Converts the `parts` of `report` into a Perfetto trace written to `out`.
+/// `progress` is called now and then with a [`Progress`].
 ///
-/// The CUDA and NVTX sequences are converted at once, on this thread and on
-/// one of their own; each reads its tables on a further thread.
+/// The parts are converted at once on three threads (CUDA here, NVTX and the
+/// CPU side on threads of their own), each part on a sequence of its own and
+/// each reading its tables on a further thread.
 pub fn convert<W: Write + Send>(
     report: &Report,
     out: W,
+    parts: &Parts,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), Failure> {
     let namespace = namespace(report)?;
     let trace = Trace::new(out, namespace);
-    let total: u64 = EVENT_TABLES
+    let total: u64 = Part::ALL
         .iter()
+        .filter(|p| parts.has(**p))
+        .flat_map(|p| p.tables())
         .map(|t| report.approximate_rows(t))
         .sum();
     let read = AtomicU64::new(0);
@@ -63,15 +71,34 @@ pub fn convert<W: Write + Send>(
         trace.set_wall_clock(t0)?;
     }
     // Made here, in a fixed order: sequence ids do not depend on thread timing.
-    let mut seq = trace.sequence();
-    let nvtx_seq = trace.sequence();
+    let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));
+    let [cuda_seq, nvtx_seq, osrt_seq, samples_seq, sched_seq] = &mut sequences;
     let summary = std::thread::scope(|scope| -> Result<Summary, Failure> {
-        let nvtx = scope.spawn(|| -> Result<_, Failure> {
+        let nvtx = scope.spawn(|| -> Result<Summary, Failure> {
             let mut summary = Summary::default();
-            let mut seq = nvtx_seq;
-            nvtx::write(report, &mut seq, &mut summary, &mut Rows::new(&read))?;
-            seq.drain()?;
-            Ok((seq, summary))
+            let mut rows = Rows::new(&read);
+            if let Some(seq) = nvtx_seq {
+                nvtx::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
+            Ok(summary)
+        });
+        let cpu = scope.spawn(|| -> Result<Summary, Failure> {
+            let mut summary = Summary::default();
+            let mut rows = Rows::new(&read);
+            if let Some(seq) = osrt_seq {
+                osrt::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
+            if let Some(seq) = samples_seq {
+                samples::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
+            if let Some(seq) = sched_seq {
+                sched::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
+            Ok(summary)
         });
         let mut report_progress = |rows_read: u64| {
             progress(Progress {
@@ -81,23 +108,123 @@ pub fn convert<W: Write + Send>(
         };
         let mut summary = Summary::default();
         let mut rows = Rows::new(&read).reporting(&mut report_progress);
-        let cuda = cuda::write(report, &mut seq, namespace, &mut summary, &mut rows)
-            .and_then(|()| Ok(seq.drain()?));
-        while !nvtx.is_finished() {
+        let cuda = match cuda_seq {
+            Some(seq) => cuda::write(report, seq, namespace, &mut summary, &mut rows)
+                .and_then(|()| Ok(seq.drain()?)),
+            None => Ok(()),
+        };
+        while !(nvtx.is_finished() && cpu.is_finished()) {
             rows.report();
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        let nvtx = nvtx.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<Summary, Failure>>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+        let (nvtx, cpu) = (join(nvtx), join(cpu));
         cuda?;
-        let (nvtx_seq, nvtx_summary) = nvtx?;
-        // Slices that never ended close at the end of the whole trace.
-        let end = trace.last_timestamp().unwrap_or(0);
-        seq.close(end)?;
-        nvtx_seq.close(end)?;
-        summary.merge(nvtx_summary);
+        summary.merge(nvtx?);
+        summary.merge(cpu?);
         Ok(summary)
     })?;
+    // Slices that never ended close at the end of the whole trace.
+    let end = trace.last_timestamp().unwrap_or(0);
+    for seq in sequences.into_iter().flatten() {
+        seq.close(end)?;
+    }
     Ok((trace.finish()?, summary))
+}
+
+/// The kinds of data a trace can carry; all by default, any can be left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// CUDA API calls, GPU kernels, memcpy, memset and sync, with launch flows.
+    Cuda,
+    /// NVTX ranges and marks.
+    Nvtx,
+    /// OS runtime calls, with their call stacks.
+    Osrt,
+    /// CPU samples, with their call stacks.
+    Samples,
+    /// Context switches (thread scheduling).
+    Sched,
+}
+
+impl Part {
+    pub const ALL: [Part; 5] = [
+        Part::Cuda,
+        Part::Nvtx,
+        Part::Osrt,
+        Part::Samples,
+        Part::Sched,
+    ];
+
+    /// The name `--exclude` knows the part by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Cuda => "cuda",
+            Part::Nvtx => "nvtx",
+            Part::Osrt => "osrt",
+            Part::Samples => "samples",
+            Part::Sched => "sched",
+        }
+    }
+
+    /// The tables the part reads its events from.
+    fn tables(self) -> &'static [&'static str] {
+        use crate::nsys::{cpu, cuda, nvtx};
+        match self {
+            Part::Cuda => &[
+                cuda::RUNTIME,
+                cuda::DRIVER,
+                cuda::KERNEL,
+                cuda::MEMCPY,
+                cuda::MEMSET,
+                cuda::SYNC,
+            ],
+            Part::Nvtx => &[nvtx::TABLE],
+            Part::Osrt => &[cpu::OSRT],
+            Part::Samples => &[cpu::SAMPLES],
+            Part::Sched => &[cpu::SCHED],
+        }
+    }
+}
+
+impl std::str::FromStr for Part {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Part::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Part::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown part '{s}' (expected one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// A set of [`Part`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parts(u8);
+
+impl Parts {
+    pub fn all() -> Self {
+        Parts(u8::MAX >> (8 - Part::ALL.len()))
+    }
+
+    pub fn has(self, part: Part) -> bool {
+        self.0 & (1 << part as u8) != 0
+    }
+
+    pub fn without(self, part: Part) -> Self {
+        Parts(self.0 & !(1 << part as u8))
+    }
+}
+
+impl Default for Parts {
+    fn default() -> Self {
+        Parts::all()
+    }
 }
 
 /// How far a conversion is.
@@ -107,17 +234,6 @@ pub struct Progress {
     /// An estimate of the rows there are to read, from the event tables' sizes.
     pub rows_total: u64,
 }
-
-/// The tables whose rows become events.
-const EVENT_TABLES: [&str; 7] = [
-    crate::nsys::cuda::RUNTIME,
-    crate::nsys::cuda::DRIVER,
-    crate::nsys::cuda::KERNEL,
-    crate::nsys::cuda::MEMCPY,
-    crate::nsys::cuda::MEMSET,
-    crate::nsys::cuda::SYNC,
-    crate::nsys::nvtx::TABLE,
-];
 
 /// Rows read so far, counted by each converting thread into one total; the
 /// thread that owns the progress callback reports it every few thousand rows.
@@ -161,7 +277,8 @@ impl<'p> Rows<'p> {
 
 /// A number that tells this report's tracks and flows apart from another's.
 fn namespace(report: &Report) -> Result<u64, Failure> {
-    Ok(flows::mix(report.fingerprint(&EVENT_TABLES)?))
+    let tables: Vec<&str> = Part::ALL.iter().flat_map(|p| p.tables()).copied().collect();
+    Ok(flows::mix(report.fingerprint(&tables)?))
 }
 
 /// Session time as a trace timestamp, or `None` before time 0.

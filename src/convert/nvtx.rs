@@ -100,6 +100,7 @@ pub fn write<W: Write>(
             args: &args,
             flows_out: &[],
             flows_in: &[],
+            callstack: None,
         };
         seq.slice(track, &slice)?;
         summary.count(NVTX);

@@ -23,6 +23,10 @@ pub struct Summary {
     pub gpu_ops_unknown_process: u64,
     /// Launches whose GPU operations start before the call itself: not linked.
     pub launches_unmatched: u64,
+    /// CPU samples written, each with its call stack.
+    pub cpu_samples: u64,
+    /// Scheduling events (a thread in or out of a CPU) written as context switches.
+    pub sched_events: u64,
 }
 
 impl Summary {
@@ -44,6 +48,8 @@ impl Summary {
         self.gpu_ops_without_launch += other.gpu_ops_without_launch;
         self.gpu_ops_unknown_process += other.gpu_ops_unknown_process;
         self.launches_unmatched += other.launches_unmatched;
+        self.cpu_samples += other.cpu_samples;
+        self.sched_events += other.sched_events;
     }
 
     pub(crate) fn skip_negative(&mut self, category: &'static str) {
@@ -106,6 +112,12 @@ impl fmt::Display for Summary {
             write!(f, "{}", parts.join(", "))?;
         }
         write!(f, "; {} flows", self.flows)?;
+        if self.cpu_samples > 0 {
+            write!(f, "; {} CPU samples", self.cpu_samples)?;
+        }
+        if self.sched_events > 0 {
+            write!(f, "; {} scheduling events", self.sched_events)?;
+        }
         if self.gpu_ops_without_launch > 0 {
             write!(
                 f,

@@ -4,6 +4,7 @@
 //! (strings, names, labels). The large tables are then streamed in time order
 //! by [`Report::for_each_cuda_event`] and [`Report::for_each_nvtx_event`].
 
+pub mod cpu;
 pub mod cuda;
 mod export;
 pub mod ids;

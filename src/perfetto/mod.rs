@@ -8,12 +8,15 @@
 //! - [`Tracks`] hands out small [`TrackId`] handles and emits each descriptor once.
 //! - [`SequenceWriter`] is one packet sequence: interned names, delta timestamps,
 //!   and a scheduler that puts overlapping slices on sibling lanes and writes every
-//!   BEGIN/END in time order.
+//!   BEGIN/END in time order; CPU samples with interned call stacks; context
+//!   switches as ftrace `sched_switch` events.
 
 mod intern;
 mod lanes;
 mod packets;
+mod sched;
 mod sequence;
+mod stacks;
 mod tracks;
 mod wire;
 
@@ -29,7 +32,9 @@ pub mod proto {
 
 pub use lanes::{SliceTrack, Stacking};
 pub use packets::PacketWriter;
+pub use sched::{ContextSwitch, EndState, Task};
 pub use sequence::{Arg, ArgValue, SequenceWriter, Slice, Trace};
+pub use stacks::StackFrame;
 pub use tracks::{TrackId, TrackSpec, Tracks};
 
 /// The clock the report's timestamps are written in (trace_processor's default trace clock).

@@ -12,9 +12,11 @@ use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
 use super::packets::{encode_packet, PacketWriter};
 use super::proto::{
     clock_snapshot::Clock, trace_packet, track_event, ClockSnapshot, DebugAnnotationName,
-    EventCategory, EventName, InternedData, InternedString, TracePacket, TracePacketDefaults,
-    TrackDescriptor,
+    EventCategory, EventName, FtraceEventBundle, InternedData, InternedString, PerfSample,
+    TracePacket, TracePacketDefaults, TrackDescriptor,
 };
+use super::sched::ContextSwitch;
+use super::stacks::{StackFrame, StackInterner};
 use super::tracks::{Maker, TrackId, TrackSpec, Tracks};
 use super::wire;
 use super::{BOOTTIME, REALTIME};
@@ -99,6 +101,7 @@ impl<W: Write> Trace<W> {
             categories: Interner::default(),
             arg_names: Interner::default(),
             arg_strings: Interner::default(),
+            stacks: StackInterner::default(),
             interned: InternedData::default(),
             lanes: Lanes::default(),
             descriptors: Vec::new(),
@@ -199,6 +202,8 @@ pub struct Slice<'a> {
     pub flows_out: &'a [u64],
     /// Flows that end at this slice.
     pub flows_in: &'a [u64],
+    /// The call stack the slice was entered from, innermost frame first.
+    pub callstack: Option<&'a [StackFrame<'a>]>,
 }
 
 /// A named value shown in the slice's details (trace_processor's `args`, as `debug.<name>`).
@@ -237,6 +242,7 @@ pub struct SequenceWriter<'t, W: Write> {
     categories: Interner,
     arg_names: Interner,
     arg_strings: Interner,
+    stacks: StackInterner,
     /// Interned entries not yet sent: they ride on the next packet.
     interned: InternedData,
     lanes: Lanes,
@@ -269,10 +275,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             "slices are given in start order"
         );
         self.write_ends_until(slice.start)?;
-        let remembered = self.names.len() + self.arg_names.len() + self.arg_strings.len();
-        if remembered > INTERNED_STRINGS_LIMIT {
-            self.restart()?;
-        }
+        self.restart_if_full()?;
         let end = match slice.end {
             Some(end) if end == slice.start => None,
             Some(end) => Some(end),
@@ -292,6 +295,9 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         } else {
             track_event::Type::Instant
         };
+        let callstack = slice
+            .callstack
+            .map(|frames| self.stacks.callstack(frames, &mut self.interned));
         let category = self.category_iid(slice.category);
         // The event is encoded first, then the packet around it.
         let mut event = std::mem::take(&mut self.event_buf);
@@ -321,9 +327,57 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         for &flow in slice.flows_in {
             wire::fixed64(&mut event, TRACK_EVENT_TERMINATING_FLOW_IDS, flow);
         }
+        if let Some(callstack) = callstack {
+            wire::uint(&mut event, TRACK_EVENT_CALLSTACK_IID, callstack);
+        }
         let written = self.write_event(slice.start, &event);
         self.event_buf = event;
         written
+    }
+
+    /// Makes sure `track` (a thread, say) and its ancestors are described,
+    /// for data that refers to them without events on them (samples, switches).
+    pub fn describe(&mut self, track: TrackId) -> io::Result<()> {
+        self.send_descriptors(track)
+    }
+
+    /// Writes a CPU sample of thread `tid` of process `pid` with the call stack
+    /// `frames`, innermost first. Samples, like slices, come in time order.
+    pub fn cpu_sample(
+        &mut self,
+        ts: u64,
+        (pid, tid): (u32, u32),
+        cpu: Option<u32>,
+        frames: &[StackFrame],
+    ) -> io::Result<()> {
+        self.write_ends_until(ts)?;
+        self.restart_if_full()?;
+        let callstack = self.stacks.callstack(frames, &mut self.interned);
+        let mut packet = self.packet(
+            ts,
+            trace_packet::Data::PerfSample(PerfSample {
+                cpu,
+                pid: Some(pid),
+                tid: Some(tid),
+                callstack_iid: Some(callstack),
+            }),
+        );
+        packet.interned_data = self.take_interned();
+        self.push_and_maybe_flush(&packet)
+    }
+
+    /// Writes context switches of one CPU (in time order), as one ftrace bundle.
+    pub fn context_switches(&mut self, cpu: u32, switches: &[ContextSwitch]) -> io::Result<()> {
+        // Ftrace events carry their own absolute times: the packet needs none.
+        let packet = TracePacket {
+            data: Some(trace_packet::Data::FtraceEvents(FtraceEventBundle {
+                cpu: Some(cpu),
+                event: switches.iter().map(|s| s.to_ftrace()).collect(),
+            })),
+            optional_trusted_packet_sequence_id: Some(sequence_id(self.id)),
+            ..Default::default()
+        };
+        self.push_and_maybe_flush(&packet)
     }
 
     /// Writes every END whose time is known. What is left open are slices
@@ -375,6 +429,17 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         self.uuids[track.index()]
     }
 
+    /// Restarts interning when the sequence remembers too much. Call only where
+    /// nothing interned is pending (before interning for the next packet).
+    fn restart_if_full(&mut self) -> io::Result<()> {
+        let remembered =
+            self.names.len() + self.arg_names.len() + self.arg_strings.len() + self.stacks.len();
+        if remembered > INTERNED_STRINGS_LIMIT {
+            self.restart()?;
+        }
+        Ok(())
+    }
+
     /// Forgets the interned strings, here and in trace_processor. Tracks and
     /// open slices are not incremental state: they carry on.
     fn restart(&mut self) -> io::Result<()> {
@@ -387,6 +452,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         self.categories = Interner::default();
         self.arg_names = Interner::default();
         self.arg_strings = Interner::default();
+        self.stacks = StackInterner::default();
         self.push_and_maybe_flush(&restart_packet(self.id))
     }
 
@@ -478,11 +544,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     }
 
     fn take_interned(&mut self) -> Option<InternedData> {
-        let i = &self.interned;
-        let pending = !(i.event_names.is_empty()
-            && i.event_categories.is_empty()
-            && i.debug_annotation_names.is_empty()
-            && i.debug_annotation_string_values.is_empty());
+        let pending = self.interned != InternedData::default();
         pending.then(|| std::mem::take(&mut self.interned))
     }
 
@@ -574,6 +636,7 @@ const TRACK_EVENT_TRACK_UUID: u32 = 11;
 const TRACK_EVENT_NAME: u32 = 23;
 const TRACK_EVENT_FLOW_IDS: u32 = 47;
 const TRACK_EVENT_TERMINATING_FLOW_IDS: u32 = 48;
+const TRACK_EVENT_CALLSTACK_IID: u32 = 56;
 const ANNOTATION_NAME_IID: u32 = 1;
 const ANNOTATION_BOOL: u32 = 2;
 const ANNOTATION_UINT: u32 = 3;

@@ -15,8 +15,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use nsys2perfetto::perfetto::proto::{
-    debug_annotation, trace_packet, track_descriptor, track_event, Trace, TrackDescriptor,
+    debug_annotation, ftrace_event, trace_packet, track_descriptor, track_event, Trace,
+    TrackDescriptor,
 };
+
+use super::sched::{SchedSlice, Switch};
+use super::stacks::{NamedFrame, Sample, StackState};
 use prost::Message;
 
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -40,6 +44,8 @@ pub struct Slice {
     pub category: String,
     pub args: BTreeMap<String, Value>,
     pub depth: usize,
+    /// The slice's call stack, outermost frame first (empty if none).
+    pub callstack: Vec<NamedFrame>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -65,6 +71,10 @@ pub struct Checked {
     pub resets: usize,
     /// Wall-clock (REALTIME) ns at trace time 0, from a clock snapshot.
     pub realtime_at_zero: Option<u64>,
+    /// CPU samples, with their stacks resolved.
+    pub samples: Vec<Sample>,
+    /// Threads running on CPUs, from the context switches.
+    pub sched: Vec<SchedSlice>,
     pub errors: Vec<String>,
 }
 
@@ -78,6 +88,7 @@ struct Event {
     args: BTreeMap<String, Value>,
     flow_ids: Vec<u64>,
     terminating: Vec<u64>,
+    callstack: Vec<NamedFrame>,
 }
 
 #[derive(Default)]
@@ -89,6 +100,7 @@ struct SequenceState {
     arg_strings: HashMap<u64, String>,
     default_clock: Option<u32>,
     incremental: HashMap<u32, u64>,
+    stacks: StackState,
 }
 
 /// Gunzips (all members) if the bytes are gzip.
@@ -142,6 +154,7 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
     let mut processes: HashMap<i32, u64> = HashMap::new();
     let mut used_tracks = Vec::new();
     let mut snapshot_series: HashMap<Vec<(u32, u32)>, u64> = HashMap::new();
+    let mut switches: Vec<Switch> = Vec::new();
 
     for (order, p) in trace.packet.iter().enumerate() {
         if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
@@ -158,9 +171,28 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
         let seq_id = p
             .optional_trusted_packet_sequence_id
             .map(|trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId(id)| id);
+        if let Some(trace_packet::Data::FtraceEvents(bundle)) = &p.data {
+            // Ftrace events carry absolute times and no incremental state.
+            for e in &bundle.event {
+                if let Some(ftrace_event::Event::SchedSwitch(s)) = &e.event {
+                    switches.push(Switch {
+                        cpu: bundle.cpu.unwrap_or(0),
+                        ts: e.timestamp.unwrap_or(0),
+                        order,
+                        prev_tid: s.prev_pid.unwrap_or(0),
+                        prev_state: s.prev_state,
+                        next_tid: s.next_pid.unwrap_or(0),
+                        next_comm: s.next_comm.clone().unwrap_or_default(),
+                    });
+                }
+            }
+            continue;
+        }
         let needs_sequence = matches!(
             p.data,
-            Some(trace_packet::Data::TrackEvent(_)) | Some(trace_packet::Data::TrackDescriptor(_))
+            Some(trace_packet::Data::TrackEvent(_))
+                | Some(trace_packet::Data::TrackDescriptor(_))
+                | Some(trace_packet::Data::PerfSample(_))
         );
         let Some(seq_id) = seq_id else {
             if needs_sequence {
@@ -221,6 +253,7 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
             }
         }
         if let Some(i) = &p.interned_data {
+            seq.stacks.intern(i, order, &mut c.errors);
             for (map, entries) in [
                 (
                     &mut seq.names,
@@ -293,6 +326,24 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
             Some(trace_packet::Data::TrackDescriptor(d)) => {
                 describe(&mut c, d, order, &mut threads, &mut processes);
             }
+            Some(trace_packet::Data::PerfSample(sample)) => {
+                let (Some(ts), Some(pid), Some(tid), Some(iid)) =
+                    (ts, sample.pid, sample.tid, sample.callstack_iid)
+                else {
+                    c.errors.push(format!(
+                        "packet {order}: sample without time, pid, tid or callstack"
+                    ));
+                    continue;
+                };
+                let stack = seq.stacks.resolve(iid, order, &mut c.errors);
+                c.samples.push(Sample {
+                    ts,
+                    pid,
+                    tid,
+                    cpu: sample.cpu,
+                    stack: if details { stack } else { Vec::new() },
+                });
+            }
             Some(trace_packet::Data::TrackEvent(e)) => {
                 let Some(ts) = ts else {
                     c.errors
@@ -351,6 +402,12 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
                     };
                     args.insert(key, value);
                 }
+                let callstack = match e.callstack_field {
+                    Some(track_event::CallstackField::CallstackIid(iid)) if details => {
+                        seq.stacks.resolve(iid, order, &mut c.errors)
+                    }
+                    _ => Vec::new(),
+                };
                 let track = e.track_uuid.unwrap_or(0);
                 used_tracks.push((order, track));
                 let (name, args) = if details {
@@ -368,6 +425,7 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
                     args,
                     flow_ids: e.flow_ids.clone(),
                     terminating: e.terminating_flow_ids.clone(),
+                    callstack,
                 });
             }
             _ => {}
@@ -390,6 +448,7 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
         }
     }
     build_slices(&mut c, events);
+    c.sched = super::sched::slices(switches, &mut c.errors);
     c
 }
 
@@ -464,6 +523,7 @@ fn build_slices(c: &mut Checked, mut events: Vec<Event>) {
                     category: e.category,
                     args: e.args,
                     depth: stack.len(),
+                    callstack: e.callstack,
                 });
                 if e.kind == 1 {
                     stack.push(index);

@@ -1,3 +1,5 @@
 pub mod checker;
+pub mod sched;
 pub mod source;
+pub mod stacks;
 pub mod synth;

@@ -1,0 +1,71 @@
+//! OS runtime calls: slices on an "OS runtime" track of each thread, with the
+//! call stack they were made from where the report recorded it.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::cpu::{ChainFrame, OsrtCall, OSRT_CALLCHAINS};
+use crate::nsys::Report;
+use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+
+use super::stacks::Frames;
+use super::summary::Summary;
+use super::threads::thread_track;
+use super::{trace_time, Failure, Rows};
+
+pub const OSRT: &str = "osrt";
+
+pub fn write<W: Write>(
+    report: &Report,
+    seq: &mut SequenceWriter<'_, W>,
+    summary: &mut Summary,
+    rows: &mut Rows,
+) -> Result<(), Failure> {
+    let meta = report.meta();
+    let mut tracks: FxHashMap<(u32, u32), SliceTrack> = FxHashMap::default();
+    let mut chain: Vec<ChainFrame> = Vec::new();
+    let mut frames = Frames::default();
+    report.for_each_osrt_call(|call: OsrtCall| -> Result<(), Failure> {
+        rows.tick();
+        let Some(start) = trace_time(call.start) else {
+            summary.skip_negative(OSRT);
+            return Ok(());
+        };
+        let track = *tracks.entry((call.pid, call.tid)).or_insert_with(|| {
+            let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
+            seq.slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
+        });
+        let end = match u64::try_from(call.end) {
+            Ok(end) if end >= start => end,
+            _ => {
+                summary.inverted += 1;
+                start
+            }
+        };
+        let mut args = Vec::with_capacity(1);
+        if let Some(v) = call.return_value {
+            args.push(Arg::new("return_value", ArgValue::Int(v)));
+        }
+        let callstack = match call.callchain {
+            Some(id) => {
+                report.callchain(OSRT_CALLCHAINS, id, &mut chain)?;
+                Some(frames.of(report, &chain))
+            }
+            None => None,
+        };
+        let slice = Slice {
+            start,
+            end: Some(end),
+            name: call.name,
+            category: OSRT,
+            args: &args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: callstack.filter(|f| !f.is_empty()),
+        };
+        seq.slice(track, &slice)?;
+        summary.count(OSRT);
+        Ok(())
+    })
+}

@@ -1,0 +1,73 @@
+//! CPU scheduling as the kernel's ftrace reports it: context switches per
+//! CPU, from which trace_processor builds its `sched` and `thread_state`
+//! tables and the UI its CPU tracks.
+
+use super::proto::{ftrace_event, FtraceEvent, SchedSwitchFtraceEvent};
+
+/// A task on a CPU. Tid 0 is the idle task: the CPU runs nothing we know of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Task<'a> {
+    pub tid: i32,
+    pub name: &'a str,
+}
+
+impl Task<'_> {
+    pub const IDLE: Task<'static> = Task {
+        tid: 0,
+        name: "swapper",
+    };
+}
+
+/// The state a task leaves the CPU in, until it runs again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndState {
+    /// Preempted: ready to run.
+    Runnable,
+    /// Waiting for something, interruptibly.
+    Sleeping,
+    /// Waiting for something (I/O, say), uninterruptibly.
+    Uninterruptible,
+    Stopped,
+    Dead,
+}
+
+impl EndState {
+    /// The kernel's task state bits, as `sched_switch` reports them.
+    fn bits(self) -> i64 {
+        match self {
+            EndState::Runnable => 0,
+            EndState::Sleeping => 1,
+            EndState::Uninterruptible => 2,
+            EndState::Stopped => 4,
+            EndState::Dead => 16,
+        }
+    }
+}
+
+/// `prev` leaves a CPU at `ts` and `next` starts running on it.
+#[derive(Clone, Copy, Debug)]
+pub struct ContextSwitch<'a> {
+    pub ts: u64,
+    pub prev: Task<'a>,
+    /// `None` when the report does not say.
+    pub prev_state: Option<EndState>,
+    pub next: Task<'a>,
+}
+
+impl ContextSwitch<'_> {
+    pub(super) fn to_ftrace(self) -> FtraceEvent {
+        FtraceEvent {
+            timestamp: Some(self.ts),
+            pid: Some(self.prev.tid as u32),
+            event: Some(ftrace_event::Event::SchedSwitch(SchedSwitchFtraceEvent {
+                prev_comm: Some(self.prev.name.to_owned()),
+                prev_pid: Some(self.prev.tid),
+                prev_prio: None,
+                prev_state: self.prev_state.map(EndState::bits),
+                next_comm: Some(self.next.name.to_owned()),
+                next_pid: Some(self.next.tid),
+                next_prio: None,
+            })),
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The checker's view of context switches: the `sched` slices trace_processor
+//! builds from ftrace `sched_switch` events, per CPU in time order.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct Switch {
+    pub cpu: u32,
+    pub ts: u64,
+    pub order: usize,
+    pub prev_tid: i32,
+    pub prev_state: Option<i64>,
+    pub next_tid: i32,
+    pub next_comm: String,
+}
+
+/// A thread running on a CPU from `ts`, for `dur` (`None`: until the trace ends).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SchedSlice {
+    pub cpu: u32,
+    pub ts: u64,
+    pub dur: Option<u64>,
+    pub tid: i32,
+}
+
+/// The slices of non-idle threads; an error where a switch's outgoing thread
+/// is not the one the previous switch brought in.
+pub fn slices(mut switches: Vec<Switch>, errors: &mut Vec<String>) -> Vec<SchedSlice> {
+    let mut per_cpu: BTreeMap<u32, Vec<Switch>> = BTreeMap::new();
+    switches.sort_by_key(|s| (s.ts, s.order));
+    for s in switches {
+        per_cpu.entry(s.cpu).or_default().push(s);
+    }
+    let mut out = Vec::new();
+    for (cpu, list) in per_cpu {
+        for (i, s) in list.iter().enumerate() {
+            let next = list.get(i + 1);
+            if let Some(n) = next {
+                if n.prev_tid != s.next_tid {
+                    errors.push(format!(
+                        "cpu {cpu} at {}: switch out of tid {} but tid {} was running",
+                        n.ts, n.prev_tid, s.next_tid
+                    ));
+                }
+            }
+            if s.next_tid != 0 {
+                out.push(SchedSlice {
+                    cpu,
+                    ts: s.ts,
+                    dur: next.map(|n| n.ts - s.ts),
+                    tid: s.next_tid,
+                });
+            }
+        }
+    }
+    out
+}
