@@ -5,7 +5,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use support::checker;
 
@@ -23,21 +22,7 @@ fn reports_dir() -> Option<PathBuf> {
 }
 
 fn nsys_available(test: &str) -> bool {
-    let found = Command::new("nsys")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty());
-        assert!(
-            !in_ci,
-            "{test}: nsys is not on PATH in CI (.ci/install-nsys should have installed it)"
-        );
-        eprintln!(
-            "SKIP {test}: nsys is not on PATH (run .ci/install-nsys, or install Nsight Systems)"
-        );
-    }
-    found
+    support::nsys::available(test)
 }
 
 #[test]

@@ -10,6 +10,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::flows::Launches;
 use super::gpu::GpuTracks;
+use super::projection::{Projector, RangeSource};
 use super::summary::Summary;
 use super::threads::thread_track;
 use super::{trace_time, Failure, Rows};
@@ -20,9 +21,12 @@ pub const MEMCPY: &str = "cuda_memcpy";
 pub const MEMSET: &str = "cuda_memset";
 pub const SYNC: &str = "cuda_sync";
 
-pub fn write<W: Write>(
+/// Writes the CUDA activity on `seq` and, given a sequence and the NVTX
+/// ranges, the NVTX GPU projection.
+pub fn write<'s, W: Write>(
     report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
+    seq: &mut SequenceWriter<'s, W>,
+    projection: Option<(&mut SequenceWriter<'s, W>, RangeSource)>,
     namespace: u64,
     summary: &mut Summary,
     rows: &mut Rows,
@@ -35,6 +39,7 @@ pub fn write<W: Write>(
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
         flow_ids: Vec::new(),
+        projector: projection.map(|(seq, source)| Projector::new(seq, source)),
     };
     report.for_each_cuda_event(|item| match item {
         Streamed::Prescanned(places) => {
@@ -47,12 +52,16 @@ pub fn write<W: Write>(
         }
     })?;
     mapper.summary.launches_unmatched += mapper.launches.unmatched();
+    if let Some(projector) = mapper.projector.take() {
+        projector.finish(&mapper.gpu, report.meta(), mapper.summary)?;
+    }
     Ok(())
 }
 
 struct Mapper<'a, 's, W: Write> {
     report: &'a Report,
     seq: &'a mut SequenceWriter<'s, W>,
+    projector: Option<Projector<'a, 's, W>>,
     summary: &'a mut Summary,
     gpu: GpuTracks,
     /// The "CUDA API" track of each (pid, tid).
@@ -63,6 +72,9 @@ struct Mapper<'a, 's, W: Write> {
 
 impl<W: Write> Mapper<'_, '_, W> {
     fn event(&mut self, event: CudaEvent<'_>) -> Result<(), Failure> {
+        if let (Some(projector), Some(t)) = (&mut self.projector, trace_time(event.span().0)) {
+            projector.advance(t, &self.gpu, self.report.meta(), self.summary)?;
+        }
         match event {
             CudaEvent::Api(call) => self.api_call(&call),
             CudaEvent::Kernel(k) => self.kernel(&k),
@@ -100,6 +112,15 @@ impl<W: Write> Mapper<'_, '_, W> {
                 .launch(call.pid, corr, call.gpu_ops, &mut self.flow_ids),
             None => self.flow_ids.clear(),
         }
+        let end = self.end_of(start, call.end);
+        if let (Some(projector), Some(corr), false) = (
+            &mut self.projector,
+            call.correlation_id,
+            self.flow_ids.is_empty(),
+        ) {
+            let ops = self.flow_ids.len() as u32;
+            projector.launch((call.pid, call.tid), corr, (start, end), ops);
+        }
         let mut args = Vec::with_capacity(2);
         if let Some(corr) = call.correlation_id {
             args.push(Arg::new("correlation_id", ArgValue::Int(corr)));
@@ -107,7 +128,6 @@ impl<W: Write> Mapper<'_, '_, W> {
         if let Some(ret) = call.return_value {
             args.push(Arg::new("return_value", ArgValue::Int(ret)));
         }
-        let end = self.end_of(start, call.end);
         let slice = Slice {
             start,
             end: Some(end),
@@ -237,6 +257,11 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "green_context", op.green_context);
         push_int(&mut args, "graph_node_id", op.graph_node);
         let end = self.end_of(start, op.end);
+        if let (Some(projector), Some(_), Some(pid), Some(corr)) =
+            (&mut self.projector, flow, op.place.pid, op.correlation_id)
+        {
+            projector.op(pid, corr, op.place.device, (start, end));
+        }
         let flows_in = flow.as_slice();
         let slice = Slice {
             start,

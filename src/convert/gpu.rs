@@ -5,13 +5,14 @@ use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::GpuPlace;
 use crate::nsys::Metadata;
-use crate::perfetto::{SliceTrack, Stacking, TrackSpec};
+use crate::perfetto::{SliceTrack, Stacking, TrackId, TrackSpec};
 
 use super::threads::process_name;
 
 #[derive(Default)]
 pub struct GpuTracks {
     streams: FxHashMap<GpuPlace, SliceTrack>,
+    devices: FxHashMap<i64, TrackId>,
 }
 
 impl GpuTracks {
@@ -43,7 +44,12 @@ impl GpuTracks {
             spec.description = Some(describe(place, meta));
             streams.insert(*place, seq.slice_track(spec, Stacking::Exclusive));
         }
-        Self { streams }
+        Self { streams, devices }
+    }
+
+    /// The group of device `device`, if it has GPU work.
+    pub fn device_group(&self, device: i64) -> Option<TrackId> {
+        self.devices.get(&device).copied()
     }
 
     pub fn track(&self, place: &GpuPlace) -> SliceTrack {

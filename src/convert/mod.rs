@@ -9,6 +9,7 @@ mod flows;
 mod gpu;
 mod nvtx;
 mod osrt;
+mod projection;
 mod samples;
 mod sched;
 mod stacks;
@@ -72,13 +73,26 @@ pub fn convert<W: Write + Send>(
     }
     // Made here, in a fixed order: sequence ids do not depend on thread timing.
     let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));
-    let [cuda_seq, nvtx_seq, osrt_seq, samples_seq, sched_seq] = &mut sequences;
+    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, samples_seq, sched_seq] = &mut sequences;
+    // The projection needs both: NVTX ranges flow from the NVTX thread to the CUDA one.
+    let (mut feed, projection) = match (&cuda_seq, &nvtx_seq, projection_seq) {
+        (Some(_), Some(_), Some(seq)) => {
+            let (feed, source) = projection::channel();
+            (Some(feed), Some((seq, source)))
+        }
+        _ => (None, None),
+    };
     let summary = std::thread::scope(|scope| -> Result<Summary, Failure> {
         let nvtx = scope.spawn(|| -> Result<Summary, Failure> {
             let mut summary = Summary::default();
             let mut rows = Rows::new(&read);
             if let Some(seq) = nvtx_seq {
-                nvtx::write(report, seq, &mut summary, &mut rows)?;
+                let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, &mut rows);
+                // The CUDA thread waits for the feed's end, even after a failure.
+                if let Some(feed) = feed.take() {
+                    feed.finish();
+                }
+                written?;
                 seq.drain()?;
             }
             Ok(summary)
@@ -109,7 +123,7 @@ pub fn convert<W: Write + Send>(
         let mut summary = Summary::default();
         let mut rows = Rows::new(&read).reporting(&mut report_progress);
         let cuda = match cuda_seq {
-            Some(seq) => cuda::write(report, seq, namespace, &mut summary, &mut rows)
+            Some(seq) => cuda::write(report, seq, projection, namespace, &mut summary, &mut rows)
                 .and_then(|()| Ok(seq.drain()?)),
             None => Ok(()),
         };
@@ -141,6 +155,8 @@ pub enum Part {
     Cuda,
     /// NVTX ranges and marks.
     Nvtx,
+    /// NVTX ranges projected onto the GPU (needs `cuda` and `nvtx`).
+    NvtxGpu,
     /// OS runtime calls, with their call stacks.
     Osrt,
     /// CPU samples, with their call stacks.
@@ -150,9 +166,10 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 5] = [
+    pub const ALL: [Part; 6] = [
         Part::Cuda,
         Part::Nvtx,
+        Part::NvtxGpu,
         Part::Osrt,
         Part::Samples,
         Part::Sched,
@@ -163,6 +180,7 @@ impl Part {
         match self {
             Part::Cuda => "cuda",
             Part::Nvtx => "nvtx",
+            Part::NvtxGpu => "nvtx_gpu",
             Part::Osrt => "osrt",
             Part::Samples => "samples",
             Part::Sched => "sched",
@@ -182,6 +200,7 @@ impl Part {
                 cuda::SYNC,
             ],
             Part::Nvtx => &[nvtx::TABLE],
+            Part::NvtxGpu => &[],
             Part::Osrt => &[cpu::OSRT],
             Part::Samples => &[cpu::SAMPLES],
             Part::Sched => &[cpu::SCHED],

@@ -10,6 +10,7 @@ use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
+use super::projection::{Range, RangeFeed};
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
 use super::{trace_time, Failure, Rows};
@@ -19,6 +20,7 @@ pub const NVTX: &str = "nvtx";
 pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
+    mut feed: Option<&mut RangeFeed>,
     summary: &mut Summary,
     rows: &mut Rows,
 ) -> Result<(), Failure> {
@@ -92,6 +94,22 @@ pub fn write<W: Write>(
             }
         };
         let name = e.text.as_ref().map_or("", |t| t.as_str());
+        if let Some(feed) = feed.as_deref_mut() {
+            feed.saw(start);
+            if let Some(end) = end {
+                feed.saw(end);
+            }
+            // NVIDIA projects only ranges that start and end on one thread.
+            if e.kind != NvtxKind::Mark && e.end_tid.is_none() {
+                feed.push(Range {
+                    start,
+                    end,
+                    pid: e.pid,
+                    tid: e.tid,
+                    name: name.to_owned(),
+                });
+            }
+        }
         let slice = Slice {
             start,
             end,

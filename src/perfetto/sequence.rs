@@ -544,7 +544,16 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     }
 
     fn take_interned(&mut self) -> Option<InternedData> {
-        let pending = self.interned != InternedData::default();
+        let i = &self.interned;
+        let pending = !(i.event_names.is_empty()
+            && i.event_categories.is_empty()
+            && i.debug_annotation_names.is_empty()
+            && i.debug_annotation_string_values.is_empty()
+            && i.function_names.is_empty()
+            && i.frames.is_empty()
+            && i.callstacks.is_empty()
+            && i.mapping_paths.is_empty()
+            && i.mappings.is_empty());
         pending.then(|| std::mem::take(&mut self.interned))
     }
 

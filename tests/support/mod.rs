@@ -1,4 +1,5 @@
 pub mod checker;
+pub mod nsys;
 pub mod sched;
 pub mod source;
 pub mod stacks;

@@ -1,0 +1,435 @@
+//! NVTX GPU projection: each NVTX range projected onto the GPU, from the first
+//! start to the last end of the GPU operations launched inside it.
+//!
+//! NVIDIA's definition (`nsys stats --report nvtxgpuproj`): a kernel, memcpy
+//! or memset belongs to a range when the API call that launched it lies
+//! wholly inside the range, on the range's thread; only ranges that start and
+//! end on one thread count; the count is of launches (correlation ids).
+//!
+//! The NVTX thread feeds its ranges, in start order, to the CUDA thread, which
+//! sees every launch and GPU operation in time order. A range is finished when
+//! the CUDA stream has passed its end and every launch inside it has all its
+//! operations; finished projections are written in start order, as soon as no
+//! later one can start before them.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::io::Write;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::Metadata;
+use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+
+use super::gpu::GpuTracks;
+use super::summary::Summary;
+use super::Failure;
+
+pub const NVTX_GPU: &str = "nvtx_gpu";
+
+/// A range as the NVTX thread sends it.
+pub struct Range {
+    pub start: u64,
+    /// `None` for a range still open when the capture stopped.
+    pub end: Option<u64>,
+    pub pid: u32,
+    pub tid: u32,
+    pub name: String,
+}
+
+enum Message {
+    Ranges(Vec<Range>),
+    /// No more ranges; open ones end at this time (the last NVTX time).
+    End(u64),
+}
+
+/// Ranges sent per message.
+const BATCH: usize = 1024;
+
+/// A connected feed and projector.
+pub fn channel() -> (RangeFeed, RangeSource) {
+    let (tx, rx) = mpsc::sync_channel(4);
+    (
+        RangeFeed {
+            tx: Some(tx),
+            batch: Vec::with_capacity(BATCH),
+            last: 0,
+        },
+        RangeSource {
+            rx: Some(rx),
+            queue: VecDeque::new(),
+            end: None,
+        },
+    )
+}
+
+/// The NVTX thread's end: ranges go out in batches, in start order.
+pub struct RangeFeed {
+    tx: Option<SyncSender<Message>>,
+    batch: Vec<Range>,
+    last: u64,
+}
+
+impl RangeFeed {
+    /// Notes the time of any NVTX event: open ranges end at the last.
+    pub fn saw(&mut self, t: u64) {
+        self.last = self.last.max(t);
+    }
+
+    pub fn push(&mut self, range: Range) {
+        self.batch.push(range);
+        if self.batch.len() == BATCH {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            self.send(Message::Ranges(batch));
+        }
+    }
+
+    pub fn finish(mut self) {
+        let batch = std::mem::take(&mut self.batch);
+        self.send(Message::Ranges(batch));
+        self.send(Message::End(self.last));
+    }
+
+    fn send(&mut self, message: Message) {
+        // A closed receiver means the CUDA side needs no more: stop sending.
+        if let Some(tx) = &self.tx {
+            if tx.send(message).is_err() {
+                self.tx = None;
+            }
+        }
+    }
+}
+
+/// The CUDA thread's end of the feed.
+pub struct RangeSource {
+    rx: Option<Receiver<Message>>,
+    queue: VecDeque<Range>,
+    /// Set once the feed has ended: the time open ranges end at.
+    end: Option<u64>,
+}
+
+impl RangeSource {
+    /// The next range if it starts at or before `t`.
+    fn next_until(&mut self, t: u64) -> Option<Range> {
+        while self.queue.is_empty() && self.end.is_none() {
+            match self.rx.as_ref().map(Receiver::recv) {
+                Some(Ok(Message::Ranges(batch))) => self.queue.extend(batch),
+                Some(Ok(Message::End(last))) => self.end = Some(last),
+                // The NVTX side stopped early (it failed, and says why itself).
+                Some(Err(_)) | None => self.end = Some(u64::MAX),
+            }
+        }
+        if self.queue.front()?.start <= t {
+            self.queue.pop_front()
+        } else {
+            None
+        }
+    }
+}
+
+struct Launch {
+    inside: Vec<u64>,
+    left: u32,
+    arrived: bool,
+}
+
+struct Projected {
+    range: Range,
+    /// The CUDA stream has passed the range's end.
+    closed: bool,
+    /// Launches inside the range still waiting for operations.
+    pending: u32,
+    launches: u32,
+    first: u64,
+    last: u64,
+    device: i64,
+}
+
+/// Computes projections on the CUDA thread and writes them on a sequence of
+/// their own, one track per (device, source thread) in the device's group.
+pub struct Projector<'p, 's, W: Write> {
+    seq: &'p mut SequenceWriter<'s, W>,
+    source: RangeSource,
+    ranges: FxHashMap<u64, Projected>,
+    next_id: u64,
+    /// Ranges not yet closed, by end.
+    open_ends: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Ranges not yet closed, by thread.
+    open_by_thread: FxHashMap<(u32, u32), Vec<u64>>,
+    /// Launches inside some range whose operations have not all arrived:
+    /// the ranges, and the operations still to come.
+    launches: FxHashMap<(u32, i64), Launch>,
+    /// Unfinished ranges that have operations, by first operation start.
+    unfinished: BTreeSet<(u64, u64)>,
+    /// Finished projections waiting to be written, by (start, longer first).
+    finished: BinaryHeap<Reverse<(u64, Reverse<u64>, u64)>>,
+    done: FxHashMap<u64, Projected>,
+    tracks: FxHashMap<(i64, u32, u32), SliceTrack>,
+    now: u64,
+}
+
+impl<'p, 's, W: Write> Projector<'p, 's, W> {
+    pub fn new(seq: &'p mut SequenceWriter<'s, W>, source: RangeSource) -> Self {
+        Self {
+            seq,
+            source,
+            ranges: FxHashMap::default(),
+            next_id: 0,
+            open_ends: BinaryHeap::new(),
+            open_by_thread: FxHashMap::default(),
+            launches: FxHashMap::default(),
+            unfinished: BTreeSet::new(),
+            finished: BinaryHeap::new(),
+            done: FxHashMap::default(),
+            tracks: FxHashMap::default(),
+            now: 0,
+        }
+    }
+
+    /// The CUDA stream has reached `t`: takes the ranges that started, closes
+    /// those that ended, and writes what can no longer change its place.
+    pub fn advance(
+        &mut self,
+        t: u64,
+        gpu: &GpuTracks,
+        meta: &Metadata,
+        summary: &mut Summary,
+    ) -> Result<(), Failure> {
+        self.now = self.now.max(t);
+        while let Some(range) = self.source.next_until(t) {
+            let id = self.next_id;
+            self.next_id += 1;
+            let end = range.end.unwrap_or(u64::MAX);
+            self.open_ends.push(Reverse((end, id)));
+            self.open_by_thread
+                .entry((range.pid, range.tid))
+                .or_default()
+                .push(id);
+            self.ranges.insert(
+                id,
+                Projected {
+                    range,
+                    closed: false,
+                    pending: 0,
+                    launches: 0,
+                    first: u64::MAX,
+                    last: 0,
+                    device: 0,
+                },
+            );
+        }
+        // Open ranges end where the NVTX data ends, once that is known.
+        let open_until = self.source.end.unwrap_or(u64::MAX);
+        while let Some(&Reverse((end, id))) = self.open_ends.peek() {
+            if end.min(open_until) >= t {
+                break;
+            }
+            self.open_ends.pop();
+            self.close(id);
+        }
+        self.write_ready(gpu, meta, summary)
+    }
+
+    /// A launch of `ops` operations by thread (pid, tid) during [start, end].
+    pub fn launch(
+        &mut self,
+        (pid, tid): (u32, u32),
+        corr: i64,
+        (start, end): (u64, u64),
+        ops: u32,
+    ) {
+        if ops == 0 {
+            return;
+        }
+        let Some(open) = self.open_by_thread.get(&(pid, tid)) else {
+            return;
+        };
+        let open_until = self.source.end.unwrap_or(u64::MAX);
+        let inside: Vec<u64> = open
+            .iter()
+            .copied()
+            .filter(|id| {
+                let r = &self.ranges[id].range;
+                r.start <= start && r.end.unwrap_or(open_until) >= end
+            })
+            .collect();
+        if inside.is_empty() {
+            return;
+        }
+        for id in &inside {
+            self.ranges.get_mut(id).expect("an open range").pending += 1;
+        }
+        self.launches.insert(
+            (pid, corr),
+            Launch {
+                inside,
+                left: ops,
+                arrived: false,
+            },
+        );
+    }
+
+    /// A GPU operation of launch (pid, corr) ran on `device` during [start, end].
+    pub fn op(&mut self, pid: u32, corr: i64, device: i64, (start, end): (u64, u64)) {
+        let Some(launch) = self.launches.get_mut(&(pid, corr)) else {
+            return;
+        };
+        launch.left -= 1;
+        launch.arrived = true;
+        let done = launch.left == 0;
+        for id in launch.inside.iter() {
+            let p = self
+                .ranges
+                .get_mut(id)
+                .expect("a range waiting for its launches");
+            if p.first == u64::MAX {
+                p.device = device;
+                self.unfinished.insert((start, *id));
+            }
+            p.first = p.first.min(start);
+            p.last = p.last.max(end);
+            if done {
+                p.pending -= 1;
+                p.launches += 1;
+            }
+        }
+        if done {
+            let launch = self.launches.remove(&(pid, corr)).expect("present");
+            for id in launch.inside {
+                self.finish_if_done(id);
+            }
+        }
+    }
+
+    /// The CUDA stream is over: launches still waiting never get their
+    /// remaining operations; every projection is written.
+    pub fn finish(
+        mut self,
+        gpu: &GpuTracks,
+        meta: &Metadata,
+        summary: &mut Summary,
+    ) -> Result<(), Failure> {
+        self.source.rx = None;
+        for (_, launch) in std::mem::take(&mut self.launches) {
+            for id in launch.inside {
+                let p = self.ranges.get_mut(&id).expect("a range");
+                p.pending -= 1;
+                // A launch some of whose operations arrived counts, as in nsys.
+                if launch.arrived {
+                    p.launches += 1;
+                }
+            }
+        }
+        let open: Vec<u64> = self.ranges.keys().copied().collect();
+        for id in open {
+            self.close(id);
+        }
+        self.now = u64::MAX;
+        self.write_ready(gpu, meta, summary)
+    }
+
+    fn close(&mut self, id: u64) {
+        let Some(p) = self.ranges.get_mut(&id) else {
+            return;
+        };
+        if p.closed {
+            return;
+        }
+        p.closed = true;
+        let thread = (p.range.pid, p.range.tid);
+        if let Some(open) = self.open_by_thread.get_mut(&thread) {
+            open.retain(|&other| other != id);
+        }
+        self.finish_if_done(id);
+    }
+
+    fn finish_if_done(&mut self, id: u64) {
+        let p = &self.ranges[&id];
+        if !p.closed || p.pending > 0 {
+            return;
+        }
+        let p = self.ranges.remove(&id).expect("present");
+        if p.first == u64::MAX {
+            return;
+        }
+        self.unfinished.remove(&(p.first, id));
+        self.finished.push(Reverse((p.first, Reverse(p.last), id)));
+        self.done.insert(id, p);
+    }
+}
+
+impl<W: Write> Projector<'_, '_, W> {
+    /// Writes the finished projections that start before any projection still
+    /// to come can: before the CUDA stream's time and before the first
+    /// operation of every unfinished range.
+    fn write_ready(
+        &mut self,
+        gpu: &GpuTracks,
+        meta: &Metadata,
+        summary: &mut Summary,
+    ) -> Result<(), Failure> {
+        let bound = match self.unfinished.first() {
+            Some(&(first, _)) => first.min(self.now),
+            None => self.now,
+        };
+        while let Some(&Reverse((first, _, id))) = self.finished.peek() {
+            if first >= bound && bound != u64::MAX {
+                break;
+            }
+            self.finished.pop();
+            let p = self.done.remove(&id).expect("a finished projection");
+            self.write(&p, gpu, meta)?;
+            summary.count(NVTX_GPU);
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, p: &Projected, gpu: &GpuTracks, meta: &Metadata) -> Result<(), Failure> {
+        let (pid, tid) = (p.range.pid, p.range.tid);
+        let key = (p.device, pid, tid);
+        let track = match self.tracks.get(&key) {
+            Some(&t) => t,
+            None => {
+                let name = format!(
+                    "NVTX projection: {} (tid {tid})",
+                    super::threads::thread_name(meta, pid, tid)
+                );
+                let mut spec = TrackSpec::new(gpu.device_group(p.device), name);
+                spec.description = Some(format!(
+                    "NVTX ranges of thread {tid} (pid {pid}) projected onto GPU {}: from the first start to the last end of the GPU work launched inside each range",
+                    p.device
+                ));
+                // After the device's streams.
+                spec.rank = Some(i32::MAX - 1);
+                let t = self.seq.slice_track(spec, Stacking::Nest);
+                self.tracks.insert(key, t);
+                t
+            }
+        };
+        let range_end = p
+            .range
+            .end
+            .unwrap_or_else(|| self.source.end.unwrap_or(p.range.start));
+        let args = [
+            Arg::new("gpu_ops", ArgValue::Uint(u64::from(p.launches))),
+            Arg::new("range_start", ArgValue::Uint(p.range.start)),
+            Arg::new(
+                "range_duration",
+                ArgValue::Uint(range_end.saturating_sub(p.range.start)),
+            ),
+        ];
+        let slice = Slice {
+            start: p.first,
+            end: Some(p.last.max(p.first)),
+            name: &p.range.name,
+            category: NVTX_GPU,
+            args: &args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: None,
+        };
+        self.seq.slice(track, &slice)?;
+        Ok(())
+    }
+}
