@@ -7,6 +7,7 @@
 mod cuda;
 mod flows;
 mod gpu;
+mod libraries;
 mod nvtx;
 mod osrt;
 mod projection;
@@ -73,7 +74,8 @@ pub fn convert<W: Write + Send>(
     }
     // Made here, in a fixed order: sequence ids do not depend on thread timing.
     let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));
-    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, samples_seq, sched_seq] = &mut sequences;
+    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, libraries_seq, samples_seq, sched_seq] =
+        &mut sequences;
     // The projection needs both: NVTX ranges flow from the NVTX thread to the CUDA one.
     let (mut feed, projection) = match (&cuda_seq, &nvtx_seq, projection_seq) {
         (Some(_), Some(_), Some(seq)) => {
@@ -102,6 +104,10 @@ pub fn convert<W: Write + Send>(
             let mut rows = Rows::new(&read);
             if let Some(seq) = osrt_seq {
                 osrt::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
+            if let Some(seq) = libraries_seq {
+                libraries::write(report, seq, &mut summary, &mut rows)?;
                 seq.drain()?;
             }
             if let Some(seq) = samples_seq {
@@ -159,6 +165,8 @@ pub enum Part {
     NvtxGpu,
     /// OS runtime calls, with their call stacks.
     Osrt,
+    /// Calls into cuDNN, cuBLAS, OpenACC, OpenMP, MPI and the video codecs.
+    Libraries,
     /// CPU samples, with their call stacks.
     Samples,
     /// Context switches (thread scheduling).
@@ -166,11 +174,12 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Cuda,
         Part::Nvtx,
         Part::NvtxGpu,
         Part::Osrt,
+        Part::Libraries,
         Part::Samples,
         Part::Sched,
     ];
@@ -182,6 +191,7 @@ impl Part {
             Part::Nvtx => "nvtx",
             Part::NvtxGpu => "nvtx_gpu",
             Part::Osrt => "osrt",
+            Part::Libraries => "libraries",
             Part::Samples => "samples",
             Part::Sched => "sched",
         }
@@ -202,6 +212,7 @@ impl Part {
             Part::Nvtx => &[nvtx::TABLE],
             Part::NvtxGpu => &[],
             Part::Osrt => &[cpu::OSRT],
+            Part::Libraries => &[],
             Part::Samples => &[cpu::SAMPLES],
             Part::Sched => &[cpu::SCHED],
         }

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod cuda;
 mod export;
 pub mod ids;
+pub mod libraries;
 mod meta;
 pub mod nvtx;
 mod scan;

@@ -30,6 +30,11 @@ impl Schema {
         self.tables.contains_key(table)
     }
 
+    /// The names of the tables.
+    pub fn tables(&self) -> impl Iterator<Item = &str> {
+        self.tables.keys().map(String::as_str)
+    }
+
     pub fn has_column(&self, table: &str, column: &str) -> bool {
         self.tables.get(table).is_some_and(|c| c.contains(column))
     }

@@ -51,6 +51,92 @@ const LOCAL_VM: i64 = 1 << 48;
 /// Column definitions of the tables this builder writes, as in
 /// `nsys export` 2026.2 (`TARGET_INFO_GPU` from 2026.2 too).
 const TABLES: &[(&str, &[&str])] = &[
+    // Library tables, as nsys 2022.4 (cuDNN, cuBLAS, OpenACC, OpenMP) and
+    // later versions (MPI) name them.
+    (
+        "CUDNN_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "nameId INTEGER NOT NULL",
+        ],
+    ),
+    (
+        "CUBLAS_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "nameId INTEGER NOT NULL",
+        ],
+    ),
+    (
+        "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "nameId INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "eventKind INTEGER NOT NULL",
+            "DeviceType INTEGER NOT NULL",
+            "lineNo INTEGER NOT NULL",
+            "cuDeviceId INTEGER NOT NULL",
+            "cuContextId INTEGER NOT NULL",
+            "cuStreamId INTEGER NOT NULL",
+            "srcFile INTEGER",
+            "funcName INTEGER",
+            "numGangs INTEGER",
+            "numWorkers INTEGER",
+            "vectorLength INTEGER",
+            "kernelName INTEGER",
+        ],
+    ),
+    (
+        "OPENMP_EVENT_KIND_PARALLEL",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "correlationId INTEGER",
+            "nameId INTEGER NOT NULL",
+            "eventKind INTEGER",
+            "parallelId INTEGER",
+            "parentTaskId INTEGER",
+        ],
+    ),
+    (
+        "MPI_P2P_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "textId INTEGER",
+            "commHandle INTEGER",
+            "tag INTEGER",
+            "remoteRank INTEGER",
+            "size INTEGER",
+            "requestHandle INTEGER",
+        ],
+    ),
+    (
+        "MPI_COLLECTIVES_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "textId INTEGER",
+            "commHandle INTEGER",
+            "rootRank INTEGER",
+            "size INTEGER",
+            "collSendSize INTEGER",
+            "collRecvSize INTEGER",
+            "requestHandle INTEGER",
+        ],
+    ),
     (
         "StringIds",
         &["id INTEGER NOT NULL PRIMARY KEY", "value TEXT NOT NULL"],
@@ -595,6 +681,11 @@ impl Synth {
                 ("domainId", domain.into()),
             ],
         );
+    }
+
+    /// Adds a row of any table this module knows the schema of.
+    pub fn row(&mut self, table: &str, row: Vec<(&str, Value)>) {
+        self.insert(table, row);
     }
 
     /// Removes `column` from `table`, creating the table if it has no row yet:

@@ -1,0 +1,69 @@
+//! Library calls (cuDNN, cuBLAS, OpenACC, OpenMP, MPI, video codecs): slices
+//! on a track per library of the calling thread, in the library's category.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::libraries::{LibraryCall, INT_ARGS, LIBRARIES, STR_ARGS};
+use crate::nsys::Report;
+use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+
+use super::summary::Summary;
+use super::threads::thread_track;
+use super::{trace_time, Failure, Rows};
+
+pub fn write<W: Write>(
+    report: &Report,
+    seq: &mut SequenceWriter<'_, W>,
+    summary: &mut Summary,
+    rows: &mut Rows,
+) -> Result<(), Failure> {
+    let meta = report.meta();
+    let mut tracks: FxHashMap<(u32, u32, usize), SliceTrack> = FxHashMap::default();
+    report.for_each_library_call(|call: LibraryCall| -> Result<(), Failure> {
+        rows.tick();
+        let library = &LIBRARIES[call.library];
+        let Some(start) = trace_time(call.start) else {
+            summary.skip_negative(library.category);
+            return Ok(());
+        };
+        let track = *tracks
+            .entry((call.pid, call.tid, call.library))
+            .or_insert_with(|| {
+                let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
+                seq.slice_track(TrackSpec::new(Some(thread), library.name), Stacking::Nest)
+            });
+        let end = match u64::try_from(call.end) {
+            Ok(end) if end >= start => end,
+            _ => {
+                summary.inverted += 1;
+                start
+            }
+        };
+        let mut args: Vec<Arg> = Vec::new();
+        for ((name, _), value) in INT_ARGS.iter().zip(call.ints) {
+            if let Some(v) = value {
+                args.push(Arg::new(name, ArgValue::Int(v)));
+            }
+        }
+        for ((name, _), value) in STR_ARGS.iter().zip(call.strs) {
+            if let Some(v) = value {
+                args.push(Arg::new(name, ArgValue::Str(v)));
+            }
+        }
+        let slice = Slice {
+            start,
+            end: Some(end),
+            name: call.name,
+            category: library.category,
+            args: &args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: None,
+        };
+        seq.slice(track, &slice)?;
+        summary.count(library.category);
+        Ok(())
+    })
+}
