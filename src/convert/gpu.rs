@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::GpuPlace;
 use crate::nsys::Metadata;
-use crate::perfetto::{SliceTrack, Stacking, TrackId, TrackSpec};
+use crate::perfetto::{SliceTrack, Stacking, TrackId, TrackSpec, Tracks};
 
 use super::threads::process_name;
 
@@ -13,6 +13,23 @@ use super::threads::process_name;
 pub struct GpuTracks {
     streams: FxHashMap<GpuPlace, SliceTrack>,
     devices: FxHashMap<i64, TrackId>,
+}
+
+/// The top-level group of GPU `device`, shared by every part of the trace
+/// that has something on that GPU.
+pub fn device_group(tracks: &mut Tracks, meta: &Metadata, device: i64) -> TrackId {
+    // Keys of GPU groups: the device id, apart from other keyed tracks.
+    const GPU_GROUP: u64 = 1 << 40;
+    tracks.group(GPU_GROUP | device as u64 & 0xFF_FFFF_FFFF, || {
+        let name = match meta.gpus.get(&device) {
+            Some(gpu) => format!("GPU {device}: {gpu}"),
+            None => format!("GPU {device}"),
+        };
+        let mut spec = TrackSpec::new(None, name);
+        spec.ordered_children = true;
+        spec.rank = i32::try_from(device).ok();
+        spec
+    })
 }
 
 impl GpuTracks {
@@ -25,16 +42,9 @@ impl GpuTracks {
         let mut devices = FxHashMap::default();
         let mut streams = FxHashMap::default();
         for (rank, place) in places.iter().enumerate() {
-            let device = *devices.entry(place.device).or_insert_with(|| {
-                let name = match meta.gpus.get(&place.device) {
-                    Some(gpu) => format!("GPU {}: {gpu}", place.device),
-                    None => format!("GPU {}", place.device),
-                };
-                let mut spec = TrackSpec::new(None, name);
-                spec.ordered_children = true;
-                spec.rank = i32::try_from(place.device).ok();
-                seq.add_track(spec)
-            });
+            let device = *devices
+                .entry(place.device)
+                .or_insert_with(|| device_group(&mut seq.tracks(), meta, place.device));
             // Name the process and context only where the device has several.
             let shared = places.iter().any(|p| {
                 p.device == place.device && (p.pid, p.context) != (place.pid, place.context)

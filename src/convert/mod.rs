@@ -8,6 +8,7 @@ mod cuda;
 mod flows;
 mod gpu;
 mod libraries;
+mod metrics;
 mod nvtx;
 mod osrt;
 mod projection;
@@ -74,7 +75,7 @@ pub fn convert<W: Write + Send>(
     }
     // Made here, in a fixed order: sequence ids do not depend on thread timing.
     let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));
-    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, libraries_seq, samples_seq, sched_seq] =
+    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, libraries_seq, samples_seq, sched_seq, metrics_seq] =
         &mut sequences;
     // The projection needs both: NVTX ranges flow from the NVTX thread to the CUDA one.
     let (mut feed, projection) = match (&cuda_seq, &nvtx_seq, projection_seq) {
@@ -116,6 +117,10 @@ pub fn convert<W: Write + Send>(
             }
             if let Some(seq) = sched_seq {
                 sched::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
+            if let Some(seq) = metrics_seq {
+                metrics::write(report, seq, &mut summary, &mut rows)?;
                 seq.drain()?;
             }
             Ok(summary)
@@ -171,10 +176,12 @@ pub enum Part {
     Samples,
     /// Context switches (thread scheduling).
     Sched,
+    /// GPU metrics, CUDA memory use and unified-memory page faults.
+    Metrics,
 }
 
 impl Part {
-    pub const ALL: [Part; 7] = [
+    pub const ALL: [Part; 8] = [
         Part::Cuda,
         Part::Nvtx,
         Part::NvtxGpu,
@@ -182,6 +189,7 @@ impl Part {
         Part::Libraries,
         Part::Samples,
         Part::Sched,
+        Part::Metrics,
     ];
 
     /// The name `--exclude` knows the part by.
@@ -194,6 +202,7 @@ impl Part {
             Part::Libraries => "libraries",
             Part::Samples => "samples",
             Part::Sched => "sched",
+            Part::Metrics => "metrics",
         }
     }
 
@@ -215,6 +224,7 @@ impl Part {
             Part::Libraries => &[],
             Part::Samples => &[cpu::SAMPLES],
             Part::Sched => &[cpu::SCHED],
+            Part::Metrics => &[],
         }
     }
 }

@@ -27,6 +27,8 @@ pub struct Summary {
     pub cpu_samples: u64,
     /// Scheduling events (a thread in or out of a CPU) written as context switches.
     pub sched_events: u64,
+    /// Values written on counter tracks (GPU metrics, CUDA memory).
+    pub counter_values: u64,
 }
 
 impl Summary {
@@ -50,6 +52,7 @@ impl Summary {
         self.launches_unmatched += other.launches_unmatched;
         self.cpu_samples += other.cpu_samples;
         self.sched_events += other.sched_events;
+        self.counter_values += other.counter_values;
     }
 
     pub(crate) fn skip_negative(&mut self, category: &'static str) {
@@ -117,6 +120,9 @@ impl fmt::Display for Summary {
         }
         if self.sched_events > 0 {
             write!(f, "; {} scheduling events", self.sched_events)?;
+        }
+        if self.counter_values > 0 {
+            write!(f, "; {} counter values", self.counter_values)?;
         }
         if self.gpu_ops_without_launch > 0 {
             write!(

@@ -170,6 +170,7 @@ impl Report {
             .collect();
         Some(TableScan {
             table: table.to_owned(),
+            time: "start",
             columns: columns.join(", "),
             filter: String::new(),
             decode,

@@ -164,6 +164,7 @@ impl Report {
             );
             scans.push(TableScan {
                 table: table.to_owned(),
+                time: "start",
                 columns,
                 filter: String::new(),
                 decode: decode_api,
@@ -228,6 +229,7 @@ impl Report {
             let prescan = format!(", {}, {launch}", columns[2..6].join(", "));
             scans.push(TableScan {
                 table: table.to_owned(),
+                time: "start",
                 columns: columns.join(", "),
                 filter: String::new(),
                 decode,

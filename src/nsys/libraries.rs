@@ -162,6 +162,7 @@ impl Report {
             columns.extend(STR_ARGS.iter().map(|(_, c)| first_of(c)));
             scans.push(TableScan {
                 table,
+                time: "start",
                 columns: columns.join(", "),
                 filter: String::new(),
                 decode,

@@ -10,6 +10,7 @@ mod export;
 pub mod ids;
 pub mod libraries;
 mod meta;
+pub mod metrics;
 pub mod nvtx;
 mod scan;
 mod schema;

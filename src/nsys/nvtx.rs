@@ -126,6 +126,7 @@ impl Report {
         let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
         let scan = TableScan {
             table: TABLE.to_owned(),
+            time: "start",
             columns: columns.map(c).join(", "),
             filter: format!("eventType IN ({})", types.join(", ")),
             decode,

@@ -35,6 +35,8 @@ const MAX_RUNS: usize = 4096;
 /// How to read one table.
 pub struct TableScan<'r, T> {
     pub table: String,
+    /// The column of the rows' times (`start`, or `timestamp` in GPU_METRICS).
+    pub time: &'static str,
     /// The SELECT list `decode` reads, by position.
     pub columns: String,
     /// Extra condition on rows (`eventType IN (...)`), or empty.
@@ -68,7 +70,8 @@ impl<'r> Reader<'r> {
         visit: &mut dyn FnMut(&Row) -> rusqlite::Result<()>,
     ) -> rusqlite::Result<Vec<Run>> {
         let sql = format!(
-            "SELECT rowid, start{} FROM {} {} ORDER BY rowid",
+            "SELECT rowid, {}{} FROM {} {} ORDER BY rowid",
+            scan.time,
             scan.prescan,
             scan.table,
             where_clause(&scan.filter)
@@ -108,7 +111,7 @@ impl<'r> Reader<'r> {
         for (i, scan) in scans.iter_mut().enumerate() {
             let mut found = self.runs(scan, &mut |row| visit(i, row))?;
             if found.len() > MAX_RUNS {
-                scan.table = self.sorted_copy(&scan.table, &scan.filter, i)?;
+                scan.table = self.sorted_copy(&scan.table, scan.time, &scan.filter, i)?;
                 scan.filter.clear();
                 scan.prescan.clear();
                 found = self.runs(scan, &mut |_| Ok(()))?;
@@ -159,11 +162,17 @@ impl<'r> Reader<'r> {
     }
 
     /// Copies `table`'s rows, sorted by start, into a temporary table.
-    fn sorted_copy(&self, table: &str, filter: &str, n: usize) -> rusqlite::Result<String> {
+    fn sorted_copy(
+        &self,
+        table: &str,
+        time: &str,
+        filter: &str,
+        n: usize,
+    ) -> rusqlite::Result<String> {
         let copy = format!("temp.sorted_{n}");
         let where_ = where_clause(filter);
         self.conn.execute_batch(&format!(
-            "DROP TABLE IF EXISTS {copy}; CREATE TABLE {copy} AS SELECT * FROM {table} {where_} ORDER BY start;"
+            "DROP TABLE IF EXISTS {copy}; CREATE TABLE {copy} AS SELECT * FROM {table} {where_} ORDER BY {time};"
         ))?;
         Ok(copy)
     }
@@ -203,8 +212,8 @@ impl<T> Source<T> {
             format!("AND {}", scan.filter)
         };
         let sql = format!(
-            "SELECT {}, rowid, start FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
-            scan.columns, scan.table
+            "SELECT {}, rowid, {} FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
+            scan.columns, scan.time, scan.table
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query([self.next, self.to])?;

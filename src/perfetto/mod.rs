@@ -33,9 +33,9 @@ pub mod proto {
 pub use lanes::{SliceTrack, Stacking};
 pub use packets::PacketWriter;
 pub use sched::{ContextSwitch, EndState, Task};
-pub use sequence::{Arg, ArgValue, SequenceWriter, Slice, Trace};
+pub use sequence::{Arg, ArgValue, CounterValue, SequenceWriter, Slice, Trace};
 pub use stacks::StackFrame;
-pub use tracks::{TrackId, TrackSpec, Tracks};
+pub use tracks::{CounterUnit, TrackId, TrackSpec, Tracks};
 
 /// The clock the report's timestamps are written in (trace_processor's default trace clock).
 pub const BOOTTIME: u32 = 6;

@@ -17,7 +17,7 @@ use super::proto::{
 };
 use super::sched::ContextSwitch;
 use super::stacks::{StackFrame, StackInterner};
-use super::tracks::{Maker, TrackId, TrackSpec, Tracks};
+use super::tracks::{CounterUnit, Maker, TrackId, TrackSpec, Tracks};
 use super::wire;
 use super::{BOOTTIME, REALTIME};
 
@@ -213,6 +213,13 @@ pub struct Arg<'a> {
     pub value: ArgValue<'a>,
 }
 
+/// A counter's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CounterValue {
+    Int(i64),
+    Double(f64),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ArgValue<'a> {
     Int(i64),
@@ -256,6 +263,38 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// The trace's tracks, locked for the caller.
     pub fn tracks(&self) -> impl DerefMut<Target = Tracks> + 't {
         self.trace.tracks()
+    }
+
+    /// A new counter track, made by this sequence.
+    pub fn add_counter_track(&mut self, spec: TrackSpec, unit: CounterUnit) -> TrackId {
+        self.trace
+            .lock()
+            .tracks
+            .add_counter(Maker(self.id), spec, unit)
+    }
+
+    /// Writes the value of counter `track` from `ts` on. Counter values, like
+    /// slices, come in time order.
+    pub fn counter(&mut self, track: TrackId, ts: u64, value: CounterValue) -> io::Result<()> {
+        self.write_ends_until(ts)?;
+        self.send_descriptors(track)?;
+        let mut event = std::mem::take(&mut self.event_buf);
+        event.clear();
+        wire::uint(
+            &mut event,
+            TRACK_EVENT_TYPE,
+            track_event::Type::Counter as u64,
+        );
+        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(track));
+        match value {
+            CounterValue::Int(v) => wire::int(&mut event, TRACK_EVENT_COUNTER_VALUE, v),
+            CounterValue::Double(v) => {
+                wire::double(&mut event, TRACK_EVENT_DOUBLE_COUNTER_VALUE, v)
+            }
+        }
+        let written = self.write_event(ts, &event);
+        self.event_buf = event;
+        written
     }
 
     /// A new track that holds no slices itself (a group, say), made by this sequence.
@@ -646,6 +685,8 @@ const TRACK_EVENT_NAME: u32 = 23;
 const TRACK_EVENT_FLOW_IDS: u32 = 47;
 const TRACK_EVENT_TERMINATING_FLOW_IDS: u32 = 48;
 const TRACK_EVENT_CALLSTACK_IID: u32 = 56;
+const TRACK_EVENT_COUNTER_VALUE: u32 = 30;
+const TRACK_EVENT_DOUBLE_COUNTER_VALUE: u32 = 44;
 const ANNOTATION_NAME_IID: u32 = 1;
 const ANNOTATION_BOOL: u32 = 2;
 const ANNOTATION_UINT: u32 = 3;

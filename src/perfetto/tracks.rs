@@ -2,7 +2,10 @@
 
 use rustc_hash::FxHashMap;
 
-use super::proto::{track_descriptor, ProcessDescriptor, ThreadDescriptor, TrackDescriptor};
+use super::proto::{
+    counter_descriptor, track_descriptor, CounterDescriptor, ProcessDescriptor, ThreadDescriptor,
+    TrackDescriptor,
+};
 
 /// A handle to a track of this trace. Cheap to copy and compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,6 +42,16 @@ impl TrackSpec {
     }
 }
 
+/// What a counter counts, for the UI's axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CounterUnit {
+    Count,
+    Bytes,
+    /// Any other unit, by name ("%", "MHz").
+    Named(String),
+    Unspecified,
+}
+
 enum Kind {
     Process {
         pid: i32,
@@ -51,6 +64,7 @@ enum Kind {
         name: String,
     },
     Named(TrackSpec),
+    Counter(TrackSpec, CounterUnit),
 }
 
 /// Who made a named track: sequences make theirs in a fixed order, so a
@@ -76,6 +90,7 @@ pub struct Tracks {
     made: FxHashMap<Maker, u64>,
     processes: FxHashMap<i32, TrackId>,
     threads: FxHashMap<(i32, i64), TrackId>,
+    groups: FxHashMap<u64, TrackId>,
 }
 
 impl Tracks {
@@ -88,6 +103,7 @@ impl Tracks {
             made: FxHashMap::default(),
             processes: FxHashMap::default(),
             threads: FxHashMap::default(),
+            groups: FxHashMap::default(),
         }
     }
 
@@ -154,6 +170,15 @@ impl Tracks {
     /// A new named track made by `maker` (never deduplicated: lanes are
     /// tracks with equal specs).
     pub fn add(&mut self, maker: Maker, spec: TrackSpec) -> TrackId {
+        self.add_made(maker, Kind::Named(spec))
+    }
+
+    /// A new counter track made by `maker`.
+    pub fn add_counter(&mut self, maker: Maker, spec: TrackSpec, unit: CounterUnit) -> TrackId {
+        self.add_made(maker, Kind::Counter(spec, unit))
+    }
+
+    fn add_made(&mut self, maker: Maker, kind: Kind) -> TrackId {
         let made = self.made.entry(maker).or_default();
         *made += 1;
         assert!(
@@ -161,7 +186,19 @@ impl Tracks {
             "fewer than 2^20 tracks per maker"
         );
         let uuid = (self.namespace & 0xFF_FFFF) << 24 | u64::from(maker.0) << 20 | *made;
-        self.push(Kind::Named(spec), uuid)
+        self.push(kind, uuid)
+    }
+
+    /// The track known by `key` (a GPU's group, say), made from `spec` the
+    /// first time: any sequence may ask for it and gets the same track.
+    pub fn group(&mut self, key: u64, spec: impl FnOnce() -> TrackSpec) -> TrackId {
+        if let Some(&id) = self.groups.get(&key) {
+            return id;
+        }
+        let uuid = self.mix([key, u64::MAX - 1]);
+        let id = self.push(Kind::Named(spec()), uuid);
+        self.groups.insert(key, id);
+        id
     }
 
     pub fn uuid(&self, id: TrackId) -> u64 {
@@ -175,7 +212,7 @@ impl Tracks {
         let parent = match &self.kinds[id.0 as usize] {
             Kind::Process { .. } => None,
             Kind::Thread { process, .. } => Some(*process),
-            Kind::Named(spec) => spec.parent,
+            Kind::Named(spec) | Kind::Counter(spec, _) => spec.parent,
         };
         if let Some(parent) = parent {
             self.take_unsent(parent, out);
@@ -201,6 +238,25 @@ impl Tracks {
                     pid: Some(*pid),
                     tid: Some(*tid),
                     thread_name: Some(name.clone()),
+                });
+            }
+            Kind::Counter(spec, unit) => {
+                d.parent_uuid = spec.parent.map(|p| self.uuid(p));
+                d.static_or_dynamic_name = Some(track_descriptor::StaticOrDynamicName::Name(
+                    spec.name.clone(),
+                ));
+                d.description = spec.description.clone();
+                d.sibling_order_rank = spec.rank;
+                use counter_descriptor::Unit;
+                let (unit, unit_name) = match unit {
+                    CounterUnit::Count => (Some(Unit::Count), None),
+                    CounterUnit::Bytes => (Some(Unit::SizeBytes), None),
+                    CounterUnit::Named(name) => (None, Some(name.clone())),
+                    CounterUnit::Unspecified => (None, None),
+                };
+                d.counter = Some(CounterDescriptor {
+                    unit: unit.map(|u| u as i32),
+                    unit_name,
                 });
             }
             Kind::Named(spec) => {

@@ -58,6 +58,15 @@ pub struct Track {
     pub process_name: Option<String>,
     pub rank: Option<i32>,
     pub description: Option<String>,
+    /// A counter track: its unit (`UNIT_*` number) and unit name.
+    pub counter: Option<(Option<i32>, Option<String>)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CounterSample {
+    pub track: u64,
+    pub ts: u64,
+    pub value: f64,
 }
 
 #[derive(Debug, Default)]
@@ -75,6 +84,8 @@ pub struct Checked {
     pub samples: Vec<Sample>,
     /// Threads running on CPUs, from the context switches.
     pub sched: Vec<SchedSlice>,
+    /// Values of counter tracks, in time order.
+    pub counters: Vec<CounterSample>,
     pub errors: Vec<String>,
 }
 
@@ -410,6 +421,20 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
                 };
                 let track = e.track_uuid.unwrap_or(0);
                 used_tracks.push((order, track));
+                if e.r#type == Some(track_event::Type::Counter as i32) {
+                    use track_event::CounterValueField as V;
+                    let value = match e.counter_value_field {
+                        Some(V::CounterValue(v)) => v as f64,
+                        Some(V::DoubleCounterValue(v)) => v,
+                        None => {
+                            c.errors
+                                .push(format!("packet {order}: counter without a value"));
+                            continue;
+                        }
+                    };
+                    c.counters.push(CounterSample { track, ts, value });
+                    continue;
+                }
                 let (name, args) = if details {
                     (name, args)
                 } else {
@@ -447,6 +472,24 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
             }
         }
     }
+    for sample in &c.counters {
+        if c.tracks
+            .get(&sample.track)
+            .is_some_and(|t| t.counter.is_none())
+        {
+            c.errors.push(format!(
+                "counter value at {} on a track that is not a counter",
+                sample.ts
+            ));
+        }
+    }
+    for e in &events {
+        if c.tracks.get(&e.track).is_some_and(|t| t.counter.is_some()) {
+            c.errors
+                .push(format!("slice event at {} on a counter track", e.ts));
+        }
+    }
+    c.counters.sort_by_key(|s| s.ts);
     build_slices(&mut c, events);
     c.sched = super::sched::slices(switches, &mut c.errors);
     c
@@ -473,6 +516,7 @@ fn describe(
         parent: d.parent_uuid,
         rank: d.sibling_order_rank,
         description: d.description.clone(),
+        counter: d.counter.as_ref().map(|c| (c.unit, c.unit_name.clone())),
         ..Default::default()
     };
     if let Some(p) = &d.process {

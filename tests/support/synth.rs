@@ -51,6 +51,66 @@ const LOCAL_VM: i64 = 1 << 48;
 /// Column definitions of the tables this builder writes, as in
 /// `nsys export` 2026.2 (`TARGET_INFO_GPU` from 2026.2 too).
 const TABLES: &[(&str, &[&str])] = &[
+    // GPU metrics (nsys 2023 and later) and CUDA memory / unified memory (2022.4).
+    (
+        "GPU_METRICS",
+        &[
+            "timestamp INTEGER",
+            "typeId INTEGER NOT NULL",
+            "metricId INTEGER NOT NULL",
+            "value INTEGER NOT NULL",
+        ],
+    ),
+    (
+        "TARGET_INFO_GPU_METRICS",
+        &[
+            "typeId INTEGER NOT NULL",
+            "sourceId INTEGER NOT NULL",
+            "typeName TEXT NOT NULL",
+            "metricId INTEGER NOT NULL",
+            "metricName TEXT NOT NULL",
+        ],
+    ),
+    (
+        "CUDA_GPU_MEMORY_USAGE_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "globalPid INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "address INTEGER NOT NULL",
+            "pc INTEGER NOT NULL",
+            "bytes INTEGER NOT NULL",
+            "memKind INTEGER NOT NULL",
+            "memoryOperationType INTEGER NOT NULL",
+            "name TEXT",
+            "correlationId INTEGER",
+        ],
+    ),
+    (
+        "CUDA_UM_GPU_PAGE_FAULT_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "globalPid INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "address INTEGER NOT NULL",
+            "numberOfPageFaults INTEGER NOT NULL",
+            "faultAccessType INTEGER NOT NULL",
+        ],
+    ),
+    (
+        "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "globalPid INTEGER NOT NULL",
+            "address INTEGER NOT NULL",
+            "originalFaultPc INTEGER",
+            "CpuInstruction INTEGER",
+            "module INTEGER",
+            "unresolvedFaultPc INTEGER",
+        ],
+    ),
     // Library tables, as nsys 2022.4 (cuDNN, cuBLAS, OpenACC, OpenMP) and
     // later versions (MPI) name them.
     (

@@ -1,0 +1,163 @@
+//! GPU metrics, CUDA memory use and unified-memory faults, from synthetic
+//! exports built to the documented schema: no fixture has these tables.
+
+mod support;
+
+use rusqlite::types::Value;
+use support::checker::{self, Value as Arg};
+use support::synth::{global_pid, Synth};
+
+#[test]
+fn counters_and_faults_land_in_their_gpu_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("metrics.sqlite");
+    let mut s = Synth::new(&path);
+    s.process(100, "trainer");
+    s.gpu(1, "NVIDIA H100");
+    // Metric set 0x101 is GPU 1's.
+    for (metric, name) in [
+        (0, "SMs Active [Throughput %]"),
+        (1, "GPC Clock Frequency [MHz]"),
+    ] {
+        s.row(
+            "TARGET_INFO_GPU_METRICS",
+            vec![
+                ("typeId", 0x101.into()),
+                ("sourceId", 1.into()),
+                ("typeName", Value::Text("GH100".into())),
+                ("metricId", metric.into()),
+                ("metricName", Value::Text(name.into())),
+            ],
+        );
+    }
+    for (ts, sm, clock) in [(1000, 10, 1980), (2000, 55, 1980), (3000, 100, 1755)] {
+        s.row(
+            "GPU_METRICS",
+            vec![
+                ("timestamp", ts.into()),
+                ("typeId", 0x101.into()),
+                ("metricId", 0.into()),
+                ("value", sm.into()),
+            ],
+        );
+        s.row(
+            "GPU_METRICS",
+            vec![
+                ("timestamp", ts.into()),
+                ("typeId", 0x101.into()),
+                ("metricId", 1.into()),
+                ("value", clock.into()),
+            ],
+        );
+    }
+    let pid = Value::Integer(global_pid(100));
+    let mem = |ts: i64, bytes: i64, op: i64| {
+        vec![
+            ("start", Value::Integer(ts)),
+            ("globalPid", pid.clone()),
+            ("deviceId", 1.into()),
+            ("contextId", 1.into()),
+            ("address", 0x7000.into()),
+            ("pc", 0.into()),
+            ("bytes", bytes.into()),
+            ("memKind", 2.into()),
+            ("memoryOperationType", op.into()),
+        ]
+    };
+    s.row("CUDA_GPU_MEMORY_USAGE_EVENTS", mem(1500, 1 << 20, 0));
+    s.row("CUDA_GPU_MEMORY_USAGE_EVENTS", mem(2500, 4 << 20, 0));
+    s.row("CUDA_GPU_MEMORY_USAGE_EVENTS", mem(3500, 1 << 20, 1));
+    s.row(
+        "CUDA_UM_GPU_PAGE_FAULT_EVENTS",
+        vec![
+            ("start", 4000.into()),
+            ("end", 4600.into()),
+            ("globalPid", pid.clone()),
+            ("deviceId", 1.into()),
+            ("address", 0x9000.into()),
+            ("numberOfPageFaults", 12.into()),
+            ("faultAccessType", 2.into()),
+        ],
+    );
+    s.row(
+        "CUDA_UM_CPU_PAGE_FAULT_EVENTS",
+        vec![
+            ("start", 4200.into()),
+            ("globalPid", pid),
+            ("address", 0x9100.into()),
+        ],
+    );
+    s.finish();
+
+    let out = dir.path().join("metrics.perfetto-trace");
+    let summary =
+        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
+    let trace = checker::check_file(&out);
+    trace.assert_valid();
+    assert_eq!(summary.counter_values, 6 + 3);
+
+    let series = |name: &str| {
+        let (&uuid, track) = trace
+            .tracks
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{name}"));
+        let group = trace.tracks[&track.parent.unwrap()].name.clone().unwrap();
+        let values: Vec<(u64, f64)> = trace
+            .counters
+            .iter()
+            .filter(|c| c.track == uuid)
+            .map(|c| (c.ts, c.value))
+            .collect();
+        (group, track.counter.clone().unwrap(), values)
+    };
+    assert_eq!(
+        series("SMs Active [Throughput %]"),
+        (
+            "GPU 1: NVIDIA H100".into(),
+            (None, Some("%".into())),
+            vec![(1000, 10.0), (2000, 55.0), (3000, 100.0)]
+        )
+    );
+    assert_eq!(
+        series("GPC Clock Frequency [MHz]").2,
+        vec![(1000, 1980.0), (2000, 1980.0), (3000, 1755.0)]
+    );
+    let memory = series("CUDA memory: trainer (pid 100)");
+    assert_eq!(memory.0, "GPU 1: NVIDIA H100");
+    assert_eq!(memory.1, (Some(3), None), "bytes (UNIT_SIZE_BYTES)");
+    assert_eq!(
+        memory.2,
+        vec![(1500, 1048576.0), (2500, 5242880.0), (3500, 4194304.0)]
+    );
+
+    let fault = trace
+        .slices
+        .iter()
+        .find(|s| s.name == "GPU page faults")
+        .unwrap();
+    assert_eq!(
+        (fault.ts, fault.dur, fault.category.as_str()),
+        (4000, 600, "unified_memory")
+    );
+    assert_eq!(fault.args.get("faults"), Some(&Arg::Int(12)));
+    assert_eq!(fault.args.get("access"), Some(&Arg::Str("Write".into())));
+    let cpu = trace
+        .slices
+        .iter()
+        .find(|s| s.name == "CPU page fault")
+        .unwrap();
+    assert_eq!((cpu.ts, cpu.dur), (4200, 0));
+    assert_eq!(
+        trace.tracks[&cpu.track]
+            .parent
+            .and_then(|p| trace.tracks[&p].pid),
+        Some(100)
+    );
+
+    let mut options = nsys2perfetto::Options::default();
+    options.parts = options.parts.without(nsys2perfetto::Part::Metrics);
+    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
+    let light = checker::check_file(&out);
+    assert!(light.counters.is_empty() && light.count("unified_memory") == 0);
+}
