@@ -72,12 +72,16 @@ fn joined(stack: &[support::stacks::NamedFrame]) -> String {
         .join(";")
 }
 
-/// (start, tid, chain) of OSRT calls with a recorded stack, by SQL.
-fn osrt_stacks(db: &Connection) -> Vec<(u64, u32, String)> {
-    let chains = chains(db, "OSRT_CALLCHAINS");
-    let mut stmt = db
-        .prepare("SELECT start, globalTid & 16777215, callchainId FROM OSRT_API WHERE start >= 0 AND callchainId IS NOT NULL")
-        .unwrap();
+/// (start, tid, chain) of the calls in `table` with a stack in `chains_table`, by SQL.
+fn call_stacks(db: &Connection, table: &str, chains_table: &str) -> Vec<(u64, u32, String)> {
+    if !support::source::has_column(db, table, "callchainId") {
+        return Vec::new();
+    }
+    let chains = chains(db, chains_table);
+    let sql = format!(
+        "SELECT start, globalTid & 16777215, callchainId FROM {table} WHERE start >= 0 AND callchainId IS NOT NULL"
+    );
+    let mut stmt = db.prepare(&sql).unwrap();
     let mut out: Vec<(u64, u32, String)> = stmt
         .query_map([], |r| {
             Ok((
@@ -177,6 +181,7 @@ fn sched_intervals(db: &Connection) -> Vec<SchedSlice> {
 fn osrt_samples_and_scheduling_match_the_source() {
     let Some(files) = fixtures() else { return };
     let mut checked = [0; 3];
+    let mut cuda_stacks = 0;
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let (trace, summary) = convert(&input, &Default::default());
@@ -199,8 +204,24 @@ fn osrt_samples_and_scheduling_match_the_source() {
                 })
                 .collect();
             ours.sort();
-            assert_eq!(ours, osrt_stacks(&db), "{name}: osrt stacks");
+            let expected = call_stacks(&db, "OSRT_API", "OSRT_CALLCHAINS");
+            assert_eq!(ours, expected, "{name}: osrt stacks");
             checked[0] += 1;
+        }
+        if has_table(&db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
+            let mut ours: Vec<(u64, u32, String)> = trace
+                .slices
+                .iter()
+                .filter(|s| s.category == "cuda_api" && !s.callstack.is_empty())
+                .map(|s| {
+                    let tid = trace.thread_of(s.track).and_then(|t| t.tid).unwrap() as u32;
+                    (s.ts, tid, joined(&s.callstack))
+                })
+                .collect();
+            ours.sort();
+            let expected = call_stacks(&db, "CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA_CALLCHAINS");
+            assert_eq!(ours, expected, "{name}: CUDA API backtraces");
+            cuda_stacks += expected.len();
         }
 
         if has_table(&db, "COMPOSITE_EVENTS") {
@@ -241,6 +262,7 @@ fn osrt_samples_and_scheduling_match_the_source() {
         checked.iter().all(|&n| n >= 3),
         "fixtures with osrt, samples, sched: {checked:?}"
     );
+    assert!(cuda_stacks > 0, "a fixture has CUDA API backtraces");
 }
 
 #[test]

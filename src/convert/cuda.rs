@@ -11,9 +11,11 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 use super::flows::Launches;
 use super::gpu::GpuTracks;
 use super::projection::{Projector, RangeSource};
+use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
 use super::{trace_time, Failure, Rows};
+use crate::nsys::cpu::ChainFrame;
 
 pub const API: &str = "cuda_api";
 pub const KERNEL: &str = "cuda_kernel";
@@ -40,6 +42,8 @@ pub fn write<'s, W: Write>(
         launches: Launches::new(namespace),
         flow_ids: Vec::new(),
         projector: projection.map(|(seq, source)| Projector::new(seq, source)),
+        chain: Vec::new(),
+        frames: Frames::default(),
     };
     report.for_each_cuda_event(|item| match item {
         Streamed::Prescanned(places) => {
@@ -62,6 +66,9 @@ struct Mapper<'a, 's, W: Write> {
     report: &'a Report,
     seq: &'a mut SequenceWriter<'s, W>,
     projector: Option<Projector<'a, 's, W>>,
+    /// Reused space for the backtraces of API calls.
+    chain: Vec<ChainFrame>,
+    frames: Frames<'a>,
     summary: &'a mut Summary,
     gpu: GpuTracks,
     /// The "CUDA API" track of each (pid, tid).
@@ -128,6 +135,14 @@ impl<W: Write> Mapper<'_, '_, W> {
         if let Some(ret) = call.return_value {
             args.push(Arg::new("return_value", ArgValue::Int(ret)));
         }
+        let callstack = match call.callchain {
+            Some(id) => {
+                self.report
+                    .callchain(crate::nsys::cuda::CALLCHAINS, id, &mut self.chain)?;
+                Some(self.frames.of(self.report, &self.chain))
+            }
+            None => None,
+        };
         let slice = Slice {
             start,
             end: Some(end),
@@ -136,7 +151,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             args: &args,
             flows_out: &self.flow_ids,
             flows_in: &[],
-            callstack: None,
+            callstack: callstack.filter(|f| !f.is_empty()),
         };
         self.seq.slice(track, &slice)?;
         self.summary.count(API);

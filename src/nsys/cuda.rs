@@ -16,6 +16,7 @@ pub const DRIVER: &str = "CUPTI_ACTIVITY_KIND_DRIVER";
 pub const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
 pub const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
 pub const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+pub const CALLCHAINS: &str = "CUDA_CALLCHAINS";
 pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 
 /// Tables of GPU operations that API calls launch.
@@ -35,6 +36,8 @@ pub struct ApiCall<'r> {
     pub repeats_a_call: bool,
     /// GPU operations of the report with this call's (pid, correlationId).
     pub gpu_ops: u32,
+    /// Its stack in `CUDA_CALLCHAINS`, when recorded.
+    pub callchain: Option<i64>,
 }
 
 /// Where GPU work ran.
@@ -156,11 +159,12 @@ impl Report {
             }
             let c = |col| self.schema.column_or_null(table, col);
             let columns = format!(
-                "start, \"end\", globalTid, {}, {}, {}, {}",
+                "start, \"end\", globalTid, {}, {}, {}, {}, {}",
                 c("correlationId"),
                 c("nameId"),
                 c("returnValue"),
-                c("eventClass")
+                c("eventClass"),
+                c("callchainId")
             );
             scans.push(TableScan {
                 table: table.to_owned(),
@@ -343,6 +347,7 @@ fn decode_api<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEve
         // correlationId, to carry its stack: the call itself owns the launch.
         repeats_a_call: matches!(r.get::<_, Option<i64>>(6)?, Some(67 | 68)),
         gpu_ops: 0,
+        callchain: r.get(7)?,
     }))
 }
 
