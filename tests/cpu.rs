@@ -5,33 +5,12 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::Connection;
 use support::checker::{self, Checked};
 use support::sched::SchedSlice;
 use support::source::{has_table, open, source_totals};
-
-fn fixtures() -> Option<Vec<PathBuf>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
-    if !root.is_dir() {
-        eprintln!(
-            "SKIP: {} is absent (a fresh clone without ../shared)",
-            root.display()
-        );
-        return None;
-    }
-    let mut files = Vec::new();
-    for dir in ["sqlite", "local"] {
-        for entry in std::fs::read_dir(root.join(dir)).ok()?.flatten() {
-            if entry.path().extension().is_some_and(|e| e == "sqlite") {
-                files.push(entry.path());
-            }
-        }
-    }
-    files.sort();
-    Some(files)
-}
 
 fn convert(input: &Path, options: &nsys2perfetto::Options) -> (Checked, nsys2perfetto::Summary) {
     let dir = tempfile::tempdir().unwrap();
@@ -61,6 +40,21 @@ fn chains(db: &Connection, table: &str) -> BTreeMap<i64, String> {
         }
         chain.push_str(&f);
     }
+    out
+}
+
+/// (ts, tid, chain) of the slices of `category` that have a stack.
+fn slice_stacks(trace: &Checked, category: &str) -> Vec<(u64, u32, String)> {
+    let mut out: Vec<(u64, u32, String)> = trace
+        .slices
+        .iter()
+        .filter(|s| s.category == category && !s.callstack.is_empty())
+        .map(|s| {
+            let tid = trace.thread_of(s.track).and_then(|t| t.tid).unwrap() as u32;
+            (s.ts, tid, joined(&s.callstack))
+        })
+        .collect();
+    out.sort();
     out
 }
 
@@ -179,7 +173,9 @@ fn sched_intervals(db: &Connection) -> Vec<SchedSlice> {
 
 #[test]
 fn osrt_samples_and_scheduling_match_the_source() {
-    let Some(files) = fixtures() else { return };
+    let Some(files) = support::fixtures::all() else {
+        return;
+    };
     let mut checked = [0; 3];
     let mut cuda_stacks = 0;
     for input in files {
@@ -194,31 +190,13 @@ fn osrt_samples_and_scheduling_match_the_source() {
             "{name}: osrt (count, Σts, Σdur)"
         );
         if has_table(&db, "OSRT_API") {
-            let mut ours: Vec<(u64, u32, String)> = trace
-                .slices
-                .iter()
-                .filter(|s| s.category == "osrt" && !s.callstack.is_empty())
-                .map(|s| {
-                    let tid = trace.thread_of(s.track).and_then(|t| t.tid).unwrap() as u32;
-                    (s.ts, tid, joined(&s.callstack))
-                })
-                .collect();
-            ours.sort();
+            let ours = slice_stacks(&trace, "osrt");
             let expected = call_stacks(&db, "OSRT_API", "OSRT_CALLCHAINS");
             assert_eq!(ours, expected, "{name}: osrt stacks");
             checked[0] += 1;
         }
         if has_table(&db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
-            let mut ours: Vec<(u64, u32, String)> = trace
-                .slices
-                .iter()
-                .filter(|s| s.category == "cuda_api" && !s.callstack.is_empty())
-                .map(|s| {
-                    let tid = trace.thread_of(s.track).and_then(|t| t.tid).unwrap() as u32;
-                    (s.ts, tid, joined(&s.callstack))
-                })
-                .collect();
-            ours.sort();
+            let ours = slice_stacks(&trace, "cuda_api");
             let expected = call_stacks(&db, "CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA_CALLCHAINS");
             assert_eq!(ours, expected, "{name}: CUDA API backtraces");
             cuda_stacks += expected.len();
@@ -267,7 +245,9 @@ fn osrt_samples_and_scheduling_match_the_source() {
 
 #[test]
 fn excluded_parts_are_left_out() {
-    let Some(files) = fixtures() else { return };
+    let Some(files) = support::fixtures::all() else {
+        return;
+    };
     let input = files
         .iter()
         .find(|f| f.ends_with("nvtx_c_full.sqlite"))

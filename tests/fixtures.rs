@@ -12,27 +12,6 @@ use std::path::{Path, PathBuf};
 use support::checker::{self, Checked};
 use support::source::{has_table, launched_ops, nvtx_totals, open, source_totals};
 
-fn fixtures() -> Option<Vec<PathBuf>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
-    if !root.is_dir() {
-        eprintln!(
-            "SKIP: {} is absent (a fresh clone without ../shared)",
-            root.display()
-        );
-        return None;
-    }
-    let mut files = Vec::new();
-    for dir in ["sqlite", "local"] {
-        for entry in std::fs::read_dir(root.join(dir)).ok()?.flatten() {
-            if entry.path().extension().is_some_and(|e| e == "sqlite") {
-                files.push(entry.path());
-            }
-        }
-    }
-    files.sort();
-    Some(files)
-}
-
 fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out.perfetto-trace");
@@ -48,7 +27,9 @@ fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
 
 #[test]
 fn every_fixture_converts_faithfully() {
-    let Some(files) = fixtures() else { return };
+    let Some(files) = support::fixtures::all() else {
+        return;
+    };
     assert!(
         files.len() >= 15,
         "expected the fixture set, found {}",
@@ -111,7 +92,9 @@ fn every_fixture_converts_faithfully() {
 
 #[test]
 fn correlation_ids_shared_by_two_processes_link_within_each() {
-    let Some(files) = fixtures() else { return };
+    let Some(files) = support::fixtures::all() else {
+        return;
+    };
     let Some(input) = files
         .iter()
         .find(|f| f.ends_with("nsys-ai_h100_2gpu_1s.sqlite"))
@@ -141,7 +124,7 @@ fn correlation_ids_shared_by_two_processes_link_within_each() {
 }
 
 fn fixture(name: &str) -> Option<PathBuf> {
-    fixtures()?
+    support::fixtures::all()?
         .into_iter()
         .find(|f| f.file_name().is_some_and(|n| n == name))
 }
@@ -245,7 +228,9 @@ fn wall_clock_comes_from_the_session_start() {
 
 #[test]
 fn nothing_of_the_profiled_machines_environment_is_written() {
-    let Some(files) = fixtures() else { return };
+    let Some(files) = support::fixtures::all() else {
+        return;
+    };
     for input in files {
         let db = open(&input);
         if !has_table(&db, "TARGET_INFO_SYSTEM_ENV") {

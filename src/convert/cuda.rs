@@ -296,13 +296,7 @@ impl<W: Write> Mapper<'_, '_, W> {
 
     /// The end as a trace time; an end before the start makes an instant.
     fn end_of(&mut self, start: u64, end: i64) -> u64 {
-        match u64::try_from(end) {
-            Ok(end) if end >= start => end,
-            _ => {
-                self.summary.inverted += 1;
-                start
-            }
-        }
+        self.summary.end_time(start, end)
     }
 }
 

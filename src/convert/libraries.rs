@@ -34,13 +34,7 @@ pub fn write<W: Write>(
                 let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
                 seq.slice_track(TrackSpec::new(Some(thread), library.name), Stacking::Nest)
             });
-        let end = match u64::try_from(call.end) {
-            Ok(end) if end >= start => end,
-            _ => {
-                summary.inverted += 1;
-                start
-            }
-        };
+        let end = summary.end_time(start, call.end);
         let mut args: Vec<Arg> = Vec::new();
         for ((name, _), value) in INT_ARGS.iter().zip(call.ints) {
             if let Some(v) = value {

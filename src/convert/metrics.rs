@@ -122,13 +122,7 @@ pub fn write<W: Write>(
                     spec.rank = Some(FAULTS_RANK);
                     seq.slice_track(spec, Stacking::Exclusive)
                 });
-                let end = match u64::try_from(end) {
-                    Ok(end) if end >= start => end,
-                    _ => {
-                        summary.inverted += 1;
-                        start
-                    }
-                };
+                let end = summary.end_time(start, end);
                 let mut args = vec![Arg::new("pid", ArgValue::Int(i64::from(pid)))];
                 if let Some(n) = faults {
                     args.push(Arg::new("faults", ArgValue::Int(n)));

@@ -80,13 +80,7 @@ pub fn write<W: Write>(
         }
         let end = match (e.kind, e.end) {
             (NvtxKind::Mark, _) => Some(start),
-            (_, Some(end)) => match u64::try_from(end) {
-                Ok(end) if end >= start => Some(end),
-                _ => {
-                    summary.inverted += 1;
-                    Some(start)
-                }
-            },
+            (_, Some(end)) => Some(summary.end_time(start, end)),
             (_, None) => {
                 summary.unterminated += 1;
                 args.push(Arg::new("unterminated", ArgValue::Bool(true)));

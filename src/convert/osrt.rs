@@ -36,13 +36,7 @@ pub fn write<W: Write>(
             let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
             seq.slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
         });
-        let end = match u64::try_from(call.end) {
-            Ok(end) if end >= start => end,
-            _ => {
-                summary.inverted += 1;
-                start
-            }
-        };
+        let end = summary.end_time(start, call.end);
         let mut args = Vec::with_capacity(1);
         if let Some(v) = call.return_value {
             args.push(Arg::new("return_value", ArgValue::Int(v)));

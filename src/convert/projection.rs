@@ -128,6 +128,14 @@ impl RangeSource {
     }
 }
 
+struct Open {
+    id: u64,
+    start: u64,
+    end: Option<u64>,
+    /// Moved to `ranges` when a launch lands inside.
+    range: Option<Range>,
+}
+
 struct Launch {
     inside: Vec<u64>,
     left: u32,
@@ -151,12 +159,14 @@ struct Projected {
 pub struct Projector<'p, 's, W: Write> {
     seq: &'p mut SequenceWriter<'s, W>,
     source: RangeSource,
+    /// Ranges with a launch inside, until they are finished.
     ranges: FxHashMap<u64, Projected>,
     next_id: u64,
-    /// Ranges not yet closed, by end.
-    open_ends: BinaryHeap<Reverse<(u64, u64)>>,
-    /// Ranges not yet closed, by thread.
-    open_by_thread: FxHashMap<(u32, u32), Vec<u64>>,
+    /// Ranges not yet closed, by end: (end, id, pid, tid).
+    open_ends: BinaryHeap<Reverse<(u64, u64, u32, u32)>>,
+    /// Ranges not yet closed, by thread. Most ranges never see a launch:
+    /// they live and die here, without an entry in `ranges`.
+    open_by_thread: FxHashMap<(u32, u32), Vec<Open>>,
     /// Launches inside some range whose operations have not all arrived:
     /// the ranges, and the operations still to come.
     launches: FxHashMap<(u32, i64), Launch>,
@@ -200,33 +210,27 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         while let Some(range) = self.source.next_until(t) {
             let id = self.next_id;
             self.next_id += 1;
-            let end = range.end.unwrap_or(u64::MAX);
-            self.open_ends.push(Reverse((end, id)));
+            let (pid, tid) = (range.pid, range.tid);
+            self.open_ends
+                .push(Reverse((range.end.unwrap_or(u64::MAX), id, pid, tid)));
             self.open_by_thread
-                .entry((range.pid, range.tid))
+                .entry((pid, tid))
                 .or_default()
-                .push(id);
-            self.ranges.insert(
-                id,
-                Projected {
-                    range,
-                    closed: false,
-                    pending: 0,
-                    launches: 0,
-                    first: u64::MAX,
-                    last: 0,
-                    device: 0,
-                },
-            );
+                .push(Open {
+                    id,
+                    start: range.start,
+                    end: range.end,
+                    range: Some(range),
+                });
         }
         // Open ranges end where the NVTX data ends, once that is known.
         let open_until = self.source.end.unwrap_or(u64::MAX);
-        while let Some(&Reverse((end, id))) = self.open_ends.peek() {
+        while let Some(&Reverse((end, id, pid, tid))) = self.open_ends.peek() {
             if end.min(open_until) >= t {
                 break;
             }
             self.open_ends.pop();
-            self.close(id);
+            self.close(id, (pid, tid));
         }
         self.write_ready(gpu, meta, summary)
     }
@@ -242,23 +246,29 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         if ops == 0 {
             return;
         }
-        let Some(open) = self.open_by_thread.get(&(pid, tid)) else {
+        let Some(open) = self.open_by_thread.get_mut(&(pid, tid)) else {
             return;
         };
         let open_until = self.source.end.unwrap_or(u64::MAX);
-        let inside: Vec<u64> = open
-            .iter()
-            .copied()
-            .filter(|id| {
-                let r = &self.ranges[id].range;
-                r.start <= start && r.end.unwrap_or(open_until) >= end
-            })
-            .collect();
+        let mut inside = Vec::new();
+        for o in open
+            .iter_mut()
+            .filter(|o| o.start <= start && o.end.unwrap_or(open_until) >= end)
+        {
+            let p = self.ranges.entry(o.id).or_insert_with(|| Projected {
+                range: o.range.take().expect("a range not yet projected"),
+                closed: false,
+                pending: 0,
+                launches: 0,
+                first: u64::MAX,
+                last: 0,
+                device: 0,
+            });
+            p.pending += 1;
+            inside.push(o.id);
+        }
         if inside.is_empty() {
             return;
-        }
-        for id in &inside {
-            self.ranges.get_mut(id).expect("an open range").pending += 1;
         }
         self.launches.insert(
             (pid, corr),
@@ -321,27 +331,29 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
                 }
             }
         }
-        let open: Vec<u64> = self.ranges.keys().copied().collect();
-        for id in open {
-            self.close(id);
+        for Reverse((_, id, pid, tid)) in std::mem::take(&mut self.open_ends) {
+            self.close(id, (pid, tid));
+        }
+        // Ranges closed before, whose last launches were still waiting.
+        let waiting: Vec<u64> = self.ranges.keys().copied().collect();
+        for id in waiting {
+            self.finish_if_done(id);
         }
         self.now = u64::MAX;
         self.write_ready(gpu, meta, summary)
     }
 
-    fn close(&mut self, id: u64) {
-        let Some(p) = self.ranges.get_mut(&id) else {
-            return;
-        };
-        if p.closed {
-            return;
-        }
-        p.closed = true;
-        let thread = (p.range.pid, p.range.tid);
+    /// The range has ended on the CPU: no launch can land in it any more.
+    fn close(&mut self, id: u64, thread: (u32, u32)) {
         if let Some(open) = self.open_by_thread.get_mut(&thread) {
-            open.retain(|&other| other != id);
+            if let Some(at) = open.iter().position(|o| o.id == id) {
+                open.swap_remove(at);
+            }
         }
-        self.finish_if_done(id);
+        if let Some(p) = self.ranges.get_mut(&id) {
+            p.closed = true;
+            self.finish_if_done(id);
+        }
     }
 
     fn finish_if_done(&mut self, id: u64) {

@@ -55,6 +55,18 @@ impl Summary {
         self.counter_values += other.counter_values;
     }
 
+    /// An event's end as a trace time. An end before the start is counted
+    /// here, and the event becomes an instant at its start.
+    pub(crate) fn end_time(&mut self, start: u64, end: i64) -> u64 {
+        match u64::try_from(end) {
+            Ok(end) if end >= start => end,
+            _ => {
+                self.inverted += 1;
+                start
+            }
+        }
+    }
+
     pub(crate) fn skip_negative(&mut self, category: &'static str) {
         *self.before_time_zero.entry(category).or_default() += 1;
     }
