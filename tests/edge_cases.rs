@@ -149,6 +149,55 @@ fn a_graph_launch_links_every_kernel() {
 }
 
 #[test]
+fn a_graph_run_in_graph_trace_mode_is_linked_and_projected() {
+    use rusqlite::types::Value as Sql;
+    let c = convert(|s| {
+        s.nvtx_push_pop(MAIN, 500, Some(2_500), "step", 0);
+        s.api(MAIN, 1_000, 2_000, "cudaGraphLaunch_v10000", 9);
+        s.row(
+            "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+            vec![
+                ("start", 3_000.into()),
+                ("end", 9_000.into()),
+                ("deviceId", STREAM.device.into()),
+                ("contextId", STREAM.context.into()),
+                ("streamId", STREAM.stream.into()),
+                ("correlationId", 9.into()),
+                (
+                    "globalPid",
+                    Sql::Integer(support::synth::global_pid(STREAM.pid)),
+                ),
+                ("graphId", 4.into()),
+                ("graphExecId", 12.into()),
+            ],
+        );
+    });
+    let graph = c
+        .trace
+        .slices
+        .iter()
+        .find(|s| s.category == "cuda_graph")
+        .expect("the graph run");
+    assert_eq!(
+        (graph.name.as_str(), graph.ts, graph.dur),
+        ("CUDA graph 4", 3_000, 6_000)
+    );
+    assert_eq!(graph.args.get("graph_exec_id"), Some(&Value::Int(12)));
+    assert_eq!(c.trace.flows.len(), 1, "the launch links to the graph run");
+    assert_eq!(c.trace.slices[c.trace.flows[0].0].name, "cudaGraphLaunch");
+    let projected = c
+        .trace
+        .slices
+        .iter()
+        .find(|s| s.category == "nvtx_gpu")
+        .expect("projected");
+    assert_eq!(
+        (projected.name.as_str(), projected.ts, projected.dur),
+        ("step", 3_000, 6_000)
+    );
+}
+
+#[test]
 fn missing_tables_and_columns_mean_missing_events_and_args() {
     let c = convert(|s| {
         s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);

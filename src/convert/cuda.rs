@@ -4,7 +4,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, Kernel, Memcpy, Memset, Sync};
+use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
 use crate::nsys::{Report, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
@@ -22,6 +22,7 @@ pub const KERNEL: &str = "cuda_kernel";
 pub const MEMCPY: &str = "cuda_memcpy";
 pub const MEMSET: &str = "cuda_memset";
 pub const SYNC: &str = "cuda_sync";
+pub const GRAPH: &str = "cuda_graph";
 
 /// Writes the CUDA activity on `seq` and, given a sequence and the NVTX
 /// ranges, the NVTX GPU projection.
@@ -88,6 +89,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             CudaEvent::Memcpy(m) => self.memcpy(&m),
             CudaEvent::Memset(m) => self.memset(&m),
             CudaEvent::Sync(s) => self.sync(&s),
+            CudaEvent::Graph(g) => self.graph(&g),
         }
     }
 
@@ -222,6 +224,17 @@ impl<W: Write> Mapper<'_, '_, W> {
             label(&meta.memory_kinds, m.memory_kind),
         );
         self.gpu_op(&m.common, "Memset", MEMSET, args)
+    }
+
+    fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
+        let mut args = Vec::with_capacity(8);
+        push_int(&mut args, "graph_id", g.graph_id);
+        push_int(&mut args, "graph_exec_id", g.graph_exec_id);
+        let name = match g.graph_id {
+            Some(id) => format!("CUDA graph {id}"),
+            None => "CUDA graph".to_owned(),
+        };
+        self.gpu_op(&g.common, &name, GRAPH, args)
     }
 
     fn sync(&mut self, s: &Sync) -> Result<(), Failure> {

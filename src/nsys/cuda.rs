@@ -20,7 +20,9 @@ pub const CALLCHAINS: &str = "CUDA_CALLCHAINS";
 pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 
 /// Tables of GPU operations that API calls launch.
-pub const GPU_OP_TABLES: [&str; 3] = [KERNEL, MEMCPY, MEMSET];
+/// Whole CUDA graphs as the GPU ran them (`--cuda-graph-trace=graph`).
+pub const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+pub const GPU_OP_TABLES: [&str; 4] = [KERNEL, MEMCPY, MEMSET, GRAPH_TRACE];
 
 /// A CUDA runtime or driver API call.
 pub struct ApiCall<'r> {
@@ -90,6 +92,13 @@ pub struct Memset {
     pub memory_kind: Option<i64>,
 }
 
+/// A whole CUDA graph run on a stream, in graph trace mode.
+pub struct GraphRun {
+    pub common: GpuCommon,
+    pub graph_id: Option<i64>,
+    pub graph_exec_id: Option<i64>,
+}
+
 pub struct Sync {
     pub common: GpuCommon,
     pub sync_type: Option<i64>,
@@ -102,6 +111,7 @@ pub enum CudaEvent<'r> {
     Memcpy(Memcpy),
     Memset(Memset),
     Sync(Sync),
+    Graph(GraphRun),
 }
 
 impl CudaEvent<'_> {
@@ -113,6 +123,7 @@ impl CudaEvent<'_> {
             CudaEvent::Memcpy(m) => (m.common.start, m.common.end),
             CudaEvent::Memset(m) => (m.common.start, m.common.end),
             CudaEvent::Sync(s) => (s.common.start, s.common.end),
+            CudaEvent::Graph(g) => (g.common.start, g.common.end),
         }
     }
 }
@@ -197,7 +208,7 @@ impl Report {
             "launchType",
             "graphId",
         ];
-        let tables: [(&str, &[&str], Decode); 4] = [
+        let tables: [(&str, &[&str], Decode); 5] = [
             (KERNEL, &kernel, decode_kernel),
             (
                 MEMCPY,
@@ -206,6 +217,7 @@ impl Report {
             ),
             (MEMSET, &["bytes", "value", "memKind"], decode_memset),
             (SYNC, &["syncType", "eventId"], decode_sync),
+            (GRAPH_TRACE, &["graphId", "graphExecId"], decode_graph),
         ];
         let mut scans = Vec::new();
         for (table, extra, decode) in tables {
@@ -407,6 +419,15 @@ fn decode_memset<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<
         bytes: g(0)?,
         value: g(1)?,
         memory_kind: g(2)?,
+    }))
+}
+
+fn decode_graph<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
+    let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
+    Ok(CudaEvent::Graph(GraphRun {
+        common: decode_common(r)?,
+        graph_id: g(0)?,
+        graph_exec_id: g(1)?,
     }))
 }
 

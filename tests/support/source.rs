@@ -109,6 +109,7 @@ pub fn launched_ops(db: &Connection) -> u64 {
         "CUPTI_ACTIVITY_KIND_KERNEL",
         "CUPTI_ACTIVITY_KIND_MEMCPY",
         "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
     ] {
         if !has_table(db, table) || !has_column(db, table, "correlationId") {
             continue;

@@ -51,6 +51,22 @@ const LOCAL_VM: i64 = 1 << 48;
 /// Column definitions of the tables this builder writes, as in
 /// `nsys export` 2026.2 (`TARGET_INFO_GPU` from 2026.2 too).
 const TABLES: &[(&str, &[&str])] = &[
+    // Graph-level records of `--cuda-graph-trace=graph` (nsys 2023 and later).
+    (
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "greenContextId INTEGER",
+            "streamId INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "globalPid INTEGER",
+            "graphId INTEGER",
+            "graphExecId INTEGER",
+        ],
+    ),
     // GPU metrics (nsys 2023 and later) and CUDA memory / unified memory (2022.4).
     (
         "GPU_METRICS",
