@@ -6,7 +6,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload};
+use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload, TextRef};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
@@ -88,6 +88,17 @@ pub fn write<W: Write>(
             }
         };
         let name = e.text.as_ref().map_or("", |t| t.as_str());
+        let slice = Slice {
+            start,
+            end,
+            name,
+            category: NVTX,
+            args: &args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: None,
+        };
+        seq.slice(track, &slice)?;
         if let Some(feed) = feed.as_deref_mut() {
             feed.saw(start);
             if let Some(end) = end {
@@ -100,21 +111,11 @@ pub fn write<W: Write>(
                     end,
                     pid: e.pid,
                     tid: e.tid,
-                    name: name.to_owned(),
+                    // The row's own text moves over: no copy.
+                    name: e.text.map(TextRef::into_string).unwrap_or_default(),
                 });
             }
         }
-        let slice = Slice {
-            start,
-            end,
-            name,
-            category: NVTX,
-            args: &args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
-        seq.slice(track, &slice)?;
         summary.count(NVTX);
         Ok(())
     })

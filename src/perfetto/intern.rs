@@ -5,7 +5,10 @@
 //! PyTorch NVTX range is named `aten::to, op_id = 316791`), and for those the
 //! interning entry plus the reference cost more than the string inline.
 
-use rustc_hash::FxHashMap;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// How to send a string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,31 +23,57 @@ pub(super) enum Interned {
 
 #[derive(Default)]
 pub(super) struct Interner {
-    /// 0 for strings seen once, else their iid.
+    /// Interned strings and their iids.
     ids: FxHashMap<Box<str>, u64>,
+    /// Hashes of the strings seen once. Most names are seen once, so they are
+    /// remembered without a copy. A string whose hash another string already
+    /// has is interned on its first use: a few bytes more, never a wrong name.
+    seen_once: HashSet<u64, BuildHasherDefault<HashIsKey>>,
     next: u64,
 }
 
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Interned {
-        match self.ids.get_mut(s) {
-            None => {
-                self.ids.insert(s.into(), 0);
-                Interned::Inline
-            }
-            Some(iid) if *iid == 0 => {
-                // iids start at 1: 0 means "unset" to trace_processor.
-                self.next += 1;
-                *iid = self.next;
-                Interned::New(self.next)
-            }
-            Some(iid) => Interned::Known(*iid),
+        if let Some(&iid) = self.ids.get(s) {
+            return Interned::Known(iid);
         }
+        if self.seen_once.insert(FxBuildHasher.hash_one(s)) {
+            return Interned::Inline;
+        }
+        // iids start at 1: 0 means "unset" to trace_processor.
+        self.next += 1;
+        self.ids.insert(s.into(), self.next);
+        Interned::New(self.next)
+    }
+
+    /// Forgets every string, keeping the memory.
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.seen_once.clear();
+        self.next = 0;
     }
 
     /// Distinct strings remembered, interned or seen once.
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.ids.len() + self.seen_once.len()
+    }
+}
+
+/// The keys of `seen_once` are hashes already.
+#[derive(Default)]
+pub(super) struct HashIsKey(u64);
+
+impl Hasher for HashIsKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 

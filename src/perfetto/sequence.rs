@@ -487,10 +487,11 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             InternedData::default(),
             "nothing pending across a restart"
         );
-        self.names = Interner::default();
-        self.categories = Interner::default();
-        self.arg_names = Interner::default();
-        self.arg_strings = Interner::default();
+        // Cleared, not replaced: the tables keep their memory for the next round.
+        self.names.clear();
+        self.categories.clear();
+        self.arg_names.clear();
+        self.arg_strings.clear();
         self.stacks = StackInterner::default();
         self.push_and_maybe_flush(&restart_packet(self.id))
     }
