@@ -6,11 +6,11 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload, TextRef};
+use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
-use super::projection::{Range, RangeFeed};
+use super::projection::RangeFeed;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
 use super::{trace_time, Failure, Rows};
@@ -106,14 +106,7 @@ pub fn write<W: Write>(
             }
             // NVIDIA projects only ranges that start and end on one thread.
             if e.kind != NvtxKind::Mark && e.end_tid.is_none() {
-                feed.push(Range {
-                    start,
-                    end,
-                    pid: e.pid,
-                    tid: e.tid,
-                    // The row's own text moves over: no copy.
-                    name: e.text.map(TextRef::into_string).unwrap_or_default(),
-                });
+                feed.push(start, end, (e.pid, e.tid), name);
             }
         }
         summary.count(NVTX);

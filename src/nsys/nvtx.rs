@@ -76,13 +76,6 @@ impl TextRef<'_> {
             TextRef::Registered(s) => s,
         }
     }
-
-    pub fn into_string(self) -> String {
-        match self {
-            TextRef::Inline(s) => s,
-            TextRef::Registered(s) => s.to_owned(),
-        }
-    }
 }
 
 /// Marks are zero-length; ranges still open sort as the longest.

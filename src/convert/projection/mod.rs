@@ -13,9 +13,8 @@
 //! later one can start before them.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap};
 use std::io::Write;
-use std::sync::mpsc::{self, Receiver, SyncSender};
 
 use rustc_hash::FxHashMap;
 
@@ -26,107 +25,12 @@ use super::gpu::GpuTracks;
 use super::summary::Summary;
 use super::Failure;
 
+mod feed;
+
+pub use feed::{channel, RangeFeed, RangeSource};
+use feed::Range;
+
 pub const NVTX_GPU: &str = "nvtx_gpu";
-
-/// A range as the NVTX thread sends it.
-pub struct Range {
-    pub start: u64,
-    /// `None` for a range still open when the capture stopped.
-    pub end: Option<u64>,
-    pub pid: u32,
-    pub tid: u32,
-    pub name: String,
-}
-
-enum Message {
-    Ranges(Vec<Range>),
-    /// No more ranges; open ones end at this time (the last NVTX time).
-    End(u64),
-}
-
-/// Ranges sent per message.
-const BATCH: usize = 1024;
-
-/// A connected feed and projector.
-pub fn channel() -> (RangeFeed, RangeSource) {
-    let (tx, rx) = mpsc::sync_channel(4);
-    (
-        RangeFeed {
-            tx: Some(tx),
-            batch: Vec::with_capacity(BATCH),
-            last: 0,
-        },
-        RangeSource {
-            rx: Some(rx),
-            queue: VecDeque::new(),
-            end: None,
-        },
-    )
-}
-
-/// The NVTX thread's end: ranges go out in batches, in start order.
-pub struct RangeFeed {
-    tx: Option<SyncSender<Message>>,
-    batch: Vec<Range>,
-    last: u64,
-}
-
-impl RangeFeed {
-    /// Notes the time of any NVTX event: open ranges end at the last.
-    pub fn saw(&mut self, t: u64) {
-        self.last = self.last.max(t);
-    }
-
-    pub fn push(&mut self, range: Range) {
-        self.batch.push(range);
-        if self.batch.len() == BATCH {
-            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-            self.send(Message::Ranges(batch));
-        }
-    }
-
-    pub fn finish(mut self) {
-        let batch = std::mem::take(&mut self.batch);
-        self.send(Message::Ranges(batch));
-        self.send(Message::End(self.last));
-    }
-
-    fn send(&mut self, message: Message) {
-        // A closed receiver means the CUDA side needs no more: stop sending.
-        if let Some(tx) = &self.tx {
-            if tx.send(message).is_err() {
-                self.tx = None;
-            }
-        }
-    }
-}
-
-/// The CUDA thread's end of the feed.
-pub struct RangeSource {
-    rx: Option<Receiver<Message>>,
-    queue: VecDeque<Range>,
-    /// Set once the feed has ended: the time open ranges end at.
-    end: Option<u64>,
-}
-
-impl RangeSource {
-    /// The next range if it starts at or before `t`.
-    fn next_until(&mut self, t: u64) -> Option<Range> {
-        while self.queue.is_empty() && self.end.is_none() {
-            match self.rx.as_ref().map(Receiver::recv) {
-                Some(Ok(Message::Ranges(batch))) => self.queue.extend(batch),
-                Some(Ok(Message::End(last))) => self.end = Some(last),
-                // The NVTX side stopped early (it failed, and says why itself).
-                Some(Err(_)) | None => self.end = Some(u64::MAX),
-            }
-        }
-        if self.queue.front()?.start <= t {
-            self.queue.pop_front()
-        } else {
-            None
-        }
-    }
-}
 
 struct Open {
     id: u64,
@@ -224,7 +128,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
                 });
         }
         // Open ranges end where the NVTX data ends, once that is known.
-        let open_until = self.source.end.unwrap_or(u64::MAX);
+        let open_until = self.source.end().unwrap_or(u64::MAX);
         while let Some(&Reverse((end, id, pid, tid))) = self.open_ends.peek() {
             if end.min(open_until) >= t {
                 break;
@@ -249,7 +153,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         let Some(open) = self.open_by_thread.get_mut(&(pid, tid)) else {
             return;
         };
-        let open_until = self.source.end.unwrap_or(u64::MAX);
+        let open_until = self.source.end().unwrap_or(u64::MAX);
         let mut inside = Vec::new();
         for o in open
             .iter_mut()
@@ -320,7 +224,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         meta: &Metadata,
         summary: &mut Summary,
     ) -> Result<(), Failure> {
-        self.source.rx = None;
+        self.source.close();
         for (_, launch) in std::mem::take(&mut self.launches) {
             for id in launch.inside {
                 let p = self.ranges.get_mut(&id).expect("a range");
@@ -422,7 +326,7 @@ impl<W: Write> Projector<'_, '_, W> {
         let range_end = p
             .range
             .end
-            .unwrap_or_else(|| self.source.end.unwrap_or(p.range.start));
+            .unwrap_or_else(|| self.source.end().unwrap_or(p.range.start));
         let args = [
             Arg::new("gpu_ops", ArgValue::Uint(u64::from(p.launches))),
             Arg::new("range_start", ArgValue::Uint(p.range.start)),
@@ -434,7 +338,7 @@ impl<W: Write> Projector<'_, '_, W> {
         let slice = Slice {
             start: p.first,
             end: Some(p.last.max(p.first)),
-            name: &p.range.name,
+            name: p.range.name.as_str(),
             category: NVTX_GPU,
             args: &args,
             flows_out: &[],
