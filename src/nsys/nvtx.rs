@@ -1,5 +1,6 @@
 //! NVTX events (`NVTX_EVENTS`), in time order.
 
+use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
@@ -78,6 +79,16 @@ impl TextRef<'_> {
     }
 }
 
+/// The payload columns, of which at most one is set.
+const PAYLOAD_COLUMNS: [&str; 6] = [
+    "uint64Value",
+    "int64Value",
+    "doubleValue",
+    "uint32Value",
+    "int32Value",
+    "floatValue",
+];
+
 /// Marks are zero-length; ranges still open sort as the longest.
 fn key(event: &NvtxEvent) -> OrderKey {
     match (event.kind, event.end) {
@@ -104,30 +115,36 @@ impl Report {
             return Ok(());
         }
         let c = |col| s.column_or_null(TABLE, col);
+        // At most one payload column is set: SQLite picks it, so that the
+        // common row without a payload costs two columns instead of six.
+        let payloads = PAYLOAD_COLUMNS.map(c);
+        let payload_kind = payloads
+            .iter()
+            .enumerate()
+            .map(|(kind, col)| format!("WHEN {col} IS NOT NULL THEN {kind}"))
+            .collect::<Vec<_>>()
+            .join(" ");
         let columns = [
-            "eventType",
-            "start",
-            "end",
-            "globalTid",
-            "endGlobalTid",
-            "domainId",
-            "text",
-            "textId",
-            "category",
-            "color",
-            "uint64Value",
-            "int64Value",
-            "doubleValue",
-            "uint32Value",
-            "int32Value",
-            "floatValue",
-            "jsonText",
+            c("eventType"),
+            c("start"),
+            c("end"),
+            c("globalTid"),
+            c("endGlobalTid"),
+            c("domainId"),
+            c("text"),
+            c("textId"),
+            c("category"),
+            c("color"),
+            format!("CASE {payload_kind} END"),
+            format!("COALESCE({})", payloads.join(", ")),
+            c("jsonText"),
+            c("jsonTextId"),
         ];
         let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
         let scan = TableScan {
             table: TABLE.to_owned(),
             time: "start",
-            columns: columns.map(c).join(", "),
+            columns: columns.join(", "),
             filter: format!("eventType IN ({})", types.join(", ")),
             decode,
             key,
@@ -149,19 +166,16 @@ fn decode<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<NvtxEve
     let gtid: i64 = r.get(3)?;
     let end_gtid: Option<i64> = r.get(4)?;
     let i = |n: usize| r.get::<_, Option<i64>>(n);
-    let f = |n: usize| r.get::<_, Option<f64>>(n);
-    let payload = if let Some(v) = i(10)? {
-        Some(Payload::Uint(v as u64))
-    } else if let Some(v) = i(11)? {
-        Some(Payload::Int(v))
-    } else if let Some(v) = f(12)? {
-        Some(Payload::Double(v))
-    } else if let Some(v) = i(13)? {
-        Some(Payload::Uint(v as u32 as u64))
-    } else if let Some(v) = i(14)? {
-        Some(Payload::Int(v as i32 as i64))
-    } else {
-        f(15)?.map(Payload::Double)
+    let payload = match i(10)? {
+        None => None,
+        Some(kind) => match (PAYLOAD_COLUMNS.get(kind as usize), r.get_ref(11)?) {
+            (Some(&"uint64Value"), ValueRef::Integer(v)) => Some(Payload::Uint(v as u64)),
+            (Some(&"uint32Value"), ValueRef::Integer(v)) => Some(Payload::Uint(v as u32 as u64)),
+            (Some(&"int32Value"), ValueRef::Integer(v)) => Some(Payload::Int(v as i32 as i64)),
+            (_, ValueRef::Integer(v)) => Some(Payload::Int(v)),
+            (_, ValueRef::Real(v)) => Some(Payload::Double(v)),
+            _ => None,
+        },
     };
     let text = match r.get::<_, Option<String>>(6)? {
         Some(t) => Some(TextRef::Inline(t)),
@@ -185,6 +199,9 @@ fn decode<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<NvtxEve
         category: i(8)?,
         color: i(9)?.map(|c| c as u32),
         payload,
-        json: r.get(16)?,
+        json: match r.get::<_, Option<String>>(12)? {
+            Some(json) => Some(json),
+            None => i(13)?.and_then(|id| strings.get(id)).map(str::to_owned),
+        },
     })
 }
