@@ -212,24 +212,24 @@ impl<T> Source<T> {
             format!("AND {}", scan.filter)
         };
         let sql = format!(
-            "SELECT {}, rowid, {} FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
-            scan.columns, scan.time, scan.table
+            "SELECT {}, rowid FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
+            scan.columns, scan.table
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query([self.next, self.to])?;
-        let rowid_at = rows.as_ref().expect("a statement").column_count() - 2;
+        let rowid_at = rows.as_ref().expect("a statement").column_count() - 1;
         let mut last_start = None;
         self.next = self.to + 1;
         while let Some(row) = rows.next()? {
-            let rowid: i64 = row.get(rowid_at)?;
-            let start: i64 = row.get(rowid_at + 1)?;
-            if self.rows.len() >= BATCH && last_start != Some(start) {
-                self.next = rowid;
+            let event = (scan.decode)(strings, row)?;
+            let key = (scan.key)(&event);
+            if self.rows.len() >= BATCH && last_start != Some(key.0) {
+                // This row starts the next batch (and is read again then).
+                self.next = row.get(rowid_at)?;
                 break;
             }
-            last_start = Some(start);
-            let event = (scan.decode)(strings, row)?;
-            self.rows.push_back(((scan.key)(&event), event));
+            last_start = Some(key.0);
+            self.rows.push_back((key, event));
         }
         self.rows.make_contiguous().sort_by_key(|(key, _)| *key);
         Ok(())
