@@ -131,6 +131,7 @@ const READ: &[(&str, &[&str])] = &[
             "int32Value",
             "floatValue",
             "jsonText",
+            "jsonTextId",
         ],
     ),
 ];

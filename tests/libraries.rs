@@ -1,5 +1,5 @@
-//! Library calls (cuDNN, cuBLAS, OpenACC, OpenMP, MPI) from synthetic exports
-//! built to the documented schema: no fixture has these tables.
+//! Library calls (cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX) and MPI ranks from
+//! synthetic exports built to the documented schema: no fixture has these tables.
 
 mod support;
 
@@ -173,4 +173,163 @@ fn library_calls_land_on_their_threads_with_their_details() {
     for category in ["cudnn", "cublas", "openacc", "openmp", "mpi"] {
         assert_eq!(light.count(category), 0, "{category} excluded");
     }
+}
+
+#[test]
+fn ucx_calls_land_on_their_threads_with_their_details() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ucx.sqlite");
+    let mut s = Synth::new(&path);
+    let main = Thread { pid: 200, tid: 200 };
+    let progress = Thread { pid: 200, tid: 201 };
+    s.process(200, "pingpong");
+    let g = |t: Thread| Value::Integer(t.global_tid());
+    let send = s.string("ucp_tag_send_nbx");
+    let recv = s.string("ucp_tag_recv_nbx");
+    let create = s.string("ucp_worker_create");
+    s.row(
+        "UCP_WORKERS",
+        vec![("globalTid", g(main)), ("workerUid", 0xabc.into())],
+    );
+    s.row(
+        "UCP_EVENTS",
+        vec![
+            ("start", 500.into()),
+            ("end", 900.into()),
+            ("globalTid", g(main)),
+            ("textId", create.into()),
+        ],
+    );
+    s.row(
+        "UCP_SUBMIT_EVENTS",
+        vec![
+            ("start", 1000.into()),
+            ("end", 1400.into()),
+            ("globalTid", g(main)),
+            ("textId", send.into()),
+            ("bufferAddr", 0x1000.into()),
+            ("packedSize", 8192.into()),
+            ("peerWorkerUid", 0xdef.into()),
+            ("tag", 42.into()),
+        ],
+    );
+    s.row(
+        "UCP_PROGRESS_EVENTS",
+        vec![
+            ("start", 1200.into()),
+            ("end", 1300.into()),
+            ("globalTid", g(progress)),
+            ("textId", recv.into()),
+            ("bufferAddr", 0x2000.into()),
+            ("packedSize", 4096.into()),
+            ("peerWorkerUid", 0xdef.into()),
+            ("tag", 43.into()),
+        ],
+    );
+    s.finish();
+
+    let out = dir.path().join("ucx.perfetto-trace");
+    let summary =
+        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
+    let trace = checker::check_file(&out);
+    trace.assert_valid();
+    assert_eq!(trace.count("ucx"), 3);
+    assert_eq!(summary.slices.get("ucx").copied(), Some(3));
+    let slice = |name: &str| {
+        let s = trace
+            .slices
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        let track = trace.tracks[&s.track].name.clone().unwrap();
+        let thread = trace.thread_of(s.track).and_then(|t| t.tid).unwrap();
+        (s, (track, thread, s.ts, s.dur))
+    };
+    let (created, at) = slice("ucp_worker_create");
+    assert_eq!(at, ("UCX".into(), 200, 500, 400));
+    assert!(created.args.is_empty(), "UCP_EVENTS have no details");
+    let (sent, at) = slice("ucp_tag_send_nbx");
+    assert_eq!(at, ("UCX".into(), 200, 1000, 400));
+    assert_eq!(
+        (
+            sent.args.get("bytes"),
+            sent.args.get("tag"),
+            sent.args.get("peer_worker")
+        ),
+        (
+            Some(&Arg::Int(8192)),
+            Some(&Arg::Int(42)),
+            Some(&Arg::Int(0xdef))
+        )
+    );
+    let (received, at) = slice("ucp_tag_recv_nbx");
+    assert_eq!(at, ("UCX".into(), 201, 1200, 100));
+    assert_eq!(received.args.get("bytes"), Some(&Arg::Int(4096)));
+
+    let mut options = nsys2perfetto::Options::default();
+    options.parts = options.parts.without(nsys2perfetto::Part::Libraries);
+    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
+    assert_eq!(checker::check_file(&out).count("ucx"), 0);
+}
+
+#[test]
+fn processes_carry_their_mpi_rank_in_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ranks.sqlite");
+    let mut s = Synth::new(&path);
+    let ranked = Thread { pid: 100, tid: 100 };
+    let ranked_worker = Thread { pid: 100, tid: 101 };
+    let unranked = Thread { pid: 200, tid: 200 };
+    // Unnamed, and its threads in two ranks: the name says both.
+    let doubly = Thread { pid: 300, tid: 300 };
+    let doubly_worker = Thread { pid: 300, tid: 301 };
+    s.process(100, "trainer");
+    s.process(200, "helper");
+    let barrier = s.string("MPI_Barrier");
+    for (thread, rank) in [
+        (ranked, 3),
+        (ranked_worker, 3),
+        (doubly, 4),
+        (doubly_worker, 5),
+    ] {
+        s.row(
+            "MPI_RANKS",
+            vec![
+                ("globalTid", thread.global_tid().into()),
+                ("rank", rank.into()),
+            ],
+        );
+    }
+    for (i, thread) in [ranked, unranked, doubly].into_iter().enumerate() {
+        let start = 1000 * (i as i64 + 1);
+        s.row(
+            "MPI_P2P_EVENTS",
+            vec![
+                ("start", start.into()),
+                ("end", (start + 100).into()),
+                ("globalTid", thread.global_tid().into()),
+                ("textId", barrier.into()),
+            ],
+        );
+    }
+    s.finish();
+
+    let out = dir.path().join("ranks.perfetto-trace");
+    nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
+    let trace = checker::check_file(&out);
+    trace.assert_valid();
+    let mut names: Vec<(i32, String)> = trace
+        .tracks
+        .values()
+        .filter_map(|t| Some((t.pid?, t.process_name.clone()?)))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            (100, "trainer (MPI rank 3)".to_owned()),
+            (200, "helper".to_owned()),
+            (300, "Process 300 (MPI ranks 4, 5)".to_owned()),
+        ]
+    );
 }

@@ -1,5 +1,5 @@
-//! GPU metrics, CUDA memory use and unified-memory faults, from synthetic
-//! exports built to the documented schema: no fixture has these tables.
+//! GPU metrics, CUDA memory use, memory pools and unified-memory faults, from
+//! synthetic exports built to the documented schema: no fixture has these tables.
 
 mod support;
 
@@ -160,4 +160,156 @@ fn counters_and_faults_land_in_their_gpu_group() {
     nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
     let light = checker::check_file(&out);
     assert!(light.counters.is_empty() && light.count("unified_memory") == 0);
+}
+
+#[test]
+fn memory_pools_are_counters_and_operations_in_their_gpu_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pools.sqlite");
+    let mut s = Synth::new(&path);
+    s.process(100, "trainer");
+    s.gpu(1, "NVIDIA H100");
+    let pid = Value::Integer(global_pid(100));
+    const POOL: i64 = 0x7f00_0000_0000;
+    const MIB: i64 = 1 << 20;
+    // ENUM_CUDA_MEMPOOL_OPER: 1 created, 2 destroyed, 3 trimmed.
+    let pool_event = |ts: i64, op: i64, size: i64, used: i64| {
+        vec![
+            ("start", Value::Integer(ts)),
+            ("globalPid", pid.clone()),
+            ("deviceId", 1.into()),
+            ("address", POOL.into()),
+            ("operationType", op.into()),
+            ("poolType", 1.into()),
+            ("correlationId", (ts / 1000).into()),
+            ("minBytesToKeep", 0.into()),
+            ("localMemoryPoolReleaseThreshold", (64 * MIB).into()),
+            ("localMemoryPoolSize", size.into()),
+            ("localMemoryPoolUtilizedSize", used.into()),
+        ]
+    };
+    // An allocation (op 0) or free (op 1), from the pool where `pool` says so.
+    let usage = |ts: i64, bytes: i64, op: i64, pool: Option<(i64, i64)>| {
+        let mut row = vec![
+            ("start", Value::Integer(ts)),
+            ("globalPid", pid.clone()),
+            ("deviceId", 1.into()),
+            ("contextId", 1.into()),
+            ("address", 0x7000.into()),
+            ("pc", 0.into()),
+            ("bytes", bytes.into()),
+            ("memKind", 2.into()),
+            ("memoryOperationType", op.into()),
+        ];
+        if let Some((size, used)) = pool {
+            row.extend([
+                ("localMemoryPoolAddress", POOL.into()),
+                ("localMemoryPoolSize", size.into()),
+                ("localMemoryPoolUtilizedSize", used.into()),
+            ]);
+        }
+        row
+    };
+    s.row("CUDA_GPU_MEMORY_POOL_EVENTS", pool_event(1000, 1, 0, 0));
+    s.row(
+        "CUDA_GPU_MEMORY_USAGE_EVENTS",
+        usage(2000, 4 * MIB, 0, Some((32 * MIB, 4 * MIB))),
+    );
+    s.row("CUDA_GPU_MEMORY_USAGE_EVENTS", usage(2500, MIB, 0, None));
+    s.row(
+        "CUDA_GPU_MEMORY_USAGE_EVENTS",
+        usage(3000, 4 * MIB, 1, Some((32 * MIB, 0))),
+    );
+    s.row(
+        "CUDA_GPU_MEMORY_POOL_EVENTS",
+        pool_event(4000, 3, 2 * MIB, 0),
+    );
+    // What the pool held when destroyed: the args keep it, the counters drop to 0.
+    s.row(
+        "CUDA_GPU_MEMORY_POOL_EVENTS",
+        pool_event(5000, 2, 2 * MIB, 0),
+    );
+    s.finish();
+
+    let out = dir.path().join("pools.perfetto-trace");
+    let summary =
+        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
+    let trace = checker::check_file(&out);
+    trace.assert_valid();
+    // 3 process-memory values, and size and use at 5 moments of the pool.
+    assert_eq!(summary.counter_values, 3 + 2 * 5);
+    assert_eq!(summary.slices.get("cuda_memory_pool").copied(), Some(3));
+
+    let series = |name: &str| {
+        let (&uuid, track) = trace
+            .tracks
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{name}"));
+        let group = trace.tracks[&track.parent.unwrap()].name.clone().unwrap();
+        assert_eq!(group, "GPU 1: NVIDIA H100", "{name}");
+        assert_eq!(track.counter, Some((Some(3), None)), "{name} in bytes");
+        trace
+            .counters
+            .iter()
+            .filter(|c| c.track == uuid)
+            .map(|c| (c.ts, c.value as i64))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        series("CUDA memory pool 0x7f0000000000: size"),
+        [
+            (1000, 0),
+            (2000, 32 * MIB),
+            (3000, 32 * MIB),
+            (4000, 2 * MIB),
+            (5000, 0)
+        ]
+    );
+    assert_eq!(
+        series("CUDA memory pool 0x7f0000000000: used"),
+        [(1000, 0), (2000, 4 * MIB), (3000, 0), (4000, 0), (5000, 0)]
+    );
+
+    let operations: Vec<_> = trace
+        .slices
+        .iter()
+        .filter(|s| s.category == "cuda_memory_pool")
+        .collect();
+    let names: Vec<(&str, u64, u64)> = operations
+        .iter()
+        .map(|s| (s.name.as_str(), s.ts, s.dur))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Memory pool created", 1000, 0),
+            ("Memory pool trimmed", 4000, 0),
+            ("Memory pool destroyed", 5000, 0)
+        ]
+    );
+    let track = &trace.tracks[&operations[0].track];
+    assert_eq!(track.name.as_deref(), Some("CUDA memory pools"));
+    assert_eq!(
+        trace.tracks[&track.parent.unwrap()].name.as_deref(),
+        Some("GPU 1: NVIDIA H100")
+    );
+    let destroyed = &operations[2].args;
+    for (arg, value) in [
+        ("pid", Arg::Int(100)),
+        ("address", Arg::Uint(POOL as u64)),
+        ("pool_type", Arg::Str("Local".into())),
+        ("size", Arg::Int(2 * MIB)),
+        ("used", Arg::Int(0)),
+        ("release_threshold", Arg::Int(64 * MIB)),
+        ("correlation_id", Arg::Int(5)),
+    ] {
+        assert_eq!(destroyed.get(arg), Some(&value), "{arg}");
+    }
+
+    let mut options = nsys2perfetto::Options::default();
+    options.parts = options.parts.without(nsys2perfetto::Part::Metrics);
+    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
+    let light = checker::check_file(&out);
+    assert!(light.counters.is_empty() && light.count("cuda_memory_pool") == 0);
 }

@@ -1,4 +1,4 @@
-//! Library calls (cuDNN, cuBLAS, OpenACC, OpenMP, MPI, video codecs): slices
+//! Library calls (cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX, video codecs): slices
 //! on a track per library of the calling thread, in the library's category.
 
 use std::io::Write;

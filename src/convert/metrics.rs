@@ -1,6 +1,6 @@
-//! GPU metrics and CUDA memory use as counter tracks in each GPU's group;
-//! unified-memory page faults as slices (GPU faults, in the GPU's group) and
-//! instants (CPU faults, on the process).
+//! GPU metrics, CUDA memory use and memory pools as counter tracks in each
+//! GPU's group; unified-memory page faults as slices (GPU faults, in the GPU's
+//! group) and instants (CPU faults, on the process).
 
 use std::io::Write;
 
@@ -14,6 +14,7 @@ use crate::perfetto::{
 };
 
 use super::gpu::device_group;
+use super::memory_pools::{MemoryPools, PoolOperation, MEMORY_POOL};
 use super::summary::Summary;
 use super::threads::process_track;
 use super::{trace_time, Failure, Rows};
@@ -22,10 +23,11 @@ pub const GPU_METRICS: &str = "gpu_metrics";
 pub const CUDA_MEMORY: &str = "cuda_memory";
 pub const UNIFIED_MEMORY: &str = "unified_memory";
 
-/// Places in a GPU's group after its streams: metrics, memory, faults.
+/// Places in a GPU's group after its streams: metrics, memory, pools, faults.
 const METRICS_RANK: i32 = 1 << 24;
 const MEMORY_RANK: i32 = 2 << 24;
-const FAULTS_RANK: i32 = 3 << 24;
+const POOLS_RANK: i32 = 3 << 24;
+const FAULTS_RANK: i32 = 4 << 24;
 
 pub fn write<W: Write>(
     report: &Report,
@@ -39,6 +41,7 @@ pub fn write<W: Write>(
     let mut memory: FxHashMap<(i64, u32), (TrackId, i64)> = FxHashMap::default();
     let mut gpu_faults: FxHashMap<i64, SliceTrack> = FxHashMap::default();
     let mut cpu_faults: FxHashMap<u32, SliceTrack> = FxHashMap::default();
+    let mut pools = MemoryPools::new(POOLS_RANK);
     report.for_each_device_event(|event| -> Result<(), Failure> {
         rows.tick();
         match event {
@@ -79,11 +82,15 @@ pub fn write<W: Write>(
                 device,
                 bytes,
                 freed,
+                pool,
             } => {
                 let Some(ts) = trace_time(ts) else {
                     summary.skip_negative(CUDA_MEMORY);
                     return Ok(());
                 };
+                if let Some(state) = pool {
+                    pools.sample(seq, meta, (ts, pid, device), state, summary)?;
+                }
                 let (track, total) = memory.entry((device, pid)).or_insert_with(|| {
                     let group = device_group(&mut seq.tracks(), meta, device);
                     let name = format!(
@@ -102,6 +109,34 @@ pub fn write<W: Write>(
                 let (track, total) = (*track, *total);
                 seq.counter(track, ts, CounterValue::Int(total))?;
                 summary.counter_values += 1;
+            }
+            DeviceEvent::Pool {
+                ts,
+                pid,
+                device,
+                state,
+                operation,
+                pool_type,
+                min_bytes_to_keep,
+                release_threshold,
+                correlation_id,
+            } => {
+                let Some(ts) = trace_time(ts) else {
+                    summary.skip_negative(MEMORY_POOL);
+                    return Ok(());
+                };
+                let op = PoolOperation {
+                    ts,
+                    pid,
+                    device,
+                    state,
+                    operation,
+                    pool_type,
+                    min_bytes_to_keep,
+                    release_threshold,
+                    correlation_id,
+                };
+                pools.operation(seq, meta, &op, summary)?;
             }
             DeviceEvent::GpuFaults {
                 start,

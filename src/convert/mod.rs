@@ -8,6 +8,7 @@ mod cuda;
 mod flows;
 mod gpu;
 mod libraries;
+mod memory_pools;
 mod metrics;
 mod nvtx;
 mod osrt;
@@ -170,13 +171,13 @@ pub enum Part {
     NvtxGpu,
     /// OS runtime calls, with their call stacks.
     Osrt,
-    /// Calls into cuDNN, cuBLAS, OpenACC, OpenMP, MPI and the video codecs.
+    /// Calls into cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX and the video codecs.
     Libraries,
     /// CPU samples, with their call stacks.
     Samples,
     /// Context switches (thread scheduling).
     Sched,
-    /// GPU metrics, CUDA memory use and unified-memory page faults.
+    /// GPU metrics, CUDA memory use and memory pools, unified-memory page faults.
     Metrics,
 }
 

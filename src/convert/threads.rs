@@ -1,14 +1,33 @@
 //! Process and thread tracks, named from the report.
 
+use std::collections::BTreeSet;
+
 use crate::nsys::Metadata;
 use crate::perfetto::{TrackId, Tracks};
 
+/// The process's name, with its MPI rank where the report records one: each
+/// rank of a job is often the same program, and the rank tells their traces apart.
 pub fn process_name(meta: &Metadata, pid: u32) -> String {
-    meta.processes
+    let name = meta
+        .processes
         .get(&pid)
         .or_else(|| meta.threads.get(&(pid, pid)))
         .cloned()
-        .unwrap_or_else(|| format!("Process {pid}"))
+        .unwrap_or_else(|| format!("Process {pid}"));
+    match meta.mpi_ranks.get(&pid) {
+        Some(ranks) if !ranks.is_empty() => format!("{name} ({})", rank_label(ranks)),
+        _ => name,
+    }
+}
+
+/// "MPI rank 3", or "MPI ranks 0, 1" for a process whose threads the report
+/// puts in several ranks.
+fn rank_label(ranks: &BTreeSet<i64>) -> String {
+    let list: Vec<String> = ranks.iter().map(i64::to_string).collect();
+    match list.as_slice() {
+        [one] => format!("MPI rank {one}"),
+        _ => format!("MPI ranks {}", list.join(", ")),
+    }
 }
 
 pub fn thread_name(meta: &Metadata, pid: u32, tid: u32) -> String {

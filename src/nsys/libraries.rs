@@ -1,6 +1,6 @@
 //! Calls into CUDA libraries and runtimes that nsys traces in tables of their
-//! own: cuDNN, cuBLAS, OpenACC, OpenMP, MPI, NVIDIA video codecs. Each row is
-//! a call on a thread (start, end, globalTid, a name), with a few details.
+//! own: cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX, NVIDIA video codecs. Each row
+//! is a call on a thread (start, end, globalTid, a name), with a few details.
 
 use rusqlite::Row;
 
@@ -60,6 +60,14 @@ pub const LIBRARIES: &[Library] = &[
         ],
         table_prefix: None,
     },
+    // `--trace=ucx`: UCX's UCP layer, as NVIDIA's SQLite schema reference
+    // documents it (sends and receives, their progress, other calls).
+    Library {
+        name: "UCX",
+        category: "ucx",
+        tables: &["UCP_SUBMIT_EVENTS", "UCP_PROGRESS_EVENTS", "UCP_EVENTS"],
+        table_prefix: None,
+    },
     Library {
         name: "NVIDIA Video Codec",
         category: "nvvideo",
@@ -69,10 +77,12 @@ pub const LIBRARIES: &[Library] = &[
 ];
 
 /// Integer details, each from the first of its columns a table has.
-pub const INT_ARGS: [(&str, &[&str]); 9] = [
-    ("bytes", &["bytes", "size"]),
+pub const INT_ARGS: [(&str, &[&str]); 10] = [
+    ("bytes", &["bytes", "size", "packedSize"]),
     ("tag", &["tag"]),
     ("remote_rank", &["remoteRank"]),
+    // The UCP worker at the other end (UCP_WORKERS maps workers to threads).
+    ("peer_worker", &["peerWorkerUid"]),
     ("root_rank", &["rootRank"]),
     ("send_bytes", &["collSendSize"]),
     ("recv_bytes", &["collRecvSize"]),

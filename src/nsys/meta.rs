@@ -1,5 +1,7 @@
 //! Small per-report tables: names of processes, threads, GPUs, NVTX domains and
-//! categories, enum labels, and the session's wall-clock start.
+//! categories, MPI ranks, enum labels, and the session's wall-clock start.
+
+use std::collections::BTreeSet;
 
 use rusqlite::Connection;
 use rustc_hash::FxHashMap;
@@ -9,6 +11,9 @@ use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME};
 use super::schema::Schema;
 use super::strings::StringTable;
 
+/// Which MPI rank each thread is: `(globalTid, rank)`.
+pub const MPI_RANKS: &str = "MPI_RANKS";
+
 #[derive(Default)]
 pub struct Metadata {
     /// Unix time (ns) of session time 0, from nsys 2021.3 on.
@@ -16,6 +21,10 @@ pub struct Metadata {
     /// `EXPORT_PRODUCT_VERSION` of the exporter, when the export records it.
     pub exporter_version: Option<String>,
     pub processes: FxHashMap<u32, String>,
+    /// The MPI ranks of each process (by pid), from `MPI_RANKS` (nsys `--trace=mpi`,
+    /// in versions that have the table). One rank per process in practice; the
+    /// table maps threads, so a process could show several.
+    pub mpi_ranks: FxHashMap<u32, BTreeSet<i64>>,
     /// By (pid, tid).
     pub threads: FxHashMap<(u32, u32), String>,
     /// By `deviceId` of the GPU activity tables.
@@ -74,6 +83,19 @@ impl Metadata {
                         meta.threads
                             .insert((pid_of(gtid), tid_of(gtid)), name.to_owned());
                     }
+                    Ok(())
+                },
+            )?;
+        }
+        if schema.has_column(MPI_RANKS, "globalTid") && schema.has_column(MPI_RANKS, "rank") {
+            each_row(
+                conn,
+                &format!(
+                    "SELECT globalTid, rank FROM {MPI_RANKS} WHERE globalTid IS NOT NULL AND rank IS NOT NULL"
+                ),
+                |r| {
+                    let pid = pid_of(r.get(0)?);
+                    meta.mpi_ranks.entry(pid).or_default().insert(r.get(1)?);
                     Ok(())
                 },
             )?;

@@ -1,6 +1,7 @@
 //! Sampled and counted GPU data: GPU metrics (`GPU_METRICS`, named by
 //! `TARGET_INFO_GPU_METRICS`), CUDA memory allocations and frees
-//! (`CUDA_GPU_MEMORY_USAGE_EVENTS`) and unified-memory page faults
+//! (`CUDA_GPU_MEMORY_USAGE_EVENTS`), memory-pool operations
+//! (`CUDA_GPU_MEMORY_POOL_EVENTS`) and unified-memory page faults
 //! (`CUDA_UM_GPU_PAGE_FAULT_EVENTS`, `CUDA_UM_CPU_PAGE_FAULT_EVENTS`),
 //! merged in time order.
 
@@ -16,6 +17,7 @@ use super::Report;
 pub const GPU_METRICS: &str = "GPU_METRICS";
 pub const METRIC_NAMES: &str = "TARGET_INFO_GPU_METRICS";
 pub const MEMORY_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+pub const MEMORY_POOLS: &str = "CUDA_GPU_MEMORY_POOL_EVENTS";
 pub const UM_GPU_FAULTS: &str = "CUDA_UM_GPU_PAGE_FAULT_EVENTS";
 pub const UM_CPU_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
 
@@ -24,6 +26,17 @@ pub const UM_CPU_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
 pub enum MetricValue {
     Int(i64),
     Real(f64),
+}
+
+/// A CUDA memory pool (`cudaMemPool_t`) as it stood at one moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolState {
+    /// The pool's base address, which tells pools apart.
+    pub address: i64,
+    /// Bytes the pool holds from the device.
+    pub size: Option<i64>,
+    /// Bytes of the pool that allocations use.
+    pub used: Option<i64>,
 }
 
 pub enum DeviceEvent {
@@ -42,6 +55,23 @@ pub enum DeviceEvent {
         device: i64,
         bytes: i64,
         freed: bool,
+        /// The local pool the memory came from or went back to, after the
+        /// operation (nsys 2022.4 and later; none for plain `cudaMalloc`).
+        pool: Option<PoolState>,
+    },
+    /// A memory pool created, trimmed or destroyed.
+    Pool {
+        ts: i64,
+        pid: u32,
+        device: i64,
+        state: PoolState,
+        /// `ENUM_CUDA_MEMPOOL_OPER`.
+        operation: Option<i64>,
+        /// `ENUM_CUDA_MEMPOOL_TYPE`.
+        pool_type: Option<i64>,
+        min_bytes_to_keep: Option<i64>,
+        release_threshold: Option<i64>,
+        correlation_id: Option<i64>,
     },
     /// Page faults a GPU raised on unified memory, handled during [start, end].
     GpuFaults {
@@ -67,6 +97,7 @@ impl DeviceEvent {
         match *self {
             DeviceEvent::Metric { ts, .. }
             | DeviceEvent::Memory { ts, .. }
+            | DeviceEvent::Pool { ts, .. }
             | DeviceEvent::CpuFault { ts, .. } => order_key(ts, ts),
             DeviceEvent::GpuFaults { start, end, .. } => order_key(start, end),
         }
@@ -147,9 +178,35 @@ impl Report {
                     "deviceId".into(),
                     "bytes".into(),
                     "memoryOperationType".into(),
+                    c(MEMORY_USAGE, "localMemoryPoolAddress"),
+                    c(MEMORY_USAGE, "localMemoryPoolSize"),
+                    c(MEMORY_USAGE, "localMemoryPoolUtilizedSize"),
                 ],
                 "start",
                 decode_memory,
+            );
+        }
+        if has(
+            MEMORY_POOLS,
+            &["start", "globalPid", "deviceId", "address", "operationType"],
+        ) {
+            scan(
+                MEMORY_POOLS,
+                vec![
+                    "start".into(),
+                    "globalPid".into(),
+                    "deviceId".into(),
+                    "address".into(),
+                    c(MEMORY_POOLS, "localMemoryPoolSize"),
+                    c(MEMORY_POOLS, "localMemoryPoolUtilizedSize"),
+                    "operationType".into(),
+                    c(MEMORY_POOLS, "poolType"),
+                    c(MEMORY_POOLS, "minBytesToKeep"),
+                    c(MEMORY_POOLS, "localMemoryPoolReleaseThreshold"),
+                    c(MEMORY_POOLS, "correlationId"),
+                ],
+                "start",
+                decode_pool,
             );
         }
         if has(UM_GPU_FAULTS, &["start", "end", "globalPid", "deviceId"]) {
@@ -204,6 +261,14 @@ fn decode_metric(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> 
 }
 
 fn decode_memory(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
+    let pool = match r.get::<_, Option<i64>>(5)? {
+        Some(address) => Some(PoolState {
+            address,
+            size: r.get(6)?,
+            used: r.get(7)?,
+        }),
+        None => None,
+    };
     Ok(DeviceEvent::Memory {
         ts: r.get(0)?,
         pid: pid_of(r.get::<_, Option<i64>>(1)?.unwrap_or(0)),
@@ -211,6 +276,25 @@ fn decode_memory(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> 
         bytes: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
         // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation.
         freed: r.get::<_, Option<i64>>(4)? == Some(1),
+        pool,
+    })
+}
+
+fn decode_pool(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
+    Ok(DeviceEvent::Pool {
+        ts: r.get(0)?,
+        pid: pid_of(r.get::<_, Option<i64>>(1)?.unwrap_or(0)),
+        device: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+        state: PoolState {
+            address: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+            size: r.get(4)?,
+            used: r.get(5)?,
+        },
+        operation: r.get(6)?,
+        pool_type: r.get(7)?,
+        min_bytes_to_keep: r.get(8)?,
+        release_threshold: r.get(9)?,
+        correlation_id: r.get(10)?,
     })
 }
 

@@ -101,6 +101,28 @@ const TABLES: &[(&str, &[&str])] = &[
             "memoryOperationType INTEGER NOT NULL",
             "name TEXT",
             "correlationId INTEGER",
+            "localMemoryPoolAddress INTEGER",
+            "localMemoryPoolReleaseThreshold INTEGER",
+            "localMemoryPoolSize INTEGER",
+            "localMemoryPoolUtilizedSize INTEGER",
+            "importedMemoryPoolAddress INTEGER",
+            "importedMemoryPoolProcessId INTEGER",
+        ],
+    ),
+    (
+        "CUDA_GPU_MEMORY_POOL_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "globalPid INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "address INTEGER NOT NULL",
+            "operationType INTEGER NOT NULL",
+            "poolType INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "minBytesToKeep INTEGER",
+            "localMemoryPoolReleaseThreshold INTEGER",
+            "localMemoryPoolSize INTEGER",
+            "localMemoryPoolUtilizedSize INTEGER",
         ],
     ),
     (
@@ -211,6 +233,51 @@ const TABLES: &[(&str, &[&str])] = &[
             "collSendSize INTEGER",
             "collRecvSize INTEGER",
             "requestHandle INTEGER",
+        ],
+    ),
+    // MPI ranks and UCX (UCP) calls, as NVIDIA's SQLite schema reference
+    // documents them (no fixture has them).
+    (
+        "MPI_RANKS",
+        &["globalTid INTEGER NOT NULL", "rank INTEGER NOT NULL"],
+    ),
+    (
+        "UCP_WORKERS",
+        &["globalTid INTEGER NOT NULL", "workerUid INTEGER NOT NULL"],
+    ),
+    (
+        "UCP_SUBMIT_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER",
+            "globalTid INTEGER",
+            "textId INTEGER",
+            "bufferAddr INTEGER",
+            "packedSize INTEGER",
+            "peerWorkerUid INTEGER",
+            "tag INTEGER",
+        ],
+    ),
+    (
+        "UCP_PROGRESS_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER",
+            "globalTid INTEGER",
+            "textId INTEGER",
+            "bufferAddr INTEGER",
+            "packedSize INTEGER",
+            "peerWorkerUid INTEGER",
+            "tag INTEGER",
+        ],
+    ),
+    (
+        "UCP_EVENTS",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER",
+            "globalTid INTEGER",
+            "textId INTEGER",
         ],
     ),
     (

@@ -27,8 +27,8 @@ use super::Failure;
 
 mod feed;
 
-pub use feed::{channel, RangeFeed, RangeSource};
 use feed::Range;
+pub use feed::{channel, RangeFeed, RangeSource};
 
 pub const NVTX_GPU: &str = "nvtx_gpu";
 
