@@ -313,13 +313,13 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 }
 
-fn push_int<'a>(args: &mut Vec<Arg<'a>>, name: &'a str, value: Option<i64>) {
+fn push_int(args: &mut Vec<Arg<'_>>, name: &'static str, value: Option<i64>) {
     if let Some(v) = value {
         args.push(Arg::new(name, ArgValue::Int(v)));
     }
 }
 
-fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'a str, value: Option<&'a str>) {
+fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'static str, value: Option<&'a str>) {
     if let Some(v) = value {
         args.push(Arg::new(name, ArgValue::Str(v)));
     }

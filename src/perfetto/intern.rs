@@ -59,6 +59,37 @@ impl Interner {
     }
 }
 
+/// Interning of `'static` names (arg names), from their first use: they are
+/// few and come back with every event, and a name that lives as long as the
+/// program is known by its address alone, with no text to hash or compare.
+/// (Two copies of one text at two addresses get two iids, for the same text.)
+#[derive(Default)]
+pub(super) struct StaticInterner {
+    ids: FxHashMap<(usize, usize), u64>,
+    next: u64,
+}
+
+impl StaticInterner {
+    /// The name's iid, and whether it is new (its entry is still to be sent).
+    pub fn intern(&mut self, s: &'static str) -> (u64, bool) {
+        let next = self.next + 1;
+        let iid = *self.ids.entry((s.as_ptr() as usize, s.len())).or_insert(next);
+        if iid == next {
+            self.next = next;
+        }
+        (iid, iid == next)
+    }
+
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.next = 0;
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+}
+
 /// The keys of `seen_once` are hashes already.
 #[derive(Default)]
 pub(super) struct HashIsKey(u64);
@@ -89,5 +120,15 @@ mod tests {
         assert_eq!(i.intern("a"), Interned::New(1));
         assert_eq!(i.intern("a"), Interned::Known(1));
         assert_eq!(i.intern("b"), Interned::New(2));
+    }
+
+    #[test]
+    fn static_names_are_interned_from_the_first_use() {
+        let mut i = StaticInterner::default();
+        assert_eq!(i.intern("bytes"), (1, true));
+        assert_eq!(i.intern("grid"), (2, true));
+        assert_eq!(i.intern("bytes"), (1, false));
+        i.clear();
+        assert_eq!(i.intern("grid"), (1, true));
     }
 }

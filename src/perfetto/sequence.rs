@@ -7,7 +7,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use super::intern::{Interned, Interner};
+use super::intern::{Interned, Interner, StaticInterner};
 use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
 use super::packets::{encode_packet, PacketWriter};
 use super::proto::{
@@ -99,7 +99,7 @@ impl<W: Write> Trace<W> {
             last_ts: 0,
             names: Interner::default(),
             categories: Interner::default(),
-            arg_names: Interner::default(),
+            arg_names: StaticInterner::default(),
             arg_strings: Interner::default(),
             stacks: StackInterner::default(),
             interned: InternedData::default(),
@@ -207,9 +207,11 @@ pub struct Slice<'a> {
 }
 
 /// A named value shown in the slice's details (trace_processor's `args`, as `debug.<name>`).
+/// Names are fixed by the mapping, so they are `'static`: a sequence knows a
+/// name by its address, without hashing or comparing its text.
 #[derive(Clone, Copy, Debug)]
 pub struct Arg<'a> {
-    pub name: &'a str,
+    pub name: &'static str,
     pub value: ArgValue<'a>,
 }
 
@@ -230,7 +232,7 @@ pub enum ArgValue<'a> {
 }
 
 impl<'a> Arg<'a> {
-    pub fn new(name: &'a str, value: ArgValue<'a>) -> Self {
+    pub fn new(name: &'static str, value: ArgValue<'a>) -> Self {
         Self { name, value }
     }
 }
@@ -247,7 +249,7 @@ pub struct SequenceWriter<'t, W: Write> {
     last_ts: u64,
     names: Interner,
     categories: Interner,
-    arg_names: Interner,
+    arg_names: StaticInterner,
     arg_strings: Interner,
     stacks: StackInterner,
     /// Interned entries not yet sent: they ride on the next packet.
@@ -635,17 +637,14 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             &mut self.interned,
         );
         wire::message(event, TRACK_EVENT_DEBUG_ANNOTATIONS, |b| {
-            match arg_names.intern(arg.name) {
-                Interned::Inline => wire::bytes(b, ANNOTATION_NAME, arg.name.as_bytes()),
-                Interned::New(iid) => {
-                    interned.debug_annotation_names.push(DebugAnnotationName {
-                        iid: Some(iid),
-                        name: Some(arg.name.to_owned()),
-                    });
-                    wire::uint(b, ANNOTATION_NAME_IID, iid);
-                }
-                Interned::Known(iid) => wire::uint(b, ANNOTATION_NAME_IID, iid),
+            let (iid, new) = arg_names.intern(arg.name);
+            if new {
+                interned.debug_annotation_names.push(DebugAnnotationName {
+                    iid: Some(iid),
+                    name: Some(arg.name.to_owned()),
+                });
             }
+            wire::uint(b, ANNOTATION_NAME_IID, iid);
             match arg.value {
                 ArgValue::Bool(v) => wire::uint(b, ANNOTATION_BOOL, u64::from(v)),
                 ArgValue::Uint(v) => wire::uint(b, ANNOTATION_UINT, v),
@@ -694,5 +693,4 @@ const ANNOTATION_UINT: u32 = 3;
 const ANNOTATION_INT: u32 = 4;
 const ANNOTATION_DOUBLE: u32 = 5;
 const ANNOTATION_STRING: u32 = 6;
-const ANNOTATION_NAME: u32 = 10;
 const ANNOTATION_STRING_IID: u32 = 17;
