@@ -331,13 +331,14 @@ fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
 
 /// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`: the suffix is the API version.
 pub fn api_name(recorded: &str) -> &str {
-    match recorded.rfind("_v") {
-        Some(i)
-            if i > 0
-                && recorded.len() > i + 2
-                && recorded[i + 2..].bytes().all(|b| b.is_ascii_digit()) =>
+    match recorded.rsplit_once('_') {
+        Some((name, suffix))
+            if !name.is_empty()
+                && suffix.len() > 1
+                && suffix.starts_with('v')
+                && suffix[1..].bytes().all(|b| b.is_ascii_digit()) =>
         {
-            &recorded[..i]
+            name
         }
         _ => recorded,
     }
@@ -353,5 +354,7 @@ mod tests {
         assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
         assert_eq!(api_name("cudaMemcpy_v"), "cudaMemcpy_v");
         assert_eq!(api_name("foo_vx12"), "foo_vx12");
+        assert_eq!(api_name("_v12"), "_v12");
+        assert_eq!(api_name("cuda_v2_v3"), "cuda_v2");
     }
 }

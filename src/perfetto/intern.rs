@@ -73,7 +73,10 @@ impl StaticInterner {
     /// The name's iid, and whether it is new (its entry is still to be sent).
     pub fn intern(&mut self, s: &'static str) -> (u64, bool) {
         let next = self.next + 1;
-        let iid = *self.ids.entry((s.as_ptr() as usize, s.len())).or_insert(next);
+        let iid = *self
+            .ids
+            .entry((s.as_ptr() as usize, s.len()))
+            .or_insert(next);
         if iid == next {
             self.next = next;
         }
