@@ -105,9 +105,11 @@ pub struct Sync {
     pub event_id: Option<i64>,
 }
 
+/// Events are moved several times on their way (sorted within a batch, sent to
+/// the converting thread): kernels, the largest, are boxed to keep the others small.
 pub enum CudaEvent<'r> {
     Api(ApiCall<'r>),
-    Kernel(Kernel<'r>),
+    Kernel(Box<Kernel<'r>>),
     Memcpy(Memcpy),
     Memset(Memset),
     Sync(Sync),
@@ -385,7 +387,7 @@ const EXTRA: usize = 9;
 fn decode_kernel<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
     let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
     let short_name = g(0)?.and_then(|id| strings.get(id)).unwrap_or("");
-    Ok(CudaEvent::Kernel(Kernel {
+    Ok(CudaEvent::Kernel(Box::new(Kernel {
         common: decode_common(r)?,
         short_name,
         demangled_name: g(1)?.and_then(|id| strings.get(id)),
@@ -398,7 +400,7 @@ fn decode_kernel<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<Cuda
         local_memory_total: g(12)?,
         launch_type: g(13)?,
         graph_id: g(14)?,
-    }))
+    })))
 }
 
 fn decode_memcpy<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
