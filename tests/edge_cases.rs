@@ -198,6 +198,47 @@ fn a_graph_run_in_graph_trace_mode_is_linked_and_projected() {
 }
 
 #[test]
+fn json_payloads_come_inline_or_through_string_ids() {
+    use rusqlite::types::Value as Sql;
+    let c = convert(|s| {
+        let registered = s.string(r#"{"batch": 7}"#);
+        for (start, name, json_text, json_id) in [
+            (
+                1_000,
+                "inline",
+                Sql::Text(r#"{"step": 3}"#.into()),
+                Sql::Null,
+            ),
+            (2_000, "registered", Sql::Null, Sql::Integer(registered)),
+            (3_000, "none", Sql::Null, Sql::Null),
+        ] {
+            s.row(
+                "NVTX_EVENTS",
+                vec![
+                    ("start", start.into()),
+                    ("end", (start + 500).into()),
+                    ("eventType", 59.into()),
+                    ("globalTid", MAIN.global_tid().into()),
+                    ("text", Sql::Text(name.into())),
+                    ("jsonText", json_text),
+                    ("jsonTextId", json_id),
+                ],
+            );
+        }
+    });
+    let json = |name: &str| {
+        let slice = c.trace.slices.iter().find(|s| s.name == name).expect(name);
+        slice.args.get("payload_json").cloned()
+    };
+    assert_eq!(json("inline"), Some(Value::Str(r#"{"step": 3}"#.into())));
+    assert_eq!(
+        json("registered"),
+        Some(Value::Str(r#"{"batch": 7}"#.into()))
+    );
+    assert_eq!(json("none"), None);
+}
+
+#[test]
 fn missing_tables_and_columns_mean_missing_events_and_args() {
     let c = convert(|s| {
         s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
