@@ -28,7 +28,7 @@ pub fn order_key(start: i64, end: i64) -> OrderKey {
 }
 
 /// Rows decoded per query of a run.
-const BATCH: usize = 4096;
+const BATCH: usize = 512;
 /// More runs than this and the table is sorted by SQLite instead.
 const MAX_RUNS: usize = 4096;
 
@@ -273,7 +273,7 @@ impl<T> Prescan<T> for NoPrescan {
 }
 
 /// Events sent to the converting thread at a time.
-const SEND: usize = 1024;
+const SEND: usize = 256;
 
 /// Why the reader stopped early.
 enum Stop {
