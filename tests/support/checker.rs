@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use nsys2perfetto::perfetto::proto::{
-    debug_annotation, ftrace_event, trace_packet, track_descriptor, track_event, Trace,
+    debug_annotation, ftrace_event, trace_packet, track_descriptor, track_event, TracePacket,
     TrackDescriptor,
 };
 
@@ -114,6 +114,25 @@ struct SequenceState {
     stacks: StackState,
 }
 
+/// The (offset, length) of each `Trace.packet` (field 1) in `raw`.
+fn framed_packets(raw: &[u8]) -> Result<Vec<(usize, usize)>, String> {
+    let mut packets = Vec::new();
+    let mut buf = raw;
+    while !buf.is_empty() {
+        let key = prost::encoding::decode_varint(&mut buf).map_err(|e| e.to_string())?;
+        if key != (1 << 3 | 2) {
+            return Err(format!("field key {key} where Trace.packet was expected"));
+        }
+        let len = prost::encoding::decode_varint(&mut buf).map_err(|e| e.to_string())? as usize;
+        if len > buf.len() {
+            return Err("a packet runs past the end".into());
+        }
+        packets.push((raw.len() - buf.len(), len));
+        buf = &buf[len..];
+    }
+    Ok(packets)
+}
+
 /// Gunzips (all members) if the bytes are gzip.
 pub fn decompress(bytes: &[u8]) -> Vec<u8> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
@@ -142,8 +161,10 @@ pub fn check_lean(bytes: &[u8]) -> Checked {
 
 fn check_with(bytes: &[u8], details: bool) -> Checked {
     let raw = decompress(bytes);
-    let trace = match Trace::decode(raw.as_slice()) {
-        Ok(t) => t,
+    // Packets are decoded one at a time: a whole decoded trace of tens of
+    // millions of packets would not fit in memory.
+    let packets = match framed_packets(&raw) {
+        Ok(p) => p,
         Err(e) => {
             return Checked {
                 errors: vec![format!("not a Trace: {e}")],
@@ -152,10 +173,10 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
         }
     };
     let mut c = Checked {
-        packets: trace.packet.len(),
+        packets: packets.len(),
         ..Default::default()
     };
-    if trace.packet.is_empty() {
+    if packets.is_empty() {
         c.errors
             .push("trace has no packets (trace_processor refuses it)".into());
     }
@@ -167,7 +188,15 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
     let mut snapshot_series: HashMap<Vec<(u32, u32)>, u64> = HashMap::new();
     let mut switches: Vec<Switch> = Vec::new();
 
-    for (order, p) in trace.packet.iter().enumerate() {
+    for (order, &(at, len)) in packets.iter().enumerate() {
+        let p = &match TracePacket::decode(&raw[at..at + len]) {
+            Ok(p) => p,
+            Err(e) => {
+                c.errors
+                    .push(format!("packet {order}: not a TracePacket: {e}"));
+                continue;
+            }
+        };
         if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
             let at = |id: u32| {
                 snap.clocks
