@@ -1,10 +1,11 @@
 //! GPU tracks: a top-level group per device, one track per (process, context,
-//! stream) inside it, in numeric order.
+//! stream) inside it, in numeric order. A stream of a green context says so
+//! in its name and description, as nsys shows green contexts apart.
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::cuda::GpuPlace;
-use crate::nsys::Metadata;
+use crate::nsys::cuda::{GpuPlace, PlaceWork};
+use crate::nsys::{CudaContext, Metadata};
 use crate::perfetto::{SliceTrack, Stacking, TrackId, TrackSpec, Tracks};
 
 use super::threads::process_name;
@@ -37,21 +38,24 @@ impl GpuTracks {
     pub fn new<W: std::io::Write>(
         seq: &mut crate::perfetto::SequenceWriter<'_, W>,
         meta: &Metadata,
-        places: &[GpuPlace],
+        places: &[PlaceWork],
     ) -> Self {
         let mut devices = FxHashMap::default();
         let mut streams = FxHashMap::default();
-        for (rank, place) in places.iter().enumerate() {
+        for (rank, work) in places.iter().enumerate() {
+            let place = &work.place;
             let device = *devices
                 .entry(place.device)
                 .or_insert_with(|| device_group(&mut seq.tracks(), meta, place.device));
             // Name the process and context only where the device has several.
             let shared = places.iter().any(|p| {
+                let p = &p.place;
                 p.device == place.device && (p.pid, p.context) != (place.pid, place.context)
             });
-            let mut spec = TrackSpec::new(Some(device), stream_name(place, shared));
+            let green = green_contexts(work, meta);
+            let mut spec = TrackSpec::new(Some(device), stream_name(place, shared, &green));
             spec.rank = i32::try_from(rank).ok();
-            spec.description = Some(describe(place, meta));
+            spec.description = Some(describe(place, meta, &green));
             streams.insert(*place, seq.slice_track(spec, Stacking::Exclusive));
         }
         Self { streams, devices }
@@ -67,19 +71,56 @@ impl GpuTracks {
     }
 }
 
-fn stream_name(place: &GpuPlace, shared: bool) -> String {
-    if !shared {
-        return format!("Stream {}", place.stream);
+/// A green context a stream's work ran in, as the export records it.
+struct Green {
+    id: i64,
+    context: CudaContext,
+}
+
+/// The green contexts of a place: those its work names (`greenContextId`),
+/// or else its own context where the export records that as green.
+fn green_contexts(work: &PlaceWork, meta: &Metadata) -> Vec<Green> {
+    let recorded = |id: i64| {
+        work.place
+            .pid
+            .and_then(|pid| meta.cuda_contexts.get(&(pid, id)))
+            .copied()
+    };
+    let ids = match (work.green_contexts.is_empty(), work.place.context) {
+        (false, _) => work.green_contexts.clone(),
+        (true, Some(ctx)) if recorded(ctx).is_some_and(|c| c.green) => vec![ctx],
+        _ => Vec::new(),
+    };
+    ids.into_iter()
+        .map(|id| Green {
+            id,
+            context: recorded(id).unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn stream_name(place: &GpuPlace, shared: bool, green: &[Green]) -> String {
+    let mut parts = Vec::new();
+    if shared {
+        parts.extend(place.pid.map(|pid| format!("pid {pid}")));
+        parts.extend(place.context.map(|ctx| format!("context {ctx}")));
     }
-    match (place.pid, place.context) {
-        (Some(pid), Some(ctx)) => format!("Stream {} (pid {pid}, context {ctx})", place.stream),
-        (Some(pid), None) => format!("Stream {} (pid {pid})", place.stream),
-        (None, Some(ctx)) => format!("Stream {} (context {ctx})", place.stream),
-        (None, None) => format!("Stream {}", place.stream),
+    if !green.is_empty() {
+        let ids: Vec<String> = green.iter().map(|g| g.id.to_string()).collect();
+        let noun = if ids.len() == 1 {
+            "green context"
+        } else {
+            "green contexts"
+        };
+        parts.push(format!("{noun} {}", ids.join(", ")));
+    }
+    match parts.is_empty() {
+        true => format!("Stream {}", place.stream),
+        false => format!("Stream {} ({})", place.stream, parts.join(", ")),
     }
 }
 
-fn describe(place: &GpuPlace, meta: &Metadata) -> String {
+fn describe(place: &GpuPlace, meta: &Metadata, green: &[Green]) -> String {
     let process = match place.pid {
         Some(pid) => format!("{} (pid {pid})", process_name(meta, pid)),
         None => "unknown process".to_owned(),
@@ -87,8 +128,25 @@ fn describe(place: &GpuPlace, meta: &Metadata) -> String {
     let context = place
         .context
         .map_or("unknown".to_owned(), |c| c.to_string());
-    format!(
-        "CUDA stream {} of {process}, context {context}, device {}",
-        place.stream, place.device
-    )
+    let mut text = format!(
+        "CUDA stream {} of {process}, context {context}",
+        place.stream
+    );
+    for g in green {
+        text.push_str(&format!(", green context {}", g.id));
+        let details: Vec<String> = [
+            g.context
+                .parent
+                .map(|p| format!("created from context {p}")),
+            g.context.sm_count.map(|n| format!("{n} SMs")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !details.is_empty() {
+            text.push_str(&format!(" ({})", details.join(", ")));
+        }
+    }
+    text.push_str(&format!(", device {}", place.device));
+    text
 }

@@ -58,8 +58,17 @@ pub struct GpuCommon {
     pub end: i64,
     pub place: GpuPlace,
     pub correlation_id: Option<i64>,
+    /// `greenContextId`; `None` for work outside green contexts.
     pub green_context: Option<i64>,
     pub graph_node: Option<i64>,
+}
+
+/// A place with GPU work, and the green contexts its work ran in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaceWork {
+    pub place: GpuPlace,
+    /// Distinct `greenContextId`s of the place's work, in ascending order.
+    pub green_contexts: Vec<i64>,
 }
 
 pub struct Kernel<'r> {
@@ -142,7 +151,7 @@ impl Report {
     /// with every CUDA event of the report, in time order.
     pub fn for_each_cuda_event<E>(
         &self,
-        f: impl FnMut(Streamed<CudaEvent<'_>, Vec<GpuPlace>>) -> Result<(), E>,
+        f: impl FnMut(Streamed<CudaEvent<'_>, Vec<PlaceWork>>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<rusqlite::Error>,
@@ -244,7 +253,7 @@ impl Report {
                 true => self.schema.column_or_null(table, "correlationId"),
                 false => "NULL".to_owned(),
             };
-            let prescan = format!(", {}, {launch}", columns[2..6].join(", "));
+            let prescan = format!(", {}, {launch}, {}", columns[2..6].join(", "), columns[7]);
             scans.push(TableScan {
                 table: table.to_owned(),
                 time: "start",
@@ -270,39 +279,59 @@ impl Report {
     }
 }
 
-/// What the pre-scan of the GPU tables learns: the places with activity, and
-/// how many GPU operations each launch (pid, correlationId) has.
+/// What the pre-scan of the GPU tables learns: the places with activity and
+/// their green contexts, and how many GPU operations each launch (pid,
+/// correlationId) has.
 #[derive(Default)]
 struct GpuPrescan {
     /// The first scans are of GPU tables; the rest are API calls.
     gpu_tables: usize,
-    places: std::collections::BTreeSet<GpuPlace>,
+    /// Each place's green contexts, in the order first seen (few: one, mostly).
+    places: std::collections::BTreeMap<GpuPlace, Vec<i64>>,
     launches: LaunchCounts,
 }
 
 impl Prescan<CudaEvent<'_>> for GpuPrescan {
-    type Summary = Vec<GpuPlace>;
+    type Summary = Vec<PlaceWork>;
 
-    /// GPU rows: rowid, start, device, pid, context, stream, correlationId.
+    /// GPU rows: rowid, start, device, pid, context, stream, correlationId,
+    /// greenContextId.
     fn row(&mut self, scan: usize, row: &Row) -> rusqlite::Result<()> {
         if scan >= self.gpu_tables {
             return Ok(());
         }
         let pid = row.get::<_, Option<i64>>(3)?.map(|p| p as u32);
-        self.places.insert(GpuPlace {
-            device: row.get::<_, Option<i64>>(2)?.unwrap_or(0),
-            pid,
-            context: row.get(4)?,
-            stream: row.get(5)?,
-        });
+        let green_contexts = self
+            .places
+            .entry(GpuPlace {
+                device: row.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                pid,
+                context: row.get(4)?,
+                stream: row.get(5)?,
+            })
+            .or_default();
+        if let Some(green) = green_context(row.get(7)?) {
+            if !green_contexts.contains(&green) {
+                green_contexts.push(green);
+            }
+        }
         if let (Some(pid), Some(corr)) = (pid, row.get::<_, Option<i64>>(6)?) {
             self.launches.add(pid, corr);
         }
         Ok(())
     }
 
-    fn summary(&mut self) -> Vec<GpuPlace> {
-        std::mem::take(&mut self.places).into_iter().collect()
+    fn summary(&mut self) -> Vec<PlaceWork> {
+        std::mem::take(&mut self.places)
+            .into_iter()
+            .map(|(place, mut green_contexts)| {
+                green_contexts.sort_unstable();
+                PlaceWork {
+                    place,
+                    green_contexts,
+                }
+            })
+            .collect()
     }
 
     fn complete(&self, event: &mut CudaEvent<'_>) {
@@ -376,9 +405,15 @@ fn decode_common(r: &Row) -> rusqlite::Result<GpuCommon> {
             stream: r.get(5)?,
         },
         correlation_id: r.get(6)?,
-        green_context: r.get(7)?,
+        green_context: green_context(r.get(7)?),
         graph_node: r.get(8)?,
     })
+}
+
+/// A `greenContextId` as recorded: exports write 0 for work outside green
+/// contexts, and NULL before nsys 2024.5.
+fn green_context(recorded: Option<i64>) -> Option<i64> {
+    recorded.filter(|&id| id != 0)
 }
 
 /// Index of the first table-specific column.

@@ -13,6 +13,20 @@ use super::strings::StringTable;
 
 /// Which MPI rank each thread is: `(globalTid, rank)`.
 pub const MPI_RANKS: &str = "MPI_RANKS";
+/// The CUDA contexts of each process, green contexts included (nsys 2024.5+).
+pub const CUDA_CONTEXTS: &str = "TARGET_INFO_CUDA_CONTEXT_INFO";
+
+/// A CUDA context as `TARGET_INFO_CUDA_CONTEXT_INFO` records it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CudaContext {
+    /// A green context: a context limited to a share of the GPU's SMs.
+    pub green: bool,
+    /// The context a green context was made from (`parentContextId`; the
+    /// export writes 0 for none).
+    pub parent: Option<i64>,
+    /// The SMs a green context may use (`numMultiprocessors`, nsys 2026+).
+    pub sm_count: Option<i64>,
+}
 
 #[derive(Default)]
 pub struct Metadata {
@@ -29,6 +43,8 @@ pub struct Metadata {
     pub threads: FxHashMap<(u32, u32), String>,
     /// By `deviceId` of the GPU activity tables.
     pub gpus: FxHashMap<i64, String>,
+    /// By (pid, contextId).
+    pub cuda_contexts: FxHashMap<(u32, i64), CudaContext>,
     /// By (pid, domainId).
     pub nvtx_domains: FxHashMap<(u32, i64), String>,
     /// By (pid, domainId, category).
@@ -101,6 +117,7 @@ impl Metadata {
             )?;
         }
         meta.load_gpus(conn, schema)?;
+        meta.load_cuda_contexts(conn, schema)?;
         meta.load_nvtx_names(conn, schema, strings)?;
         meta.load_labels(conn, schema)?;
         Ok(meta)
@@ -126,6 +143,31 @@ impl Metadata {
             }
         }
         Ok(())
+    }
+
+    fn load_cuda_contexts(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
+        const T: &str = CUDA_CONTEXTS;
+        if !(schema.has_column(T, "processId") && schema.has_column(T, "contextId")) {
+            return Ok(());
+        }
+        let sql = format!(
+            "SELECT processId, contextId, {}, {}, {} FROM {T} WHERE processId IS NOT NULL AND contextId IS NOT NULL",
+            schema.column_or_null(T, "isGreenContext"),
+            schema.column_or_null(T, "parentContextId"),
+            schema.column_or_null(T, "numMultiprocessors"),
+        );
+        // Zero stands for "none" in the parent and SM count columns.
+        let nonzero = |v: Option<i64>| v.filter(|&v| v != 0);
+        each_row(conn, &sql, |r| {
+            let context = CudaContext {
+                green: r.get::<_, Option<i64>>(2)?.is_some_and(|g| g != 0),
+                parent: nonzero(r.get(3)?),
+                sm_count: nonzero(r.get(4)?),
+            };
+            let pid = r.get::<_, i64>(0)? as u32;
+            self.cuda_contexts.insert((pid, r.get(1)?), context);
+            Ok(())
+        })
     }
 
     fn load_nvtx_names(

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use rusqlite::Connection;
 
 pub use export::{export_to_sqlite, sniff, FileKind};
-pub use meta::Metadata;
+pub use meta::{CudaContext, Metadata};
 pub use scan::Streamed;
 pub use schema::Schema;
 pub use strings::StringTable;

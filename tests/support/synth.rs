@@ -280,6 +280,62 @@ const TABLES: &[(&str, &[&str])] = &[
             "textId INTEGER",
         ],
     ),
+    // CUDA contexts (green ones from nsys 2024.5; numMultiprocessors 2026.1)
+    // and call stacks: CUDA API backtraces and CPU samples, as the schema
+    // reference documents them.
+    (
+        "TARGET_INFO_CUDA_CONTEXT_INFO",
+        &[
+            "nullStreamId INTEGER NOT NULL",
+            "hwId INTEGER NOT NULL",
+            "vmId INTEGER NOT NULL",
+            "processId INTEGER NOT NULL",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "parentContextId INTEGER",
+            "isGreenContext INTEGER",
+            "numMultiprocessors INTEGER",
+        ],
+    ),
+    (
+        "CUDA_CALLCHAINS",
+        &[
+            "id INTEGER NOT NULL",
+            "symbol INTEGER NOT NULL",
+            "module INTEGER NOT NULL",
+            "unresolved INTEGER",
+            "originalIP INTEGER",
+            "stackDepth INTEGER NOT NULL",
+            "PRIMARY KEY (id, stackDepth)",
+        ],
+    ),
+    (
+        "COMPOSITE_EVENTS",
+        &[
+            "id INTEGER NOT NULL PRIMARY KEY",
+            "start INTEGER NOT NULL",
+            "cpu INTEGER",
+            "threadState INTEGER",
+            "globalTid INTEGER",
+            "cpuCycles INTEGER NOT NULL",
+        ],
+    ),
+    (
+        "SAMPLING_CALLCHAINS",
+        &[
+            "id INTEGER NOT NULL",
+            "symbol INTEGER NOT NULL",
+            "module INTEGER NOT NULL",
+            "kernelMode INTEGER",
+            "thumbCode INTEGER",
+            "unresolved INTEGER",
+            "specialEntry INTEGER",
+            "originalIP INTEGER",
+            "unwindMethod INTEGER",
+            "stackDepth INTEGER NOT NULL",
+            "PRIMARY KEY (id, stackDepth)",
+        ],
+    ),
     (
         "StringIds",
         &["id INTEGER NOT NULL PRIMARY KEY", "value TEXT NOT NULL"],
@@ -822,6 +878,86 @@ impl Synth {
                 ("text", text(name)),
                 ("globalTid", thread.global_tid().into()),
                 ("domainId", domain.into()),
+            ],
+        );
+    }
+
+    /// A CUDA context of process `pid` on GPU `device`; `parent` is the
+    /// context a green context was made from, `sm_count` its SMs.
+    pub fn cuda_context(
+        &mut self,
+        pid: u32,
+        device: i64,
+        context: i64,
+        green: bool,
+        parent: Option<i64>,
+        sm_count: Option<i64>,
+    ) {
+        self.insert(
+            "TARGET_INFO_CUDA_CONTEXT_INFO",
+            vec![
+                ("nullStreamId", 7.into()),
+                ("hwId", 0.into()),
+                ("vmId", 1.into()),
+                ("processId", pid.into()),
+                ("deviceId", device.into()),
+                ("contextId", context.into()),
+                // nsys writes 0 for "no parent" and for a context's SM count.
+                ("parentContextId", parent.unwrap_or(0).into()),
+                ("isGreenContext", i64::from(green).into()),
+                ("numMultiprocessors", sm_count.unwrap_or(0).into()),
+            ],
+        );
+    }
+
+    /// Records the GPU work added so far on `on` as run in green context
+    /// `green`; other work keeps the 0 nsys writes for "no green context".
+    pub fn green_context(&mut self, on: GpuStream, green: i64) {
+        for table in [KERNEL, MEMCPY, MEMSET, SYNC] {
+            if !matches!(self.tables.get(table), Some(TableState::Present { .. })) {
+                continue;
+            }
+            self.exec(&format!(
+                "UPDATE \"{table}\" SET greenContextId = 0 WHERE greenContextId IS NULL"
+            ));
+            self.exec(&format!(
+                "UPDATE \"{table}\" SET greenContextId = {green} WHERE globalPid = {} AND deviceId = {} AND contextId = {} AND streamId = {}",
+                global_pid(on.pid),
+                on.device,
+                on.context,
+                on.stream
+            ));
+        }
+    }
+
+    /// Call chain `id` of `table` (`CUDA_CALLCHAINS`, `SAMPLING_CALLCHAINS`,
+    /// ...): `frames` as (function, module), innermost first.
+    pub fn callchain(&mut self, table: &str, id: i64, frames: &[(&str, &str)]) {
+        for (depth, (function, module)) in frames.iter().enumerate() {
+            let symbol = self.string(function);
+            let module = self.string(module);
+            self.insert(
+                table,
+                vec![
+                    ("id", id.into()),
+                    ("symbol", symbol.into()),
+                    ("module", module.into()),
+                    ("stackDepth", (depth as i64).into()),
+                ],
+            );
+        }
+    }
+
+    /// CPU sample `id` of `thread` on `cpu`; its stack is `SAMPLING_CALLCHAINS` `id`.
+    pub fn cpu_sample(&mut self, thread: Thread, id: i64, ts: i64, cpu: i64) {
+        self.insert(
+            "COMPOSITE_EVENTS",
+            vec![
+                ("id", id.into()),
+                ("start", ts.into()),
+                ("cpu", cpu.into()),
+                ("globalTid", thread.global_tid().into()),
+                ("cpuCycles", 0.into()),
             ],
         );
     }

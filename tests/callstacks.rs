@@ -1,0 +1,144 @@
+//! Call stacks on synthetic exports: the backtraces of CUDA API calls
+//! (`CUDA_CALLCHAINS`) and CPU samples (`COMPOSITE_EVENTS` with
+//! `SAMPLING_CALLCHAINS`) land whole, in order, on their call or sample.
+//!
+//! NVIDIA's schema reference has no table or column of its own for Python
+//! call stacks (`--python-backtrace=cuda`, `--python-sampling=true`): the
+//! frames nsys resolves, Python ones included, are rows of these call chain
+//! tables. Some frames here are named as Python code is, so that a chain
+//! mixing native and Python frames is what is checked.
+
+mod support;
+
+use support::checker::{self, Checked};
+use support::stacks::NamedFrame;
+use support::synth::{Synth, Thread, RUNTIME};
+
+const MAIN: Thread = Thread { pid: 100, tid: 100 };
+const LOADER: Thread = Thread { pid: 100, tid: 101 };
+
+fn convert(fill: impl FnOnce(&mut Synth)) -> (Checked, nsys2perfetto::Summary) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("synthetic.sqlite");
+    let mut synth = Synth::new(&input);
+    fill(&mut synth);
+    synth.finish();
+    let output = dir.path().join("out.perfetto-trace");
+    let summary =
+        nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
+    let trace = checker::check_file(&output);
+    trace.assert_valid();
+    (trace, summary)
+}
+
+/// Frames innermost first, as the call chain tables hold them.
+const LAUNCH_CHAIN: [(&str, &str); 4] = [
+    ("cudaLaunchKernel", "libcudart.so.12"),
+    ("at::native::gemm", "libtorch_cuda.so"),
+    ("forward", "/app/model.py"),
+    ("<module>", "/app/train.py"),
+];
+const COPY_CHAIN: [(&str, &str); 3] = [
+    ("cuMemcpyHtoDAsync_v2", "libcuda.so.1"),
+    ("to_device", "/app/data.py"),
+    ("<module>", "/app/train.py"),
+];
+
+/// `chain` outermost first, as the trace holds stacks.
+fn outermost_first(chain: &[(&str, &str)]) -> Vec<NamedFrame> {
+    chain
+        .iter()
+        .rev()
+        .map(|(function, module)| NamedFrame {
+            function: (*function).to_owned(),
+            module: (*module).to_owned(),
+        })
+        .collect()
+}
+
+/// A CUDA API call of `thread` whose backtrace is `CUDA_CALLCHAINS` `chain`.
+fn call_with_backtrace(s: &mut Synth, thread: Thread, start: i64, name: &str, chain: i64) {
+    let name_id = s.string(name);
+    let class: i64 = if name.starts_with("cuda") { 0 } else { 1 };
+    s.row(
+        RUNTIME,
+        vec![
+            ("start", start.into()),
+            ("end", (start + 500).into()),
+            ("eventClass", class.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("correlationId", chain.into()),
+            ("nameId", name_id.into()),
+            ("returnValue", 0.into()),
+            ("callchainId", chain.into()),
+        ],
+    );
+}
+
+#[test]
+fn cuda_api_backtraces_land_whole_on_their_calls() {
+    let (trace, _) = convert(|s| {
+        s.process(100, "python3");
+        s.callchain("CUDA_CALLCHAINS", 1, &LAUNCH_CHAIN);
+        s.callchain("CUDA_CALLCHAINS", 2, &COPY_CHAIN);
+        call_with_backtrace(s, MAIN, 1_000, "cudaLaunchKernel_v7000", 1);
+        call_with_backtrace(s, LOADER, 2_000, "cuMemcpyHtoDAsync_v2", 2);
+        // A call without a backtrace keeps none.
+        s.api(MAIN, 3_000, 3_100, "cudaStreamSynchronize_v3020", 3);
+    });
+    let mut calls: Vec<(u64, u64, &str, Vec<NamedFrame>)> = trace
+        .slices
+        .iter()
+        .filter(|s| s.category == "cuda_api")
+        .map(|s| (s.ts, s.dur, s.name.as_str(), s.callstack.clone()))
+        .collect();
+    calls.sort_by_key(|c| c.0);
+    assert_eq!(
+        calls,
+        [
+            (
+                1_000,
+                500,
+                "cudaLaunchKernel",
+                outermost_first(&LAUNCH_CHAIN)
+            ),
+            (
+                2_000,
+                500,
+                "cuMemcpyHtoDAsync",
+                outermost_first(&COPY_CHAIN)
+            ),
+            (3_000, 100, "cudaStreamSynchronize", Vec::new()),
+        ]
+    );
+}
+
+#[test]
+fn cpu_samples_land_with_their_stacks() {
+    let (trace, summary) = convert(|s| {
+        s.process(100, "python3");
+        s.callchain("SAMPLING_CALLCHAINS", 10, &LAUNCH_CHAIN);
+        s.callchain("SAMPLING_CALLCHAINS", 11, &COPY_CHAIN);
+        // A frame nsys could not name keeps a name that says so.
+        s.callchain("SAMPLING_CALLCHAINS", 12, &[("", ""), ("main", "python3")]);
+        s.cpu_sample(MAIN, 10, 5_000, 2);
+        s.cpu_sample(LOADER, 11, 5_000, 3);
+        s.cpu_sample(MAIN, 12, 6_000, 2);
+    });
+    let mut samples: Vec<(u64, u32, Option<u32>, Vec<NamedFrame>)> = trace
+        .samples
+        .iter()
+        .map(|s| (s.ts, s.tid, s.cpu, s.stack.clone()))
+        .collect();
+    samples.sort();
+    let unknown = [("[unknown]", "[unknown]"), ("main", "python3")];
+    assert_eq!(
+        samples,
+        [
+            (5_000, 100, Some(2), outermost_first(&LAUNCH_CHAIN)),
+            (5_000, 101, Some(3), outermost_first(&COPY_CHAIN)),
+            (6_000, 100, Some(2), outermost_first(&unknown)),
+        ]
+    );
+    assert_eq!(summary.cpu_samples, 3);
+}
