@@ -10,26 +10,12 @@
 
 mod support;
 
-use support::checker::{self, Checked};
+use support::convert::convert_synthetic as convert;
 use support::stacks::NamedFrame;
 use support::synth::{Synth, Thread, RUNTIME};
 
 const MAIN: Thread = Thread { pid: 100, tid: 100 };
 const LOADER: Thread = Thread { pid: 100, tid: 101 };
-
-fn convert(fill: impl FnOnce(&mut Synth)) -> (Checked, nsys2perfetto::Summary) {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("synthetic.sqlite");
-    let mut synth = Synth::new(&input);
-    fill(&mut synth);
-    synth.finish();
-    let output = dir.path().join("out.perfetto-trace");
-    let summary =
-        nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&output);
-    trace.assert_valid();
-    (trace, summary)
-}
 
 /// Frames innermost first, as the call chain tables hold them.
 const LAUNCH_CHAIN: [(&str, &str); 4] = [

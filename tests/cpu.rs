@@ -5,20 +5,12 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use rusqlite::Connection;
-use support::checker::{self, Checked};
+use support::checker::Checked;
+use support::convert::convert;
 use support::sched::SchedSlice;
 use support::source::{has_table, open, source_totals};
-
-fn convert(input: &Path, options: &nsys2perfetto::Options) -> (Checked, nsys2perfetto::Summary) {
-    let dir = tempfile::tempdir().unwrap();
-    let output = dir.path().join("out.perfetto-trace");
-    let summary = nsys2perfetto::convert_file(input, &output, options, &mut |_| {})
-        .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
-    (checker::check_file(&output), summary)
-}
 
 /// A call chain as "outermost;...;innermost" function names, by SQL.
 fn chains(db: &Connection, table: &str) -> BTreeMap<i64, String> {

@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::path::PathBuf;
-
 use nsys2perfetto::Summary;
 use support::checker::{self, Checked, Value};
 use support::synth::{GpuStream, Synth, Thread, KERNEL, RUNTIME};
@@ -16,17 +14,8 @@ struct Converted {
     _dir: tempfile::TempDir,
 }
 
-fn build(fill: impl FnOnce(&mut Synth)) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("synthetic.sqlite");
-    let mut synth = Synth::new(&input);
-    fill(&mut synth);
-    synth.finish();
-    (dir, input)
-}
-
 fn convert(fill: impl FnOnce(&mut Synth)) -> Converted {
-    let (dir, input) = build(fill);
+    let (dir, input) = support::convert::synthetic(fill);
     let output = dir.path().join("out.perfetto-trace");
     let summary =
         nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
@@ -602,7 +591,7 @@ fn traces_that_restart_interning_still_concatenate() {
     let mut joined = Vec::new();
     let mut dirs = Vec::new();
     for pid in [100, 200] {
-        let (dir, input) = build(|s| many_unique_names(s, pid));
+        let (dir, input) = support::convert::synthetic(|s| many_unique_names(s, pid));
         let output = dir.path().join("out.perfetto-trace");
         nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
         joined.extend(std::fs::read(&output).unwrap());

@@ -13,16 +13,7 @@ use support::checker::{self, Checked};
 use support::source::{has_table, launched_ops, nvtx_totals, open, source_totals};
 
 fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
-    let dir = tempfile::tempdir().unwrap();
-    let output = dir.path().join("out.perfetto-trace");
-    let summary = nsys2perfetto::convert_file(
-        input,
-        &output,
-        &nsys2perfetto::Options::default(),
-        &mut |_| {},
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
-    (checker::check_file(&output), summary)
+    support::convert::convert(input, &Default::default())
 }
 
 #[test]

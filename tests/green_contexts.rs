@@ -4,9 +4,7 @@
 
 mod support;
 
-use std::path::Path;
-
-use support::checker::{self, Checked, Value};
+use support::checker::{Checked, Value};
 use support::synth::{GpuStream, Synth, Thread, KERNEL};
 
 const PID: u32 = 100;
@@ -28,16 +26,7 @@ const LARGE: GpuStream = GpuStream {
 };
 
 fn convert(fill: impl FnOnce(&mut Synth)) -> Checked {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("synthetic.sqlite");
-    let mut synth = Synth::new(&input);
-    fill(&mut synth);
-    synth.finish();
-    let output = dir.path().join("out.perfetto-trace");
-    nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(Path::new(&output));
-    trace.assert_valid();
-    trace
+    support::convert::convert_synthetic(fill).0
 }
 
 /// Two kernels on each stream, each launched by a call of its own.

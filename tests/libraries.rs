@@ -4,7 +4,8 @@
 mod support;
 
 use rusqlite::types::Value;
-use support::checker::{self, Value as Arg};
+use support::checker::Value as Arg;
+use support::convert::convert;
 use support::synth::{Synth, Thread};
 
 #[test]
@@ -105,10 +106,7 @@ fn library_calls_land_on_their_threads_with_their_details() {
     );
     s.finish();
 
-    let out = dir.path().join("libs.perfetto-trace");
-    let summary =
-        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&out);
+    let (trace, summary) = convert(&path, &Default::default());
     trace.assert_valid();
     for (category, n) in [
         ("cudnn", 1),
@@ -168,8 +166,7 @@ fn library_calls_land_on_their_threads_with_their_details() {
     // --exclude libraries leaves them all out.
     let mut options = nsys2perfetto::Options::default();
     options.parts = options.parts.without(nsys2perfetto::Part::Libraries);
-    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
-    let light = checker::check_file(&out);
+    let (light, _) = convert(&path, &options);
     for category in ["cudnn", "cublas", "openacc", "openmp", "mpi"] {
         assert_eq!(light.count(category), 0, "{category} excluded");
     }
@@ -228,10 +225,7 @@ fn ucx_calls_land_on_their_threads_with_their_details() {
     );
     s.finish();
 
-    let out = dir.path().join("ucx.perfetto-trace");
-    let summary =
-        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&out);
+    let (trace, summary) = convert(&path, &Default::default());
     trace.assert_valid();
     assert_eq!(trace.count("ucx"), 3);
     assert_eq!(summary.slices.get("ucx").copied(), Some(3));
@@ -268,8 +262,7 @@ fn ucx_calls_land_on_their_threads_with_their_details() {
 
     let mut options = nsys2perfetto::Options::default();
     options.parts = options.parts.without(nsys2perfetto::Part::Libraries);
-    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
-    assert_eq!(checker::check_file(&out).count("ucx"), 0);
+    assert_eq!(convert(&path, &options).0.count("ucx"), 0);
 }
 
 #[test]
@@ -314,9 +307,7 @@ fn processes_carry_their_mpi_rank_in_their_name() {
     }
     s.finish();
 
-    let out = dir.path().join("ranks.perfetto-trace");
-    nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&out);
+    let (trace, _) = convert(&path, &Default::default());
     trace.assert_valid();
     let mut names: Vec<(i32, String)> = trace
         .tracks

@@ -4,7 +4,8 @@
 mod support;
 
 use rusqlite::types::Value;
-use support::checker::{self, Value as Arg};
+use support::checker::Value as Arg;
+use support::convert::convert;
 use support::synth::{global_pid, Synth};
 
 #[test]
@@ -89,10 +90,7 @@ fn counters_and_faults_land_in_their_gpu_group() {
     );
     s.finish();
 
-    let out = dir.path().join("metrics.perfetto-trace");
-    let summary =
-        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&out);
+    let (trace, summary) = convert(&path, &Default::default());
     trace.assert_valid();
     assert_eq!(summary.counter_values, 6 + 3);
 
@@ -157,8 +155,7 @@ fn counters_and_faults_land_in_their_gpu_group() {
 
     let mut options = nsys2perfetto::Options::default();
     options.parts = options.parts.without(nsys2perfetto::Part::Metrics);
-    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
-    let light = checker::check_file(&out);
+    let (light, _) = convert(&path, &options);
     assert!(light.counters.is_empty() && light.count("unified_memory") == 0);
 }
 
@@ -231,10 +228,7 @@ fn memory_pools_are_counters_and_operations_in_their_gpu_group() {
     );
     s.finish();
 
-    let out = dir.path().join("pools.perfetto-trace");
-    let summary =
-        nsys2perfetto::convert_file(&path, &out, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&out);
+    let (trace, summary) = convert(&path, &Default::default());
     trace.assert_valid();
     // 3 process-memory values, and size and use at 5 moments of the pool.
     assert_eq!(summary.counter_values, 3 + 2 * 5);
@@ -309,7 +303,6 @@ fn memory_pools_are_counters_and_operations_in_their_gpu_group() {
 
     let mut options = nsys2perfetto::Options::default();
     options.parts = options.parts.without(nsys2perfetto::Part::Metrics);
-    nsys2perfetto::convert_file(&path, &out, &options, &mut |_| {}).unwrap();
-    let light = checker::check_file(&out);
+    let (light, _) = convert(&path, &options);
     assert!(light.counters.is_empty() && light.count("cuda_memory_pool") == 0);
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::metrics::PoolState;
+use crate::nsys::metrics::{PoolOperation, PoolState};
 use crate::nsys::Metadata;
 use crate::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId,
@@ -22,19 +22,6 @@ use super::Failure;
 
 /// The category of pool operations.
 pub const MEMORY_POOL: &str = "cuda_memory_pool";
-
-/// A pool operation as recorded (`CUDA_GPU_MEMORY_POOL_EVENTS`).
-pub struct PoolOperation {
-    pub ts: u64,
-    pub pid: u32,
-    pub device: i64,
-    pub state: PoolState,
-    pub operation: Option<i64>,
-    pub pool_type: Option<i64>,
-    pub min_bytes_to_keep: Option<i64>,
-    pub release_threshold: Option<i64>,
-    pub correlation_id: Option<i64>,
-}
 
 /// `ENUM_CUDA_MEMPOOL_OPER` 2: the pool is gone.
 const DESTROYED: i64 = 2;
@@ -78,12 +65,13 @@ impl MemoryPools {
         Ok(())
     }
 
-    /// Writes a create, trim or destroy: an instant with the operation's
-    /// details, and the pool's counters.
+    /// Writes a create, trim or destroy at trace time `ts`: an instant with
+    /// the operation's details, and the pool's counters.
     pub fn operation<W: Write>(
         &mut self,
         seq: &mut SequenceWriter<'_, W>,
         meta: &Metadata,
+        ts: u64,
         op: &PoolOperation,
         summary: &mut Summary,
     ) -> Result<(), Failure> {
@@ -120,8 +108,8 @@ impl MemoryPools {
             }
         }
         let slice = Slice {
-            start: op.ts,
-            end: Some(op.ts),
+            start: ts,
+            end: Some(ts),
             name: &name,
             category: MEMORY_POOL,
             args: &args,
@@ -142,7 +130,7 @@ impl MemoryPools {
         } else {
             op.state
         };
-        self.sample(seq, meta, (op.ts, op.pid, op.device), state, summary)
+        self.sample(seq, meta, (ts, op.pid, op.device), state, summary)
     }
 
     fn counters_of<W: Write>(

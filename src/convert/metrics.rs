@@ -14,7 +14,7 @@ use crate::perfetto::{
 };
 
 use super::gpu::device_group;
-use super::memory_pools::{MemoryPools, PoolOperation, MEMORY_POOL};
+use super::memory_pools::{MemoryPools, MEMORY_POOL};
 use super::summary::Summary;
 use super::threads::process_track;
 use super::{trace_time, Failure, Rows};
@@ -110,33 +110,12 @@ pub fn write<W: Write>(
                 seq.counter(track, ts, CounterValue::Int(total))?;
                 summary.counter_values += 1;
             }
-            DeviceEvent::Pool {
-                ts,
-                pid,
-                device,
-                state,
-                operation,
-                pool_type,
-                min_bytes_to_keep,
-                release_threshold,
-                correlation_id,
-            } => {
-                let Some(ts) = trace_time(ts) else {
+            DeviceEvent::Pool(op) => {
+                let Some(ts) = trace_time(op.ts) else {
                     summary.skip_negative(MEMORY_POOL);
                     return Ok(());
                 };
-                let op = PoolOperation {
-                    ts,
-                    pid,
-                    device,
-                    state,
-                    operation,
-                    pool_type,
-                    min_bytes_to_keep,
-                    release_threshold,
-                    correlation_id,
-                };
-                pools.operation(seq, meta, &op, summary)?;
+                pools.operation(seq, meta, ts, &op, summary)?;
             }
             DeviceEvent::GpuFaults {
                 start,

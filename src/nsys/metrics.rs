@@ -39,6 +39,21 @@ pub struct PoolState {
     pub used: Option<i64>,
 }
 
+/// A memory pool created, trimmed or destroyed.
+pub struct PoolOperation {
+    pub ts: i64,
+    pub pid: u32,
+    pub device: i64,
+    pub state: PoolState,
+    /// `ENUM_CUDA_MEMPOOL_OPER`.
+    pub operation: Option<i64>,
+    /// `ENUM_CUDA_MEMPOOL_TYPE`.
+    pub pool_type: Option<i64>,
+    pub min_bytes_to_keep: Option<i64>,
+    pub release_threshold: Option<i64>,
+    pub correlation_id: Option<i64>,
+}
+
 pub enum DeviceEvent {
     /// One sample of one GPU metric.
     Metric {
@@ -60,19 +75,7 @@ pub enum DeviceEvent {
         pool: Option<PoolState>,
     },
     /// A memory pool created, trimmed or destroyed.
-    Pool {
-        ts: i64,
-        pid: u32,
-        device: i64,
-        state: PoolState,
-        /// `ENUM_CUDA_MEMPOOL_OPER`.
-        operation: Option<i64>,
-        /// `ENUM_CUDA_MEMPOOL_TYPE`.
-        pool_type: Option<i64>,
-        min_bytes_to_keep: Option<i64>,
-        release_threshold: Option<i64>,
-        correlation_id: Option<i64>,
-    },
+    Pool(PoolOperation),
     /// Page faults a GPU raised on unified memory, handled during [start, end].
     GpuFaults {
         start: i64,
@@ -97,8 +100,8 @@ impl DeviceEvent {
         match *self {
             DeviceEvent::Metric { ts, .. }
             | DeviceEvent::Memory { ts, .. }
-            | DeviceEvent::Pool { ts, .. }
             | DeviceEvent::CpuFault { ts, .. } => order_key(ts, ts),
+            DeviceEvent::Pool(ref op) => order_key(op.ts, op.ts),
             DeviceEvent::GpuFaults { start, end, .. } => order_key(start, end),
         }
     }
@@ -281,7 +284,7 @@ fn decode_memory(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> 
 }
 
 fn decode_pool(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
-    Ok(DeviceEvent::Pool {
+    Ok(DeviceEvent::Pool(PoolOperation {
         ts: r.get(0)?,
         pid: pid_of(r.get::<_, Option<i64>>(1)?.unwrap_or(0)),
         device: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
@@ -295,7 +298,7 @@ fn decode_pool(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
         min_bytes_to_keep: r.get(8)?,
         release_threshold: r.get(9)?,
         correlation_id: r.get(10)?,
-    })
+    }))
 }
 
 fn decode_gpu_faults(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {

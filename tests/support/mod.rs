@@ -1,4 +1,5 @@
 pub mod checker;
+pub mod convert;
 pub mod fixtures;
 pub mod nsys;
 pub mod sched;
