@@ -273,6 +273,47 @@ fn missing_tables_and_columns_mean_missing_events_and_args() {
 }
 
 #[test]
+fn tables_without_the_columns_their_rows_need_are_reported() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
+        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.kernel(STREAM, 5_000, 6_000, 2, "k", "k()");
+        s.nvtx_push_pop(MAIN, 500, Some(2_500), "step", 0);
+        s.drop_column(KERNEL, "streamId");
+        s.drop_column("NVTX_EVENTS", "globalTid");
+    });
+    assert_eq!(
+        c.trace.count("cuda_api"),
+        1,
+        "the readable table is converted"
+    );
+    assert_eq!(
+        (c.trace.count("cuda_kernel"), c.trace.count("nvtx")),
+        (0, 0)
+    );
+    let reported: Vec<(&str, &str, u64)> = c
+        .summary
+        .unreadable
+        .iter()
+        .map(|u| (u.table.as_str(), u.missing.as_str(), u.rows))
+        .collect();
+    assert_eq!(
+        reported,
+        [
+            ("CUPTI_ACTIVITY_KIND_KERNEL", "streamId", 2),
+            ("NVTX_EVENTS", "globalTid", 1)
+        ]
+    );
+    let warnings = c.summary.warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w == "CUPTI_ACTIVITY_KIND_KERNEL has no streamId column: its 2 rows are not in the trace"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn gpu_work_without_globalpid_belongs_to_the_only_cuda_process() {
     let c = convert(|s| {
         s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);

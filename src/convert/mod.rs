@@ -150,6 +150,7 @@ pub fn convert<W: Write + Send>(
         cuda?;
         summary.merge(nvtx?);
         summary.merge(cpu?);
+        summary.unreadable = report.unreadable();
         Ok(summary)
     })?;
     // Slices that never ended close at the end of the whole trace.

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::nsys::Unreadable;
+
 /// Counts of one conversion, by category (`cuda_api`, `cuda_kernel`, `nvtx`, ...).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -29,6 +31,8 @@ pub struct Summary {
     pub sched_events: u64,
     /// Values written on counter tracks (GPU metrics, CUDA memory).
     pub counter_values: u64,
+    /// Event tables left out whole: they lack columns their rows need.
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl Summary {
@@ -96,6 +100,12 @@ impl Summary {
             w.push(format!(
                 "{} NVTX ranges never ended; closed at the end of the trace (arg unterminated = true)",
                 self.unterminated
+            ));
+        }
+        for u in &self.unreadable {
+            w.push(format!(
+                "{} has no {} column: its {} rows are not in the trace",
+                u.table, u.missing, u.rows
             ));
         }
         if self.gpu_ops_unknown_process > 0 {

@@ -161,7 +161,7 @@ impl Report {
         decode: fn(&'r StringTable, &Row) -> rusqlite::Result<T>,
         key: fn(&T) -> OrderKey,
     ) -> Option<TableScan<'r, T>> {
-        if !required.iter().all(|c| self.schema.has_column(table, c)) {
+        if !self.readable(table, required) {
             return None;
         }
         let columns: Vec<String> = columns

@@ -174,9 +174,7 @@ impl Report {
     fn api_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
         let mut scans = Vec::new();
         for table in [RUNTIME, DRIVER] {
-            if !self.schema.has_column(table, "globalTid")
-                || !self.schema.has_column(table, "start")
-            {
+            if !self.readable(table, &["start", "end", "globalTid"]) {
                 continue;
             }
             let c = |col| self.schema.column_or_null(table, col);
@@ -232,8 +230,7 @@ impl Report {
         ];
         let mut scans = Vec::new();
         for (table, extra, decode) in tables {
-            if !self.schema.has_column(table, "start") || !self.schema.has_column(table, "streamId")
-            {
+            if !self.readable(table, &["start", "end", "streamId"]) {
                 continue;
             }
             let mut columns = vec![

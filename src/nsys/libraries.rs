@@ -148,11 +148,11 @@ impl Report {
             let name = ["nameId", "textId"]
                 .into_iter()
                 .find(|c| s.has_column(&table, c));
-            let (Some(name), true, true) = (
-                name,
-                s.has_column(&table, "start") && s.has_column(&table, "end"),
-                s.has_column(&table, "globalTid"),
-            ) else {
+            if !self.readable(&table, &["start", "end", "globalTid"]) {
+                continue;
+            }
+            let Some(name) = name else {
+                self.note_unreadable(&table, "nameId or textId".to_owned());
                 continue;
             };
             let first_of = |names: &[&str]| {

@@ -137,7 +137,7 @@ impl Report {
     ) -> Result<(), E> {
         let s = &self.schema;
         let c = |t: &str, col: &str| s.column_or_null(t, col);
-        let has = |t: &str, cols: &[&str]| cols.iter().all(|col| s.has_column(t, col));
+        let has = |t: &str, cols: &[&str]| self.readable(t, cols);
         let mut scans: Vec<TableScan<'_, DeviceEvent>> = Vec::new();
         let mut scan = |table: &str, columns: Vec<String>, time: &'static str, decode| {
             scans.push(TableScan {

@@ -16,6 +16,7 @@ mod scan;
 mod schema;
 mod strings;
 
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Mutex;
@@ -42,6 +43,18 @@ pub struct Report {
     meta: Metadata,
     /// The only process with CUDA API calls, if exactly one has any.
     sole_cuda_pid: Option<u32>,
+    /// Event tables that exist without columns their rows need, by name:
+    /// what is missing. Found by the readers as they start.
+    unreadable: Mutex<BTreeMap<String, String>>,
+}
+
+/// An event table whose rows cannot be converted: it lacks columns they need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    pub table: String,
+    /// The columns missing, as a phrase (`start`, `nameId or textId`).
+    pub missing: String,
+    pub rows: u64,
 }
 
 impl Report {
@@ -77,6 +90,7 @@ impl Report {
             strings,
             meta,
             sole_cuda_pid: None,
+            unreadable: Mutex::default(),
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
@@ -131,6 +145,58 @@ impl Report {
             }
         }
         Ok(h.finish())
+    }
+
+    /// Whether the event table `table` can be read: it exists, with the
+    /// `required` columns. One that exists without them is noted as unreadable.
+    pub(crate) fn readable(&self, table: &str, required: &[&str]) -> bool {
+        if !self.schema.has_table(table) {
+            return false;
+        }
+        let missing: Vec<&str> = required
+            .iter()
+            .copied()
+            .filter(|c| !self.schema.has_column(table, c))
+            .collect();
+        if missing.is_empty() {
+            return true;
+        }
+        self.note_unreadable(table, missing.join(", "));
+        false
+    }
+
+    /// Notes that `table` lacks `missing`, so its rows are not converted.
+    pub(crate) fn note_unreadable(&self, table: &str, missing: String) {
+        self.unreadable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(table.to_owned(), missing);
+    }
+
+    /// The event tables found unreadable so far, with their rows (empty ones left out).
+    pub fn unreadable(&self) -> Vec<Unreadable> {
+        let noted = self
+            .unreadable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        noted
+            .into_iter()
+            .map(|(table, missing)| Unreadable {
+                rows: self.rows(&table),
+                table,
+                missing,
+            })
+            .filter(|u| u.rows > 0)
+            .collect()
+    }
+
+    fn rows(&self, table: &str) -> u64 {
+        self.conn()
+            .query_row(&format!("SELECT COUNT(*) FROM \"{table}\""), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_or(0, |n| n as u64)
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {

@@ -108,10 +108,7 @@ impl Report {
         E: From<rusqlite::Error>,
     {
         let s = &self.schema;
-        if !s.has_column(TABLE, "eventType")
-            || !s.has_column(TABLE, "globalTid")
-            || !s.has_column(TABLE, "start")
-        {
+        if !self.readable(TABLE, &["start", "eventType", "globalTid"]) {
             return Ok(());
         }
         let c = |col| s.column_or_null(TABLE, col);
