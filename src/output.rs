@@ -27,11 +27,13 @@ pub fn write_atomically<T>(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".nsys2perfetto-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(failed)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".nsys2perfetto-").suffix(".tmp");
+    // A trace is a file to share: the permissions any new file gets (0666
+    // less the umask), not the temporary file's private 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let tmp = builder.tempfile_in(dir).map_err(|e| failed(os_error(e)))?;
     let file = tmp.as_file().try_clone().map_err(failed)?;
     let value = if let Some(level) = gzip {
         let mut out = GzipThread::new(file, Compression::new(level));
@@ -52,6 +54,18 @@ pub fn write_atomically<T>(
     };
     tmp.persist(path).map_err(|e| failed(e.error))?;
     Ok(value)
+}
+
+/// The error of creating the temporary file, without its made-up name (the
+/// user's message names the output): its kind says what went wrong.
+fn os_error(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::NotFound => io::Error::new(
+            io::ErrorKind::NotFound,
+            "no file can be created in its directory",
+        ),
+        kind => io::Error::new(kind, kind.to_string()),
+    }
 }
 
 /// Bytes handed to the compressor at a time.

@@ -84,6 +84,21 @@ fn bad_inputs_get_one_line_errors_and_no_output() {
     assert_refused(d, &["convert", "truncated.sqlite"], "damaged or truncated");
     assert_refused(d, &["convert", "header-only.sqlite"], "header-only.sqlite");
     assert_refused(d, &["convert", "."], "is a directory");
+    let demo = demo();
+    let demo = demo.to_str().unwrap();
+    assert_refused(
+        d,
+        &["convert", demo, "-o", "no/such/dir/out.trace"],
+        "cannot write no/such/dir/out.trace",
+    );
+    let stderr =
+        String::from_utf8(run(d, &["convert", demo, "-o", "no/such/out.trace"]).stderr).unwrap();
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("cannot write no/such/out.trace: no file can be created in its directory"),
+        "the error names the output, not a temporary file: {stderr}"
+    );
     assert_refused(
         d,
         &["convert", "fake.nsys-rep", "--nsys", "/nonexistent/nsys"],
@@ -111,6 +126,30 @@ fn input_is_not_modified_and_output_lands_beside_it() {
     );
     let trace = std::fs::read(dir.path().join("run.perfetto-trace")).unwrap();
     assert_eq!(&trace[..2], &[0x1f, 0x8b], "gzip by default");
+}
+
+/// A trace is for sharing: it gets the permissions of any new file (0666 less
+/// the umask), not the private mode of a temporary file.
+#[cfg(unix)]
+#[test]
+fn output_gets_the_permissions_of_a_new_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("sh")
+        .current_dir(dir.path())
+        .args([
+            "-c",
+            &format!("umask 022 && exec {BIN} convert -q -o run.trace \"$0\""),
+        ])
+        .arg(demo())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mode = std::fs::metadata(dir.path().join("run.trace"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o644);
 }
 
 #[test]

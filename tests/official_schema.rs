@@ -50,14 +50,11 @@ fn run_python(args: &[&std::ffi::OsStr]) -> std::io::Result<Output> {
 fn python_ready(test: &str) -> bool {
     // google.protobuf first: perfetto's generated modules import it.
     let modules = [
-        ("protobuf", "google.protobuf"),
-        ("perfetto", "perfetto"),
-        (
-            "perfetto",
-            "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-        ),
+        "google.protobuf",
+        "perfetto",
+        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
     ];
-    for (package, module) in modules {
+    for module in modules {
         let code = format!("import {module}");
         let output = match run_python(&["-c".as_ref(), code.as_ref()]) {
             Ok(output) => output,
@@ -77,7 +74,7 @@ fn python_ready(test: &str) -> bool {
                      'perfetto' package is too old or broken (pip install -U perfetto protobuf)"
                 )
             } else {
-                format!("python3 module '{module}' not installed (pip install {package} protobuf)")
+                format!("python3 module '{module}' not installed ({INSTALL_HINT})")
             };
             let stderr = String::from_utf8_lossy(&output.stderr);
             if let Some(last) = stderr.lines().last() {
