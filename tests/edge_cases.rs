@@ -161,12 +161,9 @@ fn a_graph_run_in_graph_trace_mode_is_linked_and_projected() {
             ],
         );
     });
-    let graph = c
-        .trace
-        .slices
-        .iter()
-        .find(|s| s.category == "cuda_graph")
-        .expect("the graph run");
+    let [graph] = c.slices("cuda_graph")[..] else {
+        panic!("one graph run: {:?}", c.slices("cuda_graph"));
+    };
     assert_eq!(
         (graph.name.as_str(), graph.ts, graph.dur),
         ("CUDA graph 4", 3_000, 6_000)
@@ -174,12 +171,9 @@ fn a_graph_run_in_graph_trace_mode_is_linked_and_projected() {
     assert_eq!(graph.args.get("graph_exec_id"), Some(&Value::Int(12)));
     assert_eq!(c.trace.flows.len(), 1, "the launch links to the graph run");
     assert_eq!(c.trace.slices[c.trace.flows[0].0].name, "cudaGraphLaunch");
-    let projected = c
-        .trace
-        .slices
-        .iter()
-        .find(|s| s.category == "nvtx_gpu")
-        .expect("projected");
+    let [projected] = c.slices("nvtx_gpu")[..] else {
+        panic!("one projection: {:?}", c.slices("nvtx_gpu"));
+    };
     assert_eq!(
         (projected.name.as_str(), projected.ts, projected.dur),
         ("step", 3_000, 6_000)

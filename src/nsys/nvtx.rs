@@ -79,15 +79,36 @@ impl TextRef<'_> {
     }
 }
 
-/// The payload columns, of which at most one is set.
-const PAYLOAD_COLUMNS: [&str; 6] = [
-    "uint64Value",
-    "int64Value",
-    "doubleValue",
-    "uint32Value",
-    "int32Value",
-    "floatValue",
+/// How a payload column's value reads.
+type ReadPayload = fn(ValueRef) -> Option<Payload>;
+
+/// The payload columns, of which at most one is set, each with how its value
+/// reads.
+const PAYLOAD_COLUMNS: [(&str, ReadPayload); 6] = [
+    ("uint64Value", |v| int(v).map(|v| Payload::Uint(v as u64))),
+    ("int64Value", |v| int(v).map(Payload::Int)),
+    ("doubleValue", real),
+    ("uint32Value", |v| {
+        int(v).map(|v| Payload::Uint(u64::from(v as u32)))
+    }),
+    ("int32Value", |v| {
+        int(v).map(|v| Payload::Int(i64::from(v as i32)))
+    }),
+    ("floatValue", real),
 ];
+
+fn int(v: ValueRef) -> Option<i64> {
+    v.as_i64().ok()
+}
+
+/// A real, also where SQLite stored a whole number as an integer.
+fn real(v: ValueRef) -> Option<Payload> {
+    match v {
+        ValueRef::Real(f) => Some(Payload::Double(f)),
+        ValueRef::Integer(i) => Some(Payload::Double(i as f64)),
+        _ => None,
+    }
+}
 
 /// Marks are zero-length; ranges still open sort as the longest.
 fn key(event: &NvtxEvent) -> OrderKey {
@@ -114,7 +135,7 @@ impl Report {
         let c = |col| s.column_or_null(TABLE, col);
         // At most one payload column is set: SQLite picks it, so that the
         // common row without a payload costs two columns instead of six.
-        let payloads = PAYLOAD_COLUMNS.map(c);
+        let payloads = PAYLOAD_COLUMNS.map(|(column, _)| c(column));
         let payload_kind = payloads
             .iter()
             .enumerate()
@@ -163,16 +184,11 @@ fn decode<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<NvtxEve
     let gtid: i64 = r.get(3)?;
     let end_gtid: Option<i64> = r.get(4)?;
     let i = |n: usize| r.get::<_, Option<i64>>(n);
-    let payload = match i(10)? {
+    // Column 10 says which payload column is set (an index into
+    // PAYLOAD_COLUMNS), column 11 holds its value.
+    let payload = match i(10)?.and_then(|kind| PAYLOAD_COLUMNS.get(kind as usize)) {
+        Some((_, read)) => read(r.get_ref(11)?),
         None => None,
-        Some(kind) => match (PAYLOAD_COLUMNS.get(kind as usize), r.get_ref(11)?) {
-            (Some(&"uint64Value"), ValueRef::Integer(v)) => Some(Payload::Uint(v as u64)),
-            (Some(&"uint32Value"), ValueRef::Integer(v)) => Some(Payload::Uint(v as u32 as u64)),
-            (Some(&"int32Value"), ValueRef::Integer(v)) => Some(Payload::Int(v as i32 as i64)),
-            (_, ValueRef::Integer(v)) => Some(Payload::Int(v)),
-            (_, ValueRef::Real(v)) => Some(Payload::Double(v)),
-            _ => None,
-        },
     };
     let text = match r.get::<_, Option<String>>(6)? {
         Some(t) => Some(TextRef::Inline(t)),
