@@ -5,9 +5,10 @@
 //! PyTorch NVTX range is named `aten::to, op_id = 316791`), and for those the
 //! interning entry plus the reference cost more than the string inline.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::hash::BuildHasher;
 
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 /// How to send a string.
@@ -23,26 +24,33 @@ pub(super) enum Interned {
 
 #[derive(Default)]
 pub(super) struct Interner {
-    /// Interned strings and their iids.
-    ids: FxHashMap<Box<str>, u64>,
+    /// Interned strings, with their hash and iid.
+    ids: HashTable<(u64, Box<str>, u64)>,
     /// Hashes of the strings seen once. Most names are seen once, so they are
     /// remembered without a copy. A string whose hash another string already
     /// has is interned on its first use: a few bytes more, never a wrong name.
-    seen_once: HashSet<u64, BuildHasherDefault<HashIsKey>>,
+    seen_once: HashTable<u64>,
     next: u64,
 }
 
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Interned {
-        if let Some(&iid) = self.ids.get(s) {
-            return Interned::Known(iid);
+        // One hash serves both tables.
+        let hash = FxBuildHasher.hash_one(s);
+        if let Some((_, _, iid)) = self
+            .ids
+            .find(hash, |(h, known, _)| *h == hash && **known == *s)
+        {
+            return Interned::Known(*iid);
         }
-        if self.seen_once.insert(FxBuildHasher.hash_one(s)) {
+        if let Entry::Vacant(first) = self.seen_once.entry(hash, |&h| h == hash, |&h| h) {
+            first.insert(hash);
             return Interned::Inline;
         }
         // iids start at 1: 0 means "unset" to trace_processor.
         self.next += 1;
-        self.ids.insert(s.into(), self.next);
+        self.ids
+            .insert_unique(hash, (hash, s.into(), self.next), |(h, _, _)| *h);
         Interned::New(self.next)
     }
 
@@ -90,24 +98,6 @@ impl StaticInterner {
 
     pub fn len(&self) -> usize {
         self.ids.len()
-    }
-}
-
-/// The keys of `seen_once` are hashes already.
-#[derive(Default)]
-pub(super) struct HashIsKey(u64);
-
-impl Hasher for HashIsKey {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 keys")
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 
