@@ -37,6 +37,7 @@ fn every_fixture_converts_faithfully() {
             ("cuda_memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
             ("cuda_memset", "CUPTI_ACTIVITY_KIND_MEMSET"),
             ("cuda_sync", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+            ("cuda_graph", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
         ] {
             assert_eq!(
                 trace.totals(category),
@@ -60,7 +61,8 @@ fn every_fixture_converts_faithfully() {
             let (from, to) = (&trace.slices[from], &trace.slices[to]);
             assert_eq!(from.category, "cuda_api", "{name}: flow source");
             assert!(
-                ["cuda_kernel", "cuda_memcpy", "cuda_memset"].contains(&to.category.as_str()),
+                ["cuda_kernel", "cuda_memcpy", "cuda_memset", "cuda_graph"]
+                    .contains(&to.category.as_str()),
                 "{name}: flow target"
             );
             assert_eq!(

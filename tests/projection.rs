@@ -38,7 +38,11 @@ fn nsys_projections(input: &Path) -> Projections {
         "nsys stats failed on {}",
         input.display()
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    parse_projections(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The rows of an `nvtxgpuproj` / `nvtx_gpu_proj_trace` CSV.
+fn parse_projections(text: &str) -> Projections {
     let text: String = text
         .lines()
         .filter(|l| !l.starts_with("Processing"))
@@ -139,6 +143,30 @@ fn projected_ranges_equal_nsys_nvtxgpuproj() {
         compared += 1;
     }
     assert!(compared >= 6, "fixtures compared with nsys: {compared}");
+}
+
+/// The H100 captures were made with nsys 2025.3, whose own projection of them
+/// is stored beside them: it must agree too (2022.4's is compared above).
+#[test]
+fn projected_ranges_equal_nsys_2025_3_on_the_h100_captures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    if !root.is_dir() {
+        eprintln!(
+            "SKIP: {} is absent (a fresh clone without ../shared)",
+            root.display()
+        );
+        return;
+    }
+    for name in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
+        let csv = root.join(format!("nsys-2025.3-stats/{name}_nvtx_gpu_proj_trace.csv"));
+        let theirs = parse_projections(&std::fs::read_to_string(&csv).unwrap());
+        assert!(!theirs.is_empty(), "{name}: nsys 2025.3 projected ranges");
+        let ours = our_projections(&root.join(format!("sqlite/{name}.sqlite")));
+        assert_eq!(
+            ours, theirs,
+            "{name}: projections differ from nsys 2025.3's"
+        );
+    }
 }
 
 #[test]

@@ -288,7 +288,12 @@ impl<W: Write> Mapper<'_, '_, W> {
         if let (Some(projector), Some(_), Some(pid), Some(corr)) =
             (&mut self.projector, flow, op.place.pid, op.correlation_id)
         {
-            projector.op(pid, corr, op.place.device, (start, end));
+            // NVIDIA projects kernels, copies and memsets, not whole-graph runs.
+            if category == GRAPH {
+                projector.op_not_projected(pid, corr);
+            } else {
+                projector.op(pid, corr, op.place.device, (start, end));
+            }
         }
         let flows_in = flow.as_slice();
         let slice = Slice {

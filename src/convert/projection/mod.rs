@@ -189,9 +189,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         let Some(launch) = self.launches.get_mut(&(pid, corr)) else {
             return;
         };
-        launch.left -= 1;
         launch.arrived = true;
-        let done = launch.left == 0;
         for id in launch.inside.iter() {
             let p = self
                 .ranges
@@ -203,16 +201,34 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
             }
             p.first = p.first.min(start);
             p.last = p.last.max(end);
-            if done {
-                p.pending -= 1;
+        }
+        self.one_less(pid, corr);
+    }
+
+    /// An operation of launch (pid, corr) that NVIDIA's projection does not
+    /// count: a CUDA graph traced as a whole (`GRAPH_TRACE`). It only stops
+    /// the launch from waiting for it.
+    pub fn op_not_projected(&mut self, pid: u32, corr: i64) {
+        if self.launches.contains_key(&(pid, corr)) {
+            self.one_less(pid, corr);
+        }
+    }
+
+    /// One operation of a launch has come; the last one settles the launch.
+    fn one_less(&mut self, pid: u32, corr: i64) {
+        let launch = self.launches.get_mut(&(pid, corr)).expect("present");
+        launch.left -= 1;
+        if launch.left > 0 {
+            return;
+        }
+        let launch = self.launches.remove(&(pid, corr)).expect("present");
+        for id in launch.inside {
+            let p = self.ranges.get_mut(&id).expect("a range");
+            p.pending -= 1;
+            if launch.arrived {
                 p.launches += 1;
             }
-        }
-        if done {
-            let launch = self.launches.remove(&(pid, corr)).expect("present");
-            for id in launch.inside {
-                self.finish_if_done(id);
-            }
+            self.finish_if_done(id);
         }
     }
 
