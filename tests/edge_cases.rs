@@ -138,7 +138,7 @@ fn a_graph_launch_links_every_kernel() {
 }
 
 #[test]
-fn a_graph_run_in_graph_trace_mode_is_linked_and_projected() {
+fn a_graph_run_in_graph_trace_mode_is_linked_not_projected() {
     use rusqlite::types::Value as Sql;
     let c = convert(|s| {
         s.nvtx_push_pop(MAIN, 500, Some(2_500), "step", 0);
@@ -171,12 +171,12 @@ fn a_graph_run_in_graph_trace_mode_is_linked_and_projected() {
     assert_eq!(graph.args.get("graph_exec_id"), Some(&Value::Int(12)));
     assert_eq!(c.trace.flows.len(), 1, "the launch links to the graph run");
     assert_eq!(c.trace.slices[c.trace.flows[0].0].name, "cudaGraphLaunch");
-    let [projected] = c.slices("nvtx_gpu")[..] else {
-        panic!("one projection: {:?}", c.slices("nvtx_gpu"));
-    };
-    assert_eq!(
-        (projected.name.as_str(), projected.ts, projected.dur),
-        ("step", 3_000, 6_000)
+    // NVIDIA's projection leaves whole-graph runs out (nsys 2022.4 and 2025.3
+    // agree on the real capture): the range launched nothing it projects.
+    assert!(
+        c.slices("nvtx_gpu").is_empty(),
+        "{:?}",
+        c.slices("nvtx_gpu")
     );
 }
 

@@ -42,18 +42,14 @@ impl GpuTracks {
     ) -> Self {
         let mut devices = FxHashMap::default();
         let mut streams = FxHashMap::default();
+        let naming = Naming::of(places);
         for (rank, work) in places.iter().enumerate() {
             let place = &work.place;
             let device = *devices
                 .entry(place.device)
                 .or_insert_with(|| device_group(&mut seq.tracks(), meta, place.device));
-            // Name the process and context only where the device has several.
-            let shared = places.iter().any(|p| {
-                let p = &p.place;
-                p.device == place.device && (p.pid, p.context) != (place.pid, place.context)
-            });
             let green = green_contexts(work, meta);
-            let mut spec = TrackSpec::new(Some(device), stream_name(place, shared, &green));
+            let mut spec = TrackSpec::new(Some(device), naming.stream_name(place, &green));
             spec.rank = i32::try_from(rank).ok();
             spec.description = Some(describe(place, meta, &green));
             streams.insert(*place, seq.slice_track(spec, Stacking::Exclusive));
@@ -99,24 +95,63 @@ fn green_contexts(work: &PlaceWork, meta: &Metadata) -> Vec<Green> {
         .collect()
 }
 
-fn stream_name(place: &GpuPlace, shared: bool, green: &[Green]) -> String {
-    let mut parts = Vec::new();
-    if shared {
-        parts.extend(place.pid.map(|pid| format!("pid {pid}")));
-        parts.extend(place.context.map(|ctx| format!("context {ctx}")));
+/// CUPTI's stream id for "no stream": synchronizations that wait on an
+/// event or a whole context rather than a stream.
+const NO_STREAM: i64 = u32::MAX as i64;
+
+/// What stream names say besides the stream, decided once for the whole
+/// trace so that every GPU's streams are named alike. Streams of one GPU
+/// group must have distinct names (the UI merges same-named siblings), so
+/// names carry the process when several processes use GPUs, and the context
+/// when a process has several.
+struct Naming {
+    pid: bool,
+    context: bool,
+}
+
+impl Naming {
+    fn of(places: &[PlaceWork]) -> Self {
+        let mut contexts: FxHashMap<Option<u32>, Option<i64>> = FxHashMap::default();
+        let mut several_contexts = false;
+        for p in places {
+            let first = *contexts.entry(p.place.pid).or_insert(p.place.context);
+            several_contexts |= first != p.place.context;
+        }
+        Self {
+            pid: contexts.len() > 1,
+            context: several_contexts,
+        }
     }
-    if !green.is_empty() {
-        let ids: Vec<String> = green.iter().map(|g| g.id.to_string()).collect();
-        let noun = if ids.len() == 1 {
-            "green context"
-        } else {
-            "green contexts"
+
+    fn stream_name(&self, place: &GpuPlace, green: &[Green]) -> String {
+        let mut parts = Vec::new();
+        if self.pid {
+            parts.push(
+                place
+                    .pid
+                    .map_or("unknown process".to_owned(), |pid| format!("pid {pid}")),
+            );
+        }
+        if self.context {
+            parts.extend(place.context.map(|ctx| format!("context {ctx}")));
+        }
+        if !green.is_empty() {
+            let ids: Vec<String> = green.iter().map(|g| g.id.to_string()).collect();
+            let noun = if ids.len() == 1 {
+                "green context"
+            } else {
+                "green contexts"
+            };
+            parts.push(format!("{noun} {}", ids.join(", ")));
+        }
+        let stream = match place.stream {
+            NO_STREAM => "No stream".to_owned(),
+            n => format!("Stream {n}"),
         };
-        parts.push(format!("{noun} {}", ids.join(", ")));
-    }
-    match parts.is_empty() {
-        true => format!("Stream {}", place.stream),
-        false => format!("Stream {} ({})", place.stream, parts.join(", ")),
+        match parts.is_empty() {
+            true => stream,
+            false => format!("{stream} ({})", parts.join(", ")),
+        }
     }
 }
 
@@ -128,10 +163,13 @@ fn describe(place: &GpuPlace, meta: &Metadata, green: &[Green]) -> String {
     let context = place
         .context
         .map_or("unknown".to_owned(), |c| c.to_string());
-    let mut text = format!(
-        "CUDA stream {} of {process}, context {context}",
-        place.stream
-    );
+    let mut text = match place.stream {
+        NO_STREAM => format!(
+            "Work of {process}, context {context}, on no stream (CUPTI's stream id {NO_STREAM}): \
+             synchronization on events and contexts"
+        ),
+        n => format!("CUDA stream {n} of {process}, context {context}"),
+    };
     for g in green {
         text.push_str(&format!(", green context {}", g.id));
         let details: Vec<String> = [

@@ -11,10 +11,14 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::stacks::Frames;
 use super::summary::Summary;
-use super::threads::thread_track;
+use super::threads::{process_track, thread_track};
 use super::{trace_time, Failure, Rows};
 
 pub const OSRT: &str = "osrt";
+
+const NO_THREAD: &str = "OS runtime events that nsys recorded without a thread (tid 0): \
+     its own markers of when OS runtime tracing started and finished, and calls it could not \
+     place on a thread";
 
 pub fn write<W: Write>(
     report: &Report,
@@ -33,6 +37,15 @@ pub fn write<W: Write>(
             return Ok(());
         };
         let track = *tracks.entry((call.pid, call.tid)).or_insert_with(|| {
+            // Thread 0 is no thread: nsys puts its own markers there
+            // ("OS runtime libraries profiling started") and calls it could
+            // not place on a thread. They belong to the process.
+            if call.tid == 0 {
+                let process = process_track(&mut seq.tracks(), meta, call.pid);
+                let mut spec = TrackSpec::new(Some(process), "nsys markers");
+                spec.description = Some(NO_THREAD.to_owned());
+                return seq.slice_track(spec, Stacking::Nest);
+            }
             let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
             seq.slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
         });

@@ -5,15 +5,21 @@ use std::collections::BTreeSet;
 use crate::nsys::Metadata;
 use crate::perfetto::{TrackId, Tracks};
 
+/// The process name nsys records for a program it launched itself.
+const NSYS_LAUNCHER: &str = "nsys-launcher";
+
 /// The process's name, with its MPI rank where the report records one: each
 /// rank of a job is often the same program, and the rank tells their traces apart.
 pub fn process_name(meta: &Metadata, pid: u32) -> String {
-    let name = meta
-        .processes
-        .get(&pid)
-        .or_else(|| meta.threads.get(&(pid, pid)))
-        .cloned()
-        .unwrap_or_else(|| format!("Process {pid}"));
+    let main_thread = meta.threads.get(&(pid, pid));
+    // A program started through `nsys profile` (MPI ranks under `srun nsys
+    // profile ...`) keeps the pid of nsys's launcher, which PROCESSES names;
+    // its main thread carries the program's own name.
+    let name = match meta.processes.get(&pid) {
+        Some(launcher) if launcher == NSYS_LAUNCHER => main_thread.unwrap_or(launcher).clone(),
+        Some(name) => name.clone(),
+        None => main_thread.map_or_else(|| format!("Process {pid}"), Clone::clone),
+    };
     match meta.mpi_ranks.get(&pid) {
         Some(ranks) if !ranks.is_empty() => format!("{name} ({})", rank_label(ranks)),
         _ => name,
