@@ -1,5 +1,6 @@
 //! GPU metrics, CUDA memory use, memory pools and unified-memory faults, from
-//! synthetic exports built to the documented schema: no fixture has these tables.
+//! synthetic exports built to the documented schema, and CUDA memory use and
+//! pools from the real H100 capture that has them.
 
 mod support;
 
@@ -305,4 +306,65 @@ fn memory_pools_are_counters_and_operations_in_their_gpu_group() {
     options.parts = options.parts.without(nsys2perfetto::Part::Metrics);
     let (light, _) = convert(&path, &options);
     assert!(light.counters.is_empty() && light.count("cuda_memory_pool") == 0);
+}
+
+/// The real capture with `--cuda-memory-usage=true` (nsys 2025.3, H100): one
+/// counter value per allocation or free, each the process's running total on
+/// its GPU, and one operation per pool event, against SQL over the export.
+#[test]
+fn cuda_memory_of_the_h100_capture_is_every_allocation_and_free() {
+    let Some(input) = support::fixtures::all().and_then(|all| {
+        all.into_iter()
+            .find(|f| f.ends_with("h100_torch_graph_node.sqlite"))
+    }) else {
+        return;
+    };
+    let (trace, _) = support::convert::convert(&input, &Default::default());
+    trace.assert_valid();
+    let db = support::source::open(&input);
+    let expected: Vec<(i64, i64, i64, i64)> = db
+        .prepare(
+            "SELECT deviceId, (globalPid >> 24) & 16777215, COUNT(*),
+                    SUM(CASE memoryOperationType WHEN 1 THEN -bytes ELSE bytes END)
+             FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE start >= 0 GROUP BY 1, 2 ORDER BY 1, 2",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!expected.is_empty());
+    for (device, pid, rows, total) in expected {
+        let (uuid, track) = trace
+            .tracks
+            .iter()
+            .find(|(_, t)| {
+                t.name.as_deref().is_some_and(|n| {
+                    n.starts_with("CUDA memory: ") && n.ends_with(&format!("(pid {pid})"))
+                }) && t.parent.is_some_and(|p| {
+                    trace.tracks[&p]
+                        .name
+                        .as_deref()
+                        .is_some_and(|g| g.starts_with(&format!("GPU {device}")))
+                })
+            })
+            .unwrap_or_else(|| panic!("a CUDA memory track of pid {pid} on GPU {device}"));
+        let values: Vec<&support::checker::CounterSample> =
+            trace.counters.iter().filter(|c| c.track == *uuid).collect();
+        assert_eq!(values.len() as i64, rows, "{:?}", track.name);
+        assert_eq!(
+            values.last().unwrap().value,
+            total as f64,
+            "{:?}",
+            track.name
+        );
+    }
+    let pool_events: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM CUDA_GPU_MEMORY_POOL_EVENTS",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(trace.count("cuda_memory_pool") as i64, pool_events);
 }
