@@ -40,6 +40,44 @@ struct Open {
     range: Option<Range>,
 }
 
+/// A thread of the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Thread {
+    pid: u32,
+    tid: u32,
+}
+
+/// A launch: the process's correlation id of an API call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LaunchKey {
+    pid: u32,
+    corr: i64,
+}
+
+/// When an open range ends; ordered by end.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct RangeEnd {
+    end: u64,
+    id: u64,
+    thread: Thread,
+}
+
+/// The order projections are written in: by start, the longer first, so
+/// that ranges nest as their source ranges do.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct WriteOrder {
+    first: u64,
+    longer_first: Reverse<u64>,
+    id: u64,
+}
+
+/// A projection track: the ranges of one thread on one GPU.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ProjectionTrack {
+    device: i64,
+    thread: Thread,
+}
+
 struct Launch {
     inside: Vec<u64>,
     left: u32,
@@ -66,20 +104,20 @@ pub struct Projector<'p, 's, W: Write> {
     /// Ranges with a launch inside, until they are finished.
     ranges: FxHashMap<u64, Projected>,
     next_id: u64,
-    /// Ranges not yet closed, by end: (end, id, pid, tid).
-    open_ends: BinaryHeap<Reverse<(u64, u64, u32, u32)>>,
+    /// Ranges not yet closed, by end.
+    open_ends: BinaryHeap<Reverse<RangeEnd>>,
     /// Ranges not yet closed, by thread. Most ranges never see a launch:
     /// they live and die here, without an entry in `ranges`.
-    open_by_thread: FxHashMap<(u32, u32), Vec<Open>>,
+    open_by_thread: FxHashMap<Thread, Vec<Open>>,
     /// Launches inside some range whose operations have not all arrived:
     /// the ranges, and the operations still to come.
-    launches: FxHashMap<(u32, i64), Launch>,
-    /// Unfinished ranges that have operations, by first operation start.
+    launches: FxHashMap<LaunchKey, Launch>,
+    /// Unfinished ranges that have operations, by first operation start: (start, id).
     unfinished: BTreeSet<(u64, u64)>,
     /// Finished projections waiting to be written, by (start, longer first).
-    finished: BinaryHeap<Reverse<(u64, Reverse<u64>, u64)>>,
+    finished: BinaryHeap<Reverse<WriteOrder>>,
     done: FxHashMap<u64, Projected>,
-    tracks: FxHashMap<(i64, u32, u32), SliceTrack>,
+    tracks: FxHashMap<ProjectionTrack, SliceTrack>,
     now: u64,
 }
 
@@ -114,27 +152,30 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         while let Some(range) = self.source.next_until(t) {
             let id = self.next_id;
             self.next_id += 1;
-            let (pid, tid) = (range.pid, range.tid);
-            self.open_ends
-                .push(Reverse((range.end.unwrap_or(u64::MAX), id, pid, tid)));
-            self.open_by_thread
-                .entry((pid, tid))
-                .or_default()
-                .push(Open {
-                    id,
-                    start: range.start,
-                    end: range.end,
-                    range: Some(range),
-                });
+            let thread = Thread {
+                pid: range.pid,
+                tid: range.tid,
+            };
+            self.open_ends.push(Reverse(RangeEnd {
+                end: range.end.unwrap_or(u64::MAX),
+                id,
+                thread,
+            }));
+            self.open_by_thread.entry(thread).or_default().push(Open {
+                id,
+                start: range.start,
+                end: range.end,
+                range: Some(range),
+            });
         }
         // Open ranges end where the NVTX data ends, once that is known.
         let open_until = self.source.end().unwrap_or(u64::MAX);
-        while let Some(&Reverse((end, id, pid, tid))) = self.open_ends.peek() {
-            if end.min(open_until) >= t {
+        while let Some(Reverse(next)) = self.open_ends.peek() {
+            if next.end.min(open_until) >= t {
                 break;
             }
-            self.open_ends.pop();
-            self.close(id, (pid, tid));
+            let Reverse(RangeEnd { id, thread, .. }) = self.open_ends.pop().expect("peeked");
+            self.close(id, thread);
         }
         self.write_ready(gpu, meta, summary)
     }
@@ -150,7 +191,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         if ops == 0 {
             return;
         }
-        let Some(open) = self.open_by_thread.get_mut(&(pid, tid)) else {
+        let Some(open) = self.open_by_thread.get_mut(&Thread { pid, tid }) else {
             return;
         };
         let open_until = self.source.end().unwrap_or(u64::MAX);
@@ -175,7 +216,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
             return;
         }
         self.launches.insert(
-            (pid, corr),
+            LaunchKey { pid, corr },
             Launch {
                 inside,
                 left: ops,
@@ -186,7 +227,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
 
     /// A GPU operation of launch (pid, corr) ran on `device` during [start, end].
     pub fn op(&mut self, pid: u32, corr: i64, device: i64, (start, end): (u64, u64)) {
-        let Some(launch) = self.launches.get_mut(&(pid, corr)) else {
+        let Some(launch) = self.launches.get_mut(&LaunchKey { pid, corr }) else {
             return;
         };
         launch.arrived = true;
@@ -209,19 +250,20 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
     /// count: a CUDA graph traced as a whole (`GRAPH_TRACE`). It only stops
     /// the launch from waiting for it.
     pub fn op_not_projected(&mut self, pid: u32, corr: i64) {
-        if self.launches.contains_key(&(pid, corr)) {
+        if self.launches.contains_key(&LaunchKey { pid, corr }) {
             self.one_less(pid, corr);
         }
     }
 
     /// One operation of a launch has come; the last one settles the launch.
     fn one_less(&mut self, pid: u32, corr: i64) {
-        let launch = self.launches.get_mut(&(pid, corr)).expect("present");
+        let key = LaunchKey { pid, corr };
+        let launch = self.launches.get_mut(&key).expect("present");
         launch.left -= 1;
         if launch.left > 0 {
             return;
         }
-        let launch = self.launches.remove(&(pid, corr)).expect("present");
+        let launch = self.launches.remove(&key).expect("present");
         for id in launch.inside {
             let p = self.ranges.get_mut(&id).expect("a range");
             p.pending -= 1;
@@ -251,8 +293,8 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
                 }
             }
         }
-        for Reverse((_, id, pid, tid)) in std::mem::take(&mut self.open_ends) {
-            self.close(id, (pid, tid));
+        for Reverse(RangeEnd { id, thread, .. }) in std::mem::take(&mut self.open_ends) {
+            self.close(id, thread);
         }
         // Ranges closed before, whose last launches were still waiting.
         let waiting: Vec<u64> = self.ranges.keys().copied().collect();
@@ -264,7 +306,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
     }
 
     /// The range has ended on the CPU: no launch can land in it any more.
-    fn close(&mut self, id: u64, thread: (u32, u32)) {
+    fn close(&mut self, id: u64, thread: Thread) {
         if let Some(open) = self.open_by_thread.get_mut(&thread) {
             if let Some(at) = open.iter().position(|o| o.id == id) {
                 open.swap_remove(at);
@@ -286,7 +328,11 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
             return;
         }
         self.unfinished.remove(&(p.first, id));
-        self.finished.push(Reverse((p.first, Reverse(p.last), id)));
+        self.finished.push(Reverse(WriteOrder {
+            first: p.first,
+            longer_first: Reverse(p.last),
+            id,
+        }));
         self.done.insert(id, p);
     }
 }
@@ -305,11 +351,11 @@ impl<W: Write> Projector<'_, '_, W> {
             Some(&(first, _)) => first.min(self.now),
             None => self.now,
         };
-        while let Some(&Reverse((first, _, id))) = self.finished.peek() {
-            if first >= bound && bound != u64::MAX {
+        while let Some(Reverse(next)) = self.finished.peek() {
+            if next.first >= bound && bound != u64::MAX {
                 break;
             }
-            self.finished.pop();
+            let Reverse(WriteOrder { id, .. }) = self.finished.pop().expect("peeked");
             let p = self.done.remove(&id).expect("a finished projection");
             self.write(&p, gpu, meta)?;
             summary.count(NVTX_GPU);
@@ -319,7 +365,10 @@ impl<W: Write> Projector<'_, '_, W> {
 
     fn write(&mut self, p: &Projected, gpu: &GpuTracks, meta: &Metadata) -> Result<(), Failure> {
         let (pid, tid) = (p.range.pid, p.range.tid);
-        let key = (p.device, pid, tid);
+        let key = ProjectionTrack {
+            device: p.device,
+            thread: Thread { pid, tid },
+        };
         let track = match self.tracks.get(&key) {
             Some(&t) => t,
             None => {
