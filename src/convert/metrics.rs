@@ -7,7 +7,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::metrics::{DeviceEvent, MetricValue};
-use crate::nsys::Report;
+use crate::nsys::{Metadata, Report};
 use crate::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId,
     TrackSpec,
@@ -35,47 +35,47 @@ pub fn write<W: Write>(
     summary: &mut Summary,
     rows: &mut Rows,
 ) -> Result<(), Failure> {
-    let meta = report.meta();
-    let names = report.gpu_metric_names()?;
-    let mut metrics: FxHashMap<(i64, i64), TrackId> = FxHashMap::default();
-    let mut memory: FxHashMap<(i64, u32), (TrackId, i64)> = FxHashMap::default();
-    let mut gpu_faults: FxHashMap<i64, SliceTrack> = FxHashMap::default();
-    let mut cpu_faults: FxHashMap<u32, SliceTrack> = FxHashMap::default();
-    let mut pools = MemoryPools::new(POOLS_RANK);
+    let mut mapper = Mapper {
+        meta: report.meta(),
+        names: report.gpu_metric_names()?,
+        seq,
+        summary,
+        metrics: FxHashMap::default(),
+        memory: FxHashMap::default(),
+        gpu_faults: FxHashMap::default(),
+        cpu_faults: FxHashMap::default(),
+        pools: MemoryPools::new(POOLS_RANK),
+    };
     report.for_each_device_event(|event| -> Result<(), Failure> {
         rows.tick();
+        mapper.event(event)
+    })
+}
+
+/// The tracks of the device events met so far, and where they go.
+struct Mapper<'a, 's, W: Write> {
+    meta: &'a Metadata,
+    names: FxHashMap<(i64, i64), String>,
+    seq: &'a mut SequenceWriter<'s, W>,
+    summary: &'a mut Summary,
+    /// A counter track per (metric set, metric).
+    metrics: FxHashMap<(i64, i64), TrackId>,
+    /// Per (device, pid), its counter track and the bytes in use.
+    memory: FxHashMap<(i64, u32), (TrackId, i64)>,
+    gpu_faults: FxHashMap<i64, SliceTrack>,
+    cpu_faults: FxHashMap<u32, SliceTrack>,
+    pools: MemoryPools,
+}
+
+impl<W: Write> Mapper<'_, '_, W> {
+    fn event(&mut self, event: DeviceEvent) -> Result<(), Failure> {
         match event {
             DeviceEvent::Metric {
                 ts,
                 type_id,
                 metric_id,
                 value,
-            } => {
-                let Some(ts) = trace_time(ts) else {
-                    summary.skip_negative(GPU_METRICS);
-                    return Ok(());
-                };
-                let n = metrics.len() as i32;
-                let track = *metrics.entry((type_id, metric_id)).or_insert_with(|| {
-                    // The metric set's low byte is the GPU.
-                    let device = type_id & 0xFF;
-                    let group = device_group(&mut seq.tracks(), meta, device);
-                    let name = names
-                        .get(&(type_id, metric_id))
-                        .cloned()
-                        .unwrap_or_else(|| format!("GPU metric {metric_id}"));
-                    let unit = unit_of(&name);
-                    let mut spec = TrackSpec::new(Some(group), name);
-                    spec.rank = Some(METRICS_RANK + n);
-                    seq.add_counter_track(spec, unit)
-                });
-                let value = match value {
-                    MetricValue::Int(v) => CounterValue::Int(v),
-                    MetricValue::Real(v) => CounterValue::Double(v),
-                };
-                seq.counter(track, ts, value)?;
-                summary.counter_values += 1;
-            }
+            } => self.metric(ts, (type_id, metric_id), value),
             DeviceEvent::Memory {
                 ts,
                 pid,
@@ -84,38 +84,26 @@ pub fn write<W: Write>(
                 freed,
                 pool,
             } => {
-                let Some(ts) = trace_time(ts) else {
-                    summary.skip_negative(CUDA_MEMORY);
+                let Some(ts) = self.time(ts, CUDA_MEMORY) else {
                     return Ok(());
                 };
                 if let Some(state) = pool {
-                    pools.sample(seq, meta, (ts, pid, device), state, summary)?;
+                    self.pools.sample(
+                        self.seq,
+                        self.meta,
+                        (ts, pid, device),
+                        state,
+                        self.summary,
+                    )?;
                 }
-                let (track, total) = memory.entry((device, pid)).or_insert_with(|| {
-                    let group = device_group(&mut seq.tracks(), meta, device);
-                    let name = format!(
-                        "CUDA memory: {} (pid {pid})",
-                        super::threads::process_name(meta, pid)
-                    );
-                    let mut spec = TrackSpec::new(Some(group), name);
-                    spec.rank = Some(MEMORY_RANK);
-                    spec.description = Some(
-                        "Device memory the process allocated during the capture, less what it freed"
-                            .to_owned(),
-                    );
-                    (seq.add_counter_track(spec, CounterUnit::Bytes), 0)
-                });
-                *total += if freed { -bytes } else { bytes };
-                let (track, total) = (*track, *total);
-                seq.counter(track, ts, CounterValue::Int(total))?;
-                summary.counter_values += 1;
+                self.memory(ts, device, pid, if freed { -bytes } else { bytes })
             }
             DeviceEvent::Pool(op) => {
-                let Some(ts) = trace_time(op.ts) else {
-                    summary.skip_negative(MEMORY_POOL);
+                let Some(ts) = self.time(op.ts, MEMORY_POOL) else {
                     return Ok(());
                 };
-                pools.operation(seq, meta, ts, &op, summary)?;
+                self.pools
+                    .operation(self.seq, self.meta, ts, &op, self.summary)
             }
             DeviceEvent::GpuFaults {
                 start,
@@ -126,17 +114,9 @@ pub fn write<W: Write>(
                 faults,
                 access,
             } => {
-                let Some(start) = trace_time(start) else {
-                    summary.skip_negative(UNIFIED_MEMORY);
+                let Some(start) = self.time(start, UNIFIED_MEMORY) else {
                     return Ok(());
                 };
-                let track = *gpu_faults.entry(device).or_insert_with(|| {
-                    let group = device_group(&mut seq.tracks(), meta, device);
-                    let mut spec = TrackSpec::new(Some(group), "Unified memory page faults");
-                    spec.rank = Some(FAULTS_RANK);
-                    seq.slice_track(spec, Stacking::Exclusive)
-                });
-                let end = summary.end_time(start, end);
                 let mut args = vec![Arg::new("pid", ArgValue::Int(i64::from(pid)))];
                 if let Some(n) = faults {
                     args.push(Arg::new("faults", ArgValue::Int(n)));
@@ -147,49 +127,154 @@ pub fn write<W: Write>(
                 if let Some(kind) = access.and_then(access_type) {
                     args.push(Arg::new("access", ArgValue::Str(kind)));
                 }
-                let slice = Slice {
-                    start,
-                    end: Some(end),
-                    name: "GPU page faults",
-                    category: UNIFIED_MEMORY,
-                    args: &args,
-                    flows_out: &[],
-                    flows_in: &[],
-                    callstack: None,
-                };
-                seq.slice(track, &slice)?;
-                summary.count(UNIFIED_MEMORY);
+                self.gpu_faults(start, end, device, &args)
             }
             DeviceEvent::CpuFault { ts, pid, address } => {
-                let Some(ts) = trace_time(ts) else {
-                    summary.skip_negative(UNIFIED_MEMORY);
+                let Some(ts) = self.time(ts, UNIFIED_MEMORY) else {
                     return Ok(());
                 };
-                let track = *cpu_faults.entry(pid).or_insert_with(|| {
-                    let process = process_track(&mut seq.tracks(), meta, pid);
-                    let spec = TrackSpec::new(Some(process), "Unified memory CPU page faults");
-                    seq.slice_track(spec, Stacking::Nest)
-                });
                 let args: Vec<Arg> = address
                     .map(|a| Arg::new("address", ArgValue::Uint(a as u64)))
                     .into_iter()
                     .collect();
-                let slice = Slice {
-                    start: ts,
-                    end: Some(ts),
-                    name: "CPU page fault",
-                    category: UNIFIED_MEMORY,
-                    args: &args,
-                    flows_out: &[],
-                    flows_in: &[],
-                    callstack: None,
-                };
-                seq.slice(track, &slice)?;
-                summary.count(UNIFIED_MEMORY);
+                self.cpu_fault(ts, pid, &args)
             }
         }
+    }
+
+    /// Trace time, or `None` (counted) for an event before time 0.
+    fn time(&mut self, ts: i64, category: &'static str) -> Option<u64> {
+        let t = trace_time(ts);
+        if t.is_none() {
+            self.summary.skip_negative(category);
+        }
+        t
+    }
+
+    fn metric(
+        &mut self,
+        ts: i64,
+        (type_id, metric_id): (i64, i64),
+        value: MetricValue,
+    ) -> Result<(), Failure> {
+        let Some(ts) = self.time(ts, GPU_METRICS) else {
+            return Ok(());
+        };
+        let n = self.metrics.len() as i32;
+        let track = match self.metrics.get(&(type_id, metric_id)) {
+            Some(&t) => t,
+            None => {
+                // The metric set's low byte is the GPU.
+                let device = type_id & 0xFF;
+                let group = device_group(&mut self.seq.tracks(), self.meta, device);
+                let name = self
+                    .names
+                    .get(&(type_id, metric_id))
+                    .cloned()
+                    .unwrap_or_else(|| format!("GPU metric {metric_id}"));
+                let unit = unit_of(&name);
+                let mut spec = TrackSpec::new(Some(group), name);
+                spec.rank = Some(METRICS_RANK + n);
+                let t = self.seq.add_counter_track(spec, unit);
+                self.metrics.insert((type_id, metric_id), t);
+                t
+            }
+        };
+        let value = match value {
+            MetricValue::Int(v) => CounterValue::Int(v),
+            MetricValue::Real(v) => CounterValue::Double(v),
+        };
+        self.seq.counter(track, ts, value)?;
+        self.summary.counter_values += 1;
         Ok(())
-    })
+    }
+
+    /// `change` bytes allocated (or freed, when negative) by `pid` on `device`.
+    fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), Failure> {
+        let (track, total) = match self.memory.get_mut(&(device, pid)) {
+            Some(entry) => entry,
+            None => {
+                let group = device_group(&mut self.seq.tracks(), self.meta, device);
+                let name = format!(
+                    "CUDA memory: {} (pid {pid})",
+                    super::threads::process_name(self.meta, pid)
+                );
+                let mut spec = TrackSpec::new(Some(group), name);
+                spec.rank = Some(MEMORY_RANK);
+                spec.description = Some(
+                    "Device memory the process allocated during the capture, less what it freed"
+                        .to_owned(),
+                );
+                let track = self.seq.add_counter_track(spec, CounterUnit::Bytes);
+                self.memory.entry((device, pid)).or_insert((track, 0))
+            }
+        };
+        *total += change;
+        let (track, total) = (*track, *total);
+        self.seq.counter(track, ts, CounterValue::Int(total))?;
+        self.summary.counter_values += 1;
+        Ok(())
+    }
+
+    fn gpu_faults(
+        &mut self,
+        start: u64,
+        end: i64,
+        device: i64,
+        args: &[Arg],
+    ) -> Result<(), Failure> {
+        let track = match self.gpu_faults.get(&device) {
+            Some(&t) => t,
+            None => {
+                let group = device_group(&mut self.seq.tracks(), self.meta, device);
+                let mut spec = TrackSpec::new(Some(group), "Unified memory page faults");
+                spec.rank = Some(FAULTS_RANK);
+                let t = self.seq.slice_track(spec, Stacking::Exclusive);
+                self.gpu_faults.insert(device, t);
+                t
+            }
+        };
+        let end = self.summary.end_time(start, end);
+        let slice = Slice {
+            start,
+            end: Some(end),
+            name: "GPU page faults",
+            category: UNIFIED_MEMORY,
+            args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: None,
+        };
+        self.seq.slice(track, &slice)?;
+        self.summary.count(UNIFIED_MEMORY);
+        Ok(())
+    }
+
+    fn cpu_fault(&mut self, ts: u64, pid: u32, args: &[Arg]) -> Result<(), Failure> {
+        let track = match self.cpu_faults.get(&pid) {
+            Some(&t) => t,
+            None => {
+                let process = process_track(&mut self.seq.tracks(), self.meta, pid);
+                let spec = TrackSpec::new(Some(process), "Unified memory CPU page faults");
+                let t = self.seq.slice_track(spec, Stacking::Nest);
+                self.cpu_faults.insert(pid, t);
+                t
+            }
+        };
+        let slice = Slice {
+            start: ts,
+            end: Some(ts),
+            name: "CPU page fault",
+            category: UNIFIED_MEMORY,
+            args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: None,
+        };
+        self.seq.slice(track, &slice)?;
+        self.summary.count(UNIFIED_MEMORY);
+        Ok(())
+    }
 }
 
 /// The unit a metric's name gives in brackets: "SMs Active [Throughput %]" is in %.
