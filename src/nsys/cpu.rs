@@ -5,8 +5,8 @@
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, NoPrescan, OrderKey, Streamed, TableScan};
-use super::strings::StringTable;
+use super::scan::{order_key, TableScan};
+use super::select::quote;
 use super::Report;
 
 pub const OSRT: &str = "OSRT_API";
@@ -60,68 +60,95 @@ impl Report {
     /// Calls `f` with every OS runtime call, in time order.
     pub fn for_each_osrt_call<E: From<rusqlite::Error>>(
         &self,
-        mut f: impl FnMut(OsrtCall<'_>) -> Result<(), E>,
+        f: impl FnMut(OsrtCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(scan) = self.scan(
-            OSRT,
-            &["start", "end", "globalTid", "nameId"],
-            &[
-                "start",
-                "end",
-                "globalTid",
-                "nameId",
-                "returnValue",
-                "callchainId",
-            ],
-            decode_osrt,
-            |c: &OsrtCall| order_key(c.start, c.end),
-        ) else {
+        let Some(mut s) = self.select(OSRT) else {
             return Ok(());
         };
-        self.stream(vec![scan], NoPrescan, |item| match item {
-            Streamed::Prescanned(()) => Ok(()),
-            Streamed::Event(call) => f(call),
-        })
+        let start = s.required("start");
+        let end = s.required("end");
+        let gtid = s.required::<i64>("globalTid");
+        let name = s.required::<Option<i64>>("nameId");
+        let return_value = s.optional("returnValue");
+        let callchain = s.optional("callchainId");
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        let strings = &self.strings;
+        let decode = move |r: &Row| {
+            let gtid = gtid.get(r)?;
+            Ok(OsrtCall {
+                start: start.get(r)?,
+                end: end.get(r)?,
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                name: strings.name(name.get(r)?),
+                return_value: return_value.get(r)?,
+                callchain: callchain.get(r)?,
+            })
+        };
+        let key = |c: &OsrtCall| order_key(c.start, c.end);
+        self.stream_events(vec![TableScan::new(&s, decode, key)], f)
     }
 
     /// Calls `f` with every scheduling event, in time order.
     pub fn for_each_sched_event<E: From<rusqlite::Error>>(
         &self,
-        mut f: impl FnMut(SchedEvent) -> Result<(), E>,
+        f: impl FnMut(SchedEvent) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(scan) = self.scan(
-            SCHED,
-            &["start", "cpu", "isSchedIn", "globalTid"],
-            &["start", "cpu", "isSchedIn", "globalTid", "threadState"],
-            decode_sched,
-            |e: &SchedEvent| order_key(e.start, e.start),
-        ) else {
+        let Some(mut s) = self.select(SCHED) else {
             return Ok(());
         };
-        self.stream(vec![scan], NoPrescan, |item| match item {
-            Streamed::Prescanned(()) => Ok(()),
-            Streamed::Event(e) => f(e),
-        })
+        let start = s.required("start");
+        let cpu = s.required::<i64>("cpu");
+        let sched_in = s.required::<i64>("isSchedIn");
+        let gtid = s.required::<Option<i64>>("globalTid");
+        let thread_state = s.optional("threadState");
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        let decode = move |r: &Row| {
+            let gtid = gtid.get(r)?.unwrap_or(0);
+            Ok(SchedEvent {
+                start: start.get(r)?,
+                cpu: cpu.get(r)? as u32,
+                sched_in: sched_in.get(r)? != 0,
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                thread_state: thread_state.get(r)?,
+            })
+        };
+        let key = |e: &SchedEvent| order_key(e.start, e.start);
+        self.stream_events(vec![TableScan::new(&s, decode, key)], f)
     }
 
     /// Calls `f` with every CPU sample, in time order.
     pub fn for_each_cpu_sample<E: From<rusqlite::Error>>(
         &self,
-        mut f: impl FnMut(CpuSample) -> Result<(), E>,
+        f: impl FnMut(CpuSample) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(scan) = self.scan(
-            SAMPLES,
-            &["id", "start", "globalTid"],
-            &["id", "start", "globalTid", "cpu"],
-            decode_sample,
-            |s: &CpuSample| order_key(s.start, s.start),
-        ) else {
+        let Some(mut s) = self.select(SAMPLES) else {
             return Ok(());
         };
-        self.stream(vec![scan], NoPrescan, |item| match item {
-            Streamed::Prescanned(()) => Ok(()),
-            Streamed::Event(s) => f(s),
-        })
+        let id = s.required("id");
+        let start = s.required("start");
+        let gtid = s.required::<Option<i64>>("globalTid");
+        let cpu = s.optional::<i64>("cpu");
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        let decode = move |r: &Row| {
+            let gtid = gtid.get(r)?.unwrap_or(0);
+            Ok(CpuSample {
+                id: id.get(r)?,
+                start: start.get(r)?,
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                cpu: cpu.get(r)?.map(|c| c as u32),
+            })
+        };
+        let key = |s: &CpuSample| order_key(s.start, s.start);
+        self.stream_events(vec![TableScan::new(&s, decode, key)], f)
     }
 
     /// The frames of call chain `id` of `table` (`OSRT_CALLCHAINS` or
@@ -139,82 +166,16 @@ impl Report {
         let conn = self.conn();
         // (id, stackDepth) is the table's primary key: one index lookup.
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT symbol, module FROM {table} WHERE id = ?1 ORDER BY stackDepth"
+            "SELECT symbol, module FROM {} WHERE id = ?1 ORDER BY stackDepth",
+            quote(table)
         ))?;
         let mut rows = stmt.query([id])?;
         while let Some(row) = rows.next()? {
             out.push(ChainFrame {
-                symbol: row.get(0)?,
-                module: row.get(1)?,
+                symbol: row.get("symbol")?,
+                module: row.get("module")?,
             });
         }
         Ok(())
     }
-
-    /// A scan of `table` reading `columns` (NULL where absent), or `None`
-    /// when the table or one of the `required` columns is missing.
-    fn scan<'r, T>(
-        &'r self,
-        table: &str,
-        required: &[&str],
-        columns: &[&str],
-        decode: fn(&'r StringTable, &Row) -> rusqlite::Result<T>,
-        key: fn(&T) -> OrderKey,
-    ) -> Option<TableScan<'r, T>> {
-        if !self.readable(table, required) {
-            return None;
-        }
-        let columns: Vec<String> = columns
-            .iter()
-            .map(|c| self.schema.column_or_null(table, c))
-            .collect();
-        Some(TableScan {
-            table: table.to_owned(),
-            time: "start",
-            columns: columns.join(", "),
-            filter: String::new(),
-            decode,
-            key,
-            prescan: String::new(),
-        })
-    }
-}
-
-fn decode_osrt<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<OsrtCall<'r>> {
-    let gtid: i64 = r.get(2)?;
-    Ok(OsrtCall {
-        start: r.get(0)?,
-        end: r.get(1)?,
-        pid: pid_of(gtid),
-        tid: tid_of(gtid),
-        name: r
-            .get::<_, Option<i64>>(3)?
-            .and_then(|id| strings.get(id))
-            .unwrap_or(""),
-        return_value: r.get(4)?,
-        callchain: r.get(5)?,
-    })
-}
-
-fn decode_sched(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<SchedEvent> {
-    let gtid = r.get::<_, Option<i64>>(3)?.unwrap_or(0);
-    Ok(SchedEvent {
-        start: r.get(0)?,
-        cpu: r.get::<_, i64>(1)? as u32,
-        sched_in: r.get::<_, i64>(2)? != 0,
-        pid: pid_of(gtid),
-        tid: tid_of(gtid),
-        thread_state: r.get(4)?,
-    })
-}
-
-fn decode_sample(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<CpuSample> {
-    let gtid = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
-    Ok(CpuSample {
-        id: r.get(0)?,
-        start: r.get(1)?,
-        pid: pid_of(gtid),
-        tid: tid_of(gtid),
-        cpu: r.get::<_, Option<i64>>(3)?.map(|c| c as u32),
-    })
 }

@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::select::{Col, Select};
 use super::strings::StringTable;
 use super::Report;
 
@@ -139,8 +140,6 @@ impl CudaEvent<'_> {
     }
 }
 
-type Decode = for<'r> fn(&'r StringTable, &Row) -> rusqlite::Result<CudaEvent<'r>>;
-
 fn key(event: &CudaEvent) -> OrderKey {
     let (start, end) = event.span();
     order_key(start, end)
@@ -158,108 +157,92 @@ impl Report {
     {
         // GPU activity tables come first: their pre-scan finds the places and
         // counts the work of each launch, before any call is read.
-        let mut scans = self.gpu_scans();
-        let gpu_tables = scans.len();
+        let mut prescan = GpuPrescan::default();
+        let mut scans = self.gpu_scans(&mut prescan.columns);
         scans.extend(self.api_scans());
-        self.stream(
-            scans,
-            GpuPrescan {
-                gpu_tables,
-                ..Default::default()
-            },
-            f,
-        )
+        self.stream(scans, prescan, f)
     }
 
     fn api_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
         let mut scans = Vec::new();
         for table in [RUNTIME, DRIVER] {
-            if !self.readable(table, &["start", "end", "globalTid"]) {
+            let Some(mut s) = self.select(table) else {
+                continue;
+            };
+            let start = s.required("start");
+            let end = s.required("end");
+            let gtid = s.required::<i64>("globalTid");
+            let correlation = s.optional("correlationId");
+            let name = s.optional("nameId");
+            let return_value = s.optional("returnValue");
+            let event_class = s.optional::<i64>("eventClass");
+            let callchain = s.optional("callchainId");
+            if !self.readable(&s) {
                 continue;
             }
-            let c = |col| self.schema.column_or_null(table, col);
-            let columns = format!(
-                "start, \"end\", globalTid, {}, {}, {}, {}, {}",
-                c("correlationId"),
-                c("nameId"),
-                c("returnValue"),
-                c("eventClass"),
-                c("callchainId")
-            );
-            scans.push(TableScan {
-                table: table.to_owned(),
-                time: "start",
-                columns,
-                filter: String::new(),
-                decode: decode_api,
-                key,
-                prescan: String::new(),
-            });
+            let strings = &self.strings;
+            let decode = move |r: &Row| {
+                let gtid = gtid.get(r)?;
+                Ok(CudaEvent::Api(ApiCall {
+                    start: start.get(r)?,
+                    end: end.get(r)?,
+                    pid: pid_of(gtid),
+                    tid: tid_of(gtid),
+                    correlation_id: correlation.get(r)?,
+                    name: strings.name(name.get(r)?),
+                    return_value: return_value.get(r)?,
+                    // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
+                    // its correlationId, to carry its stack: the call owns the launch.
+                    repeats_a_call: matches!(event_class.get(r)?, Some(67 | 68)),
+                    gpu_ops: 0,
+                    callchain: callchain.get(r)?,
+                }))
+            };
+            scans.push(TableScan::new(&s, decode, key));
         }
         scans
     }
 
-    fn gpu_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
-        let kernel = [
-            "shortName",
-            "demangledName",
-            "gridX",
-            "gridY",
-            "gridZ",
-            "blockX",
-            "blockY",
-            "blockZ",
-            "registersPerThread",
-            "staticSharedMemory",
-            "dynamicSharedMemory",
-            "localMemoryPerThread",
-            "localMemoryTotal",
-            "launchType",
-            "graphId",
-        ];
-        let tables: [(&str, &[&str], Decode); 5] = [
-            (KERNEL, &kernel, decode_kernel),
-            (
-                MEMCPY,
-                &["bytes", "copyKind", "srcKind", "dstKind"],
-                decode_memcpy,
-            ),
-            (MEMSET, &["bytes", "value", "memKind"], decode_memset),
-            (SYNC, &["syncType", "eventId"], decode_sync),
-            (GRAPH_TRACE, &["graphId", "graphExecId"], decode_graph),
-        ];
+    /// The scans of the GPU activity tables; `prescan` gets the columns each
+    /// one's pre-scan reads, by scan.
+    fn gpu_scans(&self, prescan: &mut Vec<PlaceColumns>) -> Vec<TableScan<'_, CudaEvent<'_>>> {
+        let strings = &self.strings;
         let mut scans = Vec::new();
-        for (table, extra, decode) in tables {
-            if !self.readable(table, &["start", "end", "streamId"]) {
+        for table in [KERNEL, MEMCPY, MEMSET, SYNC, GRAPH_TRACE] {
+            let Some(mut s) = self.select(table) else {
+                continue;
+            };
+            let pid = self.pid_column(table);
+            let common = GpuColumns::declare(&mut s, &pid);
+            // Each table's own columns follow the common ones.
+            let scan = match table {
+                KERNEL => {
+                    let decode = kernel(&mut s, common, strings);
+                    TableScan::new(&s, decode, key)
+                }
+                MEMCPY => {
+                    let decode = memcpy(&mut s, common);
+                    TableScan::new(&s, decode, key)
+                }
+                MEMSET => {
+                    let decode = memset(&mut s, common);
+                    TableScan::new(&s, decode, key)
+                }
+                SYNC => {
+                    let decode = sync(&mut s, common);
+                    TableScan::new(&s, decode, key)
+                }
+                _ => {
+                    let decode = graph_run(&mut s, common);
+                    TableScan::new(&s, decode, key)
+                }
+            };
+            if !self.readable(&s) {
                 continue;
             }
-            let mut columns = vec![
-                "start".to_owned(),
-                "\"end\"".to_owned(),
-                self.schema.column_or_null(table, "deviceId"),
-                self.pid_column(table),
-                self.schema.column_or_null(table, "contextId"),
-                "streamId".to_owned(),
-                self.schema.column_or_null(table, "correlationId"),
-                self.schema.column_or_null(table, "greenContextId"),
-                self.schema.column_or_null(table, "graphNodeId"),
-            ];
-            columns.extend(extra.iter().map(|c| self.schema.column_or_null(table, c)));
-            // The pre-scan reads where the work ran and, for launched work, its launch.
-            let launch = match GPU_OP_TABLES.contains(&table) {
-                true => self.schema.column_or_null(table, "correlationId"),
-                false => "NULL".to_owned(),
-            };
-            let prescan = format!(", {}, {launch}, {}", columns[2..6].join(", "), columns[7]);
-            scans.push(TableScan {
-                table: table.to_owned(),
-                time: "start",
-                columns: columns.join(", "),
-                filter: String::new(),
-                decode,
-                key,
-                prescan,
-            });
+            let mut places = Select::new(&self.schema, table);
+            prescan.push(PlaceColumns::declare(&mut places, &pid));
+            scans.push(scan.prescan(&places));
         }
         scans
     }
@@ -276,13 +259,200 @@ impl Report {
     }
 }
 
+/// The columns of every GPU activity table.
+#[derive(Clone, Copy)]
+struct GpuColumns {
+    start: Col<i64>,
+    end: Col<i64>,
+    device: Col<Option<i64>>,
+    pid: Col<Option<i64>>,
+    context: Col<Option<i64>>,
+    stream: Col<i64>,
+    correlation: Col<Option<i64>>,
+    green_context: Col<Option<i64>>,
+    graph_node: Col<Option<i64>>,
+}
+
+impl GpuColumns {
+    /// `pid` is the SQL of the row's pid (see [`Report::pid_column`]).
+    fn declare(s: &mut Select, pid: &str) -> Self {
+        Self {
+            start: s.required("start"),
+            end: s.required("end"),
+            device: s.optional("deviceId"),
+            pid: s.expr(pid.to_owned()),
+            context: s.optional("contextId"),
+            stream: s.required("streamId"),
+            correlation: s.optional("correlationId"),
+            green_context: s.optional("greenContextId"),
+            graph_node: s.optional("graphNodeId"),
+        }
+    }
+
+    fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
+        Ok(GpuCommon {
+            start: self.start.get(r)?,
+            end: self.end.get(r)?,
+            place: GpuPlace {
+                device: self.device.get(r)?.unwrap_or(0),
+                pid: self.pid.get(r)?.map(|p| p as u32),
+                context: self.context.get(r)?,
+                stream: self.stream.get(r)?,
+            },
+            correlation_id: self.correlation.get(r)?,
+            green_context: green_context(self.green_context.get(r)?),
+            graph_node: self.graph_node.get(r)?,
+        })
+    }
+}
+
+fn kernel<'r>(
+    s: &mut Select,
+    common: GpuColumns,
+    strings: &'r StringTable,
+) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
+    let short_name = s.optional("shortName");
+    let demangled_name = s.optional("demangledName");
+    let grid = ["gridX", "gridY", "gridZ"].map(|c| s.optional(c));
+    let block = ["blockX", "blockY", "blockZ"].map(|c| s.optional(c));
+    let registers_per_thread = s.optional("registersPerThread");
+    let static_shared_memory = s.optional("staticSharedMemory");
+    let dynamic_shared_memory = s.optional("dynamicSharedMemory");
+    let local_memory_per_thread = s.optional("localMemoryPerThread");
+    let local_memory_total = s.optional("localMemoryTotal");
+    let launch_type = s.optional("launchType");
+    let graph_id = s.optional("graphId");
+    move |r| {
+        let xyz = |cols: [Col<Option<i64>>; 3]| -> rusqlite::Result<[Option<i64>; 3]> {
+            Ok([cols[0].get(r)?, cols[1].get(r)?, cols[2].get(r)?])
+        };
+        Ok(CudaEvent::Kernel(Box::new(Kernel {
+            common: common.decode(r)?,
+            short_name: strings.name(short_name.get(r)?),
+            demangled_name: strings.lookup(demangled_name.get(r)?),
+            grid: xyz(grid)?,
+            block: xyz(block)?,
+            registers_per_thread: registers_per_thread.get(r)?,
+            static_shared_memory: static_shared_memory.get(r)?,
+            dynamic_shared_memory: dynamic_shared_memory.get(r)?,
+            local_memory_per_thread: local_memory_per_thread.get(r)?,
+            local_memory_total: local_memory_total.get(r)?,
+            launch_type: launch_type.get(r)?,
+            graph_id: graph_id.get(r)?,
+        })))
+    }
+}
+
+fn memcpy<'r>(
+    s: &mut Select,
+    common: GpuColumns,
+) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
+    let bytes = s.optional("bytes");
+    let copy_kind = s.optional("copyKind");
+    let src_kind = s.optional("srcKind");
+    let dst_kind = s.optional("dstKind");
+    move |r| {
+        Ok(CudaEvent::Memcpy(Memcpy {
+            common: common.decode(r)?,
+            bytes: bytes.get(r)?,
+            copy_kind: copy_kind.get(r)?,
+            src_kind: src_kind.get(r)?,
+            dst_kind: dst_kind.get(r)?,
+        }))
+    }
+}
+
+fn memset<'r>(
+    s: &mut Select,
+    common: GpuColumns,
+) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
+    let bytes = s.optional("bytes");
+    let value = s.optional("value");
+    let memory_kind = s.optional("memKind");
+    move |r| {
+        Ok(CudaEvent::Memset(Memset {
+            common: common.decode(r)?,
+            bytes: bytes.get(r)?,
+            value: value.get(r)?,
+            memory_kind: memory_kind.get(r)?,
+        }))
+    }
+}
+
+fn sync<'r>(
+    s: &mut Select,
+    common: GpuColumns,
+) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
+    let sync_type = s.optional("syncType");
+    let event_id = s.optional("eventId");
+    move |r| {
+        Ok(CudaEvent::Sync(Sync {
+            common: common.decode(r)?,
+            sync_type: sync_type.get(r)?,
+            event_id: event_id.get(r)?,
+        }))
+    }
+}
+
+fn graph_run<'r>(
+    s: &mut Select,
+    common: GpuColumns,
+) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
+    let graph_id = s.optional("graphId");
+    let graph_exec_id = s.optional("graphExecId");
+    move |r| {
+        Ok(CudaEvent::Graph(GraphRun {
+            common: common.decode(r)?,
+            graph_id: graph_id.get(r)?,
+            graph_exec_id: graph_exec_id.get(r)?,
+        }))
+    }
+}
+
+/// A `greenContextId` as recorded: exports write 0 for work outside green
+/// contexts, and NULL before nsys 2024.5.
+fn green_context(recorded: Option<i64>) -> Option<i64> {
+    recorded.filter(|&id| id != 0)
+}
+
+/// What the pre-scan of a GPU table reads: where the work ran and, for
+/// launched work, its launch.
+#[derive(Clone, Copy)]
+struct PlaceColumns {
+    device: Col<Option<i64>>,
+    pid: Col<Option<i64>>,
+    context: Col<Option<i64>>,
+    stream: Col<i64>,
+    /// The correlationId of launched work; NULL for synchronization.
+    launch: Col<Option<i64>>,
+    green_context: Col<Option<i64>>,
+}
+
+impl PlaceColumns {
+    fn declare(s: &mut Select, pid: &str) -> Self {
+        let launched = GPU_OP_TABLES.contains(&s.table());
+        Self {
+            device: s.optional("deviceId"),
+            pid: s.expr(pid.to_owned()),
+            context: s.optional("contextId"),
+            stream: s.required("streamId"),
+            launch: match launched {
+                true => s.optional("correlationId"),
+                false => s.expr("NULL".to_owned()),
+            },
+            green_context: s.optional("greenContextId"),
+        }
+    }
+}
+
 /// What the pre-scan of the GPU tables learns: the places with activity and
 /// their green contexts, and how many GPU operations each launch (pid,
 /// correlationId) has.
 #[derive(Default)]
 struct GpuPrescan {
-    /// The first scans are of GPU tables; the rest are API calls.
-    gpu_tables: usize,
+    /// What each GPU table's pre-scan reads, by scan; the scans after them
+    /// are of API calls.
+    columns: Vec<PlaceColumns>,
     /// Each place's green contexts, in the order first seen (few: one, mostly).
     places: std::collections::BTreeMap<GpuPlace, Vec<i64>>,
     launches: LaunchCounts,
@@ -291,28 +461,26 @@ struct GpuPrescan {
 impl Prescan<CudaEvent<'_>> for GpuPrescan {
     type Summary = Vec<PlaceWork>;
 
-    /// GPU rows: rowid, start, device, pid, context, stream, correlationId,
-    /// greenContextId.
     fn row(&mut self, scan: usize, row: &Row) -> rusqlite::Result<()> {
-        if scan >= self.gpu_tables {
+        let Some(c) = self.columns.get(scan) else {
             return Ok(());
-        }
-        let pid = row.get::<_, Option<i64>>(3)?.map(|p| p as u32);
+        };
+        let pid = c.pid.get(row)?.map(|p| p as u32);
         let green_contexts = self
             .places
             .entry(GpuPlace {
-                device: row.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                device: c.device.get(row)?.unwrap_or(0),
                 pid,
-                context: row.get(4)?,
-                stream: row.get(5)?,
+                context: c.context.get(row)?,
+                stream: c.stream.get(row)?,
             })
             .or_default();
-        if let Some(green) = green_context(row.get(7)?) {
+        if let Some(green) = green_context(c.green_context.get(row)?) {
             if !green_contexts.contains(&green) {
                 green_contexts.push(green);
             }
         }
-        if let (Some(pid), Some(corr)) = (pid, row.get::<_, Option<i64>>(6)?) {
+        if let (Some(pid), Some(corr)) = (pid, c.launch.get(row)?) {
             self.launches.add(pid, corr);
         }
         Ok(())
@@ -370,106 +538,4 @@ impl LaunchCounts {
             _ => 0,
         }
     }
-}
-
-fn decode_api<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
-    let gtid: i64 = r.get(2)?;
-    let name_id: Option<i64> = r.get(4)?;
-    Ok(CudaEvent::Api(ApiCall {
-        start: r.get(0)?,
-        end: r.get(1)?,
-        pid: pid_of(gtid),
-        tid: tid_of(gtid),
-        correlation_id: r.get(3)?,
-        name: name_id.and_then(|id| strings.get(id)).unwrap_or(""),
-        return_value: r.get(5)?,
-        // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with its
-        // correlationId, to carry its stack: the call itself owns the launch.
-        repeats_a_call: matches!(r.get::<_, Option<i64>>(6)?, Some(67 | 68)),
-        gpu_ops: 0,
-        callchain: r.get(7)?,
-    }))
-}
-
-fn decode_common(r: &Row) -> rusqlite::Result<GpuCommon> {
-    Ok(GpuCommon {
-        start: r.get(0)?,
-        end: r.get(1)?,
-        place: GpuPlace {
-            device: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
-            pid: r.get::<_, Option<i64>>(3)?.map(|p| p as u32),
-            context: r.get(4)?,
-            stream: r.get(5)?,
-        },
-        correlation_id: r.get(6)?,
-        green_context: green_context(r.get(7)?),
-        graph_node: r.get(8)?,
-    })
-}
-
-/// A `greenContextId` as recorded: exports write 0 for work outside green
-/// contexts, and NULL before nsys 2024.5.
-fn green_context(recorded: Option<i64>) -> Option<i64> {
-    recorded.filter(|&id| id != 0)
-}
-
-/// Index of the first table-specific column.
-const EXTRA: usize = 9;
-
-fn decode_kernel<'r>(strings: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
-    let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
-    let short_name = g(0)?.and_then(|id| strings.get(id)).unwrap_or("");
-    Ok(CudaEvent::Kernel(Box::new(Kernel {
-        common: decode_common(r)?,
-        short_name,
-        demangled_name: g(1)?.and_then(|id| strings.get(id)),
-        grid: [g(2)?, g(3)?, g(4)?],
-        block: [g(5)?, g(6)?, g(7)?],
-        registers_per_thread: g(8)?,
-        static_shared_memory: g(9)?,
-        dynamic_shared_memory: g(10)?,
-        local_memory_per_thread: g(11)?,
-        local_memory_total: g(12)?,
-        launch_type: g(13)?,
-        graph_id: g(14)?,
-    })))
-}
-
-fn decode_memcpy<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
-    let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
-    Ok(CudaEvent::Memcpy(Memcpy {
-        common: decode_common(r)?,
-        bytes: g(0)?,
-        copy_kind: g(1)?,
-        src_kind: g(2)?,
-        dst_kind: g(3)?,
-    }))
-}
-
-fn decode_memset<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
-    let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
-    Ok(CudaEvent::Memset(Memset {
-        common: decode_common(r)?,
-        bytes: g(0)?,
-        value: g(1)?,
-        memory_kind: g(2)?,
-    }))
-}
-
-fn decode_graph<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
-    let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
-    Ok(CudaEvent::Graph(GraphRun {
-        common: decode_common(r)?,
-        graph_id: g(0)?,
-        graph_exec_id: g(1)?,
-    }))
-}
-
-fn decode_sync<'r>(_: &'r StringTable, r: &Row) -> rusqlite::Result<CudaEvent<'r>> {
-    let g = |i: usize| r.get::<_, Option<i64>>(EXTRA + i);
-    Ok(CudaEvent::Sync(Sync {
-        common: decode_common(r)?,
-        sync_type: g(0)?,
-        event_id: g(1)?,
-    }))
 }

@@ -5,8 +5,8 @@
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, NoPrescan, Streamed, TableScan};
-use super::strings::StringTable;
+use super::scan::{order_key, TableScan};
+use super::select::Select;
 use super::Report;
 
 /// A library and the tables its calls are in.
@@ -140,77 +140,50 @@ impl Report {
     /// Calls `f` with every library call, in time order.
     pub fn for_each_library_call<E: From<rusqlite::Error>>(
         &self,
-        mut f: impl FnMut(LibraryCall<'_>) -> Result<(), E>,
+        f: impl FnMut(LibraryCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let s = &self.schema;
+        let strings = &self.strings;
         let mut scans = Vec::new();
         for (library, table) in self.library_tables() {
-            let name = ["nameId", "textId"]
-                .into_iter()
-                .find(|c| s.has_column(&table, c));
-            if !self.readable(&table, &["start", "end", "globalTid"]) {
+            let mut s = Select::new(&self.schema, &table);
+            let start = s.required("start");
+            let end = s.required::<Option<i64>>("end");
+            let gtid = s.required::<Option<i64>>("globalTid");
+            let name = s.first_of::<i64>(&["nameId", "textId"]);
+            let ints = INT_ARGS.map(|(_, columns)| s.first_of::<i64>(columns));
+            let strs = STR_ARGS.map(|(_, columns)| s.first_of::<i64>(columns));
+            if !self.readable(&s) {
                 continue;
             }
-            let Some(name) = name else {
+            if !(s.has("nameId") || s.has("textId")) {
                 self.note_unreadable(&table, "nameId or textId".to_owned());
                 continue;
+            }
+            let decode = move |r: &Row| {
+                let gtid = gtid.get(r)?.unwrap_or(0);
+                let start = start.get(r)?;
+                let mut int_values = [None; INT_ARGS.len()];
+                for (value, col) in int_values.iter_mut().zip(ints) {
+                    *value = col.get(r)?;
+                }
+                let mut str_values = [None; STR_ARGS.len()];
+                for (value, col) in str_values.iter_mut().zip(strs) {
+                    *value = strings.lookup(col.get(r)?);
+                }
+                Ok(LibraryCall {
+                    library,
+                    start,
+                    end: end.get(r)?.unwrap_or(start),
+                    pid: pid_of(gtid),
+                    tid: tid_of(gtid),
+                    name: strings.name(name.get(r)?),
+                    ints: int_values,
+                    strs: str_values,
+                })
             };
-            let first_of = |names: &[&str]| {
-                names
-                    .iter()
-                    .find(|c| s.has_column(&table, c))
-                    .map_or("NULL".to_owned(), |c| format!("\"{c}\""))
-            };
-            let mut columns = vec![
-                "start".to_owned(),
-                "\"end\"".to_owned(),
-                "globalTid".to_owned(),
-                name.to_owned(),
-                library.to_string(),
-            ];
-            columns.extend(INT_ARGS.iter().map(|(_, c)| first_of(c)));
-            columns.extend(STR_ARGS.iter().map(|(_, c)| first_of(c)));
-            scans.push(TableScan {
-                table,
-                time: "start",
-                columns: columns.join(", "),
-                filter: String::new(),
-                decode,
-                key: |c: &LibraryCall| order_key(c.start, c.end),
-                prescan: String::new(),
-            });
+            let key = |c: &LibraryCall| order_key(c.start, c.end);
+            scans.push(TableScan::new(&s, decode, key));
         }
-        if scans.is_empty() {
-            return Ok(());
-        }
-        self.stream(scans, NoPrescan, |item| match item {
-            Streamed::Prescanned(()) => Ok(()),
-            Streamed::Event(call) => f(call),
-        })
+        self.stream_events(scans, f)
     }
-}
-
-fn decode<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<LibraryCall<'r>> {
-    let gtid = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
-    let string = |i: usize| -> rusqlite::Result<Option<&'r str>> {
-        Ok(r.get::<_, Option<i64>>(i)?.and_then(|id| strings.get(id)))
-    };
-    let mut ints = [None; INT_ARGS.len()];
-    for (k, slot) in ints.iter_mut().enumerate() {
-        *slot = r.get(5 + k)?;
-    }
-    let mut strs = [None; STR_ARGS.len()];
-    for (k, slot) in strs.iter_mut().enumerate() {
-        *slot = string(5 + INT_ARGS.len() + k)?;
-    }
-    Ok(LibraryCall {
-        library: r.get::<_, i64>(4)? as usize,
-        start: r.get(0)?,
-        end: r.get::<_, Option<i64>>(1)?.unwrap_or(r.get(0)?),
-        pid: pid_of(gtid),
-        tid: tid_of(gtid),
-        name: string(3)?.unwrap_or(""),
-        ints,
-        strs,
-    })
 }

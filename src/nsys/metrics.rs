@@ -10,8 +10,7 @@ use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::ids::pid_of;
-use super::scan::{order_key, NoPrescan, OrderKey, Streamed, TableScan};
-use super::strings::StringTable;
+use super::scan::{order_key, OrderKey, TableScan};
 use super::Report;
 
 pub const GPU_METRICS: &str = "GPU_METRICS";
@@ -133,190 +132,145 @@ impl Report {
     /// fault, in time order.
     pub fn for_each_device_event<E: From<rusqlite::Error>>(
         &self,
-        mut f: impl FnMut(DeviceEvent) -> Result<(), E>,
+        f: impl FnMut(DeviceEvent) -> Result<(), E>,
     ) -> Result<(), E> {
-        let s = &self.schema;
-        let c = |t: &str, col: &str| s.column_or_null(t, col);
-        let has = |t: &str, cols: &[&str]| self.readable(t, cols);
-        let mut scans: Vec<TableScan<'_, DeviceEvent>> = Vec::new();
-        let mut scan = |table: &str, columns: Vec<String>, time: &'static str, decode| {
-            scans.push(TableScan {
-                table: table.to_owned(),
-                time,
-                columns: columns.join(", "),
-                filter: String::new(),
-                decode,
-                key: DeviceEvent::key,
-                prescan: String::new(),
-            });
-        };
-        if has(GPU_METRICS, &["timestamp", "typeId", "metricId", "value"]) {
-            scan(
-                GPU_METRICS,
-                vec![
-                    "timestamp".into(),
-                    "typeId".into(),
-                    "metricId".into(),
-                    "value".into(),
-                ],
-                "timestamp",
-                decode_metric,
-            );
-        }
-        if has(
-            MEMORY_USAGE,
-            &[
-                "start",
-                "globalPid",
-                "deviceId",
-                "bytes",
-                "memoryOperationType",
-            ],
-        ) {
-            scan(
-                MEMORY_USAGE,
-                vec![
-                    "start".into(),
-                    "globalPid".into(),
-                    "deviceId".into(),
-                    "bytes".into(),
-                    "memoryOperationType".into(),
-                    c(MEMORY_USAGE, "localMemoryPoolAddress"),
-                    c(MEMORY_USAGE, "localMemoryPoolSize"),
-                    c(MEMORY_USAGE, "localMemoryPoolUtilizedSize"),
-                ],
-                "start",
-                decode_memory,
-            );
-        }
-        if has(
-            MEMORY_POOLS,
-            &["start", "globalPid", "deviceId", "address", "operationType"],
-        ) {
-            scan(
-                MEMORY_POOLS,
-                vec![
-                    "start".into(),
-                    "globalPid".into(),
-                    "deviceId".into(),
-                    "address".into(),
-                    c(MEMORY_POOLS, "localMemoryPoolSize"),
-                    c(MEMORY_POOLS, "localMemoryPoolUtilizedSize"),
-                    "operationType".into(),
-                    c(MEMORY_POOLS, "poolType"),
-                    c(MEMORY_POOLS, "minBytesToKeep"),
-                    c(MEMORY_POOLS, "localMemoryPoolReleaseThreshold"),
-                    c(MEMORY_POOLS, "correlationId"),
-                ],
-                "start",
-                decode_pool,
-            );
-        }
-        if has(UM_GPU_FAULTS, &["start", "end", "globalPid", "deviceId"]) {
-            scan(
-                UM_GPU_FAULTS,
-                vec![
-                    "start".into(),
-                    "\"end\"".into(),
-                    "globalPid".into(),
-                    "deviceId".into(),
-                    c(UM_GPU_FAULTS, "address"),
-                    c(UM_GPU_FAULTS, "numberOfPageFaults"),
-                    c(UM_GPU_FAULTS, "faultAccessType"),
-                ],
-                "start",
-                decode_gpu_faults,
-            );
-        }
-        if has(UM_CPU_FAULTS, &["start", "globalPid"]) {
-            scan(
-                UM_CPU_FAULTS,
-                vec![
-                    "start".into(),
-                    "globalPid".into(),
-                    c(UM_CPU_FAULTS, "address"),
-                ],
-                "start",
-                decode_cpu_fault,
-            );
-        }
-        if scans.is_empty() {
-            return Ok(());
-        }
-        self.stream(scans, NoPrescan, |item| match item {
-            Streamed::Prescanned(()) => Ok(()),
-            Streamed::Event(e) => f(e),
-        })
+        let scans = [
+            self.metric_scan(),
+            self.memory_scan(),
+            self.pool_scan(),
+            self.gpu_fault_scan(),
+            self.cpu_fault_scan(),
+        ];
+        self.stream_events(scans.into_iter().flatten().collect(), f)
     }
-}
 
-fn decode_metric(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
-    let value = match r.get_ref(3)? {
-        ValueRef::Real(v) => MetricValue::Real(v),
-        other => MetricValue::Int(other.as_i64_or_null()?.unwrap_or(0)),
-    };
-    Ok(DeviceEvent::Metric {
-        ts: r.get(0)?,
-        type_id: r.get(1)?,
-        metric_id: r.get(2)?,
-        value,
-    })
-}
+    fn metric_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
+        let mut s = self.select(GPU_METRICS)?;
+        let ts = s.required("timestamp");
+        let type_id = s.required("typeId");
+        let metric_id = s.required("metricId");
+        let value = s.required::<()>("value");
+        let decode = move |r: &Row| {
+            let value = match value.raw(r)? {
+                ValueRef::Real(v) => MetricValue::Real(v),
+                other => MetricValue::Int(other.as_i64_or_null()?.unwrap_or(0)),
+            };
+            Ok(DeviceEvent::Metric {
+                ts: ts.get(r)?,
+                type_id: type_id.get(r)?,
+                metric_id: metric_id.get(r)?,
+                value,
+            })
+        };
+        self.readable(&s)
+            .then(|| TableScan::new(&s, decode, DeviceEvent::key).time("timestamp"))
+    }
 
-fn decode_memory(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
-    let pool = match r.get::<_, Option<i64>>(5)? {
-        Some(address) => Some(PoolState {
-            address,
-            size: r.get(6)?,
-            used: r.get(7)?,
-        }),
-        None => None,
-    };
-    Ok(DeviceEvent::Memory {
-        ts: r.get(0)?,
-        pid: pid_of(r.get::<_, Option<i64>>(1)?.unwrap_or(0)),
-        device: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
-        bytes: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
-        // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation.
-        freed: r.get::<_, Option<i64>>(4)? == Some(1),
-        pool,
-    })
-}
+    fn memory_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
+        let mut s = self.select(MEMORY_USAGE)?;
+        let ts = s.required("start");
+        let gpid = s.required::<Option<i64>>("globalPid");
+        let device = s.required::<Option<i64>>("deviceId");
+        let bytes = s.required::<Option<i64>>("bytes");
+        let operation = s.required::<Option<i64>>("memoryOperationType");
+        let pool = s.optional("localMemoryPoolAddress");
+        let pool_size = s.optional("localMemoryPoolSize");
+        let pool_used = s.optional("localMemoryPoolUtilizedSize");
+        let decode = move |r: &Row| {
+            let pool = match pool.get(r)? {
+                Some(address) => Some(PoolState {
+                    address,
+                    size: pool_size.get(r)?,
+                    used: pool_used.get(r)?,
+                }),
+                None => None,
+            };
+            Ok(DeviceEvent::Memory {
+                ts: ts.get(r)?,
+                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                device: device.get(r)?.unwrap_or(0),
+                bytes: bytes.get(r)?.unwrap_or(0),
+                // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation.
+                freed: operation.get(r)? == Some(1),
+                pool,
+            })
+        };
+        self.readable(&s)
+            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+    }
 
-fn decode_pool(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
-    Ok(DeviceEvent::Pool(PoolOperation {
-        ts: r.get(0)?,
-        pid: pid_of(r.get::<_, Option<i64>>(1)?.unwrap_or(0)),
-        device: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
-        state: PoolState {
-            address: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
-            size: r.get(4)?,
-            used: r.get(5)?,
-        },
-        operation: r.get(6)?,
-        pool_type: r.get(7)?,
-        min_bytes_to_keep: r.get(8)?,
-        release_threshold: r.get(9)?,
-        correlation_id: r.get(10)?,
-    }))
-}
+    fn pool_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
+        let mut s = self.select(MEMORY_POOLS)?;
+        let ts = s.required("start");
+        let gpid = s.required::<Option<i64>>("globalPid");
+        let device = s.required::<Option<i64>>("deviceId");
+        let address = s.required::<Option<i64>>("address");
+        let size = s.optional("localMemoryPoolSize");
+        let used = s.optional("localMemoryPoolUtilizedSize");
+        let operation = s.required("operationType");
+        let pool_type = s.optional("poolType");
+        let min_bytes_to_keep = s.optional("minBytesToKeep");
+        let release_threshold = s.optional("localMemoryPoolReleaseThreshold");
+        let correlation = s.optional("correlationId");
+        let decode = move |r: &Row| {
+            Ok(DeviceEvent::Pool(PoolOperation {
+                ts: ts.get(r)?,
+                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                device: device.get(r)?.unwrap_or(0),
+                state: PoolState {
+                    address: address.get(r)?.unwrap_or(0),
+                    size: size.get(r)?,
+                    used: used.get(r)?,
+                },
+                operation: operation.get(r)?,
+                pool_type: pool_type.get(r)?,
+                min_bytes_to_keep: min_bytes_to_keep.get(r)?,
+                release_threshold: release_threshold.get(r)?,
+                correlation_id: correlation.get(r)?,
+            }))
+        };
+        self.readable(&s)
+            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+    }
 
-fn decode_gpu_faults(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
-    Ok(DeviceEvent::GpuFaults {
-        start: r.get(0)?,
-        end: r.get::<_, Option<i64>>(1)?.unwrap_or(r.get(0)?),
-        pid: pid_of(r.get::<_, Option<i64>>(2)?.unwrap_or(0)),
-        device: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
-        address: r.get(4)?,
-        faults: r.get(5)?,
-        access: r.get(6)?,
-    })
-}
+    fn gpu_fault_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
+        let mut s = self.select(UM_GPU_FAULTS)?;
+        let start = s.required("start");
+        let end = s.required::<Option<i64>>("end");
+        let gpid = s.required::<Option<i64>>("globalPid");
+        let device = s.required::<Option<i64>>("deviceId");
+        let address = s.optional("address");
+        let faults = s.optional("numberOfPageFaults");
+        let access = s.optional("faultAccessType");
+        let decode = move |r: &Row| {
+            let start = start.get(r)?;
+            Ok(DeviceEvent::GpuFaults {
+                start,
+                end: end.get(r)?.unwrap_or(start),
+                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                device: device.get(r)?.unwrap_or(0),
+                address: address.get(r)?,
+                faults: faults.get(r)?,
+                access: access.get(r)?,
+            })
+        };
+        self.readable(&s)
+            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+    }
 
-fn decode_cpu_fault(_: &StringTable, r: &Row<'_>) -> rusqlite::Result<DeviceEvent> {
-    Ok(DeviceEvent::CpuFault {
-        ts: r.get(0)?,
-        pid: pid_of(r.get::<_, Option<i64>>(1)?.unwrap_or(0)),
-        address: r.get(2)?,
-    })
+    fn cpu_fault_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
+        let mut s = self.select(UM_CPU_FAULTS)?;
+        let ts = s.required("start");
+        let gpid = s.required::<Option<i64>>("globalPid");
+        let address = s.optional("address");
+        let decode = move |r: &Row| {
+            Ok(DeviceEvent::CpuFault {
+                ts: ts.get(r)?,
+                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                address: address.get(r)?,
+            })
+        };
+        self.readable(&s)
+            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+    }
 }

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod nvtx;
 mod scan;
 mod schema;
+mod select;
 mod strings;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ pub use export::{export_to_sqlite, sniff, FileKind};
 pub use meta::{CudaContext, Metadata};
 pub use scan::Streamed;
 pub use schema::Schema;
+use select::Select;
 pub use strings::StringTable;
 
 use crate::error::{Error, Result};
@@ -147,22 +149,24 @@ impl Report {
         Ok(h.finish())
     }
 
-    /// Whether the event table `table` can be read: it exists, with the
-    /// `required` columns. One that exists without them is noted as unreadable.
-    pub(crate) fn readable(&self, table: &str, required: &[&str]) -> bool {
-        if !self.schema.has_table(table) {
-            return false;
+    /// A SELECT list to declare for `table`, or `None` if the export has no
+    /// such table.
+    pub(crate) fn select(&self, table: &str) -> Option<Select<'_>> {
+        self.schema
+            .has_table(table)
+            .then(|| Select::new(&self.schema, table))
+    }
+
+    /// Whether the rows of `select`'s table can be read: it has every
+    /// required column. One that lacks some is noted as unreadable.
+    pub(crate) fn readable(&self, select: &Select) -> bool {
+        match select.missing() {
+            None => true,
+            Some(missing) => {
+                self.note_unreadable(select.table(), missing);
+                false
+            }
         }
-        let missing: Vec<&str> = required
-            .iter()
-            .copied()
-            .filter(|c| !self.schema.has_column(table, c))
-            .collect();
-        if missing.is_empty() {
-            return true;
-        }
-        self.note_unreadable(table, missing.join(", "));
-        false
     }
 
     /// Notes that `table` lacks `missing`, so its rows are not converted.

@@ -4,8 +4,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, NoPrescan, OrderKey, Streamed, TableScan};
-use super::strings::StringTable;
+use super::scan::{order_key, OrderKey, TableScan};
 use super::Report;
 
 pub const TABLE: &str = "NVTX_EVENTS";
@@ -123,98 +122,84 @@ impl Report {
     /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
     pub fn for_each_nvtx_event<E>(
         &self,
-        mut f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
+        f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<rusqlite::Error>,
     {
-        let s = &self.schema;
-        if !self.readable(TABLE, &["start", "eventType", "globalTid"]) {
+        let Some(mut s) = self.select(TABLE) else {
             return Ok(());
-        }
-        let c = |col| s.column_or_null(TABLE, col);
+        };
+        let event_type = s.required::<i64>("eventType");
+        let start = s.required("start");
+        let end = s.optional("end");
+        let gtid = s.required::<i64>("globalTid");
+        let end_gtid = s.optional::<i64>("endGlobalTid");
+        let domain = s.optional::<i64>("domainId");
+        let text = s.optional::<String>("text");
+        let text_id = s.optional("textId");
+        let category = s.optional("category");
+        let color = s.optional::<i64>("color");
         // At most one payload column is set: SQLite picks it, so that the
         // common row without a payload costs two columns instead of six.
-        let payloads = PAYLOAD_COLUMNS.map(|(column, _)| c(column));
-        let payload_kind = payloads
+        let payloads = PAYLOAD_COLUMNS.map(|(column, _)| s.column_or_null(column));
+        let set = payloads
             .iter()
             .enumerate()
-            .map(|(kind, col)| format!("WHEN {col} IS NOT NULL THEN {kind}"))
+            .map(|(k, col)| format!("WHEN {col} IS NOT NULL THEN {k}"))
             .collect::<Vec<_>>()
             .join(" ");
-        let columns = [
-            c("eventType"),
-            c("start"),
-            c("end"),
-            c("globalTid"),
-            c("endGlobalTid"),
-            c("domainId"),
-            c("text"),
-            c("textId"),
-            c("category"),
-            c("color"),
-            format!("CASE {payload_kind} END"),
-            format!("COALESCE({})", payloads.join(", ")),
-            c("jsonText"),
-            c("jsonTextId"),
-        ];
-        let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
-        let scan = TableScan {
-            table: TABLE.to_owned(),
-            time: "start",
-            columns: columns.join(", "),
-            filter: format!("eventType IN ({})", types.join(", ")),
-            decode,
-            key,
-            prescan: String::new(),
+        // Which payload column is set, as an index into PAYLOAD_COLUMNS.
+        let payload_column = s.expr::<Option<i64>>(format!("CASE {set} END"));
+        let payload_value = s.expr::<()>(format!("COALESCE({})", payloads.join(", ")));
+        let json_text = s.optional::<String>("jsonText");
+        let json_text_id = s.optional("jsonTextId");
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        let strings = &self.strings;
+        let decode = move |r: &Row| {
+            let kind = match event_type.get(r)? {
+                MARK | NVTXT_MARK => NvtxKind::Mark,
+                PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
+                _ => NvtxKind::StartEnd,
+            };
+            let gtid = gtid.get(r)?;
+            let payload = match payload_column
+                .get(r)?
+                .and_then(|k| PAYLOAD_COLUMNS.get(k as usize))
+            {
+                Some((_, read)) => read(payload_value.raw(r)?),
+                None => None,
+            };
+            let text = match text.get(r)? {
+                Some(t) => Some(TextRef::Inline(t)),
+                None => strings.lookup(text_id.get(r)?).map(TextRef::Registered),
+            };
+            Ok(NvtxEvent {
+                kind,
+                start: start.get(r)?,
+                end: match kind {
+                    NvtxKind::Mark => None,
+                    _ => end.get(r)?,
+                },
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                end_tid: end_gtid.get(r)?.map(tid_of),
+                domain: domain.get(r)?.unwrap_or(0),
+                text,
+                category: category.get(r)?,
+                color: color.get(r)?.map(|c| c as u32),
+                payload,
+                json: match json_text.get(r)? {
+                    Some(json) => Some(json),
+                    None => strings.lookup(json_text_id.get(r)?).map(str::to_owned),
+                },
+            })
         };
-        self.stream(vec![scan], NoPrescan, |item| match item {
-            Streamed::Prescanned(()) => Ok(()),
-            Streamed::Event(event) => f(event),
-        })
+        let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
+        let scan = TableScan::new(&s, decode, key)
+            .filter(format!("\"eventType\" IN ({})", types.join(", ")));
+        self.stream_events(vec![scan], f)
     }
-}
-
-fn decode<'r>(strings: &'r StringTable, r: &Row<'_>) -> rusqlite::Result<NvtxEvent<'r>> {
-    let kind = match r.get::<_, i64>(0)? {
-        MARK | NVTXT_MARK => NvtxKind::Mark,
-        PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
-        _ => NvtxKind::StartEnd,
-    };
-    let gtid: i64 = r.get(3)?;
-    let end_gtid: Option<i64> = r.get(4)?;
-    let i = |n: usize| r.get::<_, Option<i64>>(n);
-    // Column 10 says which payload column is set (an index into
-    // PAYLOAD_COLUMNS), column 11 holds its value.
-    let payload = match i(10)?.and_then(|kind| PAYLOAD_COLUMNS.get(kind as usize)) {
-        Some((_, read)) => read(r.get_ref(11)?),
-        None => None,
-    };
-    let text = match r.get::<_, Option<String>>(6)? {
-        Some(t) => Some(TextRef::Inline(t)),
-        None => i(7)?
-            .and_then(|id| strings.get(id))
-            .map(TextRef::Registered),
-    };
-    Ok(NvtxEvent {
-        kind,
-        start: r.get(1)?,
-        end: if kind == NvtxKind::Mark {
-            None
-        } else {
-            r.get(2)?
-        },
-        pid: pid_of(gtid),
-        tid: tid_of(gtid),
-        end_tid: end_gtid.map(tid_of),
-        domain: i(5)?.unwrap_or(0),
-        text,
-        category: i(8)?,
-        color: i(9)?.map(|c| c as u32),
-        payload,
-        json: match r.get::<_, Option<String>>(12)? {
-            Some(json) => Some(json),
-            None => i(13)?.and_then(|id| strings.get(id)).map(str::to_owned),
-        },
-    })
 }

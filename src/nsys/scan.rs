@@ -16,7 +16,7 @@ use std::sync::mpsc;
 
 use rusqlite::{Connection, Row};
 
-use super::strings::StringTable;
+use super::select::{quote, Select};
 use super::Report;
 
 /// The order events are written in: by start; at equal starts zero-length first,
@@ -32,19 +32,61 @@ const BATCH: usize = 512;
 /// More runs than this and the table is sorted by SQLite instead.
 const MAX_RUNS: usize = 4096;
 
-/// How to read one table.
+/// Decodes a row of a [`TableScan`] into an event.
+type Decode<'r, T> = Box<dyn Fn(&Row) -> rusqlite::Result<T> + Send + 'r>;
+
+/// How to read one table: the columns its events are decoded from (a
+/// [`Select`]) and the order they go in.
 pub struct TableScan<'r, T> {
-    pub table: String,
+    /// The table, as SQL (quoted).
+    from: String,
     /// The column of the rows' times (`start`, or `timestamp` in GPU_METRICS).
-    pub time: &'static str,
-    /// The SELECT list `decode` reads, by position.
-    pub columns: String,
+    time: &'static str,
+    columns: String,
     /// Extra condition on rows (`eventType IN (...)`), or empty.
-    pub filter: String,
-    pub decode: fn(&'r StringTable, &Row) -> rusqlite::Result<T>,
-    pub key: fn(&T) -> OrderKey,
-    /// Columns the pre-scan reads besides `rowid, start` (`", a, b"`), or empty.
-    pub prescan: String,
+    filter: String,
+    decode: Decode<'r, T>,
+    key: fn(&T) -> OrderKey,
+    /// What the pre-scan reads (a [`Select`] of its own), or empty.
+    prescan: String,
+}
+
+impl<'r, T> TableScan<'r, T> {
+    /// Reads `select`'s columns of its table, by `start`, decoding each row
+    /// with `decode` and ordering events by `key`.
+    pub(crate) fn new(
+        select: &Select,
+        decode: impl Fn(&Row) -> rusqlite::Result<T> + Send + 'r,
+        key: fn(&T) -> OrderKey,
+    ) -> Self {
+        Self {
+            from: quote(select.table()),
+            time: "start",
+            columns: select.sql(),
+            filter: String::new(),
+            decode: Box::new(decode),
+            key,
+            prescan: String::new(),
+        }
+    }
+
+    /// Only the rows matching `sql`.
+    pub(crate) fn filter(mut self, sql: String) -> Self {
+        self.filter = sql;
+        self
+    }
+
+    /// Times are in `column` instead of `start`.
+    pub(crate) fn time(mut self, column: &'static str) -> Self {
+        self.time = column;
+        self
+    }
+
+    /// The pre-scan reads `select` (see [`Prescan::row`]).
+    pub(crate) fn prescan(mut self, select: &Select) -> Self {
+        self.prescan = select.sql();
+        self
+    }
 }
 
 /// Rows `from..=to` by rowid, in which `start` never decreases.
@@ -55,13 +97,12 @@ struct Run {
     first_start: i64,
 }
 
-/// A connection of its own, and the strings rows refer to.
-pub(crate) struct Reader<'r> {
+/// A connection of its own.
+pub(crate) struct Reader {
     conn: Connection,
-    strings: &'r StringTable,
 }
 
-impl<'r> Reader<'r> {
+impl Reader {
     /// Finds the sorted runs of a table, calling `visit` with each row of
     /// `SELECT rowid, start <prescan>`: one pass serves other counts too.
     fn runs<T>(
@@ -69,19 +110,24 @@ impl<'r> Reader<'r> {
         scan: &TableScan<'_, T>,
         visit: &mut dyn FnMut(&Row) -> rusqlite::Result<()>,
     ) -> rusqlite::Result<Vec<Run>> {
+        // The pre-scan's own columns come first, where its `Col`s point.
+        let prescan = match scan.prescan.is_empty() {
+            true => String::new(),
+            false => format!("{}, ", scan.prescan),
+        };
         let sql = format!(
-            "SELECT rowid, {}{} FROM {} {} ORDER BY rowid",
-            scan.time,
-            scan.prescan,
-            scan.table,
+            "SELECT {prescan}rowid, {} FROM {} {} ORDER BY rowid",
+            quote(scan.time),
+            scan.from,
             where_clause(&scan.filter)
         );
         let mut stmt = self.conn.prepare(&sql)?;
+        let rowid_at = stmt.column_count() - 2;
         let mut rows = stmt.query([])?;
         let mut runs: Vec<Run> = Vec::new();
         let mut previous = i64::MIN;
         while let Some(row) = rows.next()? {
-            let (rowid, start): (i64, i64) = (row.get(0)?, row.get(1)?);
+            let (rowid, start): (i64, i64) = (row.get(rowid_at)?, row.get(rowid_at + 1)?);
             match runs.last_mut() {
                 Some(run) if start >= previous => run.to = rowid,
                 _ => runs.push(Run {
@@ -102,7 +148,7 @@ impl<'r> Reader<'r> {
     /// is called, then `f` with each row.
     pub(crate) fn merge_in_time_order<T, E: From<rusqlite::Error>>(
         &self,
-        mut scans: Vec<TableScan<'r, T>>,
+        mut scans: Vec<TableScan<'_, T>>,
         visit: &mut dyn FnMut(usize, &Row) -> rusqlite::Result<()>,
         prescanned: impl FnOnce() -> Result<(), E>,
         mut f: impl FnMut(T) -> Result<(), E>,
@@ -111,7 +157,7 @@ impl<'r> Reader<'r> {
         for (i, scan) in scans.iter_mut().enumerate() {
             let mut found = self.runs(scan, &mut |row| visit(i, row))?;
             if found.len() > MAX_RUNS {
-                scan.table = self.sorted_copy(&scan.table, scan.time, &scan.filter, i)?;
+                scan.from = self.sorted_copy(&scan.from, scan.time, &scan.filter, i)?;
                 scan.filter.clear();
                 scan.prescan.clear();
                 found = self.runs(scan, &mut |_| Ok(()))?;
@@ -138,7 +184,7 @@ impl<'r> Reader<'r> {
                     to: run.to,
                     rows: VecDeque::new(),
                 };
-                source.refill(&self.conn, self.strings, &scans[table])?;
+                source.refill(&self.conn, &scans[table])?;
                 if let Some((key, _)) = source.rows.front() {
                     heads.push(Reverse((*key, sources.len())));
                 }
@@ -150,7 +196,7 @@ impl<'r> Reader<'r> {
             let source = &mut sources[i];
             let (_, event) = source.rows.pop_front().expect("a head has a row");
             if source.rows.is_empty() {
-                source.refill(&self.conn, self.strings, &scans[source.table])?;
+                source.refill(&self.conn, &scans[source.table])?;
             }
             match source.rows.front() {
                 Some((key, _)) => heads.push(Reverse((*key, i))),
@@ -161,18 +207,20 @@ impl<'r> Reader<'r> {
         }
     }
 
-    /// Copies `table`'s rows, sorted by start, into a temporary table.
+    /// Copies the rows of `from` (a quoted table), sorted by time, into a
+    /// temporary table.
     fn sorted_copy(
         &self,
-        table: &str,
+        from: &str,
         time: &str,
         filter: &str,
         n: usize,
     ) -> rusqlite::Result<String> {
         let copy = format!("temp.sorted_{n}");
         let where_ = where_clause(filter);
+        let time = quote(time);
         self.conn.execute_batch(&format!(
-            "DROP TABLE IF EXISTS {copy}; CREATE TABLE {copy} AS SELECT * FROM {table} {where_} ORDER BY {time};"
+            "DROP TABLE IF EXISTS {copy}; CREATE TABLE {copy} AS SELECT * FROM {from} {where_} ORDER BY {time};"
         ))?;
         Ok(copy)
     }
@@ -197,12 +245,7 @@ struct Source<T> {
 impl<T> Source<T> {
     /// Reads the next batch. A batch ends between two starts, so rows that
     /// share a start are sorted together.
-    fn refill<'r>(
-        &mut self,
-        conn: &Connection,
-        strings: &'r StringTable,
-        scan: &TableScan<'r, T>,
-    ) -> rusqlite::Result<()> {
+    fn refill(&mut self, conn: &Connection, scan: &TableScan<'_, T>) -> rusqlite::Result<()> {
         if self.next > self.to {
             return Ok(());
         }
@@ -213,7 +256,7 @@ impl<T> Source<T> {
         };
         let sql = format!(
             "SELECT {}, rowid FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
-            scan.columns, scan.table
+            scan.columns, scan.from
         );
         let mut stmt = conn.prepare_cached(&sql)?;
         let mut rows = stmt.query([self.next, self.to])?;
@@ -221,7 +264,7 @@ impl<T> Source<T> {
         let mut last_start = None;
         self.next = self.to + 1;
         while let Some(row) = rows.next()? {
-            let event = (scan.decode)(strings, row)?;
+            let event = (scan.decode)(row)?;
             let key = (scan.key)(&event);
             if self.rows.len() >= BATCH && last_start != Some(key.0) {
                 // This row starts the next batch (and is read again then).
@@ -302,14 +345,12 @@ impl Report {
         P: Prescan<T>,
         E: From<rusqlite::Error>,
     {
-        let strings = &self.strings;
         let uri = &self.uri;
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Message<T, P::Summary>>(8);
             let reader = scope.spawn(move || -> Result<(), Stop> {
                 let reader = Reader {
                     conn: open_read_only(uri)?,
-                    strings,
                 };
                 let prescan = std::cell::RefCell::new(prescan);
                 let mut batch = Vec::with_capacity(SEND);
@@ -362,6 +403,24 @@ impl Report {
                 Ok(()) | Err(Stop::Receiver) => Ok(()),
                 Err(Stop::Read(e)) => Err(E::from(e)),
             }
+        })
+    }
+}
+
+impl Report {
+    /// Reads `scans` in time order on a reader thread and calls `f` here with
+    /// each event: [`Report::stream`] without a pre-scan.
+    pub(crate) fn stream_events<'r, T: Send, E: From<rusqlite::Error>>(
+        &'r self,
+        scans: Vec<TableScan<'r, T>>,
+        mut f: impl FnMut(T) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if scans.is_empty() {
+            return Ok(());
+        }
+        self.stream(scans, NoPrescan, |item| match item {
+            Streamed::Prescanned(()) => Ok(()),
+            Streamed::Event(event) => f(event),
         })
     }
 }

@@ -39,4 +39,14 @@ impl StringTable {
             .and_then(|i| self.values.get(i))
             .and_then(|v| v.as_deref())
     }
+
+    /// The string of an id column's value, if both are there.
+    pub fn lookup(&self, id: Option<i64>) -> Option<&str> {
+        id.and_then(|id| self.get(id))
+    }
+
+    /// The name an id column gives, or "" where it gives none.
+    pub fn name(&self, id: Option<i64>) -> &str {
+        self.lookup(id).unwrap_or("")
+    }
 }
