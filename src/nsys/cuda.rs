@@ -20,9 +20,9 @@ pub const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
 pub const CALLCHAINS: &str = "CUDA_CALLCHAINS";
 pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 
-/// Tables of GPU operations that API calls launch.
 /// Whole CUDA graphs as the GPU ran them (`--cuda-graph-trace=graph`).
 pub const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+/// Tables of GPU operations that API calls launch.
 pub const GPU_OP_TABLES: [&str; 4] = [KERNEL, MEMCPY, MEMSET, GRAPH_TRACE];
 
 /// A CUDA runtime or driver API call.

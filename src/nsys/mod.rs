@@ -1,8 +1,15 @@
 //! Reading Nsight Systems exports: schema probing and typed rows.
 //!
 //! [`Report::open`] opens an SQLite export read-only and loads the small tables
-//! (strings, names, labels). The large tables are then streamed in time order
-//! by [`Report::for_each_cuda_event`] and [`Report::for_each_nvtx_event`].
+//! (strings, names, labels). The event tables are then streamed in time order,
+//! each group on a reader thread of its own: [`Report::for_each_cuda_event`]
+//! (API calls and GPU work, merged), [`Report::for_each_nvtx_event`],
+//! [`Report::for_each_osrt_call`], [`Report::for_each_library_call`],
+//! [`Report::for_each_cpu_sample`], [`Report::for_each_sched_event`] and
+//! [`Report::for_each_device_event`] (metrics, memory, page faults).
+//!
+//! Every reader declares its table's columns once, in a `Select`, which both
+//! writes the SELECT list and reads the row.
 
 pub mod cpu;
 pub mod cuda;
