@@ -42,21 +42,37 @@ impl Summary {
 
     /// Adds the counts of `other`, a summary of another part of the report.
     pub(crate) fn merge(&mut self, other: Summary) {
-        for (category, n) in other.slices {
+        // Every field by name: a new field cannot be forgotten here.
+        let Summary {
+            slices,
+            flows,
+            before_time_zero,
+            inverted,
+            unterminated,
+            gpu_ops_without_launch,
+            gpu_ops_unknown_process,
+            launches_unmatched,
+            cpu_samples,
+            sched_events,
+            counter_values,
+            unreadable,
+        } = other;
+        for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
         }
-        for (category, n) in other.before_time_zero {
+        for (category, n) in before_time_zero {
             *self.before_time_zero.entry(category).or_default() += n;
         }
-        self.flows += other.flows;
-        self.inverted += other.inverted;
-        self.unterminated += other.unterminated;
-        self.gpu_ops_without_launch += other.gpu_ops_without_launch;
-        self.gpu_ops_unknown_process += other.gpu_ops_unknown_process;
-        self.launches_unmatched += other.launches_unmatched;
-        self.cpu_samples += other.cpu_samples;
-        self.sched_events += other.sched_events;
-        self.counter_values += other.counter_values;
+        self.flows += flows;
+        self.inverted += inverted;
+        self.unterminated += unterminated;
+        self.gpu_ops_without_launch += gpu_ops_without_launch;
+        self.gpu_ops_unknown_process += gpu_ops_unknown_process;
+        self.launches_unmatched += launches_unmatched;
+        self.cpu_samples += cpu_samples;
+        self.sched_events += sched_events;
+        self.counter_values += counter_values;
+        self.unreadable.extend(unreadable);
     }
 
     /// An event's end as a trace time. An end before the start is counted
