@@ -145,16 +145,9 @@ impl<W: Write> Mapper<'_, '_, W> {
             }
             None => None,
         };
-        let slice = Slice {
-            start,
-            end: Some(end),
-            name: api_name(call.name),
-            category: API,
-            args: &args,
-            flows_out: &self.flow_ids,
-            flows_in: &[],
-            callstack: callstack.filter(|f| !f.is_empty()),
-        };
+        let slice = Slice::new(start, Some(end), api_name(call.name), API, &args)
+            .flows_out(&self.flow_ids)
+            .callstack(callstack.filter(|f| !f.is_empty()));
         self.seq.slice(track, &slice)?;
         self.summary.count(API);
         Ok(())
@@ -296,16 +289,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             }
         }
         let flows_in = flow.as_slice();
-        let slice = Slice {
-            start,
-            end: Some(end),
-            name,
-            category,
-            args: &args,
-            flows_out: &[],
-            flows_in,
-            callstack: None,
-        };
+        let slice = Slice::new(start, Some(end), name, category, &args).flows_in(flows_in);
         let track = self.gpu.track(&op.place);
         self.seq.slice(track, &slice)?;
         self.summary.count(category);

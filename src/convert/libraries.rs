@@ -46,16 +46,7 @@ pub fn write<W: Write>(
                 args.push(Arg::new(name, ArgValue::Str(v)));
             }
         }
-        let slice = Slice {
-            start,
-            end: Some(end),
-            name: call.name,
-            category: library.category,
-            args: &args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
+        let slice = Slice::new(start, Some(end), call.name, library.category, &args);
         seq.slice(track, &slice)?;
         summary.count(library.category);
         Ok(())

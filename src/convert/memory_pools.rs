@@ -107,16 +107,7 @@ impl MemoryPools {
                 args.push(Arg::new(arg, ArgValue::Int(v)));
             }
         }
-        let slice = Slice {
-            start: ts,
-            end: Some(ts),
-            name: &name,
-            category: MEMORY_POOL,
-            args: &args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
+        let slice = Slice::new(ts, Some(ts), &name, MEMORY_POOL, &args);
         seq.slice(track, &slice)?;
         summary.count(MEMORY_POOL);
         // A destroyed pool holds nothing from then on, whatever it held

@@ -235,16 +235,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             }
         };
         let end = self.summary.end_time(start, end);
-        let slice = Slice {
-            start,
-            end: Some(end),
-            name: "GPU page faults",
-            category: UNIFIED_MEMORY,
-            args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
+        let slice = Slice::new(start, Some(end), "GPU page faults", UNIFIED_MEMORY, args);
         self.seq.slice(track, &slice)?;
         self.summary.count(UNIFIED_MEMORY);
         Ok(())
@@ -261,16 +252,7 @@ impl<W: Write> Mapper<'_, '_, W> {
                 t
             }
         };
-        let slice = Slice {
-            start: ts,
-            end: Some(ts),
-            name: "CPU page fault",
-            category: UNIFIED_MEMORY,
-            args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
+        let slice = Slice::new(ts, Some(ts), "CPU page fault", UNIFIED_MEMORY, args);
         self.seq.slice(track, &slice)?;
         self.summary.count(UNIFIED_MEMORY);
         Ok(())

@@ -88,16 +88,7 @@ pub fn write<W: Write>(
             }
         };
         let name = e.text.as_ref().map_or("", |t| t.as_str());
-        let slice = Slice {
-            start,
-            end,
-            name,
-            category: NVTX,
-            args: &args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
+        let slice = Slice::new(start, end, name, NVTX, &args);
         seq.slice(track, &slice)?;
         if let Some(feed) = feed.as_deref_mut() {
             feed.saw(start);

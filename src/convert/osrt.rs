@@ -61,16 +61,8 @@ pub fn write<W: Write>(
             }
             None => None,
         };
-        let slice = Slice {
-            start,
-            end: Some(end),
-            name: call.name,
-            category: OSRT,
-            args: &args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: callstack.filter(|f| !f.is_empty()),
-        };
+        let slice = Slice::new(start, Some(end), call.name, OSRT, &args)
+            .callstack(callstack.filter(|f| !f.is_empty()));
         seq.slice(track, &slice)?;
         summary.count(OSRT);
         Ok(())

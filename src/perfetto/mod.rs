@@ -16,6 +16,7 @@ mod lanes;
 mod packets;
 mod sched;
 mod sequence;
+mod slice;
 mod stacks;
 mod tracks;
 mod wire;
@@ -33,7 +34,8 @@ pub mod proto {
 pub use lanes::{SliceTrack, Stacking};
 pub use packets::PacketWriter;
 pub use sched::{ContextSwitch, EndState, Task};
-pub use sequence::{Arg, ArgValue, CounterValue, SequenceWriter, Slice, Trace};
+pub use sequence::{SequenceWriter, Trace};
+pub use slice::{Arg, ArgValue, CounterValue, Slice};
 pub use stacks::StackFrame;
 pub use tracks::{CounterUnit, TrackId, TrackSpec, Tracks};
 

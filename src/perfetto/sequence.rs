@@ -16,6 +16,7 @@ use super::proto::{
     TracePacket, TracePacketDefaults, TrackDescriptor,
 };
 use super::sched::ContextSwitch;
+use super::slice::{Arg, ArgValue, CounterValue, Slice};
 use super::stacks::{StackFrame, StackInterner};
 use super::tracks::{CounterUnit, Maker, TrackId, TrackSpec, Tracks};
 use super::wire;
@@ -188,53 +189,6 @@ fn clock(clock_id: u32, timestamp: u64, is_incremental: bool) -> Clock {
 
 fn sequence_id(id: u32) -> trace_packet::OptionalTrustedPacketSequenceId {
     trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId(id)
-}
-
-/// A slice to write: `[start, end)` in trace time.
-pub struct Slice<'a> {
-    pub start: u64,
-    /// `None` when the slice never ended: it is closed when the sequence finishes.
-    pub end: Option<u64>,
-    pub name: &'a str,
-    pub category: &'a str,
-    pub args: &'a [Arg<'a>],
-    /// Flows that start at this slice.
-    pub flows_out: &'a [u64],
-    /// Flows that end at this slice.
-    pub flows_in: &'a [u64],
-    /// The call stack the slice was entered from, innermost frame first.
-    pub callstack: Option<&'a [StackFrame<'a>]>,
-}
-
-/// A named value shown in the slice's details (trace_processor's `args`, as `debug.<name>`).
-/// Names are fixed by the mapping, so they are `'static`: a sequence knows a
-/// name by its address, without hashing or comparing its text.
-#[derive(Clone, Copy, Debug)]
-pub struct Arg<'a> {
-    pub name: &'static str,
-    pub value: ArgValue<'a>,
-}
-
-/// A counter's value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CounterValue {
-    Int(i64),
-    Double(f64),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ArgValue<'a> {
-    Int(i64),
-    Uint(u64),
-    Double(f64),
-    Bool(bool),
-    Str(&'a str),
-}
-
-impl<'a> Arg<'a> {
-    pub fn new(name: &'static str, value: ArgValue<'a>) -> Self {
-        Self { name, value }
-    }
 }
 
 /// One packet sequence of a [`Trace`]. Slices must be given in order of start

@@ -400,16 +400,13 @@ impl<W: Write> Projector<'_, '_, W> {
                 ArgValue::Uint(range_end.saturating_sub(p.range.start)),
             ),
         ];
-        let slice = Slice {
-            start: p.first,
-            end: Some(p.last.max(p.first)),
-            name: p.range.name.as_str(),
-            category: NVTX_GPU,
-            args: &args,
-            flows_out: &[],
-            flows_in: &[],
-            callstack: None,
-        };
+        let slice = Slice::new(
+            p.first,
+            Some(p.last.max(p.first)),
+            p.range.name.as_str(),
+            NVTX_GPU,
+            &args,
+        );
         self.seq.slice(track, &slice)?;
         Ok(())
     }

@@ -1,0 +1,91 @@
+//! What a sequence writes: slices with their args, flows and call stacks, and
+//! counter values.
+
+use super::stacks::StackFrame;
+
+/// A slice to write: `[start, end)` in trace time.
+pub struct Slice<'a> {
+    pub start: u64,
+    /// `None` when the slice never ended: it is closed when the sequence finishes.
+    pub end: Option<u64>,
+    pub name: &'a str,
+    pub category: &'a str,
+    pub args: &'a [Arg<'a>],
+    /// Flows that start at this slice.
+    pub flows_out: &'a [u64],
+    /// Flows that end at this slice.
+    pub flows_in: &'a [u64],
+    /// The call stack the slice was entered from, innermost frame first.
+    pub callstack: Option<&'a [StackFrame<'a>]>,
+}
+
+/// A named value shown in the slice's details (trace_processor's `args`, as `debug.<name>`).
+/// Names are fixed by the mapping, so they are `'static`: a sequence knows a
+/// name by its address, without hashing or comparing its text.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg<'a> {
+    pub name: &'static str,
+    pub value: ArgValue<'a>,
+}
+
+/// A counter's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CounterValue {
+    Int(i64),
+    Double(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArgValue<'a> {
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    Bool(bool),
+    Str(&'a str),
+}
+
+impl<'a> Slice<'a> {
+    /// A slice with no flows and no call stack.
+    pub fn new(
+        start: u64,
+        end: Option<u64>,
+        name: &'a str,
+        category: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> Self {
+        Self {
+            start,
+            end,
+            name,
+            category,
+            args,
+            flows_out: &[],
+            flows_in: &[],
+            callstack: None,
+        }
+    }
+
+    /// The slice, with flows that start at it.
+    pub fn flows_out(mut self, ids: &'a [u64]) -> Self {
+        self.flows_out = ids;
+        self
+    }
+
+    /// The slice, with flows that end at it.
+    pub fn flows_in(mut self, ids: &'a [u64]) -> Self {
+        self.flows_in = ids;
+        self
+    }
+
+    /// The slice, entered from `frames` (innermost first), if any.
+    pub fn callstack(mut self, frames: Option<&'a [StackFrame<'a>]>) -> Self {
+        self.callstack = frames;
+        self
+    }
+}
+
+impl<'a> Arg<'a> {
+    pub fn new(name: &'static str, value: ArgValue<'a>) -> Self {
+        Self { name, value }
+    }
+}
