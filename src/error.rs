@@ -1,10 +1,11 @@
-//! The errors a user can meet, each worded to fit on one line.
+//! The errors a user can meet, each worded to fit on one line, lower case,
+//! with what to do where there is something to do.
 
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {}", path.display(), plain(source))]
     Unreadable {
         path: PathBuf,
         source: std::io::Error,
@@ -29,24 +30,98 @@ pub enum Error {
     )]
     NsysMissing { path: PathBuf, reason: String },
 
+    /// `nsys` names the CLI: `nsys 2022.4.2.1`, or its path when it did not
+    /// say its version.
     #[error(
-        "nsys {nsys_version} could not export {} (captured with nsys {capture_version}): {message}; \
-         {advice}",
-        path.display()
+        "{nsys} could not export {} ({}): {message}; {advice}",
+        path.display(),
+        captured(capture_version)
     )]
     NsysRefused {
         path: PathBuf,
-        nsys_version: String,
-        capture_version: String,
+        nsys: String,
+        capture_version: Option<String>,
         message: String,
         advice: String,
     },
 
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {}", path.display(), plain(source))]
     Output {
         path: PathBuf,
         source: std::io::Error,
     },
+
+    #[error("cannot write {}: directory {} does not exist", path.display(), dir.display())]
+    NoOutputDirectory { path: PathBuf, dir: PathBuf },
+
+    #[error("cannot write {}: it is a directory", path.display())]
+    OutputIsDirectory { path: PathBuf },
+
+    /// The output is the input, or another name of the same file.
+    #[error("cannot write {}: it is the input {}", output.display(), input.display())]
+    OutputIsInput { output: PathBuf, input: PathBuf },
+
+    /// Writing into a caller's writer failed ([`crate::convert_to_writer`]).
+    #[error("cannot write the trace: {}", plain(source))]
+    Writer { source: std::io::Error },
+
+    /// The cancellation flag was set: nothing was left behind.
+    #[error("interrupted while converting {}; no trace written", path.display())]
+    Interrupted { path: PathBuf },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn captured(version: &Option<String>) -> String {
+    match version {
+        Some(version) => format!("captured with nsys {version}"),
+        None => "captured by an nsys of unknown version".to_owned(),
+    }
+}
+
+/// An io error in plain words: the system's description without its
+/// "(os error N)", starting lower case like every message here.
+pub(crate) fn plain(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => &text[..at],
+        _ => &text,
+    };
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        // "Permission denied", but not "IO error" or "ENOSPC".
+        (Some(first), second)
+            if first.is_uppercase() && !second.is_some_and(char::is_uppercase) =>
+        {
+            first
+                .to_lowercase()
+                .chain(text[first.len_utf8()..].chars())
+                .collect()
+        }
+        _ => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    #[cfg(unix)]
+    #[test]
+    fn io_errors_read_plainly() {
+        assert_eq!(
+            plain(&io::Error::from_raw_os_error(2)),
+            "no such file or directory"
+        );
+        assert_eq!(
+            plain(&io::Error::from_raw_os_error(13)),
+            "permission denied"
+        );
+        assert_eq!(plain(&io::Error::other("IO failure")), "IO failure");
+        assert_eq!(
+            plain(&io::Error::new(io::ErrorKind::NotFound, "already plain")),
+            "already plain"
+        );
+    }
+}

@@ -1,14 +1,18 @@
 //! `nsys2perfetto`: the command line. All the work is in the library.
 
-use std::io::IsTerminal;
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, Options, Part, Parts, Progress};
+use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, Part, Parts, Progress};
 
 #[derive(Parser)]
 #[command(
@@ -26,15 +30,17 @@ enum Command {
     ///
     /// Every CUDA API call, kernel, memcpy, memset, synchronization and NVTX event
     /// becomes a slice, with a flow from each launch to the GPU work it launched.
-    /// The output is written to a temporary file and renamed when complete.
+    /// The output is written to a temporary file and renamed when complete; an
+    /// interrupted conversion (Ctrl-C, SIGTERM) leaves nothing behind.
     Convert {
         /// Nsight Systems SQLite exports (`nsys export --type sqlite`), or reports
         /// (.nsys-rep, .qdrep), which are exported first with the nsys CLI.
         #[arg(required = true, value_name = "INPUT")]
         inputs: Vec<PathBuf>,
 
-        /// Output file (default: INPUT with extension .perfetto-trace). With several
-        /// inputs, a directory to write each trace into.
+        /// Output file (default: INPUT with extension .perfetto-trace), or a
+        /// directory to write each trace into (the only choice with several
+        /// inputs), or - for standard output.
         #[arg(short, long, value_name = "OUT")]
         output: Option<PathBuf>,
 
@@ -48,9 +54,9 @@ enum Command {
               value_parser = clap::value_parser!(u32).range(1..=9))]
         level: u32,
 
-        /// Leave these out of the trace, for a lighter one: cuda, nvtx, osrt
-        /// (OS runtime calls), samples (CPU samples), sched (context switches).
-        #[arg(long, value_name = "PART,...", value_delimiter = ',')]
+        /// Leave these out of the trace, for a lighter one (see README.md for
+        /// what each part holds).
+        #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
         exclude: Vec<Part>,
 
         /// The nsys CLI used to export .nsys-rep/.qdrep reports.
@@ -63,6 +69,21 @@ enum Command {
     },
 }
 
+/// The parts `--exclude` accepts, named as the library names them.
+fn part_parser() -> impl TypedValueParser<Value = Part> {
+    PossibleValuesParser::new(Part::ALL.map(Part::name)).map(|name| {
+        name.parse::<Part>()
+            .expect("each possible value names a part")
+    })
+}
+
+/// Exit status of a command line refused before any input is read (as for
+/// clap's own usage errors).
+const USAGE: u8 = 2;
+/// Exit status of a conversion interrupted by a signal that left no status
+/// (128 + SIGINT, as a shell reports Ctrl-C).
+const INTERRUPTED: u8 = 130;
+
 fn main() -> ExitCode {
     let Command::Convert {
         inputs,
@@ -73,25 +94,50 @@ fn main() -> ExitCode {
         nsys,
         quiet,
     } = Cli::parse().command;
+    let signals = match Signals::watch() {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: cannot handle signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let options = Options {
         gzip: (!no_gzip).then_some(level),
         parts: exclude
             .iter()
             .fold(Parts::all(), |parts, p| parts.without(*p)),
         nsys,
+        cancel: Some(Arc::clone(&signals.cancel)),
     };
-    if inputs.len() > 1 && output.as_deref().is_some_and(|o| !o.is_dir()) {
-        eprintln!("nsys2perfetto: error: with several inputs, -o must name an existing directory");
-        return ExitCode::from(2);
-    }
+    let targets = match plan(&inputs, output.as_deref()) {
+        Ok(targets) => targets,
+        Err(message) => {
+            eprintln!("nsys2perfetto: error: {message}");
+            return ExitCode::from(USAGE);
+        }
+    };
     let mut failed = false;
-    for input in &inputs {
-        let target = output_path(input, output.as_deref(), inputs.len() > 1);
-        if let Err(e) = convert_one(input, &target, &options, quiet) {
-            eprintln!("nsys2perfetto: error: {e}");
-            failed = true;
+    for (input, target) in inputs.iter().zip(&targets) {
+        if let Some(status) = signals.received() {
+            eprintln!(
+                "nsys2perfetto: interrupted before converting {}",
+                input.display()
+            );
+            return ExitCode::from(status);
+        }
+        match convert_one(input, target, &options, quiet) {
+            Ok(()) => {}
+            Err(e @ Error::Interrupted { .. }) => {
+                eprintln!("nsys2perfetto: {e}");
+                return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
+            }
+            Err(e) => {
+                eprintln!("nsys2perfetto: error: {e}{}", hint(&e, output.is_none()));
+                failed = true;
+            }
         }
     }
+    // A signal after the last trace was written interrupted nothing.
     if failed {
         ExitCode::FAILURE
     } else {
@@ -99,9 +145,126 @@ fn main() -> ExitCode {
     }
 }
 
+/// What to do about an error that the command line can fix.
+fn hint(e: &Error, beside_input: bool) -> &'static str {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    match e {
+        Error::Output { source, .. }
+            if beside_input && matches!(source.kind(), PermissionDenied | ReadOnlyFilesystem) =>
+        {
+            "; use -o to write the trace elsewhere"
+        }
+        Error::OutputIsInput { .. } => "; name the trace with -o",
+        _ => "",
+    }
+}
+
+/// Where a trace goes.
+#[derive(Debug)]
+enum Target {
+    File(PathBuf),
+    Stdout,
+}
+
+/// The target of each input, or why the command line cannot be carried out:
+/// checked before any input is read, so that nothing is converted for a
+/// run that would overwrite an input or one of its own traces.
+fn plan(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Target>, String> {
+    let several = inputs.len() > 1;
+    if output.is_some_and(|o| o == Path::new("-")) {
+        if several {
+            return Err("-o - writes one trace to standard output: give one input".into());
+        }
+        if std::io::stdout().is_terminal() {
+            return Err(
+                "standard output is a terminal: redirect it to a file or a pipe for -o -".into(),
+            );
+        }
+        return Ok(vec![Target::Stdout]);
+    }
+    let into_dir = match output {
+        Some(out) => {
+            let says_dir = out
+                .as_os_str()
+                .to_string_lossy()
+                .ends_with(['/', std::path::MAIN_SEPARATOR]);
+            if several || says_dir {
+                if !out.exists() {
+                    return Err(format!("directory {} does not exist", out.display()));
+                }
+                if !out.is_dir() {
+                    return Err(format!(
+                        "{} is not a directory: with several inputs, -o names the directory to write them into",
+                        out.display()
+                    ));
+                }
+            }
+            out.is_dir().then_some(out)
+        }
+        None => None,
+    };
+    let mut targets = Vec::new();
+    for input in inputs {
+        let name = Path::new(input.file_name().unwrap_or(input.as_os_str()))
+            .with_extension("perfetto-trace");
+        let target = match (output, into_dir) {
+            (_, Some(dir)) => dir.join(name),
+            (Some(out), None) => {
+                if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if !dir.is_dir() {
+                        return Err(Error::NoOutputDirectory {
+                            path: out.to_owned(),
+                            dir: dir.to_owned(),
+                        }
+                        .to_string());
+                    }
+                }
+                out.to_owned()
+            }
+            (None, None) => input.with_file_name(name),
+        };
+        targets.push(target);
+    }
+    for target in &targets {
+        if let Some(input) = inputs.iter().find(|i| nsys2perfetto::same_file(i, target)) {
+            let e = Error::OutputIsInput {
+                output: target.clone(),
+                input: input.clone(),
+            };
+            return Err(format!("{e}{}", hint(&e, output.is_none())));
+        }
+    }
+    let mut seen: HashMap<PathBuf, usize> = HashMap::new();
+    for (i, target) in targets.iter().enumerate() {
+        if let Some(&first) = seen.get(&identity(target)) {
+            return Err(format!(
+                "{} and {} would both be written to {}; convert them one at a time, each with its own -o",
+                inputs[first].display(),
+                inputs[i].display(),
+                target.display()
+            ));
+        }
+        seen.insert(identity(target), i);
+    }
+    Ok(targets.into_iter().map(Target::File).collect())
+}
+
+/// A path that names the same file however `path` was written: its
+/// directory resolved (links, `..`), then its name.
+fn identity(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_owned(),
+    }
+}
+
 fn convert_one(
     input: &Path,
-    target: &Path,
+    target: &Target,
     options: &Options,
     quiet: bool,
 ) -> nsys2perfetto::Result<()> {
@@ -123,20 +286,31 @@ fn convert_one(
             bar.set_position(p.rows_read);
         }
     };
-    let summary = convert_file(input, target, options, &mut progress);
+    let converted = match target {
+        Target::File(path) => convert_file(input, path, options, &mut progress).map(|summary| {
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            (summary, path.display().to_string(), size)
+        }),
+        Target::Stdout => {
+            let out = Counting {
+                out: std::io::BufWriter::new(std::io::stdout()),
+                bytes: 0,
+            };
+            convert_to_writer(input, out, options, &mut progress)
+                .map(|(out, summary)| (summary, "standard output".to_owned(), out.bytes))
+        }
+    };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let summary = summary?;
+    let (summary, written_to, size) = converted?;
     if !quiet {
         for warning in summary.warnings() {
             eprintln!("nsys2perfetto: warning: {}: {warning}", input.display());
         }
-        let size = std::fs::metadata(target).map(|m| m.len()).unwrap_or(0);
         eprintln!(
-            "{} -> {} ({}): {summary} in {:.2}s",
+            "{} -> {written_to} ({}): {summary} in {:.2}s",
             input.display(),
-            target.display(),
             human_bytes(size),
             started.elapsed().as_secs_f64()
         );
@@ -144,14 +318,66 @@ fn convert_one(
     Ok(())
 }
 
-/// `-o` as given; a directory with several inputs; else beside the input.
-fn output_path(input: &Path, output: Option<&Path>, several: bool) -> PathBuf {
-    let file_name =
-        Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension("perfetto-trace");
-    match output {
-        Some(dir) if several => dir.join(file_name),
-        Some(out) => out.to_owned(),
-        None => input.with_file_name(file_name),
+/// A writer that counts the bytes it passes on.
+struct Counting<W> {
+    out: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// SIGINT and SIGTERM, caught: the first sets the cancellation flag that
+/// the conversion watches (it then cleans up and stops); a second one of
+/// either ends the program at once.
+struct Signals {
+    cancel: Arc<AtomicBool>,
+    /// The exit status the last signal calls for (128 + its number), 0 for none.
+    status: Arc<AtomicUsize>,
+}
+
+impl Signals {
+    #[cfg(unix)]
+    fn watch() -> std::io::Result<Signals> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::flag;
+        let signals = Signals {
+            cancel: Arc::new(AtomicBool::new(false)),
+            status: Arc::new(AtomicUsize::new(0)),
+        };
+        for signal in [SIGINT, SIGTERM] {
+            let status = 128 + signal;
+            // First, so that it sees the flag as the previous signal left it.
+            flag::register_conditional_shutdown(signal, status, Arc::clone(&signals.cancel))?;
+            flag::register_usize(signal, Arc::clone(&signals.status), status as usize)?;
+            flag::register(signal, Arc::clone(&signals.cancel))?;
+        }
+        Ok(signals)
+    }
+
+    #[cfg(not(unix))]
+    fn watch() -> std::io::Result<Signals> {
+        Ok(Signals {
+            cancel: Arc::new(AtomicBool::new(false)),
+            status: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    /// The exit status for the signal received, if one was.
+    fn received(&self) -> Option<u8> {
+        match self.status.load(Ordering::SeqCst) {
+            0 => None,
+            status => Some(u8::try_from(status).unwrap_or(u8::MAX)),
+        }
     }
 }
 

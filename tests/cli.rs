@@ -1,10 +1,36 @@
 //! The command line on bad input: one clear line, a non-zero exit, no output
 //! file and nothing left behind; and on good input, the output where promised.
+//! Interrupted by a signal, it leaves nothing behind either.
+
+mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+
+use support::checker;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// A real export of ../shared/fixtures, or `None` (having said why) in a
+/// fresh clone without ../shared; in CI its absence fails the test.
+fn fixture(relative: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures")
+        .join(relative);
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(!in_ci(), "{} is absent in CI", path.display());
+    eprintln!(
+        "SKIP: {} is absent (a fresh clone without ../shared)",
+        path.display()
+    );
+    None
+}
 
 fn demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
@@ -21,11 +47,21 @@ fn run(dir: &Path, args: &[&str]) -> Output {
 /// Fails unless `args` is refused with one error line mentioning `needle`,
 /// and the directory holds nothing new afterwards.
 fn assert_refused(dir: &Path, args: &[&str], needle: &str) {
+    assert_refused_with(dir, args, needle, 1)
+}
+
+/// [`assert_refused`] for a command line refused before any input is read:
+/// exit status 2, as for any other usage error.
+fn assert_usage_refused(dir: &Path, args: &[&str], needle: &str) {
+    assert_refused_with(dir, args, needle, 2)
+}
+
+fn assert_refused_with(dir: &Path, args: &[&str], needle: &str, code: i32) {
     let before = listing(dir);
     let out = run(dir, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} succeeded");
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: one line, got {stderr:?}");
     assert!(lines[0].starts_with("nsys2perfetto: error: "), "{stderr}");
@@ -34,6 +70,10 @@ fn assert_refused(dir: &Path, args: &[&str], needle: &str) {
         "{args:?}: {stderr:?} should mention {needle:?}"
     );
     assert!(!stderr.contains("panicked"));
+    assert!(
+        !stderr.contains("os error"),
+        "{args:?}: io errors in plain words: {stderr}"
+    );
     assert_eq!(listing(dir), before, "{args:?} left files behind");
 }
 
@@ -68,7 +108,7 @@ fn bad_inputs_get_one_line_errors_and_no_output() {
     assert_refused(
         d,
         &["convert", "missing.sqlite"],
-        "cannot read missing.sqlite",
+        "cannot read missing.sqlite: no such file or directory",
     );
     assert_refused(
         d,
@@ -86,18 +126,15 @@ fn bad_inputs_get_one_line_errors_and_no_output() {
     assert_refused(d, &["convert", "."], "is a directory");
     let demo = demo();
     let demo = demo.to_str().unwrap();
-    assert_refused(
+    assert_usage_refused(
         d,
         &["convert", demo, "-o", "no/such/dir/out.trace"],
-        "cannot write no/such/dir/out.trace",
+        "cannot write no/such/dir/out.trace: directory no/such/dir does not exist",
     );
-    let stderr =
-        String::from_utf8(run(d, &["convert", demo, "-o", "no/such/out.trace"]).stderr).unwrap();
-    assert!(
-        stderr
-            .trim_end()
-            .ends_with("cannot write no/such/out.trace: no file can be created in its directory"),
-        "the error names the output, not a temporary file: {stderr}"
+    assert_usage_refused(
+        d,
+        &["convert", demo, "-o", "no/such/"],
+        "directory no/such/ does not exist",
     );
     assert_refused(
         d,
@@ -221,4 +258,480 @@ fn a_failing_input_does_not_stop_the_others() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(dir.path().join("good.perfetto-trace").is_file());
+}
+
+/// The trace never replaces an input: not the same path, nor another name
+/// of the same file (a hard or symbolic link), nor another input of the run.
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(demo(), d.join("run.sqlite")).unwrap();
+    std::fs::hard_link(d.join("run.sqlite"), d.join("hard.sqlite")).unwrap();
+    // An export named like a trace: its default output is itself.
+    std::fs::copy(demo(), d.join("odd.perfetto-trace")).unwrap();
+    let original = std::fs::read(demo()).unwrap();
+    let refusals: &[&[&str]] = &[
+        &["convert", "run.sqlite", "-o", "run.sqlite"],
+        &["convert", "run.sqlite", "-o", "./run.sqlite"],
+        &["convert", "run.sqlite", "-o", "hard.sqlite"],
+        &["convert", "odd.perfetto-trace"],
+        &["convert", "run.sqlite", "odd.perfetto-trace", "-o", "."],
+    ];
+    for args in refusals {
+        assert_usage_refused(d, args, "is the input");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("run.sqlite", d.join("link.trace")).unwrap();
+        assert_usage_refused(
+            d,
+            &["convert", "run.sqlite", "-o", "link.trace"],
+            "is the input",
+        );
+        std::fs::remove_file(d.join("link.trace")).unwrap();
+    }
+    // One input's trace would be another input.
+    std::fs::copy(demo(), d.join("run.perfetto-trace")).unwrap();
+    assert_usage_refused(
+        d,
+        &["convert", "odd.perfetto-trace", "run.sqlite"],
+        "is the input",
+    );
+    std::fs::remove_file(d.join("run.perfetto-trace")).unwrap();
+    for name in ["run.sqlite", "hard.sqlite", "odd.perfetto-trace"] {
+        assert_eq!(std::fs::read(d.join(name)).unwrap(), original, "{name}");
+    }
+    // The library refuses too, before writing anything.
+    let err = nsys2perfetto::convert_file(
+        &d.join("run.sqlite"),
+        &d.join("hard.sqlite"),
+        &Default::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("is the input"), "{err}");
+    assert_eq!(std::fs::read(d.join("run.sqlite")).unwrap(), original);
+    assert_eq!(
+        listing(d),
+        ["hard.sqlite", "odd.perfetto-trace", "run.sqlite"]
+    );
+}
+
+/// Inputs whose traces would have the same name are refused before any is
+/// converted: one trace never silently replaces another.
+#[test]
+fn inputs_that_would_share_a_trace_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in ["a", "b", "out"] {
+        std::fs::create_dir(d.join(sub)).unwrap();
+    }
+    std::fs::copy(demo(), d.join("a/x.sqlite")).unwrap();
+    std::fs::copy(demo(), d.join("b/x.sqlite")).unwrap();
+    std::fs::write(d.join("a/x.nsys-rep"), "not looked at").unwrap();
+    assert_usage_refused(
+        d,
+        &["convert", "a/x.sqlite", "b/x.sqlite", "-o", "out"],
+        "would both be written to out/x.perfetto-trace",
+    );
+    assert_usage_refused(
+        d,
+        &["convert", "a/x.sqlite", "a/x.nsys-rep"],
+        "would both be written to a/x.perfetto-trace",
+    );
+    assert_usage_refused(
+        d,
+        &["convert", "a/x.sqlite", "a/../a/x.sqlite"],
+        "would both be written",
+    );
+    assert!(listing(&d.join("out")).is_empty());
+    assert_eq!(listing(&d.join("a")), ["x.nsys-rep", "x.sqlite"]);
+}
+
+/// `-o` naming a directory (existing, or written with a trailing slash)
+/// puts the trace in it under the input's name.
+#[test]
+fn output_directory_for_one_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(demo(), d.join("run.sqlite")).unwrap();
+    std::fs::create_dir(d.join("out")).unwrap();
+    for out in ["out", "out/"] {
+        let result = run(d, &["convert", "run.sqlite", "-o", out, "-q"]);
+        assert!(
+            result.status.success(),
+            "-o {out}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        assert_eq!(listing(&d.join("out")), ["run.perfetto-trace"], "-o {out}");
+        checker::check_file(&d.join("out/run.perfetto-trace")).assert_valid();
+        std::fs::remove_file(d.join("out/run.perfetto-trace")).unwrap();
+    }
+    std::fs::write(d.join("file"), "").unwrap();
+    assert_usage_refused(
+        d,
+        &["convert", "run.sqlite", "run.sqlite", "-o", "file"],
+        "file is not a directory",
+    );
+    assert_usage_refused(
+        d,
+        &["convert", "run.sqlite", "-o", "missing/"],
+        "directory missing/ does not exist",
+    );
+    assert_usage_refused(
+        d,
+        &["convert", "run.sqlite", "run.sqlite", "-o", "missing"],
+        "directory missing does not exist",
+    );
+}
+
+/// `-o -` writes the trace to standard output; messages stay on standard error.
+#[test]
+fn output_to_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let demo = demo();
+    let out = run(d, &["convert", demo.to_str().unwrap(), "-o", "-"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        listing(d).is_empty(),
+        "nothing written beside: {:?}",
+        listing(d)
+    );
+    assert_eq!(&out.stdout[..2], &[0x1f, 0x8b], "gzip by default");
+    let trace = checker::check(&out.stdout);
+    trace.assert_valid();
+    let summary = nsys2perfetto::convert_file(
+        &demo,
+        &d.join("file.trace"),
+        &Default::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        trace.slices.len() as u64,
+        summary.slices.values().sum::<u64>()
+    );
+    assert_eq!(trace.flows.len() as u64, summary.flows);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("-> standard output ("), "{stderr}");
+
+    let raw = run(
+        d,
+        &[
+            "convert",
+            demo.to_str().unwrap(),
+            "-o",
+            "-",
+            "--no-gzip",
+            "-q",
+        ],
+    );
+    assert!(raw.status.success());
+    assert!(raw.stderr.is_empty());
+    assert_eq!(checker::check(&raw.stdout).slices.len(), trace.slices.len());
+
+    std::fs::copy(&demo, d.join("a.sqlite")).unwrap();
+    std::fs::remove_file(d.join("file.trace")).unwrap();
+    assert_usage_refused(
+        d,
+        &["convert", "a.sqlite", "a.sqlite", "-o", "-"],
+        "one input",
+    );
+}
+
+/// Messages say what to do. Without -o, a trace goes beside its input; when
+/// that directory cannot be written, the error points to -o.
+#[cfg(unix)]
+#[test]
+fn a_read_only_input_directory_suggests_o() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ro = d.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::copy(demo(), ro.join("run.sqlite")).unwrap();
+    std::fs::set_permissions(
+        ro.join("run.sqlite"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut command = Command::new(BIN);
+    command.current_dir(d).args(["convert", "ro/run.sqlite"]);
+    // Permissions do not bind root: run as nobody then.
+    if unsafe { libc::geteuid() } == 0 {
+        command.uid(65534).gid(65534);
+    }
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "nsys2perfetto: error: cannot write ro/run.perfetto-trace: permission denied; \
+         use -o to write the trace elsewhere"
+    );
+    assert_eq!(listing(&ro), ["run.sqlite"]);
+}
+
+/// Counts read as English ("1 flow", "2 flows"), and a report without
+/// slices says what it has instead of "no events".
+#[test]
+fn summary_lines_read_right() {
+    let Some(jacc) = fixture("sqlite/jacc_cg_trace.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &["convert", jacc.to_str().unwrap(), "-o", "t.trace"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = stderr.lines().last().unwrap();
+    assert!(!line.contains("no events"), "{line}");
+    assert!(line.contains("5094 CPU samples"), "{line}");
+    assert!(!line.contains("0 flows"), "{line}");
+}
+
+/// An export without any event table converts to an empty trace, and says so.
+#[test]
+fn an_export_without_event_tables_is_said_to_be_empty() {
+    let Some(kmeans) = fixture("sqlite/kmeans_report1.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &["convert", kmeans.to_str().unwrap(), "-o", "t.trace"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("nsys2perfetto: warning: ") && lines[0].contains("no event tables"),
+        "{stderr}"
+    );
+    assert!(lines[1].contains("no events"), "{stderr}");
+    checker::check_file(&dir.path().join("t.trace")).assert_valid();
+}
+
+/// `convert --help` names every part `--exclude` takes.
+#[test]
+fn help_lists_every_part() {
+    let out = Command::new(BIN)
+        .args(["convert", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let exclude = &help[help.find("--exclude").expect("--exclude documented")..];
+    let exclude = &exclude[..exclude.find("--nsys").unwrap_or(exclude.len())];
+    for part in nsys2perfetto::Part::ALL {
+        assert!(
+            exclude.contains(part.name()),
+            "--exclude help misses {}: {exclude}",
+            part.name()
+        );
+    }
+}
+
+/// Signals: SIGINT and SIGTERM stop a conversion cleanly, with exit status
+/// 128 + the signal's number, one line, and nothing left behind.
+#[cfg(unix)]
+mod signals {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Child;
+    use std::time::{Duration, Instant};
+
+    /// Polls `ready` for up to a minute (a loaded machine is slow), failing
+    /// the test if the child exits first.
+    fn wait_for(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !ready() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("exited ({status}) before {what}");
+            }
+            assert!(Instant::now() < deadline, "no {what} after a minute");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn signal(child: &Child, signal: i32) {
+        let pid = child.id() as libc::pid_t;
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    }
+
+    fn temp_files(dir: &Path) -> Vec<String> {
+        listing(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(".nsys2perfetto-"))
+            .collect()
+    }
+
+    /// An export big enough that converting it takes a while: the demo's
+    /// API calls repeated 10,000 times (2.2 M rows).
+    fn big_export(path: &Path) {
+        std::fs::copy(demo(), path).unwrap();
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(
+                "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 10000)
+                 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME
+                 SELECT start + n * 10000000, end + n * 10000000, eventClass, globalTid,
+                        correlationId + n * 1000000, nameId, returnValue, callchainId
+                 FROM CUPTI_ACTIVITY_KIND_RUNTIME, k ORDER BY 1",
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn an_interrupted_conversion_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        big_export(&d.join("big.sqlite"));
+        for (sig, name, code) in [
+            (libc::SIGINT, "SIGINT", 130),
+            (libc::SIGTERM, "SIGTERM", 143),
+        ] {
+            let mut child = Command::new(BIN)
+                .current_dir(d)
+                .args(["convert", "big.sqlite"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // Signalled once the trace is being written.
+            wait_for(&mut child, "a temporary trace", || {
+                temp_files(d)
+                    .iter()
+                    .any(|n| std::fs::metadata(d.join(n)).is_ok_and(|m| m.len() > 0))
+            });
+            signal(&child, sig);
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "{name}: exits by itself, with 128 + {sig} ({:?}): {stderr}",
+                out.status.signal()
+            );
+            assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+            assert!(
+                stderr.starts_with("nsys2perfetto: interrupted") && stderr.contains("big.sqlite"),
+                "{name}: {stderr}"
+            );
+            assert_eq!(listing(d), ["big.sqlite"], "{name} left files behind");
+        }
+    }
+
+    /// A stand-in for `nsys export` that writes part of its export, then
+    /// waits in a child of its own (as a real nsys's helpers would), having
+    /// noted that child's pid in `$FAKE_NSYS_PID`.
+    const SLOW_NSYS: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then
+    echo "NVIDIA Nsight Systems version 2099.1.1.1-0000000"
+    exit 0
+fi
+out=
+while [ $# -gt 0 ]; do
+    if [ "$1" = "--output" ]; then out=$2; fi
+    shift
+done
+echo "partial" > "$out"
+sleep 300 &
+echo $! > "$FAKE_NSYS_PID.tmp"
+mv "$FAKE_NSYS_PID.tmp" "$FAKE_NSYS_PID"
+wait
+"#;
+
+    fn alive(pid: i32) -> bool {
+        // A zombie has finished: only its exit status is left to collect.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+    }
+
+    #[test]
+    fn an_interrupted_export_kills_nsys_and_removes_its_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let nsys = d.join("slow-nsys");
+        std::fs::write(&nsys, SLOW_NSYS).unwrap();
+        std::fs::set_permissions(&nsys, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(
+            d.join("run.nsys-rep"),
+            "NVIDIA Tegra Profiler Report 1.\nrest",
+        )
+        .unwrap();
+        let tmp = d.join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let pid_file = d.join("nsys.pid");
+        for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+            let _ = std::fs::remove_file(&pid_file);
+            let mut child = Command::new(BIN)
+                .current_dir(d)
+                .args(["convert", "run.nsys-rep", "--nsys"])
+                .arg(&nsys)
+                .env("TMPDIR", &tmp)
+                .env("FAKE_NSYS_PID", &pid_file)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            wait_for(&mut child, "nsys's export", || pid_file.is_file());
+            let helper: i32 = std::fs::read_to_string(&pid_file)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            assert_eq!(listing(&tmp).len(), 1, "the export's directory");
+            signal(&child, sig);
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(
+                listing(&tmp).is_empty(),
+                "export left behind: {:?}",
+                listing(&tmp)
+            );
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while alive(helper) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(!alive(helper), "nsys's child {helper} still runs");
+            assert_eq!(listing(d), ["nsys.pid", "run.nsys-rep", "slow-nsys", "tmp"]);
+        }
+    }
+}
+
+/// The library's cancellation flag, set before the conversion starts: it
+/// fails as interrupted, having written nothing.
+#[test]
+fn a_cancelled_conversion_writes_nothing() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let options = nsys2perfetto::Options {
+        cancel: Some(Arc::new(AtomicBool::new(true))),
+        ..Default::default()
+    };
+    let output = dir.path().join("t.trace");
+    let err = nsys2perfetto::convert_file(&demo(), &output, &options, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(err, nsys2perfetto::Error::Interrupted { .. }),
+        "{err}"
+    );
+    let err =
+        nsys2perfetto::convert_to_writer(&demo(), Vec::new(), &options, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(err, nsys2perfetto::Error::Interrupted { .. }),
+        "{err}"
+    );
+    assert!(listing(dir.path()).is_empty());
 }

@@ -82,3 +82,160 @@ fn a_report_too_new_for_nsys_names_both_versions() {
     assert!(!message.contains('\n'), "one line: {message}");
     assert!(!output.exists());
 }
+
+/// A stand-in nsys at `version` that refuses every report with `message`.
+#[cfg(unix)]
+fn refusing_nsys(dir: &Path, version: &str, message: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(format!("nsys-{version}"));
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then\n  \
+         echo 'NVIDIA Nsight Systems version {version}-0000000'\n  exit 0\nfi\n\
+         echo '{message}' >&2\nexit 1\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The error of exporting `report` (its bytes) with `nsys`.
+fn refusal(dir: &Path, report: &[u8], nsys: &Path) -> String {
+    let input = dir.join("r.nsys-rep");
+    std::fs::write(&input, report).unwrap();
+    let options = nsys2perfetto::Options {
+        nsys: nsys.to_owned(),
+        ..Default::default()
+    };
+    let err = nsys2perfetto::convert_file(&input, &dir.join("r.trace"), &options, &mut |_| {})
+        .unwrap_err();
+    assert!(!dir.join("r.trace").exists());
+    err.to_string()
+}
+
+const OLD_HEADER: &[u8] = b"NVIDIA Tegra Profiler Report 1.\n";
+
+fn old_report(install_dir: &str) -> Vec<u8> {
+    let mut bytes = OLD_HEADER.to_vec();
+    bytes.extend_from_slice(b"\x00\x12TargetInstallDir\x00\x3a");
+    bytes.extend_from_slice(install_dir.as_bytes());
+    bytes.extend_from_slice(b"\x00more");
+    bytes
+}
+
+/// Versions compare as numbers, and "newer" is said only when it is so.
+#[cfg(unix)]
+#[test]
+fn advice_compares_versions_as_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nsys = refusing_nsys(d, "2022.4.2.1", "Error: something went wrong");
+    // 2022.10 is newer than 2022.4, though not as text.
+    let message = refusal(
+        d,
+        &old_report("/opt/nvidia/nsight-systems/2022.10.1/target-linux-x64"),
+        &nsys,
+    );
+    assert!(
+        message.contains("captured with nsys 2022.10.1"),
+        "{message}"
+    );
+    assert!(message.contains("use nsys 2022.10.1 or later"), "{message}");
+    // An older capture: nothing about versions to fix.
+    let message = refusal(
+        d,
+        &old_report("/opt/nvidia/nsight-systems/2021.5.1/target-linux-x64"),
+        &nsys,
+    );
+    assert!(message.contains("something went wrong"), "{message}");
+    assert!(!message.contains("newer"), "{message}");
+    assert!(
+        message.contains("check that the report is complete"),
+        "{message}"
+    );
+}
+
+/// A CLI that is not nsys (it does not say its version) gets no advice to
+/// use a newer nsys: as text "2022.1.3" sorts after "(unknown version)".
+#[cfg(unix)]
+#[test]
+fn a_cli_without_a_version_is_not_called_older() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let message = refusal(
+        d,
+        &old_report("/opt/nvidia/nsight-systems/2022.1.3/target-linux-x64"),
+        Path::new("/bin/false"),
+    );
+    assert!(!message.contains("newer"), "{message}");
+    assert!(message.contains("captured with nsys 2022.1.3"), "{message}");
+    assert!(
+        message.contains("/bin/false did not say its version"),
+        "{message}"
+    );
+    assert!(!message.contains('\n'), "{message}");
+}
+
+/// nsys as shipped inside Nsight Compute records its install directory as
+/// `.../nsight-compute/<version>/host/target-linux-x64`; an nsys that finds
+/// the report's version unsupported means the report is newer, even when
+/// its version cannot be read.
+#[cfg(unix)]
+#[test]
+fn unsupported_versions_are_called_newer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nsys = refusing_nsys(d, "2024.1.1.59", "Version not supported");
+    let message = refusal(
+        d,
+        &old_report("/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64"),
+        &nsys,
+    );
+    assert!(message.contains("captured with nsys 2025.3.1"), "{message}");
+    assert!(message.contains("Version not supported"), "{message}");
+    assert!(message.contains("use nsys 2025.3.1 or later"), "{message}");
+    assert!(
+        !message.contains("check that the report is complete"),
+        "{message}"
+    );
+
+    let mut unknown = OLD_HEADER.to_vec();
+    unknown.extend_from_slice(b"no install directory here");
+    let message = refusal(d, &unknown, &nsys);
+    assert!(message.contains("newer"), "{message}");
+    assert!(
+        !message.contains("check that the report is complete"),
+        "{message}"
+    );
+}
+
+/// Exports record the install directory of the nsys that captured them; its
+/// version is read from each form it takes.
+#[test]
+fn exports_name_the_nsys_that_captured_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/sqlite");
+    if !root.is_dir() {
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "{} is absent in CI",
+            root.display()
+        );
+        eprintln!("SKIP: {} is absent", root.display());
+        return;
+    }
+    for (export, version) in [
+        // .../nsight-compute/2025.3.1/host/target-linux-x64
+        ("h100_torch_graph_node.sqlite", Some("2025.3.1")),
+        // /usr/local/cuda-12.1/nsight-systems-2023.1.2/target-linux-x64
+        ("memfusion_report1.sqlite", Some("2023.1.2")),
+        // /opt/nvidia/nsight-systems/2022.1.3/target-linux-x64
+        ("dlprof_nsys_profile.sqlite", Some("2022.1.3")),
+        ("kmeans_report1.sqlite", None),
+    ] {
+        let report = nsys2perfetto::nsys::Report::open(&root.join(export)).unwrap();
+        assert_eq!(
+            report.meta().capture_version.as_deref(),
+            version,
+            "{export}"
+        );
+    }
+}

@@ -33,6 +33,9 @@ pub struct Summary {
     pub counter_values: u64,
     /// Event tables left out whole: they lack columns their rows need.
     pub unreadable: Vec<Unreadable>,
+    /// The export has no event table at all: nsys recorded nothing to
+    /// convert, and the trace is empty.
+    pub no_event_tables: bool,
 }
 
 impl Summary {
@@ -56,6 +59,7 @@ impl Summary {
             sched_events,
             counter_values,
             unreadable,
+            no_event_tables,
         } = other;
         for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
@@ -73,6 +77,7 @@ impl Summary {
         self.sched_events += sched_events;
         self.counter_values += counter_values;
         self.unreadable.extend(unreadable);
+        self.no_event_tables |= no_event_tables;
     }
 
     /// An event's end as a trace time. An end before the start is counted
@@ -94,6 +99,12 @@ impl Summary {
     /// Lines that explain events that are not in the trace exactly as recorded.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        if self.no_event_tables {
+            w.push(
+                "the export has no event tables (nsys recorded no events): the trace is empty"
+                    .to_owned(),
+            );
+        }
         let negative: u64 = self.before_time_zero.values().sum();
         if negative > 0 {
             let by: Vec<String> = self
@@ -102,73 +113,171 @@ impl Summary {
                 .map(|(c, n)| format!("{c} {n}"))
                 .collect();
             w.push(format!(
-                "{negative} events start before time 0 and are not in the trace (Perfetto has no negative times): {}",
+                "{} before time 0 and {} not in the trace (Perfetto has no negative times): {}",
+                count(negative, "event starts", "events start"),
+                are(negative),
                 by.join(", ")
             ));
         }
-        if self.inverted > 0 {
-            w.push(format!(
-                "{} events end before they start; written as instants at their start",
-                self.inverted
-            ));
+        match self.inverted {
+            0 => {}
+            1 => w.push(
+                "1 event ends before it starts; written as an instant at its start".to_owned(),
+            ),
+            n => w.push(format!(
+                "{n} events end before they start; written as instants at their start"
+            )),
         }
         if self.unterminated > 0 {
             w.push(format!(
-                "{} NVTX ranges never ended; closed at the end of the trace (arg unterminated = true)",
-                self.unterminated
+                "{} ended; closed at the end of the trace (arg unterminated = true)",
+                count(self.unterminated, "NVTX range never", "NVTX ranges never")
             ));
         }
         for u in &self.unreadable {
             w.push(format!(
-                "{} has no {} column: its {} rows are not in the trace",
-                u.table, u.missing, u.rows
+                "{} has no {} column: its {} not in the trace",
+                u.table,
+                u.missing,
+                count(u.rows, "row is", "rows are")
             ));
         }
         if self.gpu_ops_unknown_process > 0 {
             w.push(format!(
-                "{} GPU operations have no process in this export (no globalPid column); not linked to launches",
-                self.gpu_ops_unknown_process
+                "{} no process in this export (no globalPid column); not linked to launches",
+                count(
+                    self.gpu_ops_unknown_process,
+                    "GPU operation has",
+                    "GPU operations have"
+                )
             ));
         }
-        if self.launches_unmatched > 0 {
-            w.push(format!(
-                "{} GPU operations start before the call that launched them; not linked",
-                self.launches_unmatched
-            ));
+        match self.launches_unmatched {
+            0 => {}
+            1 => w.push(
+                "1 GPU operation starts before the call that launched it; not linked".to_owned(),
+            ),
+            n => w.push(format!(
+                "{n} GPU operations start before the call that launched them; not linked"
+            )),
         }
         w
     }
 }
 
+/// `n` and the words that go with it: "1 flow", "2 flows".
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn are(n: u64) -> &'static str {
+    if n == 1 {
+        "is"
+    } else {
+        "are"
+    }
+}
+
 impl fmt::Display for Summary {
+    /// What the trace holds: slices by category, then flows and the other
+    /// kinds of data, each left out when there is none of it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self
-            .slices
-            .iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect();
-        if parts.is_empty() {
+        let mut clauses = Vec::new();
+        if !self.slices.is_empty() {
+            let by: Vec<String> = self
+                .slices
+                .iter()
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            clauses.push(by.join(", "));
+        }
+        let others = [
+            (self.flows, "flow", "flows"),
+            (self.cpu_samples, "CPU sample", "CPU samples"),
+            (self.sched_events, "scheduling event", "scheduling events"),
+            (self.counter_values, "counter value", "counter values"),
+        ];
+        for (n, one, many) in others {
+            if n > 0 {
+                clauses.push(count(n, one, many));
+            }
+        }
+        if clauses.is_empty() {
             write!(f, "no events")?;
         } else {
-            write!(f, "{}", parts.join(", "))?;
-        }
-        write!(f, "; {} flows", self.flows)?;
-        if self.cpu_samples > 0 {
-            write!(f, "; {} CPU samples", self.cpu_samples)?;
-        }
-        if self.sched_events > 0 {
-            write!(f, "; {} scheduling events", self.sched_events)?;
-        }
-        if self.counter_values > 0 {
-            write!(f, "; {} counter values", self.counter_values)?;
+            write!(f, "{}", clauses.join("; "))?;
         }
         if self.gpu_ops_without_launch > 0 {
             write!(
                 f,
-                " ({} GPU ops have no launch in the report)",
-                self.gpu_ops_without_launch
+                " ({} no launch in the report)",
+                count(
+                    self.gpu_ops_without_launch,
+                    "GPU operation has",
+                    "GPU operations have"
+                )
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        let mut one = Summary::default();
+        one.count("cuda_api");
+        one.flows = 1;
+        one.cpu_samples = 1;
+        one.gpu_ops_without_launch = 1;
+        assert_eq!(
+            one.to_string(),
+            "cuda_api 1; 1 flow; 1 CPU sample (1 GPU operation has no launch in the report)"
+        );
+        one.inverted = 1;
+        one.unterminated = 1;
+        one.launches_unmatched = 1;
+        one.before_time_zero.insert("nvtx", 1);
+        assert_eq!(
+            one.warnings(),
+            [
+                "1 event starts before time 0 and is not in the trace (Perfetto has no negative times): nvtx 1",
+                "1 event ends before it starts; written as an instant at its start",
+                "1 NVTX range never ended; closed at the end of the trace (arg unterminated = true)",
+                "1 GPU operation starts before the call that launched it; not linked",
+            ]
+        );
+        let mut two = one.clone();
+        two.merge(one);
+        assert_eq!(
+            two.to_string(),
+            "cuda_api 2; 2 flows; 2 CPU samples (2 GPU operations have no launch in the report)"
+        );
+        assert_eq!(
+            two.warnings()[1],
+            "2 events end before they start; written as instants at their start"
+        );
+    }
+
+    #[test]
+    fn a_trace_without_slices_says_what_it_has() {
+        let samples_only = Summary {
+            cpu_samples: 5094,
+            sched_events: 11166,
+            ..Summary::default()
+        };
+        assert_eq!(
+            samples_only.to_string(),
+            "5094 CPU samples; 11166 scheduling events"
+        );
+        assert_eq!(Summary::default().to_string(), "no events");
+        let empty = Summary {
+            no_event_tables: true,
+            ..Summary::default()
+        };
+        assert!(empty.warnings()[0].contains("no event tables"));
     }
 }

@@ -3,8 +3,11 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
+use super::version::Version;
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,13 +66,31 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// Exports `report` to `<dir>/report.sqlite` with `nsys export`, run directly
 /// (no shell). `nsys` is the CLI to use (`nsys` from PATH by default).
-pub fn export_to_sqlite(report: &Path, nsys: &Path, dir: &Path) -> Result<PathBuf> {
+///
+/// While nsys runs, `cancel` is watched: once set, nsys (with any process it
+/// started) is stopped and the export fails with [`Error::Interrupted`].
+pub fn export_to_sqlite(
+    report: &Path,
+    nsys: &Path,
+    dir: &Path,
+    cancel: Option<&AtomicBool>,
+) -> Result<PathBuf> {
     let out = dir.join("report.sqlite");
     let missing = |reason: String| Error::NsysMissing {
         path: report.to_owned(),
         reason,
     };
-    let output = Command::new(nsys)
+    // nsys's messages go to files beside its export: no pipe to drain while
+    // waiting, and they go when the directory goes.
+    let (stdout_path, stderr_path) = (dir.join("nsys-stdout.txt"), dir.join("nsys-stderr.txt"));
+    let capture = |path: &Path| {
+        File::create(path).map_err(|e| Error::Output {
+            path: path.to_owned(),
+            source: e,
+        })
+    };
+    let mut command = Command::new(nsys);
+    command
         .args([
             "export",
             "--type",
@@ -80,37 +101,127 @@ pub fn export_to_sqlite(report: &Path, nsys: &Path, dir: &Path) -> Result<PathBu
         ])
         .arg(&out)
         .arg(report)
-        .output()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => missing(format!("`{}` was not found", nsys.display())),
-            _ => missing(format!("`{}` could not be run: {e}", nsys.display())),
-        })?;
-    if output.status.success() && out.is_file() {
+        .stdin(Stdio::null())
+        .stdout(capture(&stdout_path)?)
+        .stderr(capture(&stderr_path)?);
+    // A group of its own, so that stopping it stops its helpers too.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => missing(format!("{} was not found", nsys.display())),
+        _ => missing(format!(
+            "{} could not be run: {}",
+            nsys.display(),
+            crate::error::plain(&e)
+        )),
+    })?;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => {
+                stop(&mut child);
+                return Err(missing(format!(
+                    "{} could not be waited for: {}",
+                    nsys.display(),
+                    crate::error::plain(&e)
+                )));
+            }
+        }
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            stop(&mut child);
+            return Err(Error::Interrupted {
+                path: report.to_owned(),
+            });
+        }
+        std::thread::sleep(POLL);
+    };
+    if status.success() && out.is_file() {
         return Ok(out);
     }
+    let read = |path: &Path| std::fs::read(path).unwrap_or_default();
     let text = format!(
         "{}\n{}",
-        String::from_utf8_lossy(&output.stderr),
-        String::from_utf8_lossy(&output.stdout)
+        String::from_utf8_lossy(&read(&stderr_path)),
+        String::from_utf8_lossy(&read(&stdout_path))
     );
-    let message =
-        nsys_message(&text).unwrap_or_else(|| format!("nsys exited with {}", output.status));
-    let nsys_version = nsys_version(nsys).unwrap_or_else(|| "(unknown version)".to_owned());
-    let capture_version = capture_version(report).unwrap_or_else(|| "(unknown version)".to_owned());
-    let advice = if capture_version > nsys_version && !capture_version.starts_with('(') {
-        format!(
-            "the report is newer than this nsys: use nsys {capture_version} or later (--nsys PATH)"
-        )
-    } else {
-        "check that the report is complete, or export it with the nsys that captured it".to_owned()
-    };
+    let message = nsys_message(&text).unwrap_or_else(|| match status.code() {
+        Some(code) => format!("it exited with status {code} and said nothing"),
+        None => format!("it stopped ({status}) and said nothing"),
+    });
+    let nsys_version = nsys_version(nsys);
+    let capture_version = capture_version(report);
+    let advice = advice(nsys, nsys_version.as_ref(), capture_version.as_ref(), &text);
     Err(Error::NsysRefused {
         path: report.to_owned(),
-        nsys_version,
-        capture_version,
+        nsys: match &nsys_version {
+            Some(version) => format!("nsys {version}"),
+            None => nsys.display().to_string(),
+        },
+        capture_version: capture_version.map(|v| v.to_string()),
         message,
         advice,
     })
+}
+
+/// How often a running nsys is checked on.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Stops nsys and its helpers: asked first (SIGTERM), so that nsys can
+/// clean up after itself, then forced once nsys is gone or 2 s have passed.
+fn stop(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let group = -(child.id() as libc::pid_t);
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe { libc::kill(group, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(POLL);
+        }
+        // Helpers still running in the group are stopped too.
+        // SAFETY: as above.
+        unsafe { libc::kill(group, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// What to do about a report that nsys refused to export.
+fn advice(
+    nsys: &Path,
+    nsys_version: Option<&Version>,
+    capture: Option<&Version>,
+    said: &str,
+) -> String {
+    let newer = match (capture, nsys_version) {
+        (Some(capture), Some(nsys)) => capture > nsys,
+        _ => false,
+    };
+    if newer || says_version_unsupported(said) {
+        match capture {
+            Some(capture) => format!(
+                "the report comes from a newer nsys: use nsys {capture} or later (--nsys PATH)"
+            ),
+            None => "the report comes from a newer nsys: export it with a newer one (--nsys PATH)"
+                .to_owned(),
+        }
+    } else if nsys_version.is_none() {
+        format!(
+            "{} did not say its version: is it the nsys CLI? (--nsys PATH)",
+            nsys.display()
+        )
+    } else {
+        "check that the report is complete, or export it with the nsys that captured it".to_owned()
+    }
+}
+
+/// Whether nsys said that it does not support the report's version.
+fn says_version_unsupported(said: &str) -> bool {
+    let said = said.to_ascii_lowercase();
+    said.contains("version not supported")
+        || said.contains("unsupported version")
+        || (said.contains("version") && said.contains("is not supported"))
 }
 
 /// The most telling line of nsys's output, for a one-line error.
@@ -128,24 +239,29 @@ fn nsys_message(text: &str) -> Option<String> {
                 || l.contains("invalid")
                 || l.contains("failed")
                 || l.contains("cannot")
+                || l.contains("not supported")
         })
         .or(lines.first())?;
     Some(line.trim_start_matches("Error:").trim().to_owned())
 }
 
-fn nsys_version(nsys: &Path) -> Option<String> {
-    let out = Command::new(nsys).arg("--version").output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
+fn nsys_version(nsys: &Path) -> Option<Version> {
+    let out = Command::new(nsys)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
     // "NVIDIA Nsight Systems version 2022.4.2.1-df9881f"
-    text.split_whitespace()
-        .find(|w| looks_like_version(w))
-        .map(|w| w.split('-').next().unwrap_or(w).to_owned())
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find_map(Version::parse)
 }
 
 /// The nsys version that captured `report`. Reports from 2023 on name it in
-/// their header (`...Report 2025@5@1@...`); older ones carry the install path
-/// of the capturing nsys (`nsight-systems/2022.1.3/...`) early in the file.
-pub fn capture_version(report: &Path) -> Option<String> {
+/// their header (`...Report 2025@5@1@...`); older ones carry the install
+/// directory of the capturing nsys early in the file.
+pub fn capture_version(report: &Path) -> Option<Version> {
     let mut head = Vec::new();
     File::open(report)
         .ok()?
@@ -155,31 +271,11 @@ pub fn capture_version(report: &Path) -> Option<String> {
     let first_line = head.split(|&b| b == b'\n').next()?;
     if let Some(rest) = first_line.strip_prefix(REPORT_MAGIC) {
         let parts: Vec<&str> = std::str::from_utf8(rest).ok()?.split('@').take(3).collect();
-        if parts.len() == 3
-            && parts
-                .iter()
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        {
-            return Some(parts.join("."));
+        if let Some(version) = Version::parse(&parts.join(".")).filter(|_| parts.len() == 3) {
+            return Some(version);
         }
     }
-    let text = String::from_utf8_lossy(&head);
-    let at = text.find("nsight-systems/")? + "nsight-systems/".len();
-    let version: String = text[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    looks_like_version(&version).then_some(version)
-}
-
-fn looks_like_version(word: &str) -> bool {
-    let word = word.split('-').next().unwrap_or(word);
-    let parts: Vec<&str> = word.split('.').collect();
-    parts.len() >= 3
-        && parts[0].len() == 4
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    Version::from_install_dir(&String::from_utf8_lossy(&head))
 }
 
 #[cfg(test)]
@@ -195,7 +291,7 @@ mod tests {
             b"NVIDIA Tegra Profiler Report 2025@5@1@121-2551v0.\n\x0bLocal",
         )
         .unwrap();
-        assert_eq!(capture_version(&path).as_deref(), Some("2025.5.1"));
+        assert_eq!(capture_version(&path).unwrap().to_string(), "2025.5.1");
     }
 
     #[test]
@@ -207,7 +303,33 @@ mod tests {
             b"NVIDIA Tegra Profiler Report 1.\n..4/opt/nvidia/nsight-systems/2022.1.3/target",
         )
         .unwrap();
-        assert_eq!(capture_version(&path).as_deref(), Some("2022.1.3"));
+        assert_eq!(capture_version(&path).unwrap().to_string(), "2022.1.3");
+    }
+
+    #[test]
+    fn advice_says_newer_only_when_it_is() {
+        let v = |t: &str| Version::parse(t).unwrap();
+        let nsys = Path::new("nsys");
+        let advice_for = |capture: Option<&str>, version: Option<&str>, said: &str| {
+            let (capture, version) = (capture.map(v), version.map(v));
+            advice(nsys, version.as_ref(), capture.as_ref(), said)
+        };
+        let newer = advice_for(Some("2022.10.1"), Some("2022.4.2.1"), "");
+        assert!(newer.contains("use nsys 2022.10.1 or later"), "{newer}");
+        let older = advice_for(Some("2022.1.3"), Some("2022.4.2.1"), "");
+        assert!(
+            older.starts_with("check that the report is complete"),
+            "{older}"
+        );
+        let unknown_nsys = advice_for(Some("2022.1.3"), None, "");
+        assert!(
+            unknown_nsys.contains("did not say its version"),
+            "{unknown_nsys}"
+        );
+        let unsupported = advice_for(None, Some("2024.1.1"), "Version not supported");
+        assert!(unsupported.contains("newer nsys"), "{unsupported}");
+        let unsupported = advice_for(None, None, "Error: Version not supported");
+        assert!(unsupported.contains("newer nsys"), "{unsupported}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::ids::{pid_of, tid_of};
 use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME};
 use super::schema::Schema;
 use super::strings::StringTable;
+use super::version::Version;
 
 /// Which MPI rank each thread is: `(globalTid, rank)`.
 pub const MPI_RANKS: &str = "MPI_RANKS";
@@ -34,6 +35,9 @@ pub struct Metadata {
     pub session_start_unix_ns: Option<i64>,
     /// `EXPORT_PRODUCT_VERSION` of the exporter, when the export records it.
     pub exporter_version: Option<String>,
+    /// The version of the nsys that captured the report, read from its
+    /// install directory (`TargetInstallDir` of `TARGET_INFO_SYSTEM_ENV`).
+    pub capture_version: Option<String>,
     pub processes: FxHashMap<u32, String>,
     /// The MPI ranks of each process (by pid), from `MPI_RANKS` (nsys `--trace=mpi`,
     /// in versions that have the table). One rank per process in practice; the
@@ -77,6 +81,23 @@ impl Metadata {
                     format!("SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'");
                 meta.exporter_version = conn.query_row(&sql, [], |r| r.get(0)).ok();
             }
+        }
+        const ENV: &str = "TARGET_INFO_SYSTEM_ENV";
+        if schema.has_column(ENV, "name") && schema.has_column(ENV, "value") {
+            each_row(
+                conn,
+                &format!("SELECT value FROM {ENV} WHERE name = 'TargetInstallDir'"),
+                |r| {
+                    let dir: Option<String> = r.get(0).ok();
+                    if meta.capture_version.is_none() {
+                        meta.capture_version = dir
+                            .as_deref()
+                            .and_then(Version::from_install_dir)
+                            .map(|v| v.to_string());
+                    }
+                    Ok(())
+                },
+            )?;
         }
         if schema.has_column("PROCESSES", "pid") && schema.has_column("PROCESSES", "name") {
             each_row(

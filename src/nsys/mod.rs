@@ -23,20 +23,23 @@ mod scan;
 mod schema;
 mod select;
 mod strings;
+mod version;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-pub use export::{export_to_sqlite, sniff, FileKind};
+pub use export::{capture_version, export_to_sqlite, sniff, FileKind};
 pub use meta::{CudaContext, Metadata};
 pub use scan::Streamed;
 pub use schema::Schema;
 use select::Select;
 pub use strings::StringTable;
+pub use version::Version;
 
 use crate::error::{Error, Result};
 
@@ -55,6 +58,8 @@ pub struct Report {
     /// Event tables that exist without columns their rows need, by name:
     /// what is missing. Found by the readers as they start.
     unreadable: Mutex<BTreeMap<String, String>>,
+    /// Once set, every query of the report stops with `SQLITE_INTERRUPT`.
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// An event table whose rows cannot be converted: it lacks columns they need.
@@ -70,12 +75,20 @@ impl Report {
     /// Opens `path` read-only. Fails on files that are not SQLite, not an nsys
     /// export, or too damaged to read their small tables.
     pub fn open(path: &Path) -> Result<Report> {
+        Self::open_cancellable(path, None)
+    }
+
+    /// [`Report::open`], with every query of the report (its opening
+    /// included) stopped once `cancel` is set: it then fails with
+    /// `SQLITE_INTERRUPT` within a few thousand SQLite steps.
+    pub fn open_cancellable(path: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Report> {
         let damaged = |source| Error::Damaged {
             path: path.to_owned(),
             source,
         };
         let uri = sqlite_uri(path);
         let conn = scan::open_read_only(&uri).map_err(damaged)?;
+        watch(&conn, cancel.as_ref());
         let schema = match Schema::probe(&conn) {
             Ok(schema) => schema,
             Err(e) if is_not_a_database(&e) => {
@@ -100,6 +113,7 @@ impl Report {
             meta,
             sole_cuda_pid: None,
             unreadable: Mutex::default(),
+            cancel,
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
@@ -237,6 +251,15 @@ impl Report {
             [pid] => Some(pid as u32),
             _ => None,
         })
+    }
+}
+
+/// Stops `conn`'s queries once `cancel` is set.
+fn watch(conn: &Connection, cancel: Option<&Arc<AtomicBool>>) {
+    if let Some(cancel) = cancel {
+        let cancel = Arc::clone(cancel);
+        // Checked every 4096 virtual-machine steps: cheap, and prompt.
+        conn.progress_handler(4096, Some(move || cancel.load(Ordering::Relaxed)));
     }
 }
 

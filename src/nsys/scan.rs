@@ -346,12 +346,14 @@ impl Report {
         E: From<rusqlite::Error>,
     {
         let uri = &self.uri;
+        let cancel = self.cancel.as_ref();
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Message<T, P::Summary>>(8);
             let reader = scope.spawn(move || -> Result<(), Stop> {
                 let reader = Reader {
                     conn: open_read_only(uri)?,
                 };
+                super::watch(&reader.conn, cancel);
                 let prescan = std::cell::RefCell::new(prescan);
                 let mut batch = Vec::with_capacity(SEND);
                 reader.merge_in_time_order(
