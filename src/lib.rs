@@ -86,8 +86,8 @@ pub fn convert_file(
         path: input.to_owned(),
         source,
     };
-    output::write_atomically(output, options.gzip, |out| {
-        convert::convert(&report, out, &options.parts, progress)
+    output::write_atomically(output, |out| {
+        convert::convert(&report, out, &options.parts, options.gzip, progress)
             .map(|(_, summary)| summary)
             .map_err(|f| match f {
                 convert::Failure::Read(e) => damaged(e),
