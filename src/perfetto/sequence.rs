@@ -154,6 +154,11 @@ impl<W: Write> Trace<W> {
         }
         let gzip = self.gzip;
         let shared = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        debug_assert_eq!(
+            shared.sequences.len(),
+            self.sequences.load(Ordering::Relaxed) as usize,
+            "every sequence is closed before the trace is put together"
+        );
         let mut out = shared.out;
         let mut head = Vec::new();
         if let Some(packet) = &shared.wall_clock {
