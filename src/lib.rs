@@ -87,7 +87,7 @@ pub fn convert_file(
 ) -> Result<Summary> {
     check_output(input, output)?;
     let source = Source::open(input, options)?;
-    let summary = output::write_atomically(output, options.gzip, |out| {
+    let summary = output::write_atomically(output, |out| {
         source.convert(out, options, progress, |e| Error::Output {
             path: output.to_owned(),
             source: e,
@@ -110,20 +110,10 @@ pub fn convert_to_writer<W: Write + Send>(
 ) -> Result<(W, Summary)> {
     let source = Source::open(input, options)?;
     let failed = |source| Error::Writer { source };
-    let converted = match options.gzip {
-        Some(level) => {
-            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
-            source
-                .convert(&mut gz, options, progress, failed)
-                .and_then(|summary| Ok((gz.finish().map_err(failed)?, summary)))
-        }
-        None => {
-            let mut out = out;
-            source
-                .convert(&mut out, options, progress, failed)
-                .map(|summary| (out, summary))
-        }
-    };
+    let mut out = out;
+    let converted = source
+        .convert(&mut out, options, progress, failed)
+        .map(|summary| (out, summary));
     match converted {
         Err(_) if options.cancelled() => Err(source.interrupted()),
         Err(e) => Err(e),
@@ -236,14 +226,16 @@ impl<'a> Source<'a> {
             out,
             cancel: options.cancel.as_deref(),
         };
-        let (_, mut summary) = convert::convert(&self.report, out, &options.parts, progress)
-            .map_err(|f| match f {
-                convert::Failure::Read(e) => Error::Damaged {
-                    path: self.input.to_owned(),
-                    source: e,
+        let (_, mut summary) =
+            convert::convert(&self.report, out, &options.parts, options.gzip, progress).map_err(
+                |f| match f {
+                    convert::Failure::Read(e) => Error::Damaged {
+                        path: self.input.to_owned(),
+                        source: e,
+                    },
+                    convert::Failure::Write(e) => write_failed(e),
                 },
-                convert::Failure::Write(e) => write_failed(e),
-            })?;
+            )?;
         let schema = self.report.schema();
         summary.no_event_tables = !schema
             .tables()

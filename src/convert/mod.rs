@@ -46,8 +46,9 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Converts the `parts` of `report` into a Perfetto trace written to `out`.
-/// `progress` is called now and then with a [`Progress`].
+/// Converts the `parts` of `report` into a Perfetto trace written to `out`,
+/// gzipped at level `gzip` if given. `progress` is called now and then with a
+/// [`Progress`].
 ///
 /// The parts are converted at once on three threads (CUDA here, NVTX and the
 /// CPU side on threads of their own), each part on a sequence of its own and
@@ -56,10 +57,11 @@ pub fn convert<W: Write + Send>(
     report: &Report,
     out: W,
     parts: &Parts,
+    gzip: Option<u32>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), Failure> {
     let namespace = namespace(report)?;
-    let trace = Trace::new(out, namespace);
+    let trace = Trace::new(out, namespace, gzip);
     let total: u64 = Part::ALL
         .iter()
         .filter(|p| parts.has(**p))
@@ -72,7 +74,7 @@ pub fn convert<W: Write + Send>(
         .session_start_unix_ns
         .and_then(|t| u64::try_from(t).ok())
     {
-        trace.set_wall_clock(t0)?;
+        trace.set_wall_clock(t0);
     }
     // Made here, in a fixed order: sequence ids do not depend on thread timing.
     let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));

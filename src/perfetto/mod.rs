@@ -4,8 +4,11 @@
 //! track T from t0 to t1, with these args and flows" into TracePackets that
 //! trace_processor imports without errors:
 //!
-//! - [`PacketWriter`] frames packets as a `Trace` stream onto any [`std::io::Write`].
-//! - [`Tracks`] hands out small [`TrackId`] handles and emits each descriptor once.
+//! - [`Trace`] puts the trace together, the same bytes however its sequences'
+//!   threads interleave: the descriptors of the tracks in use, then each
+//!   sequence whole (a gzip member of its own when gzipped).
+//! - [`Tracks`] hands out small [`TrackId`] handles with uuids that depend only
+//!   on what the track is.
 //! - [`SequenceWriter`] is one packet sequence: interned names, delta timestamps,
 //!   and a scheduler that puts overlapping slices on sibling lanes and writes every
 //!   BEGIN/END in time order; CPU samples with interned call stacks; context
@@ -17,6 +20,7 @@ mod packets;
 mod sched;
 mod sequence;
 mod slice;
+mod spill;
 mod stacks;
 mod tracks;
 mod wire;
@@ -32,7 +36,6 @@ pub mod proto {
 }
 
 pub use lanes::{SliceTrack, Stacking};
-pub use packets::PacketWriter;
 pub use sched::{ContextSwitch, EndState, Task};
 pub use sequence::{SequenceWriter, Trace};
 pub use slice::{Arg, ArgValue, CounterValue, Slice};

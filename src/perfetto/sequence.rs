@@ -1,7 +1,11 @@
 //! A trace and its packet sequences.
 
-use std::io::{self, Write};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufReader, Write};
 
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use prost::Message;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -9,14 +13,15 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::intern::{Interned, Interner, StaticInterner};
 use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
-use super::packets::{encode_packet, PacketWriter};
+use super::packets::encode_packet;
 use super::proto::{
     clock_snapshot::Clock, trace_packet, track_event, ClockSnapshot, DebugAnnotationName,
     EventCategory, EventName, FtraceEventBundle, InternedData, InternedString, PerfSample,
-    TracePacket, TracePacketDefaults, TrackDescriptor,
+    TracePacket, TracePacketDefaults,
 };
 use super::sched::ContextSwitch;
 use super::slice::{Arg, ArgValue, CounterValue, Slice};
+use super::spill::Spill;
 use super::stacks::{StackFrame, StackInterner};
 use super::tracks::{CounterUnit, Maker, TrackId, TrackSpec, Tracks};
 use super::wire;
@@ -31,42 +36,63 @@ const DELTA_CLOCK: u32 = 64;
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 
-/// A whole trace: the packet stream, its tracks, and the sequences written into it.
+/// A whole trace: its tracks, and the sequences written into it.
 ///
-/// Sequences may be written from several threads at once: each encodes into a
-/// buffer of its own and hands whole packets to the shared stream in chunks.
-/// Track descriptors go out as soon as a track is first used, before any packet
-/// that uses it from any sequence.
+/// Sequences may be written from several threads at once. The trace's bytes
+/// do not depend on how those threads interleave: each sequence writes into a
+/// spill of its own (gzipped on a thread of its own when the trace is
+/// gzipped), and [`finish`](Self::finish) puts the trace together in a fixed
+/// order: first the clock snapshot and the descriptors of every track in use
+/// (on a sequence of their own, ordered by the tracks alone), then each
+/// sequence whole, by sequence id.
+/// Gzipped, each of these is a gzip member of its own, which readers take as
+/// one stream.
 pub struct Trace<W: Write> {
     shared: Mutex<Shared<W>>,
     sequences: AtomicU32,
+    gzip: Option<Compression>,
 }
 
 struct Shared<W: Write> {
-    out: PacketWriter<W>,
+    out: W,
     tracks: Tracks,
+    wall_clock: Option<TracePacket>,
     last_timestamp: Option<u64>,
+    /// The closed sequences, by id.
+    sequences: BTreeMap<u32, Written>,
+}
+
+/// A closed sequence's packets (gzipped if the trace is).
+enum Written {
+    /// Never more than one buffer: kept in memory, compressed when the trace
+    /// is put together.
+    Buffered(Vec<u8>),
+    Spilled(File),
 }
 
 impl<W: Write> Shared<W> {
-    fn saw(&mut self, ts: Option<u64>) {
-        self.last_timestamp = self.last_timestamp.max(ts);
+    fn saw(&mut self, ts: u64) {
+        self.last_timestamp = self.last_timestamp.max(Some(ts));
     }
 }
 
-/// A sequence's buffer goes to the stream when it holds this many bytes.
+/// A sequence's buffer goes to its spill when it holds this many bytes.
 const FLUSH_AT: usize = 256 << 10;
 
 impl<W: Write> Trace<W> {
     /// `namespace` keeps this trace's track uuids apart from other traces'.
-    pub fn new(out: W, namespace: u64) -> Self {
+    /// `gzip` is the compression level (0-9), or `None` for raw protobuf.
+    pub fn new(out: W, namespace: u64, gzip: Option<u32>) -> Self {
         Self {
             shared: Mutex::new(Shared {
-                out: PacketWriter::new(out),
+                out,
                 tracks: Tracks::new(namespace),
+                wall_clock: None,
                 last_timestamp: None,
+                sequences: BTreeMap::new(),
             }),
             sequences: AtomicU32::new(0),
+            gzip: gzip.map(Compression::new),
         }
     }
 
@@ -76,26 +102,28 @@ impl<W: Write> Trace<W> {
     }
 
     /// Ties trace time 0 to a wall-clock time (ns since the Unix epoch).
-    pub fn set_wall_clock(&self, unix_ns_at_zero: u64) -> io::Result<()> {
+    pub fn set_wall_clock(&self, unix_ns_at_zero: u64) {
         let clocks = vec![
             clock(BOOTTIME, 0, false),
             clock(REALTIME, unix_ns_at_zero, false),
         ];
-        self.lock().out.write(&TracePacket {
+        self.lock().wall_clock = Some(TracePacket {
             timestamp: Some(0),
             timestamp_clock_id: Some(BOOTTIME),
             data: Some(trace_packet::Data::ClockSnapshot(ClockSnapshot { clocks })),
             ..Default::default()
-        })
+        });
     }
 
     /// Starts a new packet sequence, with its own interning and delta clock.
+    /// Sequence ids count up from 1 in the order sequences are started.
     pub fn sequence(&self) -> SequenceWriter<'_, W> {
         let id = self.sequences.fetch_add(1, Ordering::Relaxed) + 1;
         let mut seq = SequenceWriter {
             trace: self,
             id,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
+            spill: None,
             event_buf: Vec::with_capacity(256),
             last_ts: 0,
             names: Interner::default(),
@@ -105,32 +133,80 @@ impl<W: Write> Trace<W> {
             stacks: StackInterner::default(),
             interned: InternedData::default(),
             lanes: Lanes::default(),
-            descriptors: Vec::new(),
             uuids: Vec::new(),
         };
         seq.push(&start_packet(id, 0));
         seq
     }
 
-    /// The latest timestamp of the packets handed to the stream so far.
+    /// The latest timestamp of the packets written so far by the sequences
+    /// that were drained or closed.
     pub fn last_timestamp(&self) -> Option<u64> {
         self.lock().last_timestamp
     }
 
-    /// Ends the trace and returns the writer. trace_processor refuses a trace with
-    /// no packets, so an empty report still gets one (its clock snapshot).
+    /// Puts the trace together from the closed sequences and returns the
+    /// writer. trace_processor refuses a trace with no packets, so an empty
+    /// report still gets one (its clock snapshot).
     pub fn finish(self) -> io::Result<W> {
-        if self.lock().out.is_empty() {
+        if self.lock().sequences.is_empty() {
             self.sequence().close(0)?;
         }
+        let gzip = self.gzip;
         let shared = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
-        Ok(shared.out.into_inner())
+        debug_assert_eq!(
+            shared.sequences.len(),
+            self.sequences.load(Ordering::Relaxed) as usize,
+            "every sequence is closed before the trace is put together"
+        );
+        let mut out = shared.out;
+        let mut head = Vec::new();
+        if let Some(packet) = &shared.wall_clock {
+            encode_packet(packet, &mut head);
+        }
+        // The descriptors go on a sequence of their own, numbered after the
+        // others, and apply from the start of the trace on.
+        let id = self.sequences.fetch_add(1, Ordering::Relaxed) + 1;
+        for (i, descriptor) in shared.tracks.used_descriptors().into_iter().enumerate() {
+            let packet = TracePacket {
+                timestamp: Some(0),
+                timestamp_clock_id: Some(BOOTTIME),
+                data: Some(trace_packet::Data::TrackDescriptor(descriptor)),
+                optional_trusted_packet_sequence_id: Some(sequence_id(id)),
+                sequence_flags: (i == 0).then_some(SEQ_INCREMENTAL_STATE_CLEARED),
+                ..Default::default()
+            };
+            encode_packet(&packet, &mut head);
+        }
+        write_member(&mut out, &head, gzip)?;
+        for written in shared.sequences.into_values() {
+            match written {
+                Written::Buffered(bytes) => write_member(&mut out, &bytes, gzip)?,
+                Written::Spilled(file) => {
+                    io::copy(&mut BufReader::with_capacity(FLUSH_AT, file), &mut out)?;
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared<W>> {
-        // A panicking sequence cannot leave the stream half-written: it writes
-        // whole packets. Carry on with what is there.
+        // A panicking sequence cannot leave the shared state half-updated:
+        // carry on with what is there.
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Writes `bytes` as they are, or as a gzip member of their own.
+fn write_member<W: Write>(out: &mut W, bytes: &[u8], gzip: Option<Compression>) -> io::Result<()> {
+    match gzip {
+        _ if bytes.is_empty() => Ok(()),
+        Some(level) => {
+            let mut gz = GzEncoder::new(out, level);
+            gz.write_all(bytes)?;
+            gz.finish().map(drop)
+        }
+        None => out.write_all(bytes),
     }
 }
 
@@ -196,8 +272,10 @@ fn sequence_id(id: u32) -> trace_packet::OptionalTrustedPacketSequenceId {
 pub struct SequenceWriter<'t, W: Write> {
     trace: &'t Trace<W>,
     id: u32,
-    /// Encoded packets not yet handed to the stream.
+    /// Encoded packets not yet handed to the spill.
     buf: Vec<u8>,
+    /// Made when the buffer first fills: a short sequence stays in memory.
+    spill: Option<Spill>,
     /// Scratch space for the TrackEvent being encoded.
     event_buf: Vec<u8>,
     last_ts: u64,
@@ -209,7 +287,6 @@ pub struct SequenceWriter<'t, W: Write> {
     /// Interned entries not yet sent: they ride on the next packet.
     interned: InternedData,
     lanes: Lanes,
-    descriptors: Vec<TrackDescriptor>,
     /// The uuids of the tracks this sequence has used, by index (0 for
     /// others): known to be described, and looked up without a lock.
     uuids: Vec<u64>,
@@ -233,7 +310,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// slices, come in time order.
     pub fn counter(&mut self, track: TrackId, ts: u64, value: CounterValue) -> io::Result<()> {
         self.write_ends_until(ts)?;
-        self.send_descriptors(track)?;
+        self.use_track(track);
         let mut event = std::mem::take(&mut self.event_buf);
         event.clear();
         wire::uint(
@@ -283,7 +360,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             slice.start,
             end,
         );
-        self.send_descriptors(lane)?;
+        self.use_track(lane);
 
         let kind = if end.is_some() {
             track_event::Type::SliceBegin
@@ -333,7 +410,8 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// Makes sure `track` (a thread, say) and its ancestors are described,
     /// for data that refers to them without events on them (samples, switches).
     pub fn describe(&mut self, track: TrackId) -> io::Result<()> {
-        self.send_descriptors(track)
+        self.use_track(track);
+        Ok(())
     }
 
     /// Writes a CPU sample of thread `tid` of process `pid` with the call stack
@@ -379,32 +457,39 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// that never ended: [`close`](Self::close) ends them.
     pub fn drain(&mut self) -> io::Result<()> {
         self.write_ends_until(OPEN - 1)?;
-        self.flush()
+        self.trace.lock().saw(self.last_ts);
+        Ok(())
     }
 
     /// Ends the slices that never ended at `at` (the end of the trace, say:
     /// [`Trace::last_timestamp`] once every sequence is drained), and hands
-    /// the rest of the sequence to the stream.
+    /// the sequence to the trace.
     pub fn close(mut self, at: u64) -> io::Result<()> {
         self.write_ends_until(OPEN - 1)?;
         let at = at.max(self.last_ts);
         while let Some((_, lane)) = self.lanes.pop_due(OPEN) {
             self.write_end(at, lane)?;
         }
-        self.flush()
-    }
-
-    /// Hands the buffered packets to the stream.
-    fn flush(&mut self) -> io::Result<()> {
+        let written = match self.spill.take() {
+            None => Written::Buffered(std::mem::take(&mut self.buf)),
+            Some(mut spill) => {
+                spill.write(&mut self.buf)?;
+                Written::Spilled(spill.finish()?)
+            }
+        };
         let mut shared = self.trace.lock();
-        self.flush_locked(&mut shared)
+        shared.saw(self.last_ts);
+        shared.sequences.insert(self.id, written);
+        Ok(())
     }
 
-    fn flush_locked(&mut self, shared: &mut Shared<W>) -> io::Result<()> {
-        shared.saw(Some(self.last_ts).filter(|_| !self.buf.is_empty()));
-        shared.out.write_encoded(&self.buf)?;
-        self.buf.clear();
-        Ok(())
+    /// Hands the buffered packets to the spill, made on the first call.
+    fn flush(&mut self) -> io::Result<()> {
+        let spill = match &mut self.spill {
+            Some(spill) => spill,
+            None => self.spill.insert(Spill::new(self.trace.gzip)?),
+        };
+        spill.write(&mut self.buf)
     }
 
     fn push(&mut self, packet: &TracePacket) {
@@ -473,32 +558,19 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         written
     }
 
-    /// Sends the descriptors of `track` and its ancestors that no sequence has
-    /// sent yet. They go to the stream at once, after this sequence's buffered
-    /// packets, so that they precede every use of the track in every sequence.
-    fn send_descriptors(&mut self, track: TrackId) -> io::Result<()> {
+    /// Marks `track` and its ancestors as in use, so that the trace
+    /// describes them, and learns its uuid.
+    fn use_track(&mut self, track: TrackId) {
         let index = track.index();
         if self.uuids.get(index).is_some_and(|&uuid| uuid != 0) {
-            return Ok(());
+            return;
         }
-        let trace = self.trace;
-        let mut shared = trace.lock();
-        shared.tracks.take_unsent(track, &mut self.descriptors);
-        if !self.descriptors.is_empty() {
-            for descriptor in std::mem::take(&mut self.descriptors) {
-                let packet = self.packet(
-                    self.last_ts,
-                    trace_packet::Data::TrackDescriptor(descriptor),
-                );
-                self.push(&packet);
-            }
-            self.flush_locked(&mut shared)?;
-        }
+        let mut shared = self.trace.lock();
+        shared.tracks.mark_used(track);
         if self.uuids.len() <= index {
             self.uuids.resize(index + 1, 0);
         }
         self.uuids[index] = shared.tracks.uuid(track);
-        Ok(())
     }
 
     /// Writes a TrackEvent packet around the encoded `event`, with the

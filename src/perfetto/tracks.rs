@@ -1,4 +1,5 @@
-//! Track descriptors: small copyable handles, stable uuids, each descriptor sent once.
+//! Track descriptors: small copyable handles, stable uuids, one descriptor for
+//! each track in use.
 
 use rustc_hash::FxHashMap;
 
@@ -86,7 +87,8 @@ pub struct Tracks {
     namespace: u64,
     kinds: Vec<Kind>,
     uuids: Vec<u64>,
-    emitted: Vec<bool>,
+    /// Whether something refers to the track, directly or through a child.
+    used: Vec<bool>,
     made: FxHashMap<Maker, u64>,
     processes: FxHashMap<i32, TrackId>,
     threads: FxHashMap<(i32, i64), TrackId>,
@@ -99,7 +101,7 @@ impl Tracks {
             namespace,
             kinds: Vec::new(),
             uuids: Vec::new(),
-            emitted: Vec::new(),
+            used: Vec::new(),
             made: FxHashMap::default(),
             processes: FxHashMap::default(),
             threads: FxHashMap::default(),
@@ -111,7 +113,7 @@ impl Tracks {
         let id = TrackId(u32::try_from(self.kinds.len()).expect("fewer than 2^32 tracks"));
         self.kinds.push(kind);
         self.uuids.push(uuid);
-        self.emitted.push(false);
+        self.used.push(false);
         id
     }
 
@@ -204,21 +206,43 @@ impl Tracks {
     pub fn uuid(&self, id: TrackId) -> u64 {
         self.uuids[id.index()]
     }
-    /// Appends the descriptors not yet sent for `id` and its ancestors, parents first.
-    pub(super) fn take_unsent(&mut self, id: TrackId, out: &mut Vec<TrackDescriptor>) {
-        if self.emitted[id.0 as usize] {
-            return;
+
+    /// Marks `id` and its ancestors as in use: they are described in the trace.
+    pub(super) fn mark_used(&mut self, id: TrackId) {
+        let mut next = Some(id);
+        while let Some(id) = next.filter(|id| !self.used[id.index()]) {
+            self.used[id.index()] = true;
+            next = self.parent(id);
         }
-        let parent = match &self.kinds[id.0 as usize] {
+    }
+
+    /// The descriptors of the tracks in use, in an order that depends only on
+    /// the tracks, not on the order they were made or used in: by depth
+    /// (parents first), then by uuid.
+    pub(super) fn used_descriptors(&self) -> Vec<TrackDescriptor> {
+        let mut used: Vec<(u32, u64, TrackId)> = (0..self.kinds.len())
+            .filter(|&i| self.used[i])
+            .map(|i| {
+                let id = TrackId(i as u32);
+                (self.depth(id), self.uuid(id), id)
+            })
+            .collect();
+        used.sort_unstable();
+        used.into_iter()
+            .map(|(.., id)| self.descriptor(id))
+            .collect()
+    }
+
+    fn parent(&self, id: TrackId) -> Option<TrackId> {
+        match &self.kinds[id.index()] {
             Kind::Process { .. } => None,
             Kind::Thread { process, .. } => Some(*process),
             Kind::Named(spec) | Kind::Counter(spec, _) => spec.parent,
-        };
-        if let Some(parent) = parent {
-            self.take_unsent(parent, out);
         }
-        self.emitted[id.0 as usize] = true;
-        out.push(self.descriptor(id));
+    }
+
+    fn depth(&self, id: TrackId) -> u32 {
+        std::iter::successors(self.parent(id), |&p| self.parent(p)).count() as u32
     }
 
     fn descriptor(&self, id: TrackId) -> TrackDescriptor {
