@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::nsys::Unreadable;
+use crate::nsys::{Unconverted, Unreadable};
 
 /// Counts of one conversion, by category (`cuda_api`, `cuda_kernel`, `nvtx`, ...).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -33,6 +33,19 @@ pub struct Summary {
     pub counter_values: u64,
     /// Event tables left out whole: they lack columns their rows need.
     pub unreadable: Vec<Unreadable>,
+    /// Event tables with rows that the converter does not read.
+    pub unconverted: Vec<Unconverted>,
+    /// Flows from a `cudaEventRecord` call to a synchronization that waited
+    /// on that record.
+    pub event_flows: u64,
+    /// Synchronizations that waited on a CUDA event whose record, or its
+    /// call, is not in the trace: no flow.
+    pub event_waits_unrecorded: u64,
+    /// Synchronizations that start before the call that recorded the event
+    /// they waited on: no flow.
+    pub event_waits_before_record: u64,
+    /// CUDA event records whose recording call is not in the trace.
+    pub event_records_without_call: u64,
 }
 
 impl Summary {
@@ -56,6 +69,11 @@ impl Summary {
             sched_events,
             counter_values,
             unreadable,
+            unconverted,
+            event_flows,
+            event_waits_unrecorded,
+            event_waits_before_record,
+            event_records_without_call,
         } = other;
         for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
@@ -73,6 +91,11 @@ impl Summary {
         self.sched_events += sched_events;
         self.counter_values += counter_values;
         self.unreadable.extend(unreadable);
+        self.unconverted.extend(unconverted);
+        self.event_flows += event_flows;
+        self.event_waits_unrecorded += event_waits_unrecorded;
+        self.event_waits_before_record += event_waits_before_record;
+        self.event_records_without_call += event_records_without_call;
     }
 
     /// An event's end as a trace time. An end before the start is counted
@@ -124,6 +147,30 @@ impl Summary {
                 u.table, u.missing, u.rows
             ));
         }
+        for u in &self.unconverted {
+            w.push(format!(
+                "{} is not converted: its {} rows are not in the trace",
+                u.table, u.rows
+            ));
+        }
+        if self.event_waits_unrecorded > 0 {
+            w.push(format!(
+                "{} synchronizations wait on a CUDA event whose record or recording call is not in the report (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUDA API calls); no flow to them",
+                self.event_waits_unrecorded
+            ));
+        }
+        if self.event_waits_before_record > 0 {
+            w.push(format!(
+                "{} synchronizations start before the call that recorded the CUDA event they wait on; no flow to them",
+                self.event_waits_before_record
+            ));
+        }
+        if self.event_records_without_call > 0 {
+            w.push(format!(
+                "{} CUDA event records (CUPTI_ACTIVITY_KIND_CUDA_EVENT) have no recording call in the trace: their event and stream are not shown",
+                self.event_records_without_call
+            ));
+        }
         if self.gpu_ops_unknown_process > 0 {
             w.push(format!(
                 "{} GPU operations have no process in this export (no globalPid column); not linked to launches",
@@ -153,6 +200,9 @@ impl fmt::Display for Summary {
             write!(f, "{}", parts.join(", "))?;
         }
         write!(f, "; {} flows", self.flows)?;
+        if self.event_flows > 0 {
+            write!(f, " and {} event flows", self.event_flows)?;
+        }
         if self.cpu_samples > 0 {
             write!(f, "; {} CPU samples", self.cpu_samples)?;
         }
