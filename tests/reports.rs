@@ -51,10 +51,14 @@ fn reports_convert_like_their_sqlite_exports() {
             "{report}: same events as its export"
         );
         assert_eq!(
-            from_report.flows, from_export.flows,
+            (from_report.flows, from_report.event_flows),
+            (from_export.flows, from_export.event_flows),
             "{report}: same flows as its export"
         );
-        assert_eq!(trace.flows.len() as u64, from_report.flows);
+        assert_eq!(
+            trace.flows.len() as u64,
+            from_report.flows + from_report.event_flows
+        );
     }
 }
 

@@ -8,8 +8,10 @@ use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy,
 use crate::nsys::{Report, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
+use super::events::EventWaits;
 use super::flows::Launches;
 use super::gpu::GpuTracks;
+use super::graphs::GraphCreations;
 use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
 use super::summary::Summary;
@@ -41,6 +43,8 @@ pub fn write<'s, W: Write>(
         gpu: GpuTracks::default(),
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
+        events: EventWaits::new(namespace, report.event_records()?),
+        graph_creations: GraphCreations::default(),
         flow_ids: Vec::new(),
         projector: projection.map(|(seq, source)| Projector::new(seq, source)),
         chain: Vec::new(),
@@ -57,6 +61,7 @@ pub fn write<'s, W: Write>(
         }
     })?;
     mapper.summary.launches_unmatched += mapper.launches.unmatched();
+    mapper.events.finish(mapper.summary);
     if let Some(projector) = mapper.projector.take() {
         projector.finish(&mapper.gpu, report.meta(), mapper.summary)?;
     }
@@ -75,6 +80,11 @@ struct Mapper<'a, 's, W: Write> {
     /// The "CUDA API" track of each (pid, tid).
     api_tracks: FxHashMap<(u32, u32), SliceTrack>,
     launches: Launches,
+    /// CUDA event records, and the synchronizations that waited on them.
+    events: EventWaits,
+    graph_creations: GraphCreations,
+    /// The flows that start at the API call being written: to its GPU work,
+    /// then to the synchronizations that waited on the event it recorded.
     flow_ids: Vec<u64>,
 }
 
@@ -90,6 +100,10 @@ impl<W: Write> Mapper<'_, '_, W> {
             CudaEvent::Memset(m) => self.memset(&m),
             CudaEvent::Sync(s) => self.sync(&s),
             CudaEvent::Graph(g) => self.graph(&g),
+            CudaEvent::GraphCreation(g) => {
+                let meta = self.report.meta();
+                self.graph_creations.write(self.seq, meta, &g, self.summary)
+            }
         }
     }
 
@@ -130,12 +144,23 @@ impl<W: Write> Mapper<'_, '_, W> {
             let ops = self.flow_ids.len() as u32;
             projector.launch((call.pid, call.tid), corr, (start, end), ops);
         }
-        let mut args = Vec::with_capacity(2);
+        let mut args = Vec::with_capacity(5);
         if let Some(corr) = call.correlation_id {
             args.push(Arg::new("correlation_id", ArgValue::Int(corr)));
         }
         if let Some(ret) = call.return_value {
             args.push(Arg::new("return_value", ArgValue::Int(ret)));
+        }
+        let recorded = call.correlation_id.and_then(|corr| {
+            let key = (call.pid, corr);
+            let flows = !call.repeats_a_call;
+            self.events
+                .record_call(key, flows, &mut self.flow_ids, self.summary)
+        });
+        if let Some(record) = recorded {
+            push_int(&mut args, "event_id", record.event_id);
+            push_int(&mut args, "event_stream", record.stream);
+            push_int(&mut args, "event_completed", record.completed);
         }
         let callstack = match call.callchain {
             Some(id) => {
@@ -183,7 +208,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         } else {
             k.short_name
         };
-        self.gpu_op(&k.common, name, KERNEL, args)
+        self.gpu_op(&k.common, name, KERNEL, args, None)
     }
 
     fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
@@ -203,7 +228,7 @@ impl<W: Write> Mapper<'_, '_, W> {
                 ArgValue::Double(bytes as f64 / dur as f64),
             ));
         }
-        self.gpu_op(&m.common, &name, MEMCPY, args)
+        self.gpu_op(&m.common, &name, MEMCPY, args, None)
     }
 
     fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
@@ -216,7 +241,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             "memory_kind",
             label(&meta.memory_kinds, m.memory_kind),
         );
-        self.gpu_op(&m.common, "Memset", MEMSET, args)
+        self.gpu_op(&m.common, "Memset", MEMSET, args, None)
     }
 
     fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
@@ -227,31 +252,45 @@ impl<W: Write> Mapper<'_, '_, W> {
             Some(id) => format!("CUDA graph {id}"),
             None => "CUDA graph".to_owned(),
         };
-        self.gpu_op(&g.common, &name, GRAPH, args)
+        self.gpu_op(&g.common, &name, GRAPH, args, None)
     }
 
     fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
         let meta = self.report.meta();
         let sync_type = label(&meta.sync_types, s.sync_type);
-        let mut args = Vec::with_capacity(8);
+        let mut args = Vec::with_capacity(10);
         push_str(&mut args, "sync_type", sync_type);
         push_int(&mut args, "event_id", s.event_id);
+        // Synchronizations before time 0 are not written: they wait on nothing.
+        let (waited, record) = match trace_time(s.common.start) {
+            Some(_) => self.events.wait(s, self.summary),
+            None => (None, None),
+        };
+        if let Some((_, record_call)) = record {
+            args.push(Arg::new(
+                "event_record_correlation_id",
+                ArgValue::Int(record_call),
+            ));
+        }
         self.gpu_op(
             &s.common,
             sync_type.unwrap_or("Synchronization"),
             SYNC,
             args,
+            waited,
         )
     }
 
     /// Writes GPU work on its stream; kernels, memcpys and memsets also end the
-    /// flow from their launch. Synchronization is not launched work: no flow.
+    /// flow from their launch. Synchronization is not launched work: its flow,
+    /// `waited`, comes from the call that recorded the event it waited on.
     fn gpu_op(
         &mut self,
         op: &GpuCommon,
         name: &str,
         category: &'static str,
         mut args: Vec<Arg>,
+        waited: Option<u64>,
     ) -> Result<(), Failure> {
         let Some(start) = trace_time(op.start) else {
             self.summary.skip_negative(category);
@@ -288,7 +327,10 @@ impl<W: Write> Mapper<'_, '_, W> {
                 projector.op(pid, corr, op.place.device, (start, end));
             }
         }
-        let flows_in = flow.as_slice();
+        let flows_in = match flow {
+            Some(_) => flow.as_slice(),
+            None => waited.as_slice(),
+        };
         let slice = Slice::new(start, Some(end), name, category, &args).flows_in(flows_in);
         let track = self.gpu.track(&op.place);
         self.seq.slice(track, &slice)?;

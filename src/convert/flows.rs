@@ -59,12 +59,13 @@ impl Launches {
     }
 
     /// Flow ids are global to a trace: they mix in the report's namespace so
-    /// that concatenated traces of several reports never share one.
+    /// that concatenated traces of several reports never share one. The top
+    /// bit is clear: flows of CUDA event waits have it set (see `events`).
     fn flow_id(&self, pid: u32, correlation_id: i64, k: u32) -> u64 {
         let h = mix(self.namespace
             ^ mix((u64::from(pid) << 32) | u64::from(k))
             ^ mix(correlation_id as u64).rotate_left(17));
-        h.max(1)
+        (h & !(1 << 63)).max(1)
     }
 }
 

@@ -2,16 +2,20 @@
 //!
 //! One sequence carries all CUDA activity (API calls and GPU work, merged in
 //! time order so that each launch precedes its work and flows can be linked),
-//! others NVTX events, OS runtime calls, CPU samples and context switches.
+//! others NVTX events, OS runtime calls, CPU samples, context switches, and
+//! the profiler's own overhead and diagnostics.
 
 mod cuda;
+mod events;
 mod flows;
 mod gpu;
+mod graphs;
 mod libraries;
 mod memory_pools;
 mod metrics;
 mod nvtx;
 mod osrt;
+mod overhead;
 mod projection;
 mod samples;
 mod sched;
@@ -78,7 +82,7 @@ pub fn convert<W: Write + Send>(
     }
     // Made here, in a fixed order: sequence ids do not depend on thread timing.
     let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));
-    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, libraries_seq, samples_seq, sched_seq, metrics_seq] =
+    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, libraries_seq, samples_seq, sched_seq, metrics_seq, nsys_seq] =
         &mut sequences;
     // The projection needs both: NVTX ranges flow from the NVTX thread to the CUDA one.
     let (mut feed, projection) = match (&cuda_seq, &nvtx_seq, projection_seq) {
@@ -126,6 +130,10 @@ pub fn convert<W: Write + Send>(
                 metrics::write(report, seq, &mut summary, &mut rows)?;
                 seq.drain()?;
             }
+            if let Some(seq) = nsys_seq {
+                overhead::write(report, seq, &mut summary, &mut rows)?;
+                seq.drain()?;
+            }
             Ok(summary)
         });
         let mut report_progress = |rows_read: u64| {
@@ -153,6 +161,10 @@ pub fn convert<W: Write + Send>(
         summary.merge(nvtx?);
         summary.merge(cpu?);
         summary.unreadable = report.unreadable();
+        // Tables of the parts left out are left out on purpose.
+        let excluded: Vec<Part> = Part::ALL.into_iter().filter(|p| !parts.has(*p)).collect();
+        summary.unconverted =
+            report.unconverted(|table| excluded.iter().any(|p| p.reads(report, table)));
         Ok(summary)
     })?;
     // Slices that never ended close at the end of the whole trace.
@@ -182,10 +194,12 @@ pub enum Part {
     Sched,
     /// GPU metrics, CUDA memory use and memory pools, unified-memory page faults.
     Metrics,
+    /// The profiler's own overhead and its diagnostic messages.
+    Nsys,
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 9] = [
         Part::Cuda,
         Part::Nvtx,
         Part::NvtxGpu,
@@ -194,6 +208,7 @@ impl Part {
         Part::Samples,
         Part::Sched,
         Part::Metrics,
+        Part::Nsys,
     ];
 
     /// The name `--exclude` knows the part by.
@@ -207,12 +222,13 @@ impl Part {
             Part::Samples => "samples",
             Part::Sched => "sched",
             Part::Metrics => "metrics",
+            Part::Nsys => "nsys",
         }
     }
 
     /// The tables the part reads its events from.
     fn tables(self) -> &'static [&'static str] {
-        use crate::nsys::{cpu, cuda, nvtx};
+        use crate::nsys::{cpu, cuda, graphs, nvtx, overhead};
         match self {
             Part::Cuda => &[
                 cuda::RUNTIME,
@@ -221,6 +237,8 @@ impl Part {
                 cuda::MEMCPY,
                 cuda::MEMSET,
                 cuda::SYNC,
+                graphs::GRAPH_EVENTS,
+                graphs::GRAPH_NODE_EVENTS,
             ],
             Part::Nvtx => &[nvtx::TABLE],
             Part::NvtxGpu => &[],
@@ -229,6 +247,32 @@ impl Part {
             Part::Samples => &[cpu::SAMPLES],
             Part::Sched => &[cpu::SCHED],
             Part::Metrics => &[],
+            Part::Nsys => &[
+                overhead::PROFILER_OVERHEAD,
+                overhead::CUPTI_OVERHEAD,
+                overhead::DIAGNOSTICS,
+            ],
+        }
+    }
+
+    /// Whether the part reads `table` of `report`.
+    fn reads(self, report: &Report, table: &str) -> bool {
+        use crate::nsys::{cuda, events, metrics};
+        match self {
+            Part::Cuda => {
+                self.tables().contains(&table)
+                    || [cuda::GRAPH_TRACE, events::TABLE].contains(&table)
+            }
+            Part::Libraries => report.library_tables().iter().any(|(_, t)| t == table),
+            Part::Metrics => [
+                metrics::GPU_METRICS,
+                metrics::MEMORY_USAGE,
+                metrics::MEMORY_POOLS,
+                metrics::UM_GPU_FAULTS,
+                metrics::UM_CPU_FAULTS,
+            ]
+            .contains(&table),
+            _ => self.tables().contains(&table),
         }
     }
 }
@@ -249,11 +293,11 @@ impl std::str::FromStr for Part {
 
 /// A set of [`Part`]s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Parts(u8);
+pub struct Parts(u16);
 
 impl Parts {
     pub fn all() -> Self {
-        Parts(u8::MAX >> (8 - Part::ALL.len()))
+        Parts(u16::MAX >> (16 - Part::ALL.len()))
     }
 
     pub fn has(self, part: Part) -> bool {

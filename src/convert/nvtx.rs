@@ -1,6 +1,8 @@
 //! NVTX: push/pop ranges and marks on a track of their thread, start/end ranges
 //! (which overlap freely and may end on another thread) on lanes of their process.
 //! Each domain has its own tracks: `NVTX` for the default domain, `NVTX: <name>`.
+//! Events without a message (the marks of nsys's Python sampling and
+//! backtrace domains) are named by their domain.
 
 use std::io::Write;
 
@@ -87,7 +89,14 @@ pub fn write<W: Write>(
                 None
             }
         };
-        let name = e.text.as_ref().map_or("", |t| t.as_str());
+        let unnamed;
+        let name = match e.text.as_ref().map(|t| t.as_str()) {
+            Some(text) if !text.is_empty() => text,
+            _ => {
+                unnamed = domain_name(meta, e.pid, e.domain);
+                &unnamed
+            }
+        };
         let slice = Slice::new(start, end, name, NVTX, &args);
         seq.slice(track, &slice)?;
         if let Some(feed) = feed.as_deref_mut() {
@@ -103,4 +112,14 @@ pub fn write<W: Write>(
         summary.count(NVTX);
         Ok(())
     })
+}
+
+/// What names an event without a message: its domain's name, `NVTX` for the
+/// default domain, `NVTX domain <id>` for a domain the report does not name.
+fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -> String {
+    match (domain, meta.nvtx_domains.get(&(pid, domain))) {
+        (_, Some(name)) if !name.is_empty() => name.clone(),
+        (0, _) => "NVTX".to_owned(),
+        (id, _) => format!("NVTX domain {id}"),
+    }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::nsys::Unreadable;
+use crate::nsys::{Unconverted, Unreadable};
 
 /// Counts of one conversion, by category (`cuda_api`, `cuda_kernel`, `nvtx`, ...).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -36,6 +36,19 @@ pub struct Summary {
     /// The export has no event table at all: nsys recorded nothing to
     /// convert, and the trace is empty.
     pub no_event_tables: bool,
+    /// Event tables with rows that the converter does not read.
+    pub unconverted: Vec<Unconverted>,
+    /// Flows from a `cudaEventRecord` call to a synchronization that waited
+    /// on that record.
+    pub event_flows: u64,
+    /// Synchronizations that waited on a CUDA event whose record, or its
+    /// call, is not in the trace: no flow.
+    pub event_waits_unrecorded: u64,
+    /// Synchronizations that start before the call that recorded the event
+    /// they waited on: no flow.
+    pub event_waits_before_record: u64,
+    /// CUDA event records whose recording call is not in the trace.
+    pub event_records_without_call: u64,
 }
 
 impl Summary {
@@ -60,6 +73,11 @@ impl Summary {
             counter_values,
             unreadable,
             no_event_tables,
+            unconverted,
+            event_flows,
+            event_waits_unrecorded,
+            event_waits_before_record,
+            event_records_without_call,
         } = other;
         for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
@@ -78,6 +96,11 @@ impl Summary {
         self.counter_values += counter_values;
         self.unreadable.extend(unreadable);
         self.no_event_tables |= no_event_tables;
+        self.unconverted.extend(unconverted);
+        self.event_flows += event_flows;
+        self.event_waits_unrecorded += event_waits_unrecorded;
+        self.event_waits_before_record += event_waits_before_record;
+        self.event_records_without_call += event_records_without_call;
     }
 
     /// An event's end as a trace time. An end before the start is counted
@@ -142,6 +165,35 @@ impl Summary {
                 count(u.rows, "row is", "rows are")
             ));
         }
+        for u in &self.unconverted {
+            w.push(format!(
+                "{} is not converted: its {} not in the trace",
+                u.table,
+                count(u.rows, "row is", "rows are")
+            ));
+        }
+        if self.event_waits_unrecorded > 0 {
+            w.push(format!(
+                "{} on a CUDA event whose record or recording call is not in the report (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUDA API calls); no flow to them",
+                count(self.event_waits_unrecorded, "synchronization waits", "synchronizations wait")
+            ));
+        }
+        if self.event_waits_before_record > 0 {
+            w.push(format!(
+                "{} before the call that recorded the CUDA event it waits on; no flow to it",
+                count(
+                    self.event_waits_before_record,
+                    "synchronization starts",
+                    "synchronizations start"
+                )
+            ));
+        }
+        if self.event_records_without_call > 0 {
+            w.push(format!(
+                "{} no recording call in the trace (CUPTI_ACTIVITY_KIND_CUDA_EVENT): the event and stream are not shown",
+                count(self.event_records_without_call, "CUDA event record has", "CUDA event records have")
+            ));
+        }
         if self.gpu_ops_unknown_process > 0 {
             w.push(format!(
                 "{} no process in this export (no globalPid column); not linked to launches",
@@ -193,6 +245,7 @@ impl fmt::Display for Summary {
         }
         let others = [
             (self.flows, "flow", "flows"),
+            (self.event_flows, "event flow", "event flows"),
             (self.cpu_samples, "CPU sample", "CPU samples"),
             (self.sched_events, "scheduling event", "scheduling events"),
             (self.counter_values, "counter value", "counter values"),

@@ -6,6 +6,7 @@
 use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
+use super::graphs::GraphCreation;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Select};
@@ -113,6 +114,8 @@ pub struct Sync {
     pub common: GpuCommon,
     pub sync_type: Option<i64>,
     pub event_id: Option<i64>,
+    /// The record of the event waited on (nsys 2025.1 and later; see `events`).
+    pub event_sync_id: Option<i64>,
 }
 
 /// Events are moved several times on their way (sorted within a batch, sent to
@@ -124,6 +127,7 @@ pub enum CudaEvent<'r> {
     Memset(Memset),
     Sync(Sync),
     Graph(GraphRun),
+    GraphCreation(Box<GraphCreation<'r>>),
 }
 
 impl CudaEvent<'_> {
@@ -136,6 +140,7 @@ impl CudaEvent<'_> {
             CudaEvent::Memset(m) => (m.common.start, m.common.end),
             CudaEvent::Sync(s) => (s.common.start, s.common.end),
             CudaEvent::Graph(g) => (g.common.start, g.common.end),
+            CudaEvent::GraphCreation(g) => (g.start, g.end),
         }
     }
 }
@@ -160,6 +165,7 @@ impl Report {
         let mut prescan = GpuPrescan::default();
         let mut scans = self.gpu_scans(&mut prescan.columns);
         scans.extend(self.api_scans());
+        scans.extend(self.graph_creation_scans());
         self.stream(scans, prescan, f)
     }
 
@@ -385,11 +391,13 @@ fn sync<'r>(
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
     let sync_type = s.optional("syncType");
     let event_id = s.optional("eventId");
+    let event_sync_id = s.optional("eventSyncId");
     move |r| {
         Ok(CudaEvent::Sync(Sync {
             common: common.decode(r)?,
             sync_type: sync_type.get(r)?,
             event_id: event_id.get(r)?,
+            event_sync_id: event_sync_id.get(r)?,
         }))
     }
 }

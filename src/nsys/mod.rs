@@ -5,27 +5,34 @@
 //! each group on a reader thread of its own: [`Report::for_each_cuda_event`]
 //! (API calls and GPU work, merged), [`Report::for_each_nvtx_event`],
 //! [`Report::for_each_osrt_call`], [`Report::for_each_library_call`],
-//! [`Report::for_each_cpu_sample`], [`Report::for_each_sched_event`] and
-//! [`Report::for_each_device_event`] (metrics, memory, page faults).
+//! [`Report::for_each_cpu_sample`], [`Report::for_each_sched_event`],
+//! [`Report::for_each_device_event`] (metrics, memory, page faults) and
+//! [`Report::for_each_nsys_event`] (the profiler's overhead and diagnostics).
+//! The CUDA stream includes the creation of CUDA graphs and their nodes; CUDA
+//! event records, which have no times, are read whole first
+//! ([`Report::event_records`]).
 //!
 //! Every reader declares its table's columns once, in a `Select`, which both
 //! writes the SELECT list and reads the row.
 
 pub mod cpu;
 pub mod cuda;
+pub mod events;
 mod export;
+pub mod graphs;
 pub mod ids;
 pub mod libraries;
 mod meta;
 pub mod metrics;
 pub mod nvtx;
+pub mod overhead;
 mod scan;
 mod schema;
 mod select;
 mod strings;
 mod version;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +67,8 @@ pub struct Report {
     unreadable: Mutex<BTreeMap<String, String>>,
     /// Once set, every query of the report stops with `SQLITE_INTERRUPT`.
     cancel: Option<Arc<AtomicBool>>,
+    /// Every table a reader has declared its columns for (see [`Report::readable`]).
+    declared: Mutex<BTreeSet<String>>,
 }
 
 /// An event table whose rows cannot be converted: it lacks columns they need.
@@ -68,6 +77,14 @@ pub struct Unreadable {
     pub table: String,
     /// The columns missing, as a phrase (`start`, `nameId or textId`).
     pub missing: String,
+    pub rows: u64,
+}
+
+/// An event table (one with a `start` or `timestamp` column) that no reader
+/// of the conversion read, with its rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unconverted {
+    pub table: String,
     pub rows: u64,
 }
 
@@ -114,6 +131,7 @@ impl Report {
             sole_cuda_pid: None,
             unreadable: Mutex::default(),
             cancel,
+            declared: Mutex::default(),
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
@@ -179,8 +197,13 @@ impl Report {
     }
 
     /// Whether the rows of `select`'s table can be read: it has every
-    /// required column. One that lacks some is noted as unreadable.
+    /// required column. One that lacks some is noted as unreadable. Every
+    /// reader asks, so this also notes which tables the conversion reads.
     pub(crate) fn readable(&self, select: &Select) -> bool {
+        self.declared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(select.table().to_owned());
         match select.missing() {
             None => true,
             Some(missing) => {
@@ -216,11 +239,62 @@ impl Report {
             .collect()
     }
 
+    /// The event tables with rows that no reader has declared (so far), less
+    /// those `elsewhere` says are left to readers not run (excluded parts).
+    pub fn unconverted(&self, elsewhere: impl Fn(&str) -> bool) -> Vec<Unconverted> {
+        let declared = self
+            .declared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut tables: Vec<&str> = self
+            .schema
+            .tables()
+            .filter(|t| {
+                ["start", "timestamp"]
+                    .iter()
+                    .any(|c| self.schema.has_column(t, c))
+            })
+            .filter(|t| !declared.contains(*t) && !elsewhere(t))
+            .collect();
+        tables.sort_unstable();
+        tables
+            .into_iter()
+            .map(|table| Unconverted {
+                table: table.to_owned(),
+                rows: self.rows(table),
+            })
+            .filter(|u| u.rows > 0)
+            .collect()
+    }
+
+    /// Calls `f` with each row of `select`'s table that matches `filter`
+    /// (SQL; empty for all), for the small tables read whole.
+    pub(crate) fn each_selected(
+        &self,
+        select: &Select,
+        filter: &str,
+        f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()>,
+    ) -> rusqlite::Result<()> {
+        let where_ = match filter.is_empty() {
+            true => String::new(),
+            false => format!(" WHERE {filter}"),
+        };
+        let sql = format!(
+            "SELECT {} FROM {}{where_}",
+            select.sql(),
+            select::quote(select.table())
+        );
+        meta::each_row(&self.conn(), &sql, f)
+    }
+
     fn rows(&self, table: &str) -> u64 {
         self.conn()
-            .query_row(&format!("SELECT COUNT(*) FROM \"{table}\""), [], |r| {
-                r.get::<_, i64>(0)
-            })
+            .query_row(
+                &format!("SELECT COUNT(*) FROM {}", select::quote(table)),
+                [],
+                |r| r.get::<_, i64>(0),
+            )
             .map_or(0, |n| n as u64)
     }
 

@@ -92,11 +92,9 @@ pub fn nvtx_totals(db: &Connection, trace_end: u64) -> (u64, u128, u128) {
     )
 }
 
-/// GPU operations whose launching call, same pid and correlationId, is in the report.
-pub fn launched_ops(db: &Connection) -> u64 {
-    if !has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
-        return 0;
-    }
+/// The temporary table `calls(pid, corr, start)`: the API calls at or after
+/// time 0, by process and correlationId, with the first one's start.
+fn create_calls(db: &Connection) {
     db.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS calls AS
            SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr, MIN(start) AS start
@@ -104,6 +102,14 @@ pub fn launched_ops(db: &Connection) -> u64 {
          CREATE INDEX IF NOT EXISTS temp.calls_key ON calls(pid, corr);",
     )
     .unwrap();
+}
+
+/// GPU operations whose launching call, same pid and correlationId, is in the report.
+pub fn launched_ops(db: &Connection) -> u64 {
+    if !has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
+        return 0;
+    }
+    create_calls(db);
     let mut total = 0;
     for table in [
         "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -139,4 +145,107 @@ pub fn launched_ops(db: &Connection) -> u64 {
         total += db.query_row(&sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64;
     }
     total
+}
+
+/// The process of a `globalPid`/`globalTid` column, as SQL.
+fn pid_of(column: &str) -> String {
+    format!("(({column} >> 24) & 16777215)")
+}
+
+/// SQL for the correlationId of the `cudaEventRecord` call whose record
+/// synchronization `s` waited on: by `eventSyncId` where the records carry
+/// it, else the event's latest record before the waiting call.
+fn waited_record_sql(db: &Connection) -> String {
+    let ev = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
+    if has_column(db, ev, "eventSyncId") {
+        format!(
+            "(SELECT e.correlationId FROM {ev} e
+              WHERE {} = {} AND e.eventSyncId = s.eventSyncId
+                AND s.eventSyncId NOT IN (0, 4294967295))",
+            pid_of("e.globalPid"),
+            pid_of("s.globalPid")
+        )
+    } else {
+        format!(
+            "(SELECT MAX(e.correlationId) FROM {ev} e
+              WHERE {} = {} AND e.eventId = s.eventId AND e.correlationId < s.correlationId
+                AND s.eventId != 4294967295)",
+            pid_of("e.globalPid"),
+            pid_of("s.globalPid")
+        )
+    }
+}
+
+/// Synchronizations (at or after time 0) that name a CUDA event, in `eventId`
+/// or `eventSyncId`.
+pub fn event_waits(db: &Connection) -> u64 {
+    let sync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if !has_table(db, sync) || !has_column(db, sync, "eventId") {
+        return 0;
+    }
+    let sync_id = match has_column(db, sync, "eventSyncId") {
+        true => "OR eventSyncId NOT IN (0, 4294967295)",
+        false => "",
+    };
+    let sql = format!(
+        "SELECT COUNT(*) FROM {sync} WHERE start >= 0 AND (eventId != 4294967295 {sync_id})"
+    );
+    db.query_row(&sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64
+}
+
+/// Synchronizations linked to the call that recorded the event they waited
+/// on: the record is in `CUPTI_ACTIVITY_KIND_CUDA_EVENT`, and its call starts
+/// at or after time 0 and no later than the synchronization.
+pub fn linked_event_waits(db: &Connection) -> u64 {
+    let (ev, sync, api) = (
+        "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+    );
+    if ![ev, sync, api].iter().all(|t| has_table(db, t)) {
+        return 0;
+    }
+    create_calls(db);
+    let sql = format!(
+        "SELECT COUNT(*) FROM (
+           SELECT s.start AS start, {} AS pid, {} AS record FROM {sync} s WHERE s.start >= 0
+         ) w JOIN calls c ON c.pid = w.pid AND c.corr = w.record
+         WHERE c.start <= w.start",
+        pid_of("s.globalPid"),
+        waited_record_sql(db)
+    );
+    db.query_row(&sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64
+}
+
+/// Rows of `CUPTI_ACTIVITY_KIND_CUDA_EVENT` whose recording call is not in
+/// the trace (none in the report, or before time 0).
+pub fn event_records_without_call(db: &Connection) -> u64 {
+    let (ev, api) = (
+        "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+    );
+    if !has_table(db, ev) {
+        return 0;
+    }
+    let call = match has_table(db, api) {
+        true => {
+            create_calls(db);
+            format!(
+                "EXISTS (SELECT 1 FROM calls c WHERE c.pid = {} AND c.corr = e.correlationId)",
+                pid_of("e.globalPid")
+            )
+        }
+        false => "0".to_owned(),
+    };
+    let sql = format!("SELECT COUNT(*) FROM {ev} e WHERE NOT {call}");
+    db.query_row(&sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64
+}
+
+/// (count, Σts, 0) of the rows of `table` at or after time 0, each an
+/// instant at `column`.
+pub fn instant_totals(db: &Connection, table: &str, column: &str) -> (u64, u128, u128) {
+    if !has_table(db, table) {
+        return (0, 0, 0);
+    }
+    totals(db, table, column, "0", &format!("{column} >= 0"))
 }

@@ -22,6 +22,27 @@ pub const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
 pub const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
 pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 pub const NVTX: &str = "NVTX_EVENTS";
+pub const CUDA_EVENT: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
+pub const GRAPH_EVENTS: &str = "CUDA_GRAPH_EVENTS";
+pub const GRAPH_NODE_EVENTS: &str = "CUDA_GRAPH_NODE_EVENTS";
+pub const PROFILER_OVERHEAD: &str = "PROFILER_OVERHEAD";
+pub const CUPTI_OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
+pub const DIAGNOSTIC_EVENT: &str = "DIAGNOSTIC_EVENT";
+
+/// What CUPTI writes in `eventId` and `eventSyncId` when no event is involved.
+pub const NO_EVENT: i64 = 4_294_967_295;
+
+// eventClass (ENUM_NSYS_EVENT_CLASS) of the CUDA graph tables.
+pub const GRAPH_NODE_CREATION: i64 = 77;
+pub const GRAPH_EXEC_CREATION: i64 = 94;
+pub const GRAPH_CREATION: i64 = 95;
+
+// Diagnostics (ENUM_DIAGNOSTIC_SEVERITY_LEVEL, ENUM_DIAGNOSTIC_SOURCE_TYPE).
+pub const INFO: i64 = 1;
+pub const WARNING: i64 = 2;
+pub const ERROR: i64 = 3;
+const DAEMON: i64 = 2;
+const TARGET_TIMESTAMP: i64 = 1;
 
 // Memcpy copyKind (ENUM_CUDA_MEMCPY_OPER).
 pub const HTOD: i64 = 1;
@@ -51,6 +72,102 @@ const LOCAL_VM: i64 = 1 << 48;
 /// Column definitions of the tables this builder writes, as in
 /// `nsys export` 2026.2 (`TARGET_INFO_GPU` from 2026.2 too).
 const TABLES: &[(&str, &[&str])] = &[
+    // CUDA event records: no times of their own (`timestamp`, the event's
+    // completion on the device, from 2026.2 and 0 where not collected).
+    (
+        CUDA_EVENT,
+        &[
+            "timestamp INTEGER",
+            "deviceId INTEGER NOT NULL",
+            "contextId INTEGER NOT NULL",
+            "greenContextId INTEGER",
+            "streamId INTEGER NOT NULL",
+            "correlationId INTEGER",
+            "globalPid INTEGER",
+            "eventId INTEGER NOT NULL",
+            "eventSyncId INTEGER",
+        ],
+    ),
+    // A graphics API the converter does not read (2022.4).
+    (
+        "OPENGL_API",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "endGlobalTid INTEGER",
+            "correlationId INTEGER",
+            "endCorrelationId INTEGER",
+            "nameId INTEGER NOT NULL",
+            "endNameId INTEGER",
+            "returnValue INTEGER NOT NULL",
+            "frameId INTEGER",
+            "contextId INTEGER",
+            "gpu INTEGER",
+            "display INTEGER",
+        ],
+    ),
+    // The creation of CUDA graphs, execs and nodes (nsys 2025.3 and 2026.2).
+    (
+        GRAPH_EVENTS,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "nameId INTEGER NOT NULL",
+            "graphId INTEGER",
+            "originalGraphId INTEGER",
+            "graphExecId INTEGER",
+        ],
+    ),
+    (
+        GRAPH_NODE_EVENTS,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "nameId INTEGER NOT NULL",
+            "graphNodeId INTEGER NOT NULL",
+            "originalGraphNodeId INTEGER",
+        ],
+    ),
+    // The profiler's own overhead and diagnostics (2026.2).
+    (
+        PROFILER_OVERHEAD,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "nameId INTEGER NOT NULL",
+            "overheadType INTEGER NOT NULL",
+        ],
+    ),
+    (
+        CUPTI_OVERHEAD,
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "correlationId INTEGER",
+            "nameId INTEGER",
+            "overheadType INTEGER NOT NULL",
+        ],
+    ),
+    (
+        DIAGNOSTIC_EVENT,
+        &[
+            "timestamp INTEGER NOT NULL",
+            "timestampType INTEGER NOT NULL",
+            "source INTEGER NOT NULL",
+            "severity INTEGER NOT NULL",
+            "text TEXT NOT NULL",
+            "globalPid INTEGER",
+        ],
+    ),
     // Graph-level records of `--cuda-graph-trace=graph` (nsys 2023 and later).
     (
         "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
@@ -801,6 +918,187 @@ impl Synth {
             ("eventId", 4_294_967_295_i64.into()),
         ]);
         self.insert(SYNC, row);
+    }
+
+    /// A `cudaEventRecord` of event `event_id` on `on`, made by the call with
+    /// `correlation_id`; `sync_id` is its `eventSyncId` (nsys 2025.1 and later).
+    pub fn event_record(
+        &mut self,
+        on: GpuStream,
+        correlation_id: i64,
+        event_id: i64,
+        sync_id: Option<i64>,
+    ) {
+        self.insert(
+            CUDA_EVENT,
+            vec![
+                ("deviceId", on.device.into()),
+                ("contextId", on.context.into()),
+                ("streamId", on.stream.into()),
+                ("correlationId", correlation_id.into()),
+                ("globalPid", global_pid(on.pid).into()),
+                ("eventId", event_id.into()),
+                ("eventSyncId", sync_id.into()),
+                ("timestamp", 0.into()),
+            ],
+        );
+    }
+
+    /// A synchronization that waited on event `event_id` (the record
+    /// `sync_id`, where given): an `EVENT_SYNC` or `STREAM_WAIT_EVENT`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn event_wait(
+        &mut self,
+        on: GpuStream,
+        start: i64,
+        end: i64,
+        correlation_id: i64,
+        sync_type: i64,
+        event_id: i64,
+        sync_id: Option<i64>,
+    ) {
+        let mut row = gpu_columns(on, start, end, correlation_id);
+        row.extend([
+            ("syncType", sync_type.into()),
+            ("eventId", event_id.into()),
+            ("eventSyncId", sync_id.into()),
+        ]);
+        self.insert(SYNC, row);
+    }
+
+    /// A graph (`graph_exec` `None`) or graph exec created by `thread` at `ts`.
+    pub fn graph_created(
+        &mut self,
+        thread: Thread,
+        ts: i64,
+        graph_id: i64,
+        graph_exec: Option<i64>,
+    ) {
+        let (class, name) = match graph_exec {
+            None => (GRAPH_CREATION, "Graph Creation"),
+            Some(_) => (GRAPH_EXEC_CREATION, "GraphExec Creation"),
+        };
+        let name_id = self.string(name);
+        self.insert(
+            GRAPH_EVENTS,
+            vec![
+                ("start", ts.into()),
+                ("end", ts.into()),
+                ("eventClass", class.into()),
+                ("globalTid", thread.global_tid().into()),
+                ("nameId", name_id.into()),
+                ("graphId", graph_id.into()),
+                ("graphExecId", graph_exec.into()),
+            ],
+        );
+    }
+
+    /// Graph node `node` created by `thread` at `ts`; `original` is the node
+    /// it was instantiated from.
+    pub fn graph_node_created(
+        &mut self,
+        thread: Thread,
+        ts: i64,
+        node: i64,
+        original: Option<i64>,
+    ) {
+        let name_id = self.string("Graph Node Creation");
+        self.insert(
+            GRAPH_NODE_EVENTS,
+            vec![
+                ("start", ts.into()),
+                ("end", ts.into()),
+                ("eventClass", GRAPH_NODE_CREATION.into()),
+                ("globalTid", thread.global_tid().into()),
+                ("nameId", name_id.into()),
+                ("graphNodeId", node.into()),
+                ("originalGraphNodeId", original.into()),
+            ],
+        );
+    }
+
+    /// A kernel run as graph node `node` (see [`Synth::kernel`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn graph_kernel(
+        &mut self,
+        on: GpuStream,
+        start: i64,
+        end: i64,
+        correlation_id: i64,
+        name: &str,
+        graph_id: i64,
+        node: i64,
+    ) {
+        self.kernel(on, start, end, correlation_id, name, name);
+        self.exec(&format!(
+            "UPDATE \"{KERNEL}\" SET graphId = {graph_id}, graphNodeId = {node} WHERE rowid = last_insert_rowid()"
+        ));
+    }
+
+    /// Profiler overhead `name` on `thread` (none: `globalTid` NULL);
+    /// `overhead_type` is an `ENUM_CUPTI_OVERHEAD_TYPE`.
+    pub fn profiler_overhead(
+        &mut self,
+        thread: Option<Thread>,
+        start: i64,
+        end: i64,
+        name: &str,
+        overhead_type: i64,
+    ) {
+        let name_id = self.string(name);
+        self.insert(
+            PROFILER_OVERHEAD,
+            vec![
+                ("start", start.into()),
+                ("end", end.into()),
+                ("globalTid", thread.map(Thread::global_tid).into()),
+                ("nameId", name_id.into()),
+                ("overheadType", overhead_type.into()),
+            ],
+        );
+    }
+
+    /// Overhead CUPTI reports for the API call `correlation_id` of `thread`.
+    pub fn cupti_overhead(
+        &mut self,
+        thread: Thread,
+        start: i64,
+        end: i64,
+        correlation_id: i64,
+        name: &str,
+        overhead_type: i64,
+    ) {
+        let name_id = self.string(name);
+        self.insert(
+            CUPTI_OVERHEAD,
+            vec![
+                ("start", start.into()),
+                ("end", end.into()),
+                ("eventClass", 103.into()), // CUDA overhead
+                ("globalTid", thread.global_tid().into()),
+                ("correlationId", correlation_id.into()),
+                ("nameId", name_id.into()),
+                ("overheadType", overhead_type.into()),
+            ],
+        );
+    }
+
+    /// A diagnostic message from nsys's daemon about process `pid` (none:
+    /// the session), as nsys writes it.
+    pub fn diagnostic(&mut self, ts: i64, pid: Option<u32>, severity: i64, message: &str) {
+        // nsys's own messages carry this globalPid: a VM id, no process.
+        const NO_PROCESS: i64 = -144_115_188_075_855_872;
+        self.insert(
+            DIAGNOSTIC_EVENT,
+            vec![
+                ("timestamp", ts.into()),
+                ("timestampType", TARGET_TIMESTAMP.into()),
+                ("source", DAEMON.into()),
+                ("severity", severity.into()),
+                ("text", text(message)),
+                ("globalPid", pid.map_or(NO_PROCESS, global_pid).into()),
+            ],
+        );
     }
 
     /// An NVTX push/pop range; `end` is `None` for a range still open when

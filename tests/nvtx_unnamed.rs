@@ -1,0 +1,61 @@
+//! NVTX events without a message, such as the marks of nsys's Python
+//! sampling and backtrace domains, are named by their domain.
+
+mod support;
+
+use support::convert::convert_synthetic;
+use support::synth::{Thread, NVTX};
+
+const MAIN: Thread = Thread { pid: 100, tid: 100 };
+
+#[test]
+fn events_without_text_are_named_by_their_domain() {
+    let (trace, summary) = convert_synthetic(|s| {
+        s.nvtx_domain(MAIN, 10, 3, "Python sampling");
+        // Marks and a range without text: in a named domain, an unnamed
+        // one and the default domain.
+        for (ts, domain) in [(1_000_i64, 3_i64), (2_000, 4), (3_000, 0)] {
+            s.row(
+                NVTX,
+                vec![
+                    ("start", ts.into()),
+                    ("eventType", 34.into()),
+                    ("globalTid", MAIN.global_tid().into()),
+                    ("domainId", domain.into()),
+                ],
+            );
+        }
+        s.row(
+            NVTX,
+            vec![
+                ("start", 4_000.into()),
+                ("end", 5_000.into()),
+                ("eventType", 59.into()),
+                ("text", String::new().into()),
+                ("globalTid", MAIN.global_tid().into()),
+                ("domainId", 3.into()),
+            ],
+        );
+        // A message names its event as before.
+        s.nvtx_mark(MAIN, 6_000, "checkpoint", 3);
+    });
+    let seen: Vec<(u64, &str, &str)> = trace
+        .slices
+        .iter()
+        .map(|s| {
+            let track = trace.tracks[&s.track].name.as_deref().unwrap_or("");
+            (s.ts, s.name.as_str(), track)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1_000, "Python sampling", "NVTX: Python sampling"),
+            (2_000, "NVTX domain 4", "NVTX: domain 4"),
+            (3_000, "NVTX", "NVTX"),
+            (4_000, "Python sampling", "NVTX: Python sampling"),
+            (6_000, "checkpoint", "NVTX: Python sampling"),
+        ]
+    );
+    assert_eq!(summary.slices.get("nvtx"), Some(&5));
+}
