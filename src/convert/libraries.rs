@@ -5,7 +5,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::libraries::{LibraryCall, INT_ARGS, LIBRARIES, STR_ARGS};
+use crate::nsys::libraries::{Library, LibraryCall, INT_ARGS, STR_ARGS};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
@@ -20,19 +20,19 @@ pub fn write<W: Write>(
     rows: &mut Rows,
 ) -> Result<(), Failure> {
     let meta = report.meta();
-    let mut tracks: FxHashMap<(u32, u32, usize), SliceTrack> = FxHashMap::default();
+    let mut tracks: FxHashMap<(u32, u32, Library), SliceTrack> = FxHashMap::default();
     report.for_each_library_call(|call: LibraryCall| -> Result<(), Failure> {
         rows.tick();
-        let library = &LIBRARIES[call.library];
+        let (track_name, category) = shown(call.library);
         let Some(start) = trace_time(call.start) else {
-            summary.skip_negative(library.category);
+            summary.skip_negative(category);
             return Ok(());
         };
         let track = *tracks
             .entry((call.pid, call.tid, call.library))
             .or_insert_with(|| {
                 let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
-                seq.slice_track(TrackSpec::new(Some(thread), library.name), Stacking::Nest)
+                seq.slice_track(TrackSpec::new(Some(thread), track_name), Stacking::Nest)
             });
         let end = summary.end_time(start, call.end);
         let mut args: Vec<Arg> = Vec::new();
@@ -46,9 +46,22 @@ pub fn write<W: Write>(
                 args.push(Arg::new(name, ArgValue::Str(v)));
             }
         }
-        let slice = Slice::new(start, Some(end), call.name, library.category, &args);
+        let slice = Slice::new(start, Some(end), call.name, category, &args);
         seq.slice(track, &slice)?;
-        summary.count(library.category);
+        summary.count(category);
         Ok(())
     })
+}
+
+/// The name of a library's track on each thread, and its slices' category.
+fn shown(library: Library) -> (&'static str, &'static str) {
+    match library {
+        Library::Cudnn => ("cuDNN", "cudnn"),
+        Library::Cublas => ("cuBLAS", "cublas"),
+        Library::OpenAcc => ("OpenACC", "openacc"),
+        Library::OpenMp => ("OpenMP", "openmp"),
+        Library::Mpi => ("MPI", "mpi"),
+        Library::Ucx => ("UCX", "ucx"),
+        Library::VideoCodec => ("NVIDIA Video Codec", "nvvideo"),
+    }
 }

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use summary::Summary;
 
-use crate::nsys::Report;
+use crate::nsys::{EventStream, Report};
 use crate::perfetto::Trace;
 
 /// Why a conversion stopped.
@@ -69,8 +69,8 @@ pub fn convert<W: Write + Send>(
     let total: u64 = Part::ALL
         .iter()
         .filter(|p| parts.has(**p))
-        .flat_map(|p| p.tables())
-        .map(|t| report.approximate_rows(t))
+        .flat_map(|p| p.tables(report))
+        .map(|t| report.approximate_rows(&t))
         .sum();
     let read = AtomicU64::new(0);
     if let Some(t0) = report
@@ -162,9 +162,12 @@ pub fn convert<W: Write + Send>(
         summary.merge(cpu?);
         summary.unreadable = report.unreadable();
         // Tables of the parts left out are left out on purpose.
-        let excluded: Vec<Part> = Part::ALL.into_iter().filter(|p| !parts.has(*p)).collect();
-        summary.unconverted =
-            report.unconverted(|table| excluded.iter().any(|p| p.reads(report, table)));
+        let excluded: Vec<String> = Part::ALL
+            .into_iter()
+            .filter(|p| !parts.has(*p))
+            .flat_map(|p| p.tables(report))
+            .collect();
+        summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
         Ok(summary)
     })?;
     // Slices that never ended close at the end of the whole trace.
@@ -226,54 +229,28 @@ impl Part {
         }
     }
 
-    /// The tables the part reads its events from.
-    fn tables(self) -> &'static [&'static str] {
-        use crate::nsys::{cpu, cuda, graphs, nvtx, overhead};
+    /// The event streams the part is made of.
+    fn streams(self) -> &'static [EventStream] {
         match self {
-            Part::Cuda => &[
-                cuda::RUNTIME,
-                cuda::DRIVER,
-                cuda::KERNEL,
-                cuda::MEMCPY,
-                cuda::MEMSET,
-                cuda::SYNC,
-                graphs::GRAPH_EVENTS,
-                graphs::GRAPH_NODE_EVENTS,
-            ],
-            Part::Nvtx => &[nvtx::TABLE],
+            Part::Cuda => &[EventStream::Cuda],
+            Part::Nvtx => &[EventStream::Nvtx],
+            // Made of the CUDA and NVTX streams, which it does not read itself.
             Part::NvtxGpu => &[],
-            Part::Osrt => &[cpu::OSRT],
-            Part::Libraries => &[],
-            Part::Samples => &[cpu::SAMPLES],
-            Part::Sched => &[cpu::SCHED],
-            Part::Metrics => &[],
-            Part::Nsys => &[
-                overhead::PROFILER_OVERHEAD,
-                overhead::CUPTI_OVERHEAD,
-                overhead::DIAGNOSTICS,
-            ],
+            Part::Osrt => &[EventStream::OsRuntime],
+            Part::Libraries => &[EventStream::Libraries],
+            Part::Samples => &[EventStream::CpuSamples],
+            Part::Sched => &[EventStream::Scheduling],
+            Part::Metrics => &[EventStream::Device],
+            Part::Nsys => &[EventStream::Profiler],
         }
     }
 
-    /// Whether the part reads `table` of `report`.
-    fn reads(self, report: &Report, table: &str) -> bool {
-        use crate::nsys::{cuda, events, metrics};
-        match self {
-            Part::Cuda => {
-                self.tables().contains(&table)
-                    || [cuda::GRAPH_TRACE, events::TABLE].contains(&table)
-            }
-            Part::Libraries => report.library_tables().iter().any(|(_, t)| t == table),
-            Part::Metrics => [
-                metrics::GPU_METRICS,
-                metrics::MEMORY_USAGE,
-                metrics::MEMORY_POOLS,
-                metrics::UM_GPU_FAULTS,
-                metrics::UM_CPU_FAULTS,
-            ]
-            .contains(&table),
-            _ => self.tables().contains(&table),
-        }
+    /// The tables of `report` the part reads its events from.
+    fn tables(self, report: &Report) -> Vec<String> {
+        self.streams()
+            .iter()
+            .flat_map(|s| report.tables_of(*s))
+            .collect()
     }
 }
 
@@ -365,8 +342,7 @@ impl<'p> Rows<'p> {
 
 /// A number that tells this report's tracks and flows apart from another's.
 fn namespace(report: &Report) -> Result<u64, Failure> {
-    let tables: Vec<&str> = Part::ALL.iter().flat_map(|p| p.tables()).copied().collect();
-    Ok(flows::mix(report.fingerprint(&tables)?))
+    Ok(flows::mix(report.fingerprint()?))
 }
 
 /// Session time as a trace timestamp, or `None` before time 0.

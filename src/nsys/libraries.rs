@@ -1,6 +1,7 @@
 //! Calls into CUDA libraries and runtimes that nsys traces in tables of their
 //! own: cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX, NVIDIA video codecs. Each row
 //! is a call on a thread (start, end, globalTid, a name), with a few details.
+//! How each library is shown is the mapping's business.
 
 use rusqlite::Row;
 
@@ -9,72 +10,64 @@ use super::scan::{order_key, TableScan};
 use super::select::Select;
 use super::Report;
 
-/// A library and the tables its calls are in.
-pub struct Library {
-    /// Shown as the thread's track name ("cuDNN").
-    pub name: &'static str,
-    /// The slices' category ("cudnn").
-    pub category: &'static str,
-    tables: &'static [&'static str],
-    /// Tables whose name starts with this, too (OpenMP has one per event kind).
-    table_prefix: Option<&'static str>,
+/// The libraries and runtimes nsys traces in tables of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Library {
+    Cudnn,
+    Cublas,
+    OpenAcc,
+    OpenMp,
+    Mpi,
+    /// UCX's UCP layer (`--trace=ucx`).
+    Ucx,
+    /// NVIDIA Video Codec SDK: encoder and decoder.
+    VideoCodec,
 }
 
-pub const LIBRARIES: &[Library] = &[
-    Library {
-        name: "cuDNN",
-        category: "cudnn",
-        tables: &["CUDNN_EVENTS"],
-        table_prefix: None,
-    },
-    Library {
-        name: "cuBLAS",
-        category: "cublas",
-        tables: &["CUBLAS_EVENTS"],
-        table_prefix: None,
-    },
-    Library {
-        name: "OpenACC",
-        category: "openacc",
-        tables: &[
-            "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
-            "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-            "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
-        ],
-        table_prefix: None,
-    },
-    Library {
-        name: "OpenMP",
-        category: "openmp",
-        tables: &[],
-        table_prefix: Some("OPENMP_EVENT_KIND_"),
-    },
-    Library {
-        name: "MPI",
-        category: "mpi",
-        tables: &[
-            "MPI_P2P_EVENTS",
-            "MPI_COLLECTIVES_EVENTS",
-            "MPI_START_WAIT_EVENTS",
-            "MPI_OTHER_EVENTS",
-        ],
-        table_prefix: None,
-    },
-    // `--trace=ucx`: UCX's UCP layer, as NVIDIA's SQLite schema reference
-    // documents it (sends and receives, their progress, other calls).
-    Library {
-        name: "UCX",
-        category: "ucx",
-        tables: &["UCP_SUBMIT_EVENTS", "UCP_PROGRESS_EVENTS", "UCP_EVENTS"],
-        table_prefix: None,
-    },
-    Library {
-        name: "NVIDIA Video Codec",
-        category: "nvvideo",
-        tables: &["NVVIDEO_ENCODER_API", "NVVIDEO_DECODER_API"],
-        table_prefix: None,
-    },
-];
+impl Library {
+    pub const ALL: [Library; 7] = [
+        Library::Cudnn,
+        Library::Cublas,
+        Library::OpenAcc,
+        Library::OpenMp,
+        Library::Mpi,
+        Library::Ucx,
+        Library::VideoCodec,
+    ];
+
+    /// The tables its calls are in, by name.
+    fn tables(self) -> &'static [&'static str] {
+        match self {
+            Library::Cudnn => &["CUDNN_EVENTS"],
+            Library::Cublas => &["CUBLAS_EVENTS"],
+            Library::OpenAcc => &[
+                "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
+                "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+                "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
+            ],
+            Library::OpenMp => &[],
+            Library::Mpi => &[
+                "MPI_P2P_EVENTS",
+                "MPI_COLLECTIVES_EVENTS",
+                "MPI_START_WAIT_EVENTS",
+                "MPI_OTHER_EVENTS",
+            ],
+            // As NVIDIA's SQLite schema reference documents them: sends and
+            // receives, their progress, other calls.
+            Library::Ucx => &["UCP_SUBMIT_EVENTS", "UCP_PROGRESS_EVENTS", "UCP_EVENTS"],
+            Library::VideoCodec => &["NVVIDEO_ENCODER_API", "NVVIDEO_DECODER_API"],
+        }
+    }
+
+    /// Tables whose name starts with this are its tables too (OpenMP has one
+    /// per event kind).
+    fn table_prefix(self) -> Option<&'static str> {
+        match self {
+            Library::OpenMp => Some("OPENMP_EVENT_KIND_"),
+            _ => None,
+        }
+    }
+}
 
 /// Integer details, each from the first of its columns a table has.
 pub const INT_ARGS: [(&str, &[&str]); 10] = [
@@ -100,8 +93,7 @@ pub const STR_ARGS: [(&str, &[&str]); 4] = [
 ];
 
 pub struct LibraryCall<'r> {
-    /// Index into [`LIBRARIES`].
-    pub library: usize,
+    pub library: Library,
     pub start: i64,
     pub end: i64,
     pub pid: u32,
@@ -114,16 +106,16 @@ pub struct LibraryCall<'r> {
 }
 
 impl Report {
-    /// The library tables of this export, with their library's index.
-    pub fn library_tables(&self) -> Vec<(usize, String)> {
+    /// The library tables of this export, with their library.
+    pub fn library_tables(&self) -> Vec<(Library, String)> {
         let mut out = Vec::new();
-        for (i, lib) in LIBRARIES.iter().enumerate() {
-            for table in lib.tables {
+        for library in Library::ALL {
+            for table in library.tables() {
                 if self.schema.has_table(table) {
-                    out.push((i, (*table).to_owned()));
+                    out.push((library, (*table).to_owned()));
                 }
             }
-            if let Some(prefix) = lib.table_prefix {
+            if let Some(prefix) = library.table_prefix() {
                 let mut tables: Vec<String> = self
                     .schema
                     .tables()
@@ -131,7 +123,7 @@ impl Report {
                     .map(str::to_owned)
                     .collect();
                 tables.sort();
-                out.extend(tables.into_iter().map(|t| (i, t)));
+                out.extend(tables.into_iter().map(|t| (library, t)));
             }
         }
         out

@@ -30,6 +30,7 @@ mod scan;
 mod schema;
 mod select;
 mod strings;
+mod tables;
 mod version;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,6 +47,7 @@ pub use scan::Streamed;
 pub use schema::Schema;
 use select::Select;
 pub use strings::StringTable;
+pub use tables::EventStream;
 pub use version::Version;
 
 use crate::error::{Error, Result};
@@ -155,17 +157,23 @@ impl Report {
             return 0;
         }
         self.conn()
-            .query_row(&format!("SELECT MAX(rowid) FROM \"{table}\""), [], |r| {
-                r.get::<_, Option<i64>>(0)
-            })
+            .query_row(
+                &format!("SELECT MAX(rowid) FROM {}", select::quote(table)),
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )
             .ok()
             .flatten()
             .unwrap_or(0) as u64
     }
 
     /// A hash of what identifies a capture: its start time, processes and
-    /// threads, and the first row of each of `tables` (which carries pids).
-    pub fn fingerprint(&self, tables: &[&str]) -> rusqlite::Result<u64> {
+    /// threads, and the first row of each of its event tables (which carries pids).
+    pub fn fingerprint(&self) -> rusqlite::Result<u64> {
+        let tables: Vec<String> = EventStream::ALL
+            .iter()
+            .flat_map(|s| self.tables_of(*s))
+            .collect();
         let mut h = rustc_hash::FxHasher::default();
         self.meta.session_start_unix_ns.hash(&mut h);
         let mut processes: Vec<_> = self.meta.processes.iter().collect();
@@ -174,9 +182,10 @@ impl Report {
         let mut threads: Vec<_> = self.meta.threads.iter().collect();
         threads.sort();
         threads.hash(&mut h);
-        for table in tables.iter().filter(|t| self.schema.has_table(t)) {
+        for table in &tables {
             let conn = self.conn();
-            let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\" LIMIT 1"))?;
+            let mut stmt =
+                conn.prepare(&format!("SELECT * FROM {} LIMIT 1", select::quote(table)))?;
             let columns = stmt.column_count();
             let mut rows = stmt.query([])?;
             if let Some(row) = rows.next()? {
