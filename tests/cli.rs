@@ -1,6 +1,8 @@
 //! The command line on bad input: one clear line, a non-zero exit, no output
 //! file and nothing left behind; and on good input, the output where promised.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -124,8 +126,10 @@ fn input_is_not_modified_and_output_lands_beside_it() {
         ["run.perfetto-trace", "run.sqlite"],
         "no journal or temp files"
     );
-    let trace = std::fs::read(dir.path().join("run.perfetto-trace")).unwrap();
+    let output = dir.path().join("run.perfetto-trace");
+    let trace = std::fs::read(&output).unwrap();
     assert_eq!(&trace[..2], &[0x1f, 0x8b], "gzip by default");
+    support::convert::check_trace(&output).assert_valid();
 }
 
 /// A trace is for sharing: it gets the permissions of any new file (0666 less
@@ -177,6 +181,7 @@ fn no_gzip_and_explicit_output() {
         trace[0], 0x0A,
         "raw protobuf starts with Trace.packet's tag"
     );
+    support::convert::check_trace(&dir.path().join("t.pb")).assert_valid();
 }
 
 #[test]

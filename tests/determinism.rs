@@ -3,11 +3,13 @@
 //! packets, the track uuids and the sequence ids do not depend on timing.
 //! (Which sequence first describes a shared process or thread track may.)
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use nsys2perfetto::perfetto::proto::{trace_packet, Trace};
-use nsys2perfetto::{convert_file, Options};
+use nsys2perfetto::Options;
 use prost::Message;
 
 /// Per sequence, its packets other than track descriptors (encoded); and the
@@ -21,7 +23,9 @@ fn canonical(input: &Path) -> Canonical {
         gzip: None,
         ..Options::default()
     };
-    convert_file(input, &output, &options, &mut |_| {}).unwrap();
+    support::convert::convert_into(input, &output, &options)
+        .0
+        .assert_valid();
     let bytes = std::fs::read(&output).unwrap();
     let trace = Trace::decode(&bytes[..]).unwrap().packet;
     let mut sequences: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
@@ -63,14 +67,8 @@ fn the_demo_converts_the_same_every_time() {
 
 #[test]
 fn a_real_report_converts_the_same_every_time() {
-    let input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite");
-    if !input.is_file() {
-        eprintln!(
-            "SKIP: {} is absent (../shared is not beside this checkout)",
-            input.display()
-        );
+    let Some(input) = support::fixtures::fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
-    }
+    };
     assert_repeatable(&input);
 }
