@@ -49,36 +49,39 @@ pub fn shared_dir() -> PathBuf {
 /// Where `need` is (the ../shared directory, the `nsys` command, the
 /// trace_processor binary), or `None` after [`skip`] said why it is missing.
 pub fn require(need: Need) -> Option<PathBuf> {
-    let found = match need {
-        Need::Shared => {
-            let dir = shared_dir();
-            dir.join("fixtures").is_dir().then_some(dir).ok_or_else(|| {
-                format!(
-                    "{} is absent (a fresh clone without ../shared)",
-                    shared_dir().join("fixtures").display()
-                )
-            })
-        }
+    locate(need).map_err(|reason| skip(&reason)).ok()
+}
+
+/// Where `need` is, or why it is missing.
+pub fn locate(need: Need) -> Result<PathBuf, String> {
+    // What is handed out, and what must exist for it to be there.
+    let (found, must_exist) = match need {
+        Need::Shared => (shared_dir(), shared_dir().join("fixtures")),
         Need::Nsys => {
             let runs = std::process::Command::new("nsys")
                 .arg("--version")
                 .output()
                 .is_ok_and(|o| o.status.success());
-            runs.then(|| PathBuf::from("nsys")).ok_or_else(|| {
-                "nsys is not on PATH (run .ci/install-nsys, or install Nsight Systems)".to_owned()
-            })
+            if !runs {
+                return Err(
+                    "nsys is not on PATH (run .ci/install-nsys, or install Nsight Systems)".into(),
+                );
+            }
+            return Ok(PathBuf::from("nsys"));
         }
         Need::TraceProcessor => {
             let binary = shared_dir().join("tools/trace_processor_shell");
-            binary.is_file().then(|| binary.clone()).ok_or_else(|| {
-                format!(
-                    "{} is absent (a fresh clone without ../shared)",
-                    binary.display()
-                )
-            })
+            (binary.clone(), binary)
         }
     };
-    found.map_err(|reason| skip(&reason)).ok()
+    if must_exist.exists() {
+        Ok(found)
+    } else {
+        Err(format!(
+            "{} is absent (a fresh clone without ../shared)",
+            must_exist.display()
+        ))
+    }
 }
 
 /// Every SQLite export of the fixture set, or `None` (having said why).
