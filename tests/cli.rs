@@ -161,8 +161,10 @@ fn input_is_not_modified_and_output_lands_beside_it() {
         ["run.perfetto-trace", "run.sqlite"],
         "no journal or temp files"
     );
-    let trace = std::fs::read(dir.path().join("run.perfetto-trace")).unwrap();
+    let output = dir.path().join("run.perfetto-trace");
+    let trace = std::fs::read(&output).unwrap();
     assert_eq!(&trace[..2], &[0x1f, 0x8b], "gzip by default");
+    support::convert::check_trace(&output).assert_valid();
 }
 
 /// A trace is for sharing: it gets the permissions of any new file (0666 less
@@ -214,6 +216,7 @@ fn no_gzip_and_explicit_output() {
         trace[0], 0x0A,
         "raw protobuf starts with Trace.packet's tag"
     );
+    support::convert::check_trace(&dir.path().join("t.pb")).assert_valid();
 }
 
 #[test]
@@ -365,7 +368,7 @@ fn output_directory_for_one_input() {
             String::from_utf8_lossy(&result.stderr)
         );
         assert_eq!(listing(&d.join("out")), ["run.perfetto-trace"], "-o {out}");
-        checker::check_file(&d.join("out/run.perfetto-trace")).assert_valid();
+        support::convert::check_trace(&d.join("out/run.perfetto-trace")).assert_valid();
         std::fs::remove_file(d.join("out/run.perfetto-trace")).unwrap();
     }
     std::fs::write(d.join("file"), "").unwrap();
@@ -401,7 +404,7 @@ fn output_to_standard_output() {
         listing(d)
     );
     assert_eq!(&out.stdout[..2], &[0x1f, 0x8b], "gzip by default");
-    let trace = checker::check(&out.stdout);
+    let trace = support::convert::check_bytes(&out.stdout, "the trace on standard output");
     trace.assert_valid();
     let summary = nsys2perfetto::convert_file(
         &demo,
@@ -518,7 +521,7 @@ fn an_export_without_event_tables_is_said_to_be_empty() {
         "{stderr}"
     );
     assert!(lines[1].contains("no events"), "{stderr}");
-    checker::check_file(&dir.path().join("t.trace")).assert_valid();
+    support::convert::check_trace(&dir.path().join("t.trace")).assert_valid();
 }
 
 /// `convert --help` names every part `--exclude` takes.

@@ -2,6 +2,8 @@
 //! that write its sequences happen to interleave: each sequence is written
 //! whole, in sequence-id order, after the descriptors of every track in use.
 
+mod support;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -10,41 +12,27 @@ use nsys2perfetto::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, Trace,
     TrackSpec,
 };
-use nsys2perfetto::{convert_file, Options};
+use nsys2perfetto::Options;
 use prost::Message;
 use rustc_hash::FxHashMap;
-
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-}
 
 /// A real export from ../shared/fixtures, or `None` (having said why) where
 /// a fresh clone has none; CI must have them.
 fn fixture(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/sqlite")
-        .join(name);
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(!in_ci(), "{} is absent in CI", path.display());
-    eprintln!(
-        "SKIP: {} is absent (../shared is not beside this checkout)",
-        path.display()
-    );
-    None
+    support::fixtures::fixture(name)
 }
 
 fn demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
 }
 
-/// The trace file `input` converts to with `options`.
+/// The trace file `input` converts to with `options`, checked by the
+/// checker and trace_processor.
 fn convert(input: &Path, options: &Options) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out.perfetto-trace");
-    convert_file(input, &output, options, &mut |_| {})
-        .unwrap_or_else(|e| panic!("{}: {e}", input.display()));
+    let (trace, _) = support::convert::convert_into(input, &output, options);
+    trace.assert_valid();
     std::fs::read(output).unwrap()
 }
 

@@ -16,10 +16,7 @@ struct Converted {
 
 fn convert(fill: impl FnOnce(&mut Synth)) -> Converted {
     let (dir, input) = support::convert::synthetic(fill);
-    let output = dir.path().join("out.perfetto-trace");
-    let summary =
-        nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&output);
+    let (trace, summary) = support::convert::convert(&input, &Default::default());
     trace.assert_valid();
     Converted {
         trace,
@@ -628,11 +625,11 @@ fn traces_that_restart_interning_still_concatenate() {
     for pid in [100, 200] {
         let (dir, input) = support::convert::synthetic(|s| many_unique_names(s, pid));
         let output = dir.path().join("out.perfetto-trace");
-        nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
+        support::convert::convert_into(&input, &output, &Default::default());
         joined.extend(std::fs::read(&output).unwrap());
         dirs.push(dir);
     }
-    let trace = checker::check(&joined);
+    let trace = support::convert::check_bytes(&joined, "two synthetic traces joined");
     trace.assert_valid();
     assert_eq!(trace.count("nvtx") as i64, 4 * UNIQUE_NAMES);
 }

@@ -2,14 +2,16 @@
 //! the checker, with exactly the source's events, times and launch links.
 //!
 //! Expected numbers come from SQL written here, independently of the
-//! converter's own queries. Fresh clones have no ../shared: then these tests
-//! say so and skip.
+//! converter's own queries, and trace_processor's import of each trace must
+//! have them too. Fresh clones have no ../shared: then these tests say so
+//! and skip.
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use support::checker::{self, Checked};
+use support::fixtures::fixture;
 use support::source::{has_table, launched_ops, nvtx_totals, open, source_totals};
 
 fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
@@ -28,7 +30,12 @@ fn every_fixture_converts_faithfully() {
     );
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
-        let (trace, summary) = convert(&input);
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("t.perfetto-trace");
+        // trace_processor's own numbers are compared with the source's here,
+        // as the checker's are (and the two with each other in convert_imported).
+        let (trace, summary, imported) =
+            support::convert::convert_imported(&input, &output, &Default::default());
         trace.assert_valid();
         let db = open(&input);
         for (category, table) in [
@@ -39,17 +46,33 @@ fn every_fixture_converts_faithfully() {
             ("cuda_sync", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
             ("cuda_graph", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
         ] {
+            let expected = source_totals(&db, table);
             assert_eq!(
                 trace.totals(category),
-                source_totals(&db, table),
+                expected,
                 "{name}: {category} (count, Σts, Σdur)"
             );
+            if let Some(imported) = &imported {
+                assert_eq!(
+                    imported_totals(imported, category),
+                    expected,
+                    "{name}: {category} (count, Σts, Σdur) in trace_processor"
+                );
+            }
         }
+        let expected = nvtx_totals(&db, trace.trace_end());
         assert_eq!(
             trace.totals("nvtx"),
-            nvtx_totals(&db, trace.trace_end()),
+            expected,
             "{name}: nvtx (count, Σts, Σdur)"
         );
+        if let Some(imported) = &imported {
+            assert_eq!(
+                imported_totals(imported, "nvtx"),
+                expected,
+                "{name}: nvtx (count, Σts, Σdur) in trace_processor"
+            );
+        }
 
         // Flows into synchronizations come from event records (tests/events.rs).
         let launch_flows: Vec<(usize, usize)> = trace
@@ -60,6 +83,13 @@ fn every_fixture_converts_faithfully() {
             .collect();
         let expected_flows = launched_ops(&db);
         assert_eq!(launch_flows.len() as u64, expected_flows, "{name}: flows");
+        if let Some(imported) = &imported {
+            assert_eq!(
+                imported.flows,
+                trace.flows.len() as u64,
+                "{name}: flows in trace_processor"
+            );
+        }
         assert_eq!(
             summary.flows, expected_flows,
             "{name}: flows in the summary"
@@ -90,18 +120,23 @@ fn every_fixture_converts_faithfully() {
     }
 }
 
+/// (count, Σts, Σdur) of a category's slices as trace_processor imported
+/// them; every slice must have ended.
+fn imported_totals(imported: &support::tp::Imported, category: &str) -> (u64, u128, u128) {
+    let t = imported.slices.get(category).copied().unwrap_or_default();
+    assert_eq!(
+        t.open, 0,
+        "{category}: slices without end in trace_processor"
+    );
+    (t.count, t.ts, t.dur)
+}
+
 #[test]
 fn correlation_ids_shared_by_two_processes_link_within_each() {
-    let Some(files) = support::fixtures::all() else {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
     };
-    let Some(input) = files
-        .iter()
-        .find(|f| f.ends_with("nsys-ai_h100_2gpu_1s.sqlite"))
-    else {
-        return;
-    };
-    let (trace, _) = convert(input);
+    let (trace, _) = convert(&input);
     let mut pids = std::collections::BTreeSet::new();
     for &(from, to) in &trace.flows {
         let launcher = trace
@@ -121,12 +156,6 @@ fn correlation_ids_shared_by_two_processes_link_within_each() {
         pids.insert(launcher);
     }
     assert_eq!(pids.len(), 2, "both processes have linked launches");
-}
-
-fn fixture(name: &str) -> Option<PathBuf> {
-    support::fixtures::all()?
-        .into_iter()
-        .find(|f| f.file_name().is_some_and(|n| n == name))
 }
 
 #[test]
@@ -283,7 +312,7 @@ fn nothing_of_the_profiled_machines_environment_is_written() {
             gzip: None,
             ..Default::default()
         };
-        nsys2perfetto::convert_file(&input, &output, &options, &mut |_| {}).unwrap();
+        support::convert::convert_into(&input, &output, &options);
         let bytes = std::fs::read(&output).unwrap();
         for secret in secrets {
             let leaked = bytes.windows(secret.len()).any(|w| w == secret);
@@ -310,13 +339,12 @@ fn traces_of_two_ranks_concatenate_without_collisions() {
     let mut flows = 0;
     for (i, input) in [a, b].iter().enumerate() {
         let output = dir.path().join(format!("{i}.perfetto-trace"));
-        let summary =
-            nsys2perfetto::convert_file(input, &output, &Default::default(), &mut |_| {}).unwrap();
+        let summary = support::convert::convert_into(input, &output, &Default::default()).1;
         flows += summary.flows + summary.event_flows;
         joined.extend(std::fs::read(&output).unwrap());
     }
     // Two gzip members, one after the other, as `cat` makes them.
-    let trace = checker::check(&joined);
+    let trace = support::convert::check_bytes(&joined, "two ranks joined");
     trace.assert_valid();
     assert_eq!(trace.flows.len() as u64, flows);
 }

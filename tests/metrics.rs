@@ -313,10 +313,7 @@ fn memory_pools_are_counters_and_operations_in_their_gpu_group() {
 /// its GPU, and one operation per pool event, against SQL over the export.
 #[test]
 fn cuda_memory_of_the_h100_capture_is_every_allocation_and_free() {
-    let Some(input) = support::fixtures::all().and_then(|all| {
-        all.into_iter()
-            .find(|f| f.ends_with("h100_torch_graph_node.sqlite"))
-    }) else {
+    let Some(input) = support::fixtures::fixture("h100_torch_graph_node.sqlite") else {
         return;
     };
     let (trace, _) = support::convert::convert(&input, &Default::default());

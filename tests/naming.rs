@@ -4,15 +4,9 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use support::checker::Checked;
-
-fn fixture(name: &str) -> Option<PathBuf> {
-    support::fixtures::all()?
-        .into_iter()
-        .find(|f| f.file_name().is_some_and(|n| n == name))
-}
+use support::fixtures::fixture;
 
 fn convert(name: &str) -> Option<Checked> {
     let input = fixture(name)?;

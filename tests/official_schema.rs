@@ -8,34 +8,19 @@
 //! Without python3 or those modules the tests skip with a message on stderr,
 //! except when `CI` is set: CI installs them, so there a missing module fails.
 
+mod support;
+
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use support::fixtures::skip;
 
 const PYTHON: &str = "python3";
 const INSTALL_HINT: &str = "pip install perfetto protobuf";
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-}
-
-/// Skips the test (prints why, returns) — or fails it when running in CI.
-fn skip_or_fail_in_ci(test: &str, why: &str) {
-    if in_ci() {
-        panic!("{test}: {why} (CI is set, so this fails instead of skipping)");
-    }
-    skip(&format!("SKIP {test}: {why}"));
-}
-
-/// Prints a skip notice straight to stderr: libtest captures `eprintln!` of
-/// passing tests, and a skip should be visible without `--nocapture`.
-fn skip(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn run_python(args: &[&std::ffi::OsStr]) -> std::io::Result<Output> {
@@ -59,10 +44,9 @@ fn python_ready(test: &str) -> bool {
         let output = match run_python(&["-c".as_ref(), code.as_ref()]) {
             Ok(output) => output,
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                skip_or_fail_in_ci(
-                    test,
-                    &format!("{PYTHON} not found on PATH (install Python 3, then {INSTALL_HINT})"),
-                );
+                skip(&format!(
+                    "{PYTHON} not found on PATH (install Python 3, then {INSTALL_HINT})"
+                ));
                 return false;
             }
             Err(e) => panic!("{test}: cannot run {PYTHON}: {e}"),
@@ -80,7 +64,7 @@ fn python_ready(test: &str) -> bool {
             if let Some(last) = stderr.lines().last() {
                 eprintln!("{test}: {PYTHON} says: {last}");
             }
-            skip_or_fail_in_ci(test, &why);
+            skip(&why);
             return false;
         }
     }
@@ -143,13 +127,9 @@ fn subset_matches_official_schema() {
 fn decode_with_official_schema(test: &str, input: &Path) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let trace = dir.path().join("trace.perfetto-trace");
-    let summary = nsys2perfetto::convert_file(
-        input,
-        &trace,
-        &nsys2perfetto::Options::default(),
-        &mut |_| {},
-    )
-    .unwrap_or_else(|e| panic!("{test}: converting {}: {e}", input.display()));
+    let (checked, summary) =
+        support::convert::convert_into(input, &trace, &nsys2perfetto::Options::default());
+    checked.assert_valid();
     eprintln!("{test}: {summary}");
 
     let json = run_script(test, "decode_official.py", &trace);
@@ -183,14 +163,8 @@ fn converted_fixture_decodes_with_official_schema() {
     if !python_ready(TEST) {
         return;
     }
-    let fixture = manifest_dir().join("../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite");
-    if !fixture.is_file() {
-        // Fresh clones have no ../shared: always a skip, in CI too.
-        skip(&format!(
-            "SKIP {TEST}: fixture {} not found (it lives outside the repository)",
-            fixture.display()
-        ));
+    let Some(fixture) = support::fixtures::fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
-    }
+    };
     decode_with_official_schema(TEST, &fixture);
 }

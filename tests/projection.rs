@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use support::checker::{self, Value};
+use support::checker::Value;
+use support::fixtures::{require, Need};
 use support::source::{has_table, open};
 
 /// (projected start, projected duration, GPU ops, pid, tid) -> how many.
@@ -78,10 +79,7 @@ fn parse_projections(text: &str) -> Projections {
 }
 
 fn our_projections(input: &Path) -> Projections {
-    let dir = tempfile::tempdir().unwrap();
-    let output = dir.path().join("t.perfetto-trace");
-    nsys2perfetto::convert_file(input, &output, &Default::default(), &mut |_| {}).unwrap();
-    let trace = checker::check_file(&output);
+    let (trace, _) = support::convert::convert(input, &Default::default());
     trace.assert_valid();
     let mut out = Projections::new();
     for s in trace.slices.iter().filter(|s| s.category == "nvtx_gpu") {
@@ -104,17 +102,13 @@ fn our_projections(input: &Path) -> Projections {
 
 #[test]
 fn projected_ranges_equal_nsys_nvtxgpuproj() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/sqlite");
-    if !root.is_dir() {
-        eprintln!(
-            "SKIP: {} is absent (a fresh clone without ../shared)",
-            root.display()
-        );
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    if require(Need::Nsys).is_none() {
         return;
     }
-    if !support::nsys::available("projected_ranges_equal_nsys_nvtxgpuproj") {
-        return;
-    }
+    let root = shared.join("fixtures/sqlite");
     let mut compared = 0;
     let mut entries: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
@@ -149,14 +143,10 @@ fn projected_ranges_equal_nsys_nvtxgpuproj() {
 /// is stored beside them: it must agree too (2022.4's is compared above).
 #[test]
 fn projected_ranges_equal_nsys_2025_3_on_the_h100_captures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
-    if !root.is_dir() {
-        eprintln!(
-            "SKIP: {} is absent (a fresh clone without ../shared)",
-            root.display()
-        );
+    let Some(shared) = require(Need::Shared) else {
         return;
-    }
+    };
+    let root = shared.join("fixtures");
     for name in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
         let csv = root.join(format!("nsys-2025.3-stats/{name}_nvtx_gpu_proj_trace.csv"));
         let theirs = parse_projections(&std::fs::read_to_string(&csv).unwrap());
@@ -172,11 +162,8 @@ fn projected_ranges_equal_nsys_2025_3_on_the_h100_captures() {
 #[test]
 fn the_projection_can_be_left_out() {
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
-    let dir = tempfile::tempdir().unwrap();
     let convert = |options: &nsys2perfetto::Options| {
-        let output = dir.path().join("t.perfetto-trace");
-        nsys2perfetto::convert_file(&input, &output, options, &mut |_| {}).unwrap();
-        let trace = checker::check_file(&output);
+        let (trace, _) = support::convert::convert(&input, options);
         trace.assert_valid();
         trace
     };

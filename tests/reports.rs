@@ -1,50 +1,32 @@
 //! `.nsys-rep`/`.qdrep` reports go through a real `nsys export`. These tests need
 //! nsys (.ci/install-nsys installs 2022.4) and ../shared; without either they
-//! say why and skip, except that CI must have nsys.
+//! say why and skip, except in CI, which must have both.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::checker;
+use support::fixtures::{require, Need};
 
+/// ../shared's reports, where nsys can export them; or `None`, having said why not.
 fn reports_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/reports");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIP: {} is absent (a fresh clone without ../shared)",
-            dir.display()
-        );
-        None
-    }
-}
-
-fn nsys_available(test: &str) -> bool {
-    support::nsys::available(test)
+    let dir = require(Need::Shared)?.join("fixtures/reports");
+    require(Need::Nsys)?;
+    Some(dir)
 }
 
 #[test]
 fn reports_convert_like_their_sqlite_exports() {
     let Some(dir) = reports_dir() else { return };
-    if !nsys_available("reports_convert_like_their_sqlite_exports") {
-        return;
-    }
     let sqlite = dir.join("../sqlite");
     for (report, export) in [
         ("dlprof_nsys_profile.nsys-rep", "dlprof_nsys_profile.sqlite"),
         ("abacus_report1.qdrep", "abacus_report1.sqlite"),
         ("cori_run1_report1.qdrep", "cori_run1_report1.sqlite"),
     ] {
-        let out = tempfile::tempdir().unwrap();
-        let (a, b) = (out.path().join("a.trace"), out.path().join("b.trace"));
         let options = nsys2perfetto::Options::default();
-        let from_report = nsys2perfetto::convert_file(&dir.join(report), &a, &options, &mut |_| {})
-            .unwrap_or_else(|e| panic!("{report}: {e}"));
-        let from_export =
-            nsys2perfetto::convert_file(&sqlite.join(export), &b, &options, &mut |_| {}).unwrap();
-        let trace = checker::check_file(&a);
+        let (trace, from_report) = support::convert::convert(&dir.join(report), &options);
+        let (_, from_export) = support::convert::convert(&sqlite.join(export), &options);
         trace.assert_valid();
         assert_eq!(
             from_report.slices, from_export.slices,
@@ -65,9 +47,6 @@ fn reports_convert_like_their_sqlite_exports() {
 #[test]
 fn a_report_too_new_for_nsys_names_both_versions() {
     let Some(dir) = reports_dir() else { return };
-    if !nsys_available("a_report_too_new_for_nsys_names_both_versions") {
-        return;
-    }
     let report = dir.join("jax-toolbox_cuda_graph_pdl_stream_capture.nsys-rep");
     let out = tempfile::tempdir().unwrap();
     let output = out.path().join("t.perfetto-trace");

@@ -7,6 +7,7 @@ mod support;
 use std::path::PathBuf;
 
 use support::checker;
+use support::convert::trace_processor;
 use support::source::{launched_ops, nvtx_totals, open, source_totals, CUDA_TABLES};
 
 #[test]
@@ -30,6 +31,9 @@ fn scaled_report_converts_faithfully() {
         nsys2perfetto::convert_file(&input, &output, &Default::default(), &mut |_| {}).unwrap();
     let trace = checker::check_lean(&std::fs::read(&output).unwrap());
     trace.assert_valid();
+    if let Some(binary) = trace_processor() {
+        support::tp::assert_agrees(&binary, &output, &trace, &input.display().to_string());
+    }
     let db = open(&input);
     for (category, table) in CUDA_TABLES {
         assert_eq!(

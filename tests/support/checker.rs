@@ -19,7 +19,7 @@ use nsys2perfetto::perfetto::proto::{
     TrackDescriptor,
 };
 
-use super::sched::{SchedSlice, Switch};
+use super::sched::{SchedSlice, Switch, ThreadState};
 use super::stacks::{NamedFrame, Sample, StackState};
 use prost::Message;
 
@@ -84,6 +84,8 @@ pub struct Checked {
     pub samples: Vec<Sample>,
     /// Threads running on CPUs, from the context switches.
     pub sched: Vec<SchedSlice>,
+    /// What each thread did between its context switches.
+    pub thread_states: Vec<ThreadState>,
     /// Values of counter tracks, in time order.
     pub counters: Vec<CounterSample>,
     pub errors: Vec<String>,
@@ -520,6 +522,7 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
     }
     c.counters.sort_by_key(|s| s.ts);
     build_slices(&mut c, events);
+    c.thread_states = super::sched::thread_states(&switches);
     c.sched = super::sched::slices(switches, &mut c.errors);
     c
 }

@@ -6,3 +6,4 @@ pub mod sched;
 pub mod source;
 pub mod stacks;
 pub mod synth;
+pub mod tp;

@@ -1,27 +1,7 @@
-//! The `nsys` CLI for tests that compare with NVIDIA's own tools. Without it
-//! they say why and skip, except in CI, which must have it.
+//! Reading the CSV that `nsys stats` prints (trace_processor prints the same
+//! dialect). Tests that run nsys ask `fixtures::require(Need::Nsys)` first.
 
 #![allow(dead_code)]
-
-use std::process::Command;
-
-pub fn available(test: &str) -> bool {
-    let found = Command::new("nsys")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty());
-        assert!(
-            !in_ci,
-            "{test}: nsys is not on PATH in CI (.ci/install-nsys should have installed it)"
-        );
-        eprintln!(
-            "SKIP {test}: nsys is not on PATH (run .ci/install-nsys, or install Nsight Systems)"
-        );
-    }
-    found
-}
 
 /// The rows of a CSV text (RFC 4180 quoting), as fields.
 pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
