@@ -24,6 +24,7 @@ mod error;
 pub mod nsys;
 mod output;
 pub mod perfetto;
+mod worker;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -213,9 +213,7 @@ fn write_part(seq: &mut SequenceWriter<'_, Vec<u8>>, part: usize, seed: Option<u
             _ => {}
         }
     };
-    let group = seq
-        .tracks()
-        .group(7, || TrackSpec::new(None, "shared group"));
+    let group = seq.with_tracks(|t| t.group(7, || TrackSpec::new(None, "shared group")));
     let counter = seq.add_counter_track(
         TrackSpec::new(Some(group), format!("part {part} count")),
         CounterUnit::Count,
@@ -227,9 +225,8 @@ fn write_part(seq: &mut SequenceWriter<'_, Vec<u8>>, part: usize, seed: Option<u
         // The parts take the shared threads in different orders.
         let tid = 100 + (k * (part as u64 + 1) + part as u64) as i64 % 5;
         let track = *tracks.entry(tid).or_insert_with(|| {
-            let thread =
-                seq.tracks()
-                    .thread(1, tid, || "process".into(), || format!("thread {tid}"));
+            let thread = seq
+                .with_tracks(|t| t.thread(1, tid, || "process".into(), || format!("thread {tid}")));
             seq.slice_track(
                 TrackSpec::new(Some(thread), format!("part {part}")),
                 Stacking::Nest,

@@ -116,12 +116,10 @@ impl<W: Write> Mapper<'_, '_, W> {
         let track = match self.api_tracks.get(&key) {
             Some(&t) => t,
             None => {
-                let thread = thread_track(
-                    &mut self.seq.tracks(),
-                    self.report.meta(),
-                    call.pid,
-                    call.tid,
-                );
+                let meta = self.report.meta();
+                let thread = self
+                    .seq
+                    .with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
                 let t = self
                     .seq
                     .slice_track(TrackSpec::new(Some(thread), "CUDA API"), Stacking::Nest);

@@ -47,7 +47,7 @@ impl GpuTracks {
             let place = &work.place;
             let device = *devices
                 .entry(place.device)
-                .or_insert_with(|| device_group(&mut seq.tracks(), meta, place.device));
+                .or_insert_with(|| seq.with_tracks(|t| device_group(t, meta, place.device)));
             let green = green_contexts(work, meta);
             let mut spec = TrackSpec::new(Some(device), naming.stream_name(place, &green));
             spec.rank = i32::try_from(rank).ok();

@@ -37,7 +37,7 @@ impl GraphCreations {
             return Ok(());
         };
         let track = *self.tracks.entry((e.pid, e.tid)).or_insert_with(|| {
-            let thread = thread_track(&mut seq.tracks(), meta, e.pid, e.tid);
+            let thread = seq.with_tracks(|t| thread_track(t, meta, e.pid, e.tid));
             seq.slice_track(TrackSpec::new(Some(thread), "CUDA graphs"), Stacking::Nest)
         });
         let ids = [

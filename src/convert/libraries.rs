@@ -31,7 +31,7 @@ pub fn write<W: Write>(
         let track = *tracks
             .entry((call.pid, call.tid, call.library))
             .or_insert_with(|| {
-                let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
+                let thread = seq.with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
                 seq.slice_track(TrackSpec::new(Some(thread), track_name), Stacking::Nest)
             });
         let end = summary.end_time(start, call.end);

@@ -76,7 +76,7 @@ impl MemoryPools {
         summary: &mut Summary,
     ) -> Result<(), Failure> {
         let track = *self.operations.entry(op.device).or_insert_with(|| {
-            let group = device_group(&mut seq.tracks(), meta, op.device);
+            let group = seq.with_tracks(|t| device_group(t, meta, op.device));
             let mut spec = TrackSpec::new(Some(group), "CUDA memory pools");
             spec.rank = Some(self.rank);
             seq.slice_track(spec, Stacking::Nest)
@@ -137,7 +137,7 @@ impl MemoryPools {
             .counters
             .entry((device, pid, address))
             .or_insert_with(|| {
-                let group = device_group(&mut seq.tracks(), meta, device);
+                let group = seq.with_tracks(|t| device_group(t, meta, device));
                 let pool = format!("memory pool {:#x}", address as u64);
                 let owner = format!("{} (pid {pid})", process_name(meta, pid));
                 let mut counter = |rank: i32, what: &str, description: String| {

@@ -166,7 +166,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             None => {
                 // The metric set's low byte is the GPU.
                 let device = type_id & 0xFF;
-                let group = device_group(&mut self.seq.tracks(), self.meta, device);
+                let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
                 let name = self
                     .names
                     .get(&(type_id, metric_id))
@@ -194,7 +194,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         let (track, total) = match self.memory.get_mut(&(device, pid)) {
             Some(entry) => entry,
             None => {
-                let group = device_group(&mut self.seq.tracks(), self.meta, device);
+                let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
                 let name = format!(
                     "CUDA memory: {} (pid {pid})",
                     super::threads::process_name(self.meta, pid)
@@ -226,7 +226,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         let track = match self.gpu_faults.get(&device) {
             Some(&t) => t,
             None => {
-                let group = device_group(&mut self.seq.tracks(), self.meta, device);
+                let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
                 let mut spec = TrackSpec::new(Some(group), "Unified memory page faults");
                 spec.rank = Some(FAULTS_RANK);
                 let t = self.seq.slice_track(spec, Stacking::Exclusive);
@@ -245,7 +245,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         let track = match self.cpu_faults.get(&pid) {
             Some(&t) => t,
             None => {
-                let process = process_track(&mut self.seq.tracks(), self.meta, pid);
+                let process = self.seq.with_tracks(|t| process_track(t, self.meta, pid));
                 let spec = TrackSpec::new(Some(process), "Unified memory CPU page faults");
                 let t = self.seq.slice_track(spec, Stacking::Nest);
                 self.cpu_faults.insert(pid, t);

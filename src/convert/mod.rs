@@ -3,7 +3,8 @@
 //! One sequence carries all CUDA activity (API calls and GPU work, merged in
 //! time order so that each launch precedes its work and flows can be linked),
 //! others NVTX events, OS runtime calls, CPU samples, context switches, and
-//! the profiler's own overhead and diagnostics.
+//! the profiler's own overhead and diagnostics. Which thread does what is in
+//! [`pipeline`].
 
 mod cuda;
 mod events;
@@ -16,6 +17,7 @@ mod metrics;
 mod nvtx;
 mod osrt;
 mod overhead;
+mod pipeline;
 mod projection;
 mod samples;
 mod sched;
@@ -24,9 +26,10 @@ mod summary;
 mod threads;
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use summary::Summary;
+
+pub(crate) use pipeline::Rows;
 
 use crate::nsys::{EventStream, Report};
 use crate::perfetto::Trace;
@@ -52,11 +55,11 @@ impl From<io::Error> for Failure {
 
 /// Converts the `parts` of `report` into a Perfetto trace written to `out`,
 /// gzipped at level `gzip` if given. `progress` is called now and then with a
-/// [`Progress`].
+/// [`Progress`], on the calling thread.
 ///
-/// The parts are converted at once on three threads (CUDA here, NVTX and the
-/// CPU side on threads of their own), each part on a sequence of its own and
-/// each reading its tables on a further thread.
+/// The parts are converted at once on three threads, each part on a
+/// sequence of its own and each thread reading its tables on a further
+/// thread (see [`pipeline`]).
 pub fn convert<W: Write + Send>(
     report: &Report,
     out: W,
@@ -72,7 +75,6 @@ pub fn convert<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .map(|t| report.approximate_rows(&t))
         .sum();
-    let read = AtomicU64::new(0);
     if let Some(t0) = report
         .meta()
         .session_start_unix_ns
@@ -80,101 +82,20 @@ pub fn convert<W: Write + Send>(
     {
         trace.set_wall_clock(t0);
     }
-    // Made here, in a fixed order: sequence ids do not depend on thread timing.
-    let mut sequences = Part::ALL.map(|part| parts.has(part).then(|| trace.sequence()));
-    let [cuda_seq, nvtx_seq, projection_seq, osrt_seq, libraries_seq, samples_seq, sched_seq, metrics_seq, nsys_seq] =
-        &mut sequences;
-    // The projection needs both: NVTX ranges flow from the NVTX thread to the CUDA one.
-    let (mut feed, projection) = match (&cuda_seq, &nvtx_seq, projection_seq) {
-        (Some(_), Some(_), Some(seq)) => {
-            let (feed, source) = projection::channel();
-            (Some(feed), Some((seq, source)))
-        }
-        _ => (None, None),
-    };
-    let summary = std::thread::scope(|scope| -> Result<Summary, Failure> {
-        let nvtx = scope.spawn(|| -> Result<Summary, Failure> {
-            let mut summary = Summary::default();
-            let mut rows = Rows::new(&read);
-            if let Some(seq) = nvtx_seq {
-                let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, &mut rows);
-                // The CUDA thread waits for the feed's end, even after a failure.
-                if let Some(feed) = feed.take() {
-                    feed.finish();
-                }
-                written?;
-                seq.drain()?;
-            }
-            Ok(summary)
-        });
-        let cpu = scope.spawn(|| -> Result<Summary, Failure> {
-            let mut summary = Summary::default();
-            let mut rows = Rows::new(&read);
-            if let Some(seq) = osrt_seq {
-                osrt::write(report, seq, &mut summary, &mut rows)?;
-                seq.drain()?;
-            }
-            if let Some(seq) = libraries_seq {
-                libraries::write(report, seq, &mut summary, &mut rows)?;
-                seq.drain()?;
-            }
-            if let Some(seq) = samples_seq {
-                samples::write(report, seq, &mut summary, &mut rows)?;
-                seq.drain()?;
-            }
-            if let Some(seq) = sched_seq {
-                sched::write(report, seq, &mut summary, &mut rows)?;
-                seq.drain()?;
-            }
-            if let Some(seq) = metrics_seq {
-                metrics::write(report, seq, &mut summary, &mut rows)?;
-                seq.drain()?;
-            }
-            if let Some(seq) = nsys_seq {
-                overhead::write(report, seq, &mut summary, &mut rows)?;
-                seq.drain()?;
-            }
-            Ok(summary)
-        });
-        let mut report_progress = |rows_read: u64| {
-            progress(Progress {
-                rows_read,
-                rows_total: total.max(rows_read),
-            })
-        };
-        let mut summary = Summary::default();
-        let mut rows = Rows::new(&read).reporting(&mut report_progress);
-        let cuda = match cuda_seq {
-            Some(seq) => cuda::write(report, seq, projection, namespace, &mut summary, &mut rows)
-                .and_then(|()| Ok(seq.drain()?)),
-            None => Ok(()),
-        };
-        while !(nvtx.is_finished() && cpu.is_finished()) {
-            rows.report();
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        let join = |h: std::thread::ScopedJoinHandle<'_, Result<Summary, Failure>>| {
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-        };
-        let (nvtx, cpu) = (join(nvtx), join(cpu));
-        cuda?;
-        summary.merge(nvtx?);
-        summary.merge(cpu?);
-        summary.unreadable = report.unreadable();
-        // Tables of the parts left out are left out on purpose.
-        let excluded: Vec<String> = Part::ALL
-            .into_iter()
-            .filter(|p| !parts.has(*p))
-            .flat_map(|p| p.tables(report))
-            .collect();
-        summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
-        Ok(summary)
+    let mut summary = pipeline::run(report, &trace, *parts, namespace, &mut |rows_read| {
+        progress(Progress {
+            rows_read,
+            rows_total: total.max(rows_read),
+        })
     })?;
-    // Slices that never ended close at the end of the whole trace.
-    let end = trace.last_timestamp().unwrap_or(0);
-    for seq in sequences.into_iter().flatten() {
-        seq.close(end)?;
-    }
+    summary.unreadable = report.unreadable();
+    // Tables of the parts left out are left out on purpose.
+    let excluded: Vec<String> = Part::ALL
+        .into_iter()
+        .filter(|p| !parts.has(*p))
+        .flat_map(|p| p.tables(report))
+        .collect();
+    summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
     Ok((trace.finish()?, summary))
 }
 
@@ -202,6 +123,7 @@ pub enum Part {
 }
 
 impl Part {
+    /// Every part, in the order they are declared in.
     pub const ALL: [Part; 9] = [
         Part::Cuda,
         Part::Nvtx,
@@ -227,6 +149,11 @@ impl Part {
             Part::Metrics => "metrics",
             Part::Nsys => "nsys",
         }
+    }
+
+    /// The part's place in [`Part::ALL`].
+    const fn index(self) -> usize {
+        self as usize
     }
 
     /// The event streams the part is made of.
@@ -268,21 +195,34 @@ impl std::str::FromStr for Part {
     }
 }
 
+// A part's place in `Part::ALL` is its index: the list is in declaration order.
+const _: () = {
+    let mut i = 0;
+    while i < Part::ALL.len() {
+        assert!(
+            Part::ALL[i].index() == i,
+            "Part::ALL is in declaration order"
+        );
+        i += 1;
+    }
+};
+
 /// A set of [`Part`]s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Parts(u16);
+pub struct Parts([bool; Part::ALL.len()]);
 
 impl Parts {
     pub fn all() -> Self {
-        Parts(u16::MAX >> (16 - Part::ALL.len()))
+        Parts([true; Part::ALL.len()])
     }
 
     pub fn has(self, part: Part) -> bool {
-        self.0 & (1 << part as u8) != 0
+        self.0[part.index()]
     }
 
-    pub fn without(self, part: Part) -> Self {
-        Parts(self.0 & !(1 << part as u8))
+    pub fn without(mut self, part: Part) -> Self {
+        self.0[part.index()] = false;
+        self
     }
 }
 
@@ -300,46 +240,6 @@ pub struct Progress {
     pub rows_total: u64,
 }
 
-/// Rows read so far, counted by each converting thread into one total; the
-/// thread that owns the progress callback reports it every few thousand rows.
-pub(crate) struct Rows<'p> {
-    mine: u64,
-    read: &'p AtomicU64,
-    progress: Option<&'p mut dyn FnMut(u64)>,
-}
-
-/// Rows between two updates of the shared count.
-const ROWS_PER_UPDATE: u64 = 8192;
-
-impl<'p> Rows<'p> {
-    fn new(read: &'p AtomicU64) -> Self {
-        Self {
-            mine: 0,
-            read,
-            progress: None,
-        }
-    }
-
-    fn reporting(mut self, progress: &'p mut dyn FnMut(u64)) -> Self {
-        self.progress = Some(progress);
-        self
-    }
-
-    pub fn tick(&mut self) {
-        self.mine += 1;
-        if self.mine.is_multiple_of(ROWS_PER_UPDATE) {
-            self.read.fetch_add(ROWS_PER_UPDATE, Ordering::Relaxed);
-            self.report();
-        }
-    }
-
-    fn report(&mut self) {
-        if let Some(progress) = &mut self.progress {
-            progress(self.read.load(Ordering::Relaxed));
-        }
-    }
-}
-
 /// A number that tells this report's tracks and flows apart from another's.
 fn namespace(report: &Report) -> Result<u64, Failure> {
     Ok(flows::mix(report.fingerprint()?))
@@ -348,4 +248,20 @@ fn namespace(report: &Report) -> Result<u64, Failure> {
 /// Session time as a trace timestamp, or `None` before time 0.
 fn trace_time(t: i64) -> Option<u64> {
     u64::try_from(t).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_left_out_is_the_only_one_missing() {
+        for left_out in Part::ALL {
+            let parts = Parts::all().without(left_out);
+            for part in Part::ALL {
+                assert_eq!(parts.has(part), part != left_out, "{part:?}");
+            }
+            assert!(!parts.without(left_out).has(left_out));
+        }
+    }
 }

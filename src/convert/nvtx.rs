@@ -42,13 +42,13 @@ pub fn write<W: Write>(
         };
         let track = match e.kind {
             NvtxKind::StartEnd => *process_tracks.entry((e.pid, e.domain)).or_insert_with(|| {
-                let process = process_track(&mut seq.tracks(), meta, e.pid);
+                let process = seq.with_tracks(|t| process_track(t, meta, e.pid));
                 seq.slice_track(TrackSpec::new(Some(process), track_name()), Stacking::Nest)
             }),
             NvtxKind::PushPop | NvtxKind::Mark => *thread_tracks
                 .entry((e.pid, e.tid, e.domain))
                 .or_insert_with(|| {
-                    let thread = thread_track(&mut seq.tracks(), meta, e.pid, e.tid);
+                    let thread = seq.with_tracks(|t| thread_track(t, meta, e.pid, e.tid));
                     seq.slice_track(TrackSpec::new(Some(thread), track_name()), Stacking::Nest)
                 }),
         };

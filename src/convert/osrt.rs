@@ -41,12 +41,12 @@ pub fn write<W: Write>(
             // ("OS runtime libraries profiling started") and calls it could
             // not place on a thread. They belong to the process.
             if call.tid == 0 {
-                let process = process_track(&mut seq.tracks(), meta, call.pid);
+                let process = seq.with_tracks(|t| process_track(t, meta, call.pid));
                 let mut spec = TrackSpec::new(Some(process), "nsys markers");
                 spec.description = Some(NO_THREAD.to_owned());
                 return seq.slice_track(spec, Stacking::Nest);
             }
-            let thread = thread_track(&mut seq.tracks(), meta, call.pid, call.tid);
+            let thread = seq.with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
             seq.slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
         });
         let end = summary.end_time(start, call.end);

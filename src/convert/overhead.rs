@@ -61,7 +61,7 @@ struct NsysWriter<'a> {
 impl NsysWriter<'_> {
     fn group<W: Write>(&mut self, seq: &mut SequenceWriter<'_, W>) -> TrackId {
         *self.group.get_or_insert_with(|| {
-            seq.tracks().group(NSYS_GROUP, || {
+            let spec = || {
                 let mut spec = TrackSpec::new(None, "nsys");
                 spec.description = Some(
                     "What Nsight Systems recorded about itself: the time its profiling cost \
@@ -69,7 +69,8 @@ impl NsysWriter<'_> {
                         .to_owned(),
                 );
                 spec
-            })
+            };
+            seq.with_tracks(|t| t.group(NSYS_GROUP, spec))
         })
     }
 

@@ -34,7 +34,7 @@ pub fn write<W: Write>(
         };
         // The thread's descriptor puts the samples under its process.
         if described.insert((sample.pid, sample.tid)) {
-            let thread = thread_track(&mut seq.tracks(), meta, sample.pid, sample.tid);
+            let thread = seq.with_tracks(|t| thread_track(t, meta, sample.pid, sample.tid));
             seq.describe(thread)?;
         }
         report.callchain(SAMPLE_CALLCHAINS, sample.id, &mut chain)?;

@@ -140,7 +140,7 @@ impl Names {
     ) -> Result<(), Failure> {
         if let std::collections::hash_map::Entry::Vacant(entry) = self.names.entry((pid, tid)) {
             let meta = report.meta();
-            let thread = thread_track(&mut seq.tracks(), meta, pid, tid);
+            let thread = seq.with_tracks(|t| thread_track(t, meta, pid, tid));
             seq.describe(thread)?;
             entry.insert(thread_name(meta, pid, tid));
         }

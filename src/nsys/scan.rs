@@ -399,7 +399,7 @@ impl Report {
                     }
                 }
             }
-            let read = reader.join().expect("the reader thread does not panic");
+            let read = crate::worker::outcome(reader.join());
             converted?;
             match read {
                 Ok(()) | Err(Stop::Receiver) => Ok(()),

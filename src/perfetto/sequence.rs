@@ -8,7 +8,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use super::intern::{Interned, Interner, StaticInterner};
@@ -47,8 +47,14 @@ const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 /// sequence whole, by sequence id.
 /// Gzipped, each of these is a gzip member of its own, which readers take as
 /// one stream.
+///
+/// The tracks are shared by all sequences, behind one lock. Outside this
+/// module it is taken only by [`SequenceWriter::with_tracks`], for a closure
+/// that cannot take it again.
 pub struct Trace<W: Write> {
     shared: Mutex<Shared<W>>,
+    /// The thread holding `shared`, if any (see [`Trace::lock`]).
+    holder: AtomicUsize,
     sequences: AtomicU32,
     gzip: Option<Compression>,
 }
@@ -91,14 +97,10 @@ impl<W: Write> Trace<W> {
                 last_timestamp: None,
                 sequences: BTreeMap::new(),
             }),
+            holder: AtomicUsize::new(NO_THREAD),
             sequences: AtomicU32::new(0),
             gzip: gzip.map(Compression::new),
         }
-    }
-
-    /// The trace's tracks, locked for the caller.
-    pub fn tracks(&self) -> impl DerefMut<Target = Tracks> + '_ {
-        TracksGuard(self.lock())
     }
 
     /// Ties trace time 0 to a wall-clock time (ns since the Unix epoch).
@@ -190,10 +192,62 @@ impl<W: Write> Trace<W> {
         Ok(out)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Shared<W>> {
+    /// Locks the shared state. Taking the lock again on the thread that
+    /// holds it (from inside [`SequenceWriter::with_tracks`], through
+    /// another sequence) would wait forever: it panics instead.
+    fn lock(&self) -> Locked<'_, W> {
+        let me = this_thread();
+        // Only this thread ever stores `me`, and it stores `NO_THREAD` again
+        // before unlocking: seeing `me` means this thread holds the lock.
+        assert_ne!(
+            self.holder.load(Ordering::Relaxed),
+            me,
+            "the trace's tracks are locked twice on one thread"
+        );
         // A panicking sequence cannot leave the shared state half-updated:
         // carry on with what is there.
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+        let guard = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        self.holder.store(me, Ordering::Relaxed);
+        Locked {
+            guard,
+            holder: &self.holder,
+        }
+    }
+}
+
+/// The value of [`Trace::holder`] while no thread holds the lock.
+const NO_THREAD: usize = 0;
+
+/// A number that tells the running thread apart from every other thread
+/// alive: the address of a thread-local.
+fn this_thread() -> usize {
+    thread_local!(static MARK: u8 = const { 0 });
+    MARK.with(|mark| std::ptr::from_ref(mark) as usize)
+}
+
+/// The shared state of a trace, locked by the thread in [`Trace::holder`].
+struct Locked<'a, W: Write> {
+    guard: MutexGuard<'a, Shared<W>>,
+    holder: &'a AtomicUsize,
+}
+
+impl<W: Write> Drop for Locked<'_, W> {
+    fn drop(&mut self) {
+        // Runs before the guard, a field, unlocks.
+        self.holder.store(NO_THREAD, Ordering::Relaxed);
+    }
+}
+
+impl<W: Write> Deref for Locked<'_, W> {
+    type Target = Shared<W>;
+    fn deref(&self) -> &Shared<W> {
+        &self.guard
+    }
+}
+
+impl<W: Write> DerefMut for Locked<'_, W> {
+    fn deref_mut(&mut self) -> &mut Shared<W> {
+        &mut self.guard
     }
 }
 
@@ -207,21 +261,6 @@ fn write_member<W: Write>(out: &mut W, bytes: &[u8], gzip: Option<Compression>) 
             gz.finish().map(drop)
         }
         None => out.write_all(bytes),
-    }
-}
-
-struct TracksGuard<'a, W: Write>(MutexGuard<'a, Shared<W>>);
-
-impl<W: Write> Deref for TracksGuard<'_, W> {
-    type Target = Tracks;
-    fn deref(&self) -> &Tracks {
-        &self.0.tracks
-    }
-}
-
-impl<W: Write> DerefMut for TracksGuard<'_, W> {
-    fn deref_mut(&mut self) -> &mut Tracks {
-        &mut self.0.tracks
     }
 }
 
@@ -293,9 +332,23 @@ pub struct SequenceWriter<'t, W: Write> {
 }
 
 impl<'t, W: Write> SequenceWriter<'t, W> {
-    /// The trace's tracks, locked for the caller.
-    pub fn tracks(&self) -> impl DerefMut<Target = Tracks> + 't {
-        self.trace.tracks()
+    /// Calls `f` with the trace's tracks, locked for the call: to find or
+    /// make the tracks every sequence shares (processes, threads, groups).
+    ///
+    /// The sequence is borrowed for the call, so `f` cannot use it (to add a
+    /// track, say), which would lock the tracks again:
+    ///
+    /// ```compile_fail
+    /// use nsys2perfetto::perfetto::{Trace, TrackSpec};
+    ///
+    /// let trace = Trace::new(Vec::<u8>::new(), 0, None);
+    /// let mut seq = trace.sequence();
+    /// seq.with_tracks(|_| seq.add_track(TrackSpec::new(None, "group")));
+    /// ```
+    ///
+    /// Using another sequence of the trace in `f` panics.
+    pub fn with_tracks<R>(&mut self, f: impl FnOnce(&mut Tracks) -> R) -> R {
+        f(&mut self.trace.lock().tracks)
     }
 
     /// A new counter track, made by this sequence.
@@ -720,3 +773,31 @@ const ANNOTATION_INT: u32 = 4;
 const ANNOTATION_DOUBLE: u32 = 5;
 const ANNOTATION_STRING: u32 = 6;
 const ANNOTATION_STRING_IID: u32 = 17;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locking_the_tracks_again_on_one_thread_panics_instead_of_waiting_forever() {
+        let trace = Trace::new(Vec::<u8>::new(), 0, None);
+        let mut first = trace.sequence();
+        let mut second = trace.sequence();
+        let nested = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            first.with_tracks(|_| second.add_track(TrackSpec::new(None, "group")))
+        }));
+        let payload = nested.expect_err("a nested lock panics");
+        let message = payload
+            .downcast_ref::<String>()
+            .expect("a formatted message");
+        assert!(message.contains("locked twice on one thread"), "{message}");
+        // Released by the panic: usable again, from this thread and another.
+        second.add_track(TrackSpec::new(None, "group"));
+        std::thread::scope(|scope| {
+            scope.spawn(|| first.add_track(TrackSpec::new(None, "other")));
+        });
+        first.close(0).unwrap();
+        second.close(0).unwrap();
+        assert!(!trace.finish().unwrap().is_empty());
+    }
+}

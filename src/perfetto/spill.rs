@@ -15,6 +15,8 @@ use std::thread::{self, JoinHandle};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+use crate::worker::outcome;
+
 /// Chunks on their way to the compressor: enough to keep it busy while the
 /// producer fills the next, little memory.
 const CHUNKS_IN_FLIGHT: usize = 2;
@@ -132,10 +134,7 @@ impl Compressor {
     fn join(&mut self) -> io::Result<Option<File>> {
         self.chunks = None;
         match self.thread.take() {
-            Some(thread) => thread
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("compressor panicked")))
-                .map(Some),
+            Some(thread) => outcome(thread.join()).map(Some),
             None => Ok(None),
         }
     }
@@ -143,6 +142,15 @@ impl Compressor {
 
 impl Drop for Compressor {
     fn drop(&mut self) {
-        let _ = self.join();
+        // Still running: the sequence was given up (a failure elsewhere),
+        // and the file goes unread.
+        self.chunks = None;
+        if let Some(thread) = self.thread.take() {
+            let joined = thread.join();
+            // A second panic while one unwinds would abort the process.
+            if !thread::panicking() {
+                let _ = outcome(joined);
+            }
+        }
     }
 }

@@ -1,0 +1,310 @@
+//! How a conversion runs: which thread reads what, which writes which
+//! sequence, where gzip runs, and what travels between them.
+//!
+//! ```text
+//! +-----------------------------------------------------------------------+
+//! | calling thread (owns the `progress` callback)                         |
+//! |  1. makes a sequence for each part, in `Part::ALL` order (fixed ids)  |
+//! |  2. starts the three workers, handing each the sequences of its parts |
+//! |  3. calls `progress` with the rows they say they read, until the      |
+//! |     last of them has ended                                            |
+//! |  4. joins them, closes every sequence at the end of the whole trace   |
+//! +-----------------------------------------------------------------------+
+//!        ^ rows read               ^ rows read              ^ rows read
+//!        | (a channel)             |                        |
+//! +------+-------------+    +------+-------------+    +-----+---------------+
+//! | worker "cuda"      |    | worker "nvtx"      |    | worker "cpu"        |
+//! | writes Cuda and    |<---+ writes Nvtx        |    | writes Osrt,        |
+//! | NvtxGpu            | NVTX ranges, in start  |    | Libraries, Samples, |
+//! +------+-------------+ order (projection feed) |    | Sched, Metrics and  |
+//!        ^ events           +------+-------------+    | Nsys, in turn       |
+//!        |                         ^ events           +-----+---------------+
+//! +------+-------------+    +------+-------------+          ^ events
+//! | reader thread:     |    | reader thread:     |    +-----+---------------+
+//! | the CUDA tables    |    | the NVTX tables    |    | a reader thread for |
+//! +--------------------+    +--------------------+    | each part in turn   |
+//!                                                     +---------------------+
+//!
+//! every sequence --packets--> its spill: a buffer, then a temporary file
+//!                             once the buffer fills, gzipped on a thread
+//!                             of its own when the trace is gzipped
+//! ```
+//!
+//! - A reader thread (`nsys::scan`) has an SQLite connection of its own; it
+//!   merges its tables into time order and sends the events in batches over
+//!   a bounded channel, so reading overlaps with converting.
+//! - Each sequence is written by one worker only, and the trace is put
+//!   together from whole sequences by id (`perfetto::Trace::finish`): the
+//!   output's bytes do not depend on how the threads interleave. The only
+//!   state workers share is the trace's tracks, behind one lock.
+//! - The NVTX GPU projection needs every NVTX range and every CUDA launch:
+//!   the NVTX worker sends its ranges (`projection::RangeFeed`, a bounded
+//!   channel) to the CUDA worker, whose projector takes them as the CUDA
+//!   events pass their start. When either side stops early, the other sees
+//!   the channel close and carries on without it.
+//! - Rows read travel on a channel to the calling thread, which alone calls
+//!   `progress`; the channel closes when the last worker drops its end, so
+//!   the calling thread sleeps until there is something to report.
+//! - A worker that fails returns its error when it has stopped; the others
+//!   run to their end, and the first error in the order cuda, nvtx, cpu is
+//!   the conversion's. A panic on any thread is resumed on the thread that
+//!   started it (see `crate::worker`), up to the caller.
+
+use std::io::{self, Write};
+use std::sync::mpsc::{self, Sender};
+use std::thread::{self, Scope, ScopedJoinHandle};
+
+use crate::nsys::Report;
+use crate::perfetto::{SequenceWriter, Trace};
+use crate::worker::outcome;
+
+use super::projection::{self, RangeFeed, RangeSource};
+use super::{cuda, libraries, metrics, nvtx, osrt, overhead, samples, sched};
+use super::{Failure, Part, Parts, Summary};
+
+/// Converts the `parts` of `report` into `trace`, calling `progress` with
+/// the number of rows read so far, and closes every sequence: the trace is
+/// ready to be finished.
+pub(super) fn run<W: Write + Send>(
+    report: &Report,
+    trace: &Trace<W>,
+    parts: Parts,
+    namespace: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Summary, Failure> {
+    let mut sequences = Sequences::new(trace, parts);
+    let (feed, ranges) = match [Part::Cuda, Part::Nvtx, Part::NvtxGpu].map(|p| parts.has(p)) {
+        [true, true, true] => {
+            let (feed, ranges) = projection::channel();
+            (Some(feed), Some(ranges))
+        }
+        _ => (None, None),
+    };
+    let cuda_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Cuda));
+    let nvtx_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Nvtx));
+    let cpu_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Cpu(_)));
+    let (rows_sender, rows_read) = mpsc::channel();
+    let done = thread::scope(|scope| {
+        let rows = Rows::new(rows_sender.clone());
+        let cuda = start(scope, "cuda", move || {
+            cuda_worker(report, cuda_sequences, ranges, namespace, rows)
+        })?;
+        let rows = Rows::new(rows_sender.clone());
+        let nvtx = start(scope, "nvtx", move || {
+            nvtx_worker(report, nvtx_sequences, feed, rows)
+        })?;
+        let rows = Rows::new(rows_sender);
+        let cpu = start(scope, "cpu", move || {
+            cpu_worker(report, cpu_sequences, rows)
+        })?;
+        // Ends once every worker has dropped its `Rows`: each has ended.
+        let mut read = 0;
+        for rows in rows_read {
+            read += rows;
+            progress(read);
+        }
+        Ok::<_, Failure>([cuda, nvtx, cpu].map(|worker| outcome(worker.join())))
+    })?;
+    let mut summary = Summary::default();
+    for worker in done {
+        let worker = worker?;
+        summary.merge(worker.summary);
+        sequences.put_back(worker.sequences);
+    }
+    // Slices that never ended close at the end of the whole trace.
+    let end = trace.last_timestamp().unwrap_or(0);
+    sequences.close(end)?;
+    Ok(summary)
+}
+
+/// Starts a worker thread named `name`.
+fn start<'scope, T: Send + 'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> Result<ScopedJoinHandle<'scope, T>, Failure> {
+    let started = thread::Builder::new()
+        .name(name.to_owned())
+        .spawn_scoped(scope, work);
+    started.map_err(|e| Failure::Write(io::Error::new(e.kind(), format!("starting a thread: {e}"))))
+}
+
+/// Who writes a part's sequence.
+enum Writer<W: Write> {
+    /// The CUDA worker: the CUDA activity and, beside it, the NVTX projection.
+    Cuda,
+    /// The NVTX worker, which also feeds the projection its ranges.
+    Nvtx,
+    /// The CPU worker, with this function, one part after the other in
+    /// `Part::ALL` order.
+    Cpu(WritePart<W>),
+}
+
+type WritePart<W> =
+    for<'s> fn(&Report, &mut SequenceWriter<'s, W>, &mut Summary, &mut Rows) -> Result<(), Failure>;
+
+fn writer<W: Write>(part: Part) -> Writer<W> {
+    match part {
+        Part::Cuda | Part::NvtxGpu => Writer::Cuda,
+        Part::Nvtx => Writer::Nvtx,
+        Part::Osrt => Writer::Cpu(osrt::write),
+        Part::Libraries => Writer::Cpu(libraries::write),
+        Part::Samples => Writer::Cpu(samples::write),
+        Part::Sched => Writer::Cpu(sched::write),
+        Part::Metrics => Writer::Cpu(metrics::write),
+        Part::Nsys => Writer::Cpu(overhead::write),
+    }
+}
+
+/// What a worker hands back: what it counted, and its sequences, drained.
+struct Done<'t, W: Write> {
+    summary: Summary,
+    sequences: Sequences<'t, W>,
+}
+
+fn cuda_worker<'t, W: Write>(
+    report: &Report,
+    mut sequences: Sequences<'t, W>,
+    ranges: Option<RangeSource>,
+    namespace: u64,
+    mut rows: Rows,
+) -> Result<Done<'t, W>, Failure> {
+    let mut summary = Summary::default();
+    let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
+    if let Some(seq) = cuda {
+        let projection = projection.zip(ranges);
+        cuda::write(report, seq, projection, namespace, &mut summary, &mut rows)?;
+        seq.drain()?;
+    }
+    Ok(Done { summary, sequences })
+}
+
+fn nvtx_worker<'t, W: Write>(
+    report: &Report,
+    mut sequences: Sequences<'t, W>,
+    mut feed: Option<RangeFeed>,
+    mut rows: Rows,
+) -> Result<Done<'t, W>, Failure> {
+    let mut summary = Summary::default();
+    if let Some(seq) = sequences.get(Part::Nvtx) {
+        let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, &mut rows);
+        // The CUDA worker waits for the ranges' end, even after a failure.
+        if let Some(feed) = feed.take() {
+            feed.finish();
+        }
+        written?;
+        seq.drain()?;
+    }
+    Ok(Done { summary, sequences })
+}
+
+fn cpu_worker<'t, W: Write>(
+    report: &Report,
+    mut sequences: Sequences<'t, W>,
+    mut rows: Rows,
+) -> Result<Done<'t, W>, Failure> {
+    let mut summary = Summary::default();
+    for part in Part::ALL {
+        let (Writer::Cpu(write), Some(seq)) = (writer(part), sequences.get(part)) else {
+            continue;
+        };
+        write(report, seq, &mut summary, &mut rows)?;
+        seq.drain()?;
+    }
+    Ok(Done { summary, sequences })
+}
+
+/// The sequences of a conversion, by part: one for each part converted.
+struct Sequences<'t, W: Write> {
+    by_part: [Option<SequenceWriter<'t, W>>; Part::ALL.len()],
+}
+
+impl<'t, W: Write> Sequences<'t, W> {
+    /// Made in `Part::ALL` order, here: sequence ids do not depend on thread
+    /// timing. A part converted has its sequence even when it has nothing
+    /// to write.
+    fn new(trace: &'t Trace<W>, parts: Parts) -> Self {
+        Self {
+            by_part: Part::ALL.map(|part| parts.has(part).then(|| trace.sequence())),
+        }
+    }
+
+    fn get(&mut self, part: Part) -> Option<&mut SequenceWriter<'t, W>> {
+        self.by_part[part.index()].as_mut()
+    }
+
+    /// The sequences of several distinct parts at once.
+    fn get_many<const N: usize>(
+        &mut self,
+        parts: [Part; N],
+    ) -> [Option<&mut SequenceWriter<'t, W>>; N] {
+        self.by_part
+            .get_disjoint_mut(parts.map(Part::index))
+            .expect("distinct parts")
+            .map(Option::as_mut)
+    }
+
+    /// Moves the sequences of the parts `mine` says out, into a set of their own.
+    fn take(&mut self, mine: impl Fn(Part) -> bool) -> Self {
+        Self {
+            by_part: Part::ALL.map(|part| match mine(part) {
+                true => self.by_part[part.index()].take(),
+                false => None,
+            }),
+        }
+    }
+
+    /// Puts back the sequences [`take`](Self::take) moved out.
+    fn put_back(&mut self, taken: Self) {
+        for (slot, seq) in self.by_part.iter_mut().zip(taken.by_part) {
+            if seq.is_some() {
+                *slot = seq;
+            }
+        }
+    }
+
+    /// Closes every sequence, ending the slices still open at `at`.
+    fn close(self, at: u64) -> io::Result<()> {
+        for seq in self.by_part.into_iter().flatten() {
+            seq.close(at)?;
+        }
+        Ok(())
+    }
+}
+
+/// Rows a worker has read: the count goes to the calling thread every
+/// [`ROWS_PER_UPDATE`] rows, and the rest when the worker is done.
+pub(crate) struct Rows {
+    unsent: u64,
+    to: Sender<u64>,
+}
+
+/// Rows between two messages of a worker.
+const ROWS_PER_UPDATE: u64 = 8192;
+
+impl Rows {
+    fn new(to: Sender<u64>) -> Self {
+        Self { unsent: 0, to }
+    }
+
+    pub fn tick(&mut self) {
+        self.unsent += 1;
+        if self.unsent == ROWS_PER_UPDATE {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        // The calling thread listens until every worker is done, unless its
+        // progress callback panicked: then no one needs the count.
+        let _ = self.to.send(std::mem::take(&mut self.unsent));
+    }
+}
+
+impl Drop for Rows {
+    fn drop(&mut self) {
+        if self.unsent > 0 {
+            self.send();
+        }
+    }
+}
