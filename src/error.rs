@@ -1,14 +1,18 @@
 //! The errors a user can meet, each worded to fit on one line, lower case,
 //! with what to do where there is something to do.
 
+use std::fmt;
 use std::path::PathBuf;
 
+/// Why a conversion failed. Each message is one line that already says why
+/// (the underlying error is part of it, not a separate `source`).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
-    #[error("cannot read {}: {}", path.display(), plain(source))]
+    #[error("cannot read {}: {}", path.display(), plain(cause))]
     Unreadable {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
     #[error("{} is neither an Nsight Systems report (.nsys-rep, .qdrep) nor an SQLite export", path.display())]
@@ -17,11 +21,8 @@ pub enum Error {
     #[error("{} is an SQLite database but not an Nsight Systems export (it has no StringIds table)", path.display())]
     NotAnExport { path: PathBuf },
 
-    #[error("{} is damaged or truncated: {source}", path.display())]
-    Damaged {
-        path: PathBuf,
-        source: rusqlite::Error,
-    },
+    #[error("{} is damaged or truncated: {cause}", path.display())]
+    Damaged { path: PathBuf, cause: DatabaseError },
 
     #[error(
         "cannot convert {} without nsys: {reason}; install Nsight Systems, pass --nsys PATH, \
@@ -45,10 +46,10 @@ pub enum Error {
         advice: String,
     },
 
-    #[error("cannot write {}: {}", path.display(), plain(source))]
+    #[error("cannot write {}: {}", path.display(), plain(cause))]
     Output {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
     #[error("cannot write {}: directory {} does not exist", path.display(), dir.display())]
@@ -62,8 +63,12 @@ pub enum Error {
     OutputIsInput { output: PathBuf, input: PathBuf },
 
     /// Writing into a caller's writer failed ([`crate::convert_to_writer`]).
-    #[error("cannot write the trace: {}", plain(source))]
-    Writer { source: std::io::Error },
+    #[error("cannot write the trace: {}", plain(cause))]
+    Writer { cause: std::io::Error },
+
+    /// An option out of its range, such as a gzip level of 0.
+    #[error("{0}")]
+    InvalidOption(String),
 
     /// The cancellation flag was set: nothing was left behind.
     #[error("interrupted while converting {}; no trace written", path.display())]
@@ -71,6 +76,18 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What SQLite said about an export it could not read.
+#[derive(Debug)]
+pub struct DatabaseError(pub(crate) rusqlite::Error);
+
+impl fmt::Display for DatabaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for DatabaseError {}
 
 fn captured(version: &Option<String>) -> String {
     match version {

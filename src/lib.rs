@@ -1,46 +1,66 @@
 //! Convert NVIDIA Nsight Systems reports into compact Perfetto traces.
 //!
-//! The crate has three parts with one-way dependencies:
-//! - [`nsys`] reads an Nsight Systems SQLite export: schema probing, names, and
-//!   typed rows streamed in time order;
-//! - [`perfetto`] writes Perfetto traces: sequences, interning, tracks, lanes,
-//!   flows (it knows nothing about Nsight);
-//! - [`convert`] maps the one onto the other.
+//! Inside, three parts with one-way dependencies: a reader of Nsight Systems
+//! SQLite exports (schema probing, typed rows streamed in time order), a
+//! writer of Perfetto traces ([`perfetto`]: sequences, interning, tracks,
+//! flows, gzip; it knows nothing of Nsight), and the mapping between them.
 //!
-//! [`convert_file`] ties them together with the file handling a tool needs:
-//! `.nsys-rep` export through the `nsys` CLI, gzip, and an atomic output.
+//! [`convert`] turns an open [`Report`] into a trace written to any writer;
+//! [`convert_file`] adds what a tool needs around it: `.nsys-rep` reports
+//! exported through the `nsys` CLI, and an output file that appears only when
+//! complete. An export need not be a file: here one is built in memory.
 //!
-//! ```no_run
-//! use std::path::Path;
-//! use nsys2perfetto::{convert_file, Options};
+//! ```
+//! use nsys2perfetto::{convert, Options, Report};
 //!
-//! let summary = convert_file(Path::new("report.sqlite"), Path::new("report.perfetto-trace"), &Options::default(), &mut |_| {})?;
-//! println!("{summary}");
+//! // A tiny export: one CUDA API call. Named in-memory databases live as
+//! // long as one connection to them is open.
+//! let uri = "file:doc-example?mode=memory&cache=shared";
+//! let db = rusqlite::Connection::open(uri).unwrap();
+//! db.execute_batch(
+//!     "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+//!      INSERT INTO StringIds VALUES (1, 'cudaMalloc_v3020');
+//!      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+//!          start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+//!      INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 5000, 281479271677952 + 42, 7, 1);",
+//! )
+//! .unwrap();
+//!
+//! let report = Report::open_uri(uri)?;
+//! let mut options = Options::default();
+//! options.gzip = None;
+//! let (trace, summary) = convert(&report, Vec::new(), &options, &mut |_| {})?;
+//! assert_eq!(summary.slices["cuda_api"], 1);
+//! assert!(!trace.is_empty());
 //! # Ok::<(), nsys2perfetto::Error>(())
 //! ```
 
-pub mod convert;
+mod convert;
 mod error;
-pub mod nsys;
+mod file;
+mod nsys;
 mod output;
 pub mod perfetto;
 mod worker;
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use convert::{Part, Parts, Progress, Summary};
-pub use error::{Error, Result};
+pub use error::{DatabaseError, Error, Result};
+pub use file::{convert_file, convert_to_writer, same_file};
+pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// README.md): level 3 is within 10% of level 6's size at 40% of its cost;
 /// level 1 is 29% bigger again.
 pub const DEFAULT_GZIP_LEVEL: u32 = 3;
 
-/// How to convert.
+/// How to convert. Start from [`Options::default`] and set what differs.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Options {
     /// The gzip level of the trace, 1 (fastest) to 9 (smallest), or `None`
     /// for raw protobuf (Perfetto reads both).
@@ -74,198 +94,38 @@ impl Options {
     }
 }
 
-/// Converts the report or export at `input` into a trace at `output`.
-///
-/// The trace is written to a temporary file beside `output` and renamed when
-/// complete: a failure never leaves a partial trace. An `output` that is the
-/// input (or a link to it) is refused before anything is read. `progress`
-/// hears how far the conversion is, now and then.
-pub fn convert_file(
-    input: &Path,
-    output: &Path,
-    options: &Options,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Summary> {
-    check_output(input, output)?;
-    let source = Source::open(input, options)?;
-    let summary = output::write_atomically(output, |out| {
-        source.convert(out, options, progress, |e| Error::Output {
-            path: output.to_owned(),
-            source: e,
-        })
-    });
-    match summary {
-        Err(_) if options.cancelled() => Err(source.interrupted()),
-        summary => summary,
-    }
-}
-
-/// Converts the report or export at `input` into a trace written to `out`
-/// (standard output, say), gzipped as `options` says. Returns `out`, flushed.
-/// On failure `out` may have received part of a trace.
-pub fn convert_to_writer<W: Write + Send>(
-    input: &Path,
+/// Converts `report` into a Perfetto trace written to `out`, as `options`
+/// say (`options.nsys` plays no part: the report is open already). Returns
+/// `out` and what the trace holds; `progress` hears how far it is, now and
+/// then. On failure `out` may hold part of a trace.
+pub fn convert<W: Write + Send>(
+    report: &Report,
     out: W,
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary)> {
-    let source = Source::open(input, options)?;
-    let failed = |source| Error::Writer { source };
-    let mut out = out;
-    let converted = source
-        .convert(&mut out, options, progress, failed)
-        .map(|summary| (out, summary));
-    match converted {
-        Err(_) if options.cancelled() => Err(source.interrupted()),
-        Err(e) => Err(e),
-        Ok((mut out, summary)) => {
-            out.flush().map_err(failed)?;
-            Ok((out, summary))
-        }
+    if let Some(level) = options.gzip.filter(|l| !(1..=9).contains(l)) {
+        return Err(Error::InvalidOption(format!(
+            "gzip level {level} is not between 1 and 9"
+        )));
     }
-}
-
-/// Refuses an output that cannot be written before anything is read: the
-/// input itself (by path or by link), a directory, or a path in a directory
-/// that does not exist.
-fn check_output(input: &Path, output: &Path) -> Result<()> {
-    if same_file(input, output) {
-        return Err(Error::OutputIsInput {
-            output: output.to_owned(),
-            input: input.to_owned(),
-        });
-    }
-    if output.is_dir() {
-        return Err(Error::OutputIsDirectory {
-            path: output.to_owned(),
-        });
-    }
-    let dir = match output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
+    let out = Cancellable {
+        out,
+        cancel: options.cancel.as_deref(),
     };
-    if !dir.is_dir() {
-        return Err(Error::NoOutputDirectory {
-            path: output.to_owned(),
-            dir: dir.to_owned(),
-        });
-    }
-    Ok(())
-}
-
-/// Whether `a` and `b` name one existing file (not a directory): the same
-/// path, or links to one file (hard or symbolic).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    let (Ok(meta_a), Ok(meta_b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
-        return false;
-    };
-    if meta_a.is_dir() || meta_b.is_dir() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if (meta_a.dev(), meta_a.ino()) == (meta_b.dev(), meta_b.ino()) {
-            return true;
-        }
-    }
-    let _ = (meta_a, meta_b);
-    matches!(
-        (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-        (Ok(a), Ok(b)) if a == b
-    )
-}
-
-/// An input, open: its export (made by nsys into a temporary directory that
-/// lives as long as this, for a report) and the report read from it.
-struct Source<'a> {
-    input: &'a Path,
-    report: nsys::Report,
-    _export_dir: Option<tempfile::TempDir>,
-}
-
-impl<'a> Source<'a> {
-    fn open(input: &'a Path, options: &Options) -> Result<Self> {
-        let interrupted = || Error::Interrupted {
-            path: input.to_owned(),
-        };
-        let kind = nsys::sniff(input)?;
-        let mut export_dir = None;
-        let sqlite = match kind {
-            nsys::FileKind::Sqlite => input.to_owned(),
-            nsys::FileKind::NsysReport => {
-                let dir = export_dir.insert(tempfile::tempdir().map_err(|e| Error::Output {
-                    path: std::env::temp_dir(),
-                    source: e,
-                })?);
-                nsys::export_to_sqlite(input, &options.nsys, dir.path(), options.cancel.as_deref())?
-            }
-        };
-        let report = nsys::Report::open_cancellable(&sqlite, options.cancel.clone());
-        let report = match report {
-            Err(_) if options.cancelled() => return Err(interrupted()),
-            // Errors name the file the user gave, not the temporary export.
-            Err(e) if export_dir.is_some() => return Err(rename(e, input)),
-            report => report?,
-        };
-        Ok(Source {
-            input,
-            report,
-            _export_dir: export_dir,
-        })
-    }
-
-    /// Converts into `out`, which fails as `write_failed` says.
-    fn convert(
-        &self,
-        out: &mut (dyn Write + Send),
-        options: &Options,
-        progress: &mut dyn FnMut(Progress),
-        write_failed: impl Fn(io::Error) -> Error,
-    ) -> Result<Summary> {
-        let out = Cancellable {
-            out,
-            cancel: options.cancel.as_deref(),
-        };
-        let (_, mut summary) =
-            convert::convert(&self.report, out, &options.parts, options.gzip, progress).map_err(
-                |f| match f {
-                    convert::Failure::Read(e) => Error::Damaged {
-                        path: self.input.to_owned(),
-                        source: e,
-                    },
-                    convert::Failure::Write(e) => write_failed(e),
-                },
-            )?;
-        let schema = self.report.schema();
-        summary.no_event_tables = !schema
-            .tables()
-            .any(|t| schema.has_column(t, "start") || schema.has_column(t, "timestamp"));
-        Ok(summary)
-    }
-
-    fn interrupted(&self) -> Error {
-        Error::Interrupted {
-            path: self.input.to_owned(),
-        }
-    }
-}
-
-/// An error about the temporary export of `input`, told about `input`.
-fn rename(e: Error, input: &Path) -> Error {
-    match e {
-        Error::Damaged { source, .. } => Error::Damaged {
-            path: input.to_owned(),
-            source,
-        },
-        Error::UnknownFormat { .. } => Error::UnknownFormat {
-            path: input.to_owned(),
-        },
-        Error::NotAnExport { .. } => Error::NotAnExport {
-            path: input.to_owned(),
-        },
-        e => e,
-    }
+    let (out, mut summary) = convert::convert(report, out, &options.parts, options.gzip, progress)
+        .map_err(|f| match f {
+            _ if options.cancelled() => Error::Interrupted {
+                path: report.path().to_owned(),
+            },
+            convert::Failure::Read(e) => Error::Damaged {
+                path: report.path().to_owned(),
+                cause: DatabaseError(e),
+            },
+            convert::Failure::Write(cause) => Error::Writer { cause },
+        })?;
+    summary.no_event_tables = !report.has_event_tables();
+    Ok((out.out, summary))
 }
 
 /// A writer that fails once `cancel` is set, so that a conversion stops at

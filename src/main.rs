@@ -101,14 +101,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let options = Options {
-        gzip: (!no_gzip).then_some(level),
-        parts: exclude
-            .iter()
-            .fold(Parts::all(), |parts, p| parts.without(*p)),
-        nsys,
-        cancel: Some(Arc::clone(&signals.cancel)),
-    };
+    let mut options = Options::default();
+    options.gzip = (!no_gzip).then_some(level);
+    options.parts = exclude
+        .iter()
+        .fold(Parts::all(), |parts, p| parts.without(*p));
+    options.nsys = nsys;
+    options.cancel = Some(Arc::clone(&signals.cancel));
     let targets = match plan(&inputs, output.as_deref()) {
         Ok(targets) => targets,
         Err(message) => {
@@ -149,8 +148,8 @@ fn main() -> ExitCode {
 fn hint(e: &Error, beside_input: bool) -> &'static str {
     use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
     match e {
-        Error::Output { source, .. }
-            if beside_input && matches!(source.kind(), PermissionDenied | ReadOnlyFilesystem) =>
+        Error::Output { cause, .. }
+            if beside_input && matches!(cause.kind(), PermissionDenied | ReadOnlyFilesystem) =>
         {
             "; use -o to write the trace elsewhere"
         }

@@ -11,9 +11,9 @@ pub fn write_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
-    let failed = |source| Error::Output {
+    let failed = |cause| Error::Output {
         path: path.to_owned(),
-        source,
+        cause,
     };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

@@ -720,10 +720,8 @@ fn a_cancelled_conversion_writes_nothing() {
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
-    let options = nsys2perfetto::Options {
-        cancel: Some(Arc::new(AtomicBool::new(true))),
-        ..Default::default()
-    };
+    let mut options = nsys2perfetto::Options::default();
+    options.cancel = Some(Arc::new(AtomicBool::new(true)));
     let output = dir.path().join("t.trace");
     let err = nsys2perfetto::convert_file(&demo(), &output, &options, &mut |_| {}).unwrap_err();
     assert!(

@@ -308,10 +308,8 @@ fn nothing_of_the_profiled_machines_environment_is_written() {
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join("t.pb");
-        let options = nsys2perfetto::Options {
-            gzip: None,
-            ..Default::default()
-        };
+        let mut options = nsys2perfetto::Options::default();
+        options.gzip = None;
         support::convert::convert_into(&input, &output, &options);
         let bytes = std::fs::read(&output).unwrap();
         for secret in secrets {

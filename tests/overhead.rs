@@ -144,10 +144,8 @@ fn the_nsys_part_can_be_left_out_and_its_tables_are_then_not_warned_about() {
         s.profiler_overhead(Some(MAIN), 100, 500, "TLS allocation", 0);
         s.diagnostic(0, None, INFO, "Profiling has started.");
     });
-    let options = nsys2perfetto::Options {
-        parts: nsys2perfetto::Parts::all().without(nsys2perfetto::Part::Nsys),
-        ..Default::default()
-    };
+    let mut options = nsys2perfetto::Options::default();
+    options.parts = nsys2perfetto::Parts::all().without(nsys2perfetto::Part::Nsys);
     let (trace, summary) = convert(&input, &options);
     trace.assert_valid();
     assert!(trace.slices.is_empty());
@@ -202,10 +200,8 @@ fn event_tables_nothing_reads_are_named_with_their_rows() {
         .contains(&"OPENGL_API is not converted: its 2 rows are not in the trace".to_owned()));
     // Tables of parts the user leaves out are left out on purpose.
     for part in [nsys2perfetto::Part::Libraries, nsys2perfetto::Part::Cuda] {
-        let options = nsys2perfetto::Options {
-            parts: nsys2perfetto::Parts::all().without(part),
-            ..Default::default()
-        };
+        let mut options = nsys2perfetto::Options::default();
+        options.parts = nsys2perfetto::Parts::all().without(part);
         let (_, summary) = convert(&input, &options);
         let named: Vec<&str> = summary
             .unconverted

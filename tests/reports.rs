@@ -85,10 +85,8 @@ fn refusing_nsys(dir: &Path, version: &str, message: &str) -> PathBuf {
 fn refusal(dir: &Path, report: &[u8], nsys: &Path) -> String {
     let input = dir.join("r.nsys-rep");
     std::fs::write(&input, report).unwrap();
-    let options = nsys2perfetto::Options {
-        nsys: nsys.to_owned(),
-        ..Default::default()
-    };
+    let mut options = nsys2perfetto::Options::default();
+    options.nsys = nsys.to_owned();
     let err = nsys2perfetto::convert_file(&input, &dir.join("r.trace"), &options, &mut |_| {})
         .unwrap_err();
     assert!(!dir.join("r.trace").exists());
@@ -214,7 +212,7 @@ fn exports_name_the_nsys_that_captured_them() {
         ("dlprof_nsys_profile.sqlite", Some("2022.1.3")),
         ("kmeans_report1.sqlite", None),
     ] {
-        let report = nsys2perfetto::nsys::Report::open(&root.join(export)).unwrap();
+        let report = nsys2perfetto::Report::open(&root.join(export)).unwrap();
         assert_eq!(
             report.meta().capture_version.as_deref(),
             version,

@@ -1,5 +1,5 @@
 //! The profiler itself, in a top-level "nsys" group: the time its profiling
-//! cost each thread, as slices on an "Overhead: <thread>" track per thread
+//! cost each thread, as slices on an "Overhead: &lt;thread&gt;" track per thread
 //! (`PROFILER_OVERHEAD` and `CUPTI_ACTIVITY_KIND_OVERHEAD`), and its
 //! diagnostic messages as instants on "Diagnostics", with their severity.
 

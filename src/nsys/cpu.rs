@@ -58,7 +58,7 @@ pub struct ChainFrame {
 
 impl Report {
     /// Calls `f` with every OS runtime call, in time order.
-    pub fn for_each_osrt_call<E: From<rusqlite::Error>>(
+    pub(crate) fn for_each_osrt_call<E: From<rusqlite::Error>>(
         &self,
         f: impl FnMut(OsrtCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -92,7 +92,7 @@ impl Report {
     }
 
     /// Calls `f` with every scheduling event, in time order.
-    pub fn for_each_sched_event<E: From<rusqlite::Error>>(
+    pub(crate) fn for_each_sched_event<E: From<rusqlite::Error>>(
         &self,
         f: impl FnMut(SchedEvent) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -123,7 +123,7 @@ impl Report {
     }
 
     /// Calls `f` with every CPU sample, in time order.
-    pub fn for_each_cpu_sample<E: From<rusqlite::Error>>(
+    pub(crate) fn for_each_cpu_sample<E: From<rusqlite::Error>>(
         &self,
         f: impl FnMut(CpuSample) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -153,7 +153,7 @@ impl Report {
 
     /// The frames of call chain `id` of `table` (`OSRT_CALLCHAINS` or
     /// `SAMPLING_CALLCHAINS`), innermost first, into `out`.
-    pub fn callchain(
+    pub(crate) fn callchain(
         &self,
         table: &str,
         id: i64,

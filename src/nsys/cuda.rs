@@ -153,7 +153,7 @@ fn key(event: &CudaEvent) -> OrderKey {
 impl Report {
     /// Calls `f` first with every place that has GPU activity (sorted), then
     /// with every CUDA event of the report, in time order.
-    pub fn for_each_cuda_event<E>(
+    pub(crate) fn for_each_cuda_event<E>(
         &self,
         f: impl FnMut(Streamed<CudaEvent<'_>, Vec<PlaceWork>>) -> Result<(), E>,
     ) -> Result<(), E>

@@ -125,7 +125,7 @@ impl EventRecords {
 impl Report {
     /// The CUDA event records of the report, and the synchronizations that
     /// waited on each; empty where the export has no such table.
-    pub fn event_records(&self) -> rusqlite::Result<EventRecords> {
+    pub(crate) fn event_records(&self) -> rusqlite::Result<EventRecords> {
         let mut records = EventRecords::default();
         let Some(mut s) = self.select(TABLE) else {
             return Ok(records);

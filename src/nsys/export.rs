@@ -22,9 +22,9 @@ const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report ";
 
 /// What `path` holds, judged by its first bytes (not by its name).
 pub fn sniff(path: &Path) -> Result<FileKind> {
-    let unreadable = |source| Error::Unreadable {
+    let unreadable = |cause| Error::Unreadable {
         path: path.to_owned(),
-        source,
+        cause,
     };
     let mut head = [0u8; 64];
     let mut file = File::open(path).map_err(unreadable)?;
@@ -86,7 +86,7 @@ pub fn export_to_sqlite(
     let capture = |path: &Path| {
         File::create(path).map_err(|e| Error::Output {
             path: path.to_owned(),
-            source: e,
+            cause: e,
         })
     };
     let mut command = Command::new(nsys);

@@ -107,7 +107,7 @@ pub struct LibraryCall<'r> {
 
 impl Report {
     /// The library tables of this export, with their library.
-    pub fn library_tables(&self) -> Vec<(Library, String)> {
+    pub(crate) fn library_tables(&self) -> Vec<(Library, String)> {
         let mut out = Vec::new();
         for library in Library::ALL {
             for table in library.tables() {
@@ -130,7 +130,7 @@ impl Report {
     }
 
     /// Calls `f` with every library call, in time order.
-    pub fn for_each_library_call<E: From<rusqlite::Error>>(
+    pub(crate) fn for_each_library_call<E: From<rusqlite::Error>>(
         &self,
         f: impl FnMut(LibraryCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {

@@ -108,7 +108,7 @@ impl DeviceEvent {
 
 impl Report {
     /// Metric names by (typeId, metricId).
-    pub fn gpu_metric_names(&self) -> rusqlite::Result<FxHashMap<(i64, i64), String>> {
+    pub(crate) fn gpu_metric_names(&self) -> rusqlite::Result<FxHashMap<(i64, i64), String>> {
         let s = &self.schema;
         let mut names = FxHashMap::default();
         if !["typeId", "metricId", "metricName"]
@@ -130,7 +130,7 @@ impl Report {
 
     /// Calls `f` with every GPU metric sample, memory event and unified-memory
     /// fault, in time order.
-    pub fn for_each_device_event<E: From<rusqlite::Error>>(
+    pub(crate) fn for_each_device_event<E: From<rusqlite::Error>>(
         &self,
         f: impl FnMut(DeviceEvent) -> Result<(), E>,
     ) -> Result<(), E> {

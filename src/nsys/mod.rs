@@ -35,25 +35,26 @@ mod version;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-pub use export::{capture_version, export_to_sqlite, sniff, FileKind};
+pub use export::{export_to_sqlite, sniff, FileKind};
 pub use meta::{CudaContext, Metadata};
 pub use scan::Streamed;
 pub use schema::Schema;
 use select::Select;
 pub use strings::StringTable;
 pub use tables::EventStream;
-pub use version::Version;
 
-use crate::error::{Error, Result};
+use crate::error::{DatabaseError, Error, Result};
 
 /// An open Nsight Systems SQLite export.
 pub struct Report {
+    /// The file it was opened from (or its URI), for messages.
+    path: PathBuf,
     /// The `file:` URI of the export, for the reader thread's own connection.
     uri: String,
     /// For the small queries; locked so that a report can be shared by the
@@ -100,12 +101,25 @@ impl Report {
     /// [`Report::open`], with every query of the report (its opening
     /// included) stopped once `cancel` is set: it then fails with
     /// `SQLITE_INTERRUPT` within a few thousand SQLite steps.
-    pub fn open_cancellable(path: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Report> {
+    pub(crate) fn open_cancellable(path: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Report> {
+        Self::open_at(sqlite_uri(path), path, cancel)
+    }
+
+    /// Opens the database at `uri`, an SQLite URI (`file:...`), for one that
+    /// is not a plain file: a named in-memory database shared between
+    /// connections (`file:NAME?mode=memory&cache=shared`, kept alive by a
+    /// connection of the caller's), say. Every reader opens a connection of
+    /// its own to it, read-only.
+    pub fn open_uri(uri: &str) -> Result<Report> {
+        Self::open_at(uri.to_owned(), Path::new(uri), None)
+    }
+
+    /// Opens `uri`; errors name `path`.
+    fn open_at(uri: String, path: &Path, cancel: Option<Arc<AtomicBool>>) -> Result<Report> {
         let damaged = |source| Error::Damaged {
             path: path.to_owned(),
-            source,
+            cause: DatabaseError(source),
         };
-        let uri = sqlite_uri(path);
         let conn = scan::open_read_only(&uri).map_err(damaged)?;
         watch(&conn, cancel.as_ref());
         let schema = match Schema::probe(&conn) {
@@ -125,6 +139,7 @@ impl Report {
         let strings = StringTable::load(&conn).map_err(damaged)?;
         let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
         let mut report = Report {
+            path: path.to_owned(),
             uri,
             conn: Mutex::new(conn),
             schema,
@@ -138,8 +153,18 @@ impl Report {
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
     }
-    pub fn schema(&self) -> &Schema {
-        &self.schema
+
+    /// The file (or URI) the report was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the export has any table of timed events: one with none (nsys
+    /// recorded nothing) converts to an empty trace.
+    pub(crate) fn has_event_tables(&self) -> bool {
+        self.schema
+            .tables()
+            .any(|t| self.schema.has_column(t, "start") || self.schema.has_column(t, "timestamp"))
     }
 
     pub fn meta(&self) -> &Metadata {
@@ -147,12 +172,12 @@ impl Report {
     }
 
     /// The string with this StringIds id, or "" if it has none.
-    pub fn string(&self, id: Option<i64>) -> &str {
+    pub(crate) fn string(&self, id: Option<i64>) -> &str {
         id.and_then(|id| self.strings.get(id)).unwrap_or("")
     }
 
     /// Rows in `table` (an upper bound: nsys tables are append-only), 0 if absent.
-    pub fn approximate_rows(&self, table: &str) -> u64 {
+    pub(crate) fn approximate_rows(&self, table: &str) -> u64 {
         if !self.schema.has_table(table) {
             return 0;
         }
@@ -169,7 +194,7 @@ impl Report {
 
     /// A hash of what identifies a capture: its start time, processes and
     /// threads, and the first row of each of its event tables (which carries pids).
-    pub fn fingerprint(&self) -> rusqlite::Result<u64> {
+    pub(crate) fn fingerprint(&self) -> rusqlite::Result<u64> {
         let tables: Vec<String> = EventStream::ALL
             .iter()
             .flat_map(|s| self.tables_of(*s))
@@ -231,7 +256,7 @@ impl Report {
     }
 
     /// The event tables found unreadable so far, with their rows (empty ones left out).
-    pub fn unreadable(&self) -> Vec<Unreadable> {
+    pub(crate) fn unreadable(&self) -> Vec<Unreadable> {
         let noted = self
             .unreadable
             .lock()
@@ -250,7 +275,7 @@ impl Report {
 
     /// The event tables with rows that no reader has declared (so far), less
     /// those `elsewhere` says are left to readers not run (excluded parts).
-    pub fn unconverted(&self, elsewhere: impl Fn(&str) -> bool) -> Vec<Unconverted> {
+    pub(crate) fn unconverted(&self, elsewhere: impl Fn(&str) -> bool) -> Vec<Unconverted> {
         let declared = self
             .declared
             .lock()

@@ -120,7 +120,7 @@ fn key(event: &NvtxEvent) -> OrderKey {
 
 impl Report {
     /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
-    pub fn for_each_nvtx_event<E>(
+    pub(crate) fn for_each_nvtx_event<E>(
         &self,
         f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E>

@@ -79,7 +79,7 @@ fn key(event: &NsysEvent) -> OrderKey {
 
 impl Report {
     /// Calls `f` with every overhead and diagnostic, in time order.
-    pub fn for_each_nsys_event<E: From<rusqlite::Error>>(
+    pub(crate) fn for_each_nsys_event<E: From<rusqlite::Error>>(
         &self,
         f: impl FnMut(NsysEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -154,7 +154,7 @@ impl Report {
 
     /// The labels of overhead types and of diagnostics' severities, sources
     /// and timestamp types.
-    pub fn nsys_labels(&self) -> rusqlite::Result<NsysLabels> {
+    pub(crate) fn nsys_labels(&self) -> rusqlite::Result<NsysLabels> {
         let fill = |defaults: &[&str]| -> FxHashMap<i64, String> {
             defaults
                 .iter()

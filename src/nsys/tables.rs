@@ -75,7 +75,7 @@ impl EventStream {
 
 impl Report {
     /// The tables of this export that `stream` reads.
-    pub fn tables_of(&self, stream: EventStream) -> Vec<String> {
+    pub(crate) fn tables_of(&self, stream: EventStream) -> Vec<String> {
         let mut tables: Vec<String> = stream
             .named_tables()
             .iter()
