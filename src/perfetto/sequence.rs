@@ -335,10 +335,19 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// Calls `f` with the trace's tracks, locked for the call: to find or
     /// make the tracks every sequence shares (processes, threads, groups).
     ///
-    /// The sequence is borrowed for the call, so `f` cannot use it (to add a
-    /// track, say), which would lock the tracks again:
+    /// ```
+    /// use nsys2perfetto::perfetto::{Trace, TrackSpec};
     ///
-    /// ```compile_fail
+    /// let trace = Trace::new(Vec::<u8>::new(), 0, None);
+    /// let mut seq = trace.sequence();
+    /// let group = seq.with_tracks(|t| t.group(1, || TrackSpec::new(None, "group")));
+    /// seq.add_track(TrackSpec::new(Some(group), "child"));
+    /// ```
+    ///
+    /// The sequence is borrowed for the call, so `f` cannot use it (to add a
+    /// track, say), which would lock the tracks again (E0499):
+    ///
+    /// ```compile_fail,E0499
     /// use nsys2perfetto::perfetto::{Trace, TrackSpec};
     ///
     /// let trace = Trace::new(Vec::<u8>::new(), 0, None);
