@@ -2,56 +2,63 @@
 //! sequence, where gzip runs, and what travels between them.
 //!
 //! ```text
-//! +-----------------------------------------------------------------------+
-//! | calling thread (owns the `progress` callback)                         |
-//! |  1. makes a sequence for each part, in `Part::ALL` order (fixed ids)  |
-//! |  2. starts the three workers, handing each the sequences of its parts |
-//! |  3. calls `progress` with the rows they say they read, until the      |
-//! |     last of them has ended                                            |
-//! |  4. joins them, closes every sequence at the end of the whole trace   |
-//! +-----------------------------------------------------------------------+
-//!        ^ rows read               ^ rows read              ^ rows read
-//!        | (a channel)             |                        |
-//! +------+-------------+    +------+-------------+    +-----+---------------+
-//! | worker "cuda"      |    | worker "nvtx"      |    | worker "cpu"        |
-//! | writes Cuda and    |<---+ writes Nvtx        |    | writes Osrt,        |
-//! | NvtxGpu            | NVTX ranges, in start  |    | Libraries, Samples, |
-//! +------+-------------+ order (projection feed) |    | Sched, Metrics and  |
-//!        ^ events           +------+-------------+    | Nsys, in turn       |
-//!        |                         ^ events           +-----+---------------+
-//! +------+-------------+    +------+-------------+          ^ events
-//! | reader thread:     |    | reader thread:     |    +-----+---------------+
-//! | the CUDA tables    |    | the NVTX tables    |    | a reader thread for |
-//! +--------------------+    +--------------------+    | each part in turn   |
-//!                                                     +---------------------+
+//!  +----------------------------------------------------------------------+
+//!  | calling thread (owns the `progress` callback)                        |
+//!  |  1. makes a sequence for each part, in `Part::ALL` order (fixed ids) |
+//!  |  2. starts the workers "nvtx" and "cpu", handing each the sequences  |
+//!  |     of its parts                                                     |
+//!  |  3. converts CUDA itself: writes Cuda and NvtxGpu; every 8192 of its |
+//!  |     rows, calls `progress` with them and the counts the workers sent |
+//!  |  4. then calls `progress` as the workers' counts come in, until the  |
+//!  |     last worker has ended                                            |
+//!  |  5. joins the workers, closes every sequence at the end of the trace |
+//!  +----------------------------------------------------------------------+
+//!     ^ events        ^ NVTX ranges, in         ^ rows read      ^ rows read
+//!     |               | start order             | (a channel)    |
+//!     |               | (projection feed)       |                |
+//!     |          +----+-------------------------+---+  +---------+-----------+
+//!     |          | worker "nvtx"                    |  | worker "cpu"        |
+//!     |          | writes Nvtx                      |  | writes Osrt,        |
+//!     |          |                                  |  | Libraries, Samples, |
+//!     |          |                                  |  | Sched, Metrics and  |
+//!     |          |                                  |  | Nsys, in turn       |
+//!     |          +----------------^-----------------+  +---------^-----------+
+//!     |                           | events                       | events
+//!  +--+---------------+  +--------+---------+          +---------+-----------+
+//!  | reader thread:   |  | reader thread:   |          | a reader thread for |
+//!  | the CUDA tables  |  | the NVTX tables  |          | each part in turn   |
+//!  +------------------+  +------------------+          +---------------------+
 //!
-//! every sequence --packets--> its spill: a buffer, then a temporary file
-//!                             once the buffer fills, gzipped on a thread
-//!                             of its own when the trace is gzipped
+//!  every sequence --packets--> its spill: a buffer, then a temporary file
+//!                              once the buffer fills, gzipped on a thread
+//!                              of its own when the trace is gzipped
 //! ```
 //!
 //! - A reader thread (`nsys::scan`) has an SQLite connection of its own; it
 //!   merges its tables into time order and sends the events in batches over
 //!   a bounded channel, so reading overlaps with converting.
-//! - Each sequence is written by one worker only, and the trace is put
+//! - Each sequence is written by one thread only, and the trace is put
 //!   together from whole sequences by id (`perfetto::Trace::finish`): the
 //!   output's bytes do not depend on how the threads interleave. The only
-//!   state workers share is the trace's tracks, behind one lock.
+//!   state the threads share is the trace's tracks, behind one lock.
 //! - The NVTX GPU projection needs every NVTX range and every CUDA launch:
 //!   the NVTX worker sends its ranges (`projection::RangeFeed`, a bounded
-//!   channel) to the CUDA worker, whose projector takes them as the CUDA
+//!   channel) to the CUDA side, whose projector takes them as the CUDA
 //!   events pass their start. When either side stops early, the other sees
 //!   the channel close and carries on without it.
-//! - Rows read travel on a channel to the calling thread, which alone calls
-//!   `progress`; the channel closes when the last worker drops its end, so
-//!   the calling thread sleeps until there is something to report.
-//! - A worker that fails returns its error when it has stopped; the others
+//! - CUDA, the largest part, is converted on the calling thread, which
+//!   would otherwise only wait: one thread fewer.
+//! - Only the calling thread calls `progress`. The workers' counts wait on
+//!   a channel, read whenever the calling thread counts its own; the
+//!   channel closes when the last worker drops its end, and until then the
+//!   calling thread, done with CUDA, sleeps in `recv`.
+//! - A thread that fails returns its error once it has stopped; the others
 //!   run to their end, and the first error in the order cuda, nvtx, cpu is
 //!   the conversion's. A panic on any thread is resumed on the thread that
 //!   started it (see `crate::worker`), up to the caller.
 
 use std::io::{self, Write};
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{self, Scope, ScopedJoinHandle};
 
 use crate::nsys::Report;
@@ -83,33 +90,34 @@ pub(super) fn run<W: Write + Send>(
     let cuda_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Cuda));
     let nvtx_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Nvtx));
     let cpu_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Cpu(_)));
-    let (rows_sender, rows_read) = mpsc::channel();
+    let (counts, from_workers) = mpsc::channel();
     let done = thread::scope(|scope| {
-        let rows = Rows::new(rows_sender.clone());
-        let cuda = start(scope, "cuda", move || {
-            cuda_worker(report, cuda_sequences, ranges, namespace, rows)
-        })?;
-        let rows = Rows::new(rows_sender.clone());
+        let mut to = counts.clone();
         let nvtx = start(scope, "nvtx", move || {
-            nvtx_worker(report, nvtx_sequences, feed, rows)
+            counted(&mut to, |rows| {
+                write_nvtx(report, nvtx_sequences, feed, rows)
+            })
         })?;
-        let rows = Rows::new(rows_sender);
+        let mut to = counts;
         let cpu = start(scope, "cpu", move || {
-            cpu_worker(report, cpu_sequences, rows)
+            counted(&mut to, |rows| write_cpu(report, cpu_sequences, rows))
         })?;
-        // Ends once every worker has dropped its `Rows`: each has ended.
-        let mut read = 0;
-        for rows in rows_read {
-            read += rows;
-            progress(read);
-        }
-        Ok::<_, Failure>([cuda, nvtx, cpu].map(|worker| outcome(worker.join())))
+        let mut reporter = Reporter {
+            read: 0,
+            from_workers,
+            progress,
+        };
+        let cuda = counted(&mut reporter, |rows| {
+            write_cuda(report, cuda_sequences, ranges, namespace, rows)
+        });
+        reporter.until_workers_end();
+        Ok::<_, Failure>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
     })?;
     let mut summary = Summary::default();
-    for worker in done {
-        let worker = worker?;
-        summary.merge(worker.summary);
-        sequences.put_back(worker.sequences);
+    for part in done {
+        let part = part?;
+        summary.merge(part.summary);
+        sequences.put_back(part.sequences);
     }
     // Slices that never ended close at the end of the whole trace.
     let end = trace.last_timestamp().unwrap_or(0);
@@ -131,7 +139,8 @@ fn start<'scope, T: Send + 'scope>(
 
 /// Who writes a part's sequence.
 enum Writer<W: Write> {
-    /// The CUDA worker: the CUDA activity and, beside it, the NVTX projection.
+    /// The calling thread: the CUDA activity and, beside it, the NVTX
+    /// projection.
     Cuda,
     /// The NVTX worker, which also feeds the projection its ranges.
     Nvtx,
@@ -156,39 +165,39 @@ fn writer<W: Write>(part: Part) -> Writer<W> {
     }
 }
 
-/// What a worker hands back: what it counted, and its sequences, drained.
+/// What a thread hands back: what it counted, and its sequences, drained.
 struct Done<'t, W: Write> {
     summary: Summary,
     sequences: Sequences<'t, W>,
 }
 
-fn cuda_worker<'t, W: Write>(
+fn write_cuda<'t, W: Write>(
     report: &Report,
     mut sequences: Sequences<'t, W>,
     ranges: Option<RangeSource>,
     namespace: u64,
-    mut rows: Rows,
+    rows: &mut Rows<'_>,
 ) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
         let projection = projection.zip(ranges);
-        cuda::write(report, seq, projection, namespace, &mut summary, &mut rows)?;
+        cuda::write(report, seq, projection, namespace, &mut summary, rows)?;
         seq.drain()?;
     }
     Ok(Done { summary, sequences })
 }
 
-fn nvtx_worker<'t, W: Write>(
+fn write_nvtx<'t, W: Write>(
     report: &Report,
     mut sequences: Sequences<'t, W>,
     mut feed: Option<RangeFeed>,
-    mut rows: Rows,
+    rows: &mut Rows<'_>,
 ) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     if let Some(seq) = sequences.get(Part::Nvtx) {
-        let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, &mut rows);
-        // The CUDA worker waits for the ranges' end, even after a failure.
+        let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, rows);
+        // The CUDA side waits for the ranges' end, even after a failure.
         if let Some(feed) = feed.take() {
             feed.finish();
         }
@@ -198,17 +207,17 @@ fn nvtx_worker<'t, W: Write>(
     Ok(Done { summary, sequences })
 }
 
-fn cpu_worker<'t, W: Write>(
+fn write_cpu<'t, W: Write>(
     report: &Report,
     mut sequences: Sequences<'t, W>,
-    mut rows: Rows,
+    rows: &mut Rows<'_>,
 ) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     for part in Part::ALL {
         let (Writer::Cpu(write), Some(seq)) = (writer(part), sequences.get(part)) else {
             continue;
         };
-        write(report, seq, &mut summary, &mut rows)?;
+        write(report, seq, &mut summary, rows)?;
         seq.drain()?;
     }
     Ok(Done { summary, sequences })
@@ -272,39 +281,70 @@ impl<'t, W: Write> Sequences<'t, W> {
     }
 }
 
-/// Rows a worker has read: the count goes to the calling thread every
-/// [`ROWS_PER_UPDATE`] rows, and the rest when the worker is done.
-pub(crate) struct Rows {
+/// Rows a thread has read, counted for the progress callback: the count
+/// goes on every [`ROWS_PER_UPDATE`] rows.
+pub(crate) struct Rows<'c> {
     unsent: u64,
-    to: Sender<u64>,
+    to: &'c mut dyn Counts,
 }
 
-/// Rows between two messages of a worker.
+/// Rows between two counts of a thread.
 const ROWS_PER_UPDATE: u64 = 8192;
 
-impl Rows {
-    fn new(to: Sender<u64>) -> Self {
-        Self { unsent: 0, to }
-    }
-
+impl Rows<'_> {
     pub fn tick(&mut self) {
         self.unsent += 1;
         if self.unsent == ROWS_PER_UPDATE {
-            self.send();
+            self.to.add(std::mem::take(&mut self.unsent));
         }
-    }
-
-    fn send(&mut self) {
-        // The calling thread listens until every worker is done, unless its
-        // progress callback panicked: then no one needs the count.
-        let _ = self.to.send(std::mem::take(&mut self.unsent));
     }
 }
 
-impl Drop for Rows {
-    fn drop(&mut self) {
-        if self.unsent > 0 {
-            self.send();
+/// Runs `work` with a count of rows that goes to `to`, the last rows too.
+fn counted<T>(to: &mut dyn Counts, work: impl FnOnce(&mut Rows<'_>) -> T) -> T {
+    let mut rows = Rows { unsent: 0, to };
+    let done = work(&mut rows);
+    if rows.unsent > 0 {
+        rows.to.add(rows.unsent);
+    }
+    done
+}
+
+/// Where the counts of rows read go.
+trait Counts {
+    fn add(&mut self, rows: u64);
+}
+
+/// A worker's counts go to the calling thread.
+impl Counts for Sender<u64> {
+    fn add(&mut self, rows: u64) {
+        // The calling thread listens until every worker is done, unless its
+        // progress callback panicked: then no one needs the count.
+        let _ = self.send(rows);
+    }
+}
+
+/// The calling thread's counts, added to the workers' and reported.
+struct Reporter<'p> {
+    read: u64,
+    from_workers: Receiver<u64>,
+    progress: &'p mut dyn FnMut(u64),
+}
+
+impl Counts for Reporter<'_> {
+    fn add(&mut self, rows: u64) {
+        self.read += rows + self.from_workers.try_iter().sum::<u64>();
+        (self.progress)(self.read);
+    }
+}
+
+impl Reporter<'_> {
+    /// Reports the workers' counts as they come, until the last worker has
+    /// ended and dropped its end of the channel.
+    fn until_workers_end(&mut self) {
+        for rows in self.from_workers.iter() {
+            self.read += rows;
+            (self.progress)(self.read);
         }
     }
 }
