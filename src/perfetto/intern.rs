@@ -79,6 +79,8 @@ pub(super) struct StaticInterner {
 
 impl StaticInterner {
     /// The name's iid, and whether it is new (its entry is still to be sent).
+    /// Called for every argument of every slice: inlined into the encoding.
+    #[inline]
     pub fn intern(&mut self, s: &'static str) -> (u64, bool) {
         let next = self.next + 1;
         let iid = *self
