@@ -354,7 +354,6 @@ fn a_range_open_at_the_end_of_the_capture_ends_with_the_nvtx_data() {
 }
 
 #[test]
-#[ignore = "differs from nsys: the converter ends open ranges at the last NVTX range or mark, nsys at the last row of NVTX_EVENTS of any kind"]
 fn a_range_open_at_the_end_of_the_capture_ends_with_the_last_nvtx_row() {
     let (found, range) = projected(|s| {
         s.nvtx_push_pop(MAIN, 1_000.., "open");
