@@ -110,7 +110,7 @@ impl Demo {
         let (start, end) = (self.now, self.now + duration);
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
-        self.synth.api(MAIN, start, end, name, correlation_id);
+        self.synth.api(MAIN, start..end, name).corr(correlation_id);
         self.now = end + 2 * US;
         (start, end, correlation_id)
     }
@@ -136,14 +136,10 @@ impl Demo {
         let (_, call_end, correlation_id) = self.call("cudaLaunchKernel_v7000", 5 * US);
         let duration = kernel.duration + (step * 37 + on.stream * 11) % 9 * US;
         let (start, end) = self.schedule(on, call_end, duration);
-        self.synth.kernel(
-            on,
-            start,
-            end,
-            correlation_id,
-            kernel.short,
-            kernel.demangled,
-        );
+        self.synth
+            .kernel(on, start..end, kernel.short)
+            .demangled(kernel.demangled)
+            .corr(correlation_id);
     }
 
     fn copy_to_device(&mut self, on: GpuStream, bytes: i64) {
@@ -151,13 +147,18 @@ impl Demo {
         // Pinned host memory over PCIe 5: about 40 GB/s.
         let (start, end) = self.schedule(on, call_end, bytes / 40);
         self.synth
-            .memcpy(on, start, end, correlation_id, bytes, HTOD);
+            .memcpy(on, start..end, HTOD)
+            .bytes(bytes)
+            .corr(correlation_id);
     }
 
     fn zero(&mut self, on: GpuStream, bytes: i64) {
         let (_, call_end, correlation_id) = self.call("cudaMemsetAsync_v3020", 4 * US);
         let (start, end) = self.schedule(on, call_end, 3 * US);
-        self.synth.memset(on, start, end, correlation_id, bytes);
+        self.synth
+            .memset(on, start..end)
+            .bytes(bytes)
+            .corr(correlation_id);
     }
 
     /// A cudaStreamSynchronize: the main thread blocks until `on` is idle.
@@ -167,15 +168,12 @@ impl Demo {
         self.next_correlation_id += 1;
         let idle = self.stream_free.get(&on.stream).copied().unwrap_or(0);
         let end = idle.max(start + 2 * US) + 2 * US;
-        self.synth.api(
-            MAIN,
-            start,
-            end,
-            "cudaStreamSynchronize_v3020",
-            correlation_id,
-        );
         self.synth
-            .sync(on, start + US, end - US, correlation_id, STREAM_SYNC);
+            .api(MAIN, start..end, "cudaStreamSynchronize_v3020")
+            .corr(correlation_id);
+        self.synth
+            .sync(on, start + US..end - US, STREAM_SYNC)
+            .corr(correlation_id);
         self.now = end + 2 * US;
     }
 
@@ -185,7 +183,8 @@ impl Demo {
         self.now += US;
         body(self);
         self.synth
-            .nvtx_push_pop(MAIN, start, Some(self.now), name, domain);
+            .nvtx_push_pop(MAIN, start..self.now, name)
+            .domain(domain);
         self.now += US;
     }
 
@@ -235,14 +234,10 @@ impl Demo {
             let (_, call_end, correlation_id) = d.call("cudaGraphLaunch_v10000", 9 * US);
             for kernel in [&SGEMM_FWD, &RELU, &SOFTMAX_FWD] {
                 let (start, end) = d.schedule(on, call_end, kernel.duration);
-                d.synth.kernel(
-                    on,
-                    start,
-                    end,
-                    correlation_id,
-                    kernel.short,
-                    kernel.demangled,
-                );
+                d.synth
+                    .kernel(on, start..end, kernel.short)
+                    .demangled(kernel.demangled)
+                    .corr(correlation_id);
             }
             d.synchronize(on);
         });
@@ -272,9 +267,10 @@ fn main() {
         next_correlation_id: 101,
         stream_free: HashMap::new(),
     };
-    demo.synth.nvtx_domain(MAIN, demo.now, NCCL_DOMAIN, "NCCL");
     demo.synth
-        .nvtx_mark(MAIN, demo.now + US, "epoch 0", DEFAULT_DOMAIN);
+        .nvtx_domain(MAIN, NCCL_DOMAIN, "NCCL")
+        .at(demo.now);
+    demo.synth.nvtx_mark(MAIN, demo.now + US, "epoch 0");
     demo.now += 5 * US;
 
     // The loader prepares batch N + 1 while step N runs; step 3 asks it for
@@ -284,38 +280,23 @@ fn main() {
         let step_start = demo.now;
         let load_start = step_start + 40 * US;
         let load_end = load_start + 610 * US + step % 3 * 25 * US;
-        demo.synth.nvtx_push_pop(
-            LOADER,
-            load_start,
-            Some(load_end),
-            &format!("load batch {}", step + 1),
-            DEFAULT_DOMAIN,
-        );
-        demo.synth.nvtx_push_pop(
-            LOADER,
-            load_end - 120 * US,
-            Some(load_end - 5 * US),
-            "collate",
-            DEFAULT_DOMAIN,
-        );
+        let batch = format!("load batch {}", step + 1);
+        demo.synth
+            .nvtx_push_pop(LOADER, load_start..load_end, &batch);
+        demo.synth
+            .nvtx_push_pop(LOADER, load_end - 120 * US..load_end - 5 * US, "collate");
         if step == 3 {
             prefetch_start = Some(step_start);
         }
         if step == 4 {
             let start = prefetch_start.expect("step 3 came first");
-            demo.synth.nvtx_start_end(
-                MAIN,
-                LOADER,
-                start,
-                Some(load_end),
-                "prefetch batch 5",
-                DEFAULT_DOMAIN,
-            );
+            demo.synth
+                .nvtx_start_end(MAIN, start..load_end, "prefetch batch 5")
+                .ended_on(LOADER);
         }
         demo.train_step(step);
     }
-    demo.synth
-        .nvtx_mark(MAIN, demo.now, "checkpoint saved", DEFAULT_DOMAIN);
+    demo.synth.nvtx_mark(MAIN, demo.now, "checkpoint saved");
     demo.now += 20 * US;
     demo.graph_replay(GPUS[0].0);
     demo.synth.finish();

@@ -12,12 +12,12 @@ mod support;
 
 use support::convert::convert_synthetic as convert;
 use support::stacks::NamedFrame;
-use support::synth::{Synth, Thread, RUNTIME};
+use support::synth::{Thread, CUDA_CALLCHAINS, SAMPLING_CALLCHAINS};
 
 const MAIN: Thread = Thread { pid: 100, tid: 100 };
 const LOADER: Thread = Thread { pid: 100, tid: 101 };
 
-/// Frames innermost first, as the call chain tables hold them.
+/// (function, module) frames, innermost first, as the call chain tables hold them.
 const LAUNCH_CHAIN: [(&str, &str); 4] = [
     ("cudaLaunchKernel", "libcudart.so.12"),
     ("at::native::gemm", "libtorch_cuda.so"),
@@ -42,35 +42,21 @@ fn outermost_first(chain: &[(&str, &str)]) -> Vec<NamedFrame> {
         .collect()
 }
 
-/// A CUDA API call of `thread` whose backtrace is `CUDA_CALLCHAINS` `chain`.
-fn call_with_backtrace(s: &mut Synth, thread: Thread, start: i64, name: &str, chain: i64) {
-    let name_id = s.string(name);
-    let class: i64 = if name.starts_with("cuda") { 0 } else { 1 };
-    s.row(
-        RUNTIME,
-        vec![
-            ("start", start.into()),
-            ("end", (start + 500).into()),
-            ("eventClass", class.into()),
-            ("globalTid", thread.global_tid().into()),
-            ("correlationId", chain.into()),
-            ("nameId", name_id.into()),
-            ("returnValue", 0.into()),
-            ("callchainId", chain.into()),
-        ],
-    );
-}
-
 #[test]
 fn cuda_api_backtraces_land_whole_on_their_calls() {
     let (trace, _) = convert(|s| {
         s.process(100, "python3");
-        s.callchain("CUDA_CALLCHAINS", 1, &LAUNCH_CHAIN);
-        s.callchain("CUDA_CALLCHAINS", 2, &COPY_CHAIN);
-        call_with_backtrace(s, MAIN, 1_000, "cudaLaunchKernel_v7000", 1);
-        call_with_backtrace(s, LOADER, 2_000, "cuMemcpyHtoDAsync_v2", 2);
+        s.callchain(CUDA_CALLCHAINS, 1, &LAUNCH_CHAIN);
+        s.callchain(CUDA_CALLCHAINS, 2, &COPY_CHAIN);
+        s.api(MAIN, 1_000..1_500, "cudaLaunchKernel_v7000")
+            .corr(1)
+            .callchain(1);
+        s.api(LOADER, 2_000..2_500, "cuMemcpyHtoDAsync_v2")
+            .corr(2)
+            .callchain(2);
         // A call without a backtrace keeps none.
-        s.api(MAIN, 3_000, 3_100, "cudaStreamSynchronize_v3020", 3);
+        s.api(MAIN, 3_000..3_100, "cudaStreamSynchronize_v3020")
+            .corr(3);
     });
     let mut calls: Vec<(u64, u64, &str, Vec<NamedFrame>)> = trace
         .slices
@@ -103,13 +89,13 @@ fn cuda_api_backtraces_land_whole_on_their_calls() {
 fn cpu_samples_land_with_their_stacks() {
     let (trace, summary) = convert(|s| {
         s.process(100, "python3");
-        s.callchain("SAMPLING_CALLCHAINS", 10, &LAUNCH_CHAIN);
-        s.callchain("SAMPLING_CALLCHAINS", 11, &COPY_CHAIN);
+        s.callchain(SAMPLING_CALLCHAINS, 10, &LAUNCH_CHAIN);
+        s.callchain(SAMPLING_CALLCHAINS, 11, &COPY_CHAIN);
         // A frame nsys could not name keeps a name that says so.
-        s.callchain("SAMPLING_CALLCHAINS", 12, &[("", ""), ("main", "python3")]);
-        s.cpu_sample(MAIN, 10, 5_000, 2);
-        s.cpu_sample(LOADER, 11, 5_000, 3);
-        s.cpu_sample(MAIN, 12, 6_000, 2);
+        s.callchain(SAMPLING_CALLCHAINS, 12, &[("", ""), ("main", "python3")]);
+        s.cpu_sample(MAIN, 5_000).callchain(10).cpu(2);
+        s.cpu_sample(LOADER, 5_000).callchain(11).cpu(3);
+        s.cpu_sample(MAIN, 6_000).callchain(12).cpu(2);
     });
     let mut samples: Vec<(u64, u32, Option<u32>, Vec<NamedFrame>)> = trace
         .samples

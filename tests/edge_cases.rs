@@ -65,33 +65,15 @@ fn correlation_id_reused_by_two_processes_links_within_each() {
     let a = Thread { pid: 100, tid: 101 };
     let b = Thread { pid: 200, tid: 201 };
     let c = convert(|s| {
-        s.api(a, 1_000, 2_000, "cudaLaunchKernel_v7000", 7);
-        s.api(b, 1_500, 2_500, "cudaLaunchKernel_v7000", 7);
-        s.kernel(
-            GpuStream { pid: 200, ..STREAM },
-            3_000,
-            4_000,
-            7,
-            "kb",
-            "kb()",
-        );
-        s.kernel(
-            GpuStream { pid: 100, ..STREAM },
-            5_000,
-            6_000,
-            7,
-            "ka",
-            "ka()",
-        );
+        s.api(a, 1_000..2_000, "cudaLaunchKernel_v7000").corr(7);
+        s.api(b, 1_500..2_500, "cudaLaunchKernel_v7000").corr(7);
+        s.kernel(GpuStream { pid: 200, ..STREAM }, 3_000..4_000, "kb")
+            .corr(7);
+        s.kernel(GpuStream { pid: 100, ..STREAM }, 5_000..6_000, "ka")
+            .corr(7);
         // Same correlation id, a third process, no launch in the report.
-        s.kernel(
-            GpuStream { pid: 300, ..STREAM },
-            7_000,
-            8_000,
-            7,
-            "kc",
-            "kc()",
-        );
+        s.kernel(GpuStream { pid: 300, ..STREAM }, 7_000..8_000, "kc")
+            .corr(7);
     });
     assert_eq!(c.trace.flows.len(), 2);
     assert_eq!(c.summary.gpu_ops_without_launch, 1);
@@ -114,16 +96,10 @@ fn correlation_id_reused_by_two_processes_links_within_each() {
 #[test]
 fn a_graph_launch_links_every_kernel() {
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaGraphLaunch_v10000", 9);
+        s.api(MAIN, 1_000..2_000, "cudaGraphLaunch_v10000").corr(9);
         for i in 0..3 {
-            s.kernel(
-                STREAM,
-                3_000 + i * 1_000,
-                3_500 + i * 1_000,
-                9,
-                "node",
-                "node()",
-            );
+            s.kernel(STREAM, 3_000 + i * 1_000..3_500 + i * 1_000, "node")
+                .corr(9);
         }
     });
     assert_eq!(c.trace.flows.len(), 3, "one flow per kernel of the graph");
@@ -136,27 +112,10 @@ fn a_graph_launch_links_every_kernel() {
 
 #[test]
 fn a_graph_run_in_graph_trace_mode_is_linked_not_projected() {
-    use rusqlite::types::Value as Sql;
     let c = convert(|s| {
-        s.nvtx_push_pop(MAIN, 500, Some(2_500), "step", 0);
-        s.api(MAIN, 1_000, 2_000, "cudaGraphLaunch_v10000", 9);
-        s.row(
-            "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-            vec![
-                ("start", 3_000.into()),
-                ("end", 9_000.into()),
-                ("deviceId", STREAM.device.into()),
-                ("contextId", STREAM.context.into()),
-                ("streamId", STREAM.stream.into()),
-                ("correlationId", 9.into()),
-                (
-                    "globalPid",
-                    Sql::Integer(support::synth::global_pid(STREAM.pid)),
-                ),
-                ("graphId", 4.into()),
-                ("graphExecId", 12.into()),
-            ],
-        );
+        s.nvtx_push_pop(MAIN, 500..2_500, "step");
+        s.api(MAIN, 1_000..2_000, "cudaGraphLaunch_v10000").corr(9);
+        s.graph_run(STREAM, 3_000..9_000).corr(9).graph(4).exec(12);
     });
     let [graph] = c.slices("cuda_graph")[..] else {
         panic!("one graph run: {:?}", c.slices("cuda_graph"));
@@ -179,32 +138,13 @@ fn a_graph_run_in_graph_trace_mode_is_linked_not_projected() {
 
 #[test]
 fn json_payloads_come_inline_or_through_string_ids() {
-    use rusqlite::types::Value as Sql;
     let c = convert(|s| {
         let registered = s.string(r#"{"batch": 7}"#);
-        for (start, name, json_text, json_id) in [
-            (
-                1_000,
-                "inline",
-                Sql::Text(r#"{"step": 3}"#.into()),
-                Sql::Null,
-            ),
-            (2_000, "registered", Sql::Null, Sql::Integer(registered)),
-            (3_000, "none", Sql::Null, Sql::Null),
-        ] {
-            s.row(
-                "NVTX_EVENTS",
-                vec![
-                    ("start", start.into()),
-                    ("end", (start + 500).into()),
-                    ("eventType", 59.into()),
-                    ("globalTid", MAIN.global_tid().into()),
-                    ("text", Sql::Text(name.into())),
-                    ("jsonText", json_text),
-                    ("jsonTextId", json_id),
-                ],
-            );
-        }
+        s.nvtx_push_pop(MAIN, 1_000..1_500, "inline")
+            .set("jsonText", r#"{"step": 3}"#.to_owned());
+        s.nvtx_push_pop(MAIN, 2_000..2_500, "registered")
+            .set("jsonTextId", registered);
+        s.nvtx_push_pop(MAIN, 3_000..3_500, "none");
     });
     let json = |name: &str| {
         let slice = c.trace.slices.iter().find(|s| s.name == name).expect(name);
@@ -221,8 +161,8 @@ fn json_payloads_come_inline_or_through_string_ids() {
 #[test]
 fn missing_tables_and_columns_mean_missing_events_and_args() {
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
-        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.api(MAIN, 1_000..2_000, "cudaLaunchKernel_v7000").corr(1);
+        s.kernel(STREAM, 3_000..4_000, "k").corr(1);
         s.drop_column(RUNTIME, "returnValue");
         s.drop_column(KERNEL, "demangledName");
         s.drop_column(KERNEL, "gridX");
@@ -244,8 +184,8 @@ fn missing_tables_and_columns_mean_missing_events_and_args() {
 
     // Without correlation ids nothing links, and nothing is lost.
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
-        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.api(MAIN, 1_000..2_000, "cudaLaunchKernel_v7000").corr(1);
+        s.kernel(STREAM, 3_000..4_000, "k").corr(1);
         s.drop_column(KERNEL, "correlationId");
     });
     assert_eq!(
@@ -266,10 +206,10 @@ fn missing_tables_and_columns_mean_missing_events_and_args() {
 #[test]
 fn tables_without_the_columns_their_rows_need_are_reported() {
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
-        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
-        s.kernel(STREAM, 5_000, 6_000, 2, "k", "k()");
-        s.nvtx_push_pop(MAIN, 500, Some(2_500), "step", 0);
+        s.api(MAIN, 1_000..2_000, "cudaLaunchKernel_v7000").corr(1);
+        s.kernel(STREAM, 3_000..4_000, "k").corr(1);
+        s.kernel(STREAM, 5_000..6_000, "k").corr(2);
+        s.nvtx_push_pop(MAIN, 500..2_500, "step");
         s.drop_column(KERNEL, "streamId");
         s.drop_column("NVTX_EVENTS", "globalTid");
     });
@@ -307,23 +247,22 @@ fn tables_without_the_columns_their_rows_need_are_reported() {
 #[test]
 fn gpu_work_without_globalpid_belongs_to_the_only_cuda_process() {
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
-        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        s.api(MAIN, 1_000..2_000, "cudaLaunchKernel_v7000").corr(1);
+        s.kernel(STREAM, 3_000..4_000, "k").corr(1);
         s.drop_column(KERNEL, "globalPid");
     });
     assert_eq!(c.trace.flows.len(), 1);
 
     // With two processes making CUDA calls, the owner is unknown: no link.
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaLaunchKernel_v7000", 1);
+        s.api(MAIN, 1_000..2_000, "cudaLaunchKernel_v7000").corr(1);
         s.api(
             Thread { pid: 200, tid: 200 },
-            1_000,
-            2_000,
+            1_000..2_000,
             "cudaLaunchKernel_v7000",
-            1,
-        );
-        s.kernel(STREAM, 3_000, 4_000, 1, "k", "k()");
+        )
+        .corr(1);
+        s.kernel(STREAM, 3_000..4_000, "k").corr(1);
         s.drop_column(KERNEL, "globalPid");
     });
     assert!(c.trace.flows.is_empty());
@@ -334,11 +273,11 @@ fn gpu_work_without_globalpid_belongs_to_the_only_cuda_process() {
 #[test]
 fn overlapping_kernels_on_one_stream_go_on_lanes() {
     let c = convert(|s| {
-        s.kernel(STREAM, 1_000, 3_000, 1, "a", "a()");
-        s.kernel(STREAM, 2_000, 4_000, 2, "b", "b()");
+        s.kernel(STREAM, 1_000..3_000, "a").corr(1);
+        s.kernel(STREAM, 2_000..4_000, "b").corr(2);
         // Contained in `b`: still a lane of its own, GPU work does not nest.
-        s.kernel(STREAM, 2_500, 3_500, 3, "c", "c()");
-        s.kernel(STREAM, 5_000, 6_000, 4, "d", "d()");
+        s.kernel(STREAM, 2_500..3_500, "c").corr(3);
+        s.kernel(STREAM, 5_000..6_000, "d").corr(4);
     });
     assert_eq!(
         c.spans("cuda_kernel"),
@@ -373,12 +312,10 @@ fn streams_are_ordered_numerically_under_their_gpu() {
         for (i, stream) in [10, 7, 13].into_iter().enumerate() {
             s.kernel(
                 GpuStream { stream, ..STREAM },
-                1_000 * (i as i64 + 1),
-                1_000 * (i as i64 + 1) + 500,
-                1,
+                1_000 * (i as i64 + 1)..1_000 * (i as i64 + 1) + 500,
                 "k",
-                "k()",
-            );
+            )
+            .corr(1);
         }
     });
     let mut ranked: Vec<(i32, String)> = c
@@ -402,10 +339,14 @@ fn streams_are_ordered_numerically_under_their_gpu() {
 fn start_end_ranges_that_cross_threads_live_on_the_process() {
     let worker = Thread { pid: 100, tid: 105 };
     let c = convert(|s| {
-        s.nvtx_domain(MAIN, 10, 1, "Loader");
-        s.nvtx_start_end(MAIN, worker, 1_000, Some(5_000), "prefetch", 1);
-        s.nvtx_start_end(worker, MAIN, 2_000, Some(7_000), "overlapping", 1);
-        s.nvtx_push_pop(MAIN, 1_500, Some(1_800), "step", 0);
+        s.nvtx_domain(MAIN, 1, "Loader").at(10);
+        s.nvtx_start_end(MAIN, 1_000..5_000, "prefetch")
+            .ended_on(worker)
+            .domain(1);
+        s.nvtx_start_end(worker, 2_000..7_000, "overlapping")
+            .ended_on(MAIN)
+            .domain(1);
+        s.nvtx_push_pop(MAIN, 1_500..1_800, "step");
     });
     assert_eq!(
         c.spans("nvtx"),
@@ -437,10 +378,11 @@ fn start_end_ranges_that_cross_threads_live_on_the_process() {
 #[test]
 fn unterminated_ranges_close_at_the_end_of_the_trace() {
     let c = convert(|s| {
-        s.nvtx_push_pop(MAIN, 1_000, None, "never popped", 0);
-        s.nvtx_push_pop(MAIN, 2_000, Some(3_000), "inside", 0);
-        s.nvtx_start_end(MAIN, MAIN, 1_500, None, "never ended", 0);
-        s.api(MAIN, 8_000, 9_000, "cudaDeviceSynchronize_v3020", 1);
+        s.nvtx_push_pop(MAIN, 1_000.., "never popped");
+        s.nvtx_push_pop(MAIN, 2_000..3_000, "inside");
+        s.nvtx_start_end(MAIN, 1_500.., "never ended");
+        s.api(MAIN, 8_000..9_000, "cudaDeviceSynchronize_v3020")
+            .corr(1);
     });
     assert_eq!(c.summary.unterminated, 2);
     assert_eq!(
@@ -469,14 +411,13 @@ fn threads_without_names_get_a_fallback() {
     let c = convert(|s| {
         s.process(100, "train.py");
         s.thread(MAIN, "main");
-        s.api(MAIN, 1_000, 2_000, "cudaMalloc_v3020", 1);
+        s.api(MAIN, 1_000..2_000, "cudaMalloc_v3020").corr(1);
         s.api(
             Thread { pid: 100, tid: 123 },
-            1_000,
-            2_000,
+            1_000..2_000,
             "cudaFree_v3020",
-            2,
-        );
+        )
+        .corr(2);
     });
     let mut names: Vec<String> = c
         .slices("cuda_api")
@@ -501,9 +442,9 @@ fn threads_without_names_get_a_fallback() {
 #[test]
 fn zero_duration_events_are_instants() {
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 1_000, "cudaGetLastError_v3020", 1);
-        s.kernel(STREAM, 2_000, 2_000, 2, "empty", "empty()");
-        s.nvtx_mark(MAIN, 3_000, "checkpoint", 0);
+        s.api(MAIN, 1_000..1_000, "cudaGetLastError_v3020").corr(1);
+        s.kernel(STREAM, 2_000..2_000, "empty").corr(2);
+        s.nvtx_mark(MAIN, 3_000, "checkpoint");
     });
     assert_eq!(c.spans("cuda_api"), [(1_000, 0)]);
     assert_eq!(c.spans("cuda_kernel"), [(2_000, 0)]);
@@ -514,13 +455,13 @@ fn zero_duration_events_are_instants() {
 fn equal_timestamps_nest_and_follow_each_other() {
     let c = convert(|s| {
         // Same start: the longer is the parent.
-        s.api(MAIN, 1_000, 5_000, "outer_v1", 1);
-        s.api(MAIN, 1_000, 3_000, "inner_v1", 2);
+        s.api(MAIN, 1_000..5_000, "outer_v1").corr(1);
+        s.api(MAIN, 1_000..3_000, "inner_v1").corr(2);
         // Same end as its parent.
-        s.api(MAIN, 4_000, 5_000, "tail_v1", 3);
+        s.api(MAIN, 4_000..5_000, "tail_v1").corr(3);
         // Starts where the previous ends; an instant at the boundary.
-        s.api(MAIN, 5_000, 6_000, "next_v1", 4);
-        s.api(MAIN, 5_000, 5_000, "instant_v1", 5);
+        s.api(MAIN, 5_000..6_000, "next_v1").corr(4);
+        s.api(MAIN, 5_000..5_000, "instant_v1").corr(5);
     });
     let depth = |name: &str| {
         c.slices("cuda_api")
@@ -554,8 +495,8 @@ fn equal_timestamps_nest_and_follow_each_other() {
 #[test]
 fn events_before_time_zero_are_counted_not_written() {
     let c = convert(|s| {
-        s.api(MAIN, -500, 1_000, "cudaMalloc_v3020", 1);
-        s.api(MAIN, 2_000, 3_000, "cudaFree_v3020", 2);
+        s.api(MAIN, -500..1_000, "cudaMalloc_v3020").corr(1);
+        s.api(MAIN, 2_000..3_000, "cudaFree_v3020").corr(2);
     });
     assert_eq!(c.spans("cuda_api"), [(2_000, 1_000)]);
     assert_eq!(c.summary.before_time_zero.get("cuda_api"), Some(&1));
@@ -569,12 +510,16 @@ fn events_before_time_zero_are_counted_not_written() {
 #[test]
 fn memcpy_memset_and_sync_carry_their_args() {
     let c = convert(|s| {
-        s.api(MAIN, 1_000, 2_000, "cudaMemcpyAsync_v3020", 1);
-        s.memcpy(STREAM, 3_000, 5_000, 1, 4_000, support::synth::HTOD);
-        s.api(MAIN, 6_000, 7_000, "cudaMemsetAsync_v3020", 2);
-        s.memset(STREAM, 8_000, 9_000, 2, 256);
-        s.api(MAIN, 10_000, 12_000, "cudaStreamSynchronize_v3020", 3);
-        s.sync(STREAM, 10_500, 11_500, 3, support::synth::STREAM_SYNC);
+        s.api(MAIN, 1_000..2_000, "cudaMemcpyAsync_v3020").corr(1);
+        s.memcpy(STREAM, 3_000..5_000, support::synth::HTOD)
+            .bytes(4_000)
+            .corr(1);
+        s.api(MAIN, 6_000..7_000, "cudaMemsetAsync_v3020").corr(2);
+        s.memset(STREAM, 8_000..9_000).bytes(256).corr(2);
+        s.api(MAIN, 10_000..12_000, "cudaStreamSynchronize_v3020")
+            .corr(3);
+        s.sync(STREAM, 10_500..11_500, support::synth::STREAM_SYNC)
+            .corr(3);
     });
     let memcpy = c.slices("cuda_memcpy")[0];
     assert_eq!(memcpy.name, "Memcpy HtoD");
@@ -597,8 +542,8 @@ fn many_unique_names(s: &mut Synth, pid: u32) {
     let thread = Thread { pid, tid: pid };
     for i in 0..UNIQUE_NAMES {
         let name = format!("aten::to, op_id = {i}");
-        s.nvtx_push_pop(thread, 1_000 + 20 * i, Some(1_005 + 20 * i), &name, 0);
-        s.nvtx_push_pop(thread, 1_010 + 20 * i, Some(1_015 + 20 * i), &name, 0);
+        s.nvtx_push_pop(thread, 1_000 + 20 * i..1_005 + 20 * i, &name);
+        s.nvtx_push_pop(thread, 1_010 + 20 * i..1_015 + 20 * i, &name);
     }
 }
 
@@ -643,29 +588,26 @@ fn rows_stored_out_of_time_order_come_out_in_order() {
         for i in 0..10_000 {
             s.api(
                 MAIN,
-                1_000 + 100 * i,
-                1_050 + 100 * i,
+                1_000 + 100 * i..1_050 + 100 * i,
                 "cudaLaunchKernel_v7000",
-                i,
-            );
-            s.kernel(STREAM, 1_060 + 100 * i, 1_090 + 100 * i, i, "k", "k()");
+            )
+            .corr(i);
+            s.kernel(STREAM, 1_060 + 100 * i..1_090 + 100 * i, "k")
+                .corr(i);
         }
         for i in 0..10_000 {
             s.api(
                 other,
-                1_020 + 100 * i,
-                1_070 + 100 * i,
+                1_020 + 100 * i..1_070 + 100 * i,
                 "cudaLaunchKernel_v7000",
-                i,
-            );
+            )
+            .corr(i);
             s.kernel(
                 GpuStream { pid: 200, ..STREAM },
-                1_075 + 100 * i,
-                1_095 + 100 * i,
-                i,
+                1_075 + 100 * i..1_095 + 100 * i,
                 "k2",
-                "k2()",
-            );
+            )
+            .corr(i);
         }
     });
     assert_eq!(c.trace.count("cuda_api"), 20_000);
@@ -682,14 +624,9 @@ fn a_table_in_no_order_at_all_is_sorted_first() {
     let n = 6_000;
     let c = convert(|s| {
         for i in (0..n).rev() {
-            s.api(
-                MAIN,
-                1_000 + 100 * i,
-                1_050 + 100 * i,
-                "cudaMalloc_v3020",
-                i,
-            );
-            s.nvtx_push_pop(MAIN, 1_000 + 100 * i, Some(1_080 + 100 * i), "step", 0);
+            s.api(MAIN, 1_000 + 100 * i..1_050 + 100 * i, "cudaMalloc_v3020")
+                .corr(i);
+            s.nvtx_push_pop(MAIN, 1_000 + 100 * i..1_080 + 100 * i, "step");
         }
     });
     assert_eq!(c.spans("cuda_api").len() as i64, n);

@@ -56,21 +56,34 @@ fn int(slice: &Slice, arg: &str) -> Option<i64> {
 /// A stream recording an event that another stream and the host wait on.
 fn record_and_waits(s: &mut Synth, sync_ids: bool) {
     let id = |n: i64| sync_ids.then_some(n);
-    s.api(MAIN, 1_000, 1_100, "cudaEventRecord_v3020", 10);
-    s.event_record(COMPUTE, 10, 5, id(1));
-    s.api(MAIN, 1_200, 1_300, "cudaStreamWaitEvent_v3020", 11);
-    s.event_wait(COPY, 1_210, 1_290, 11, STREAM_WAIT_EVENT, 5, id(1));
+    s.api(MAIN, 1_000..1_100, "cudaEventRecord_v3020").corr(10);
+    s.event_record(COMPUTE, 5).corr(10).sync_id(id(1));
+    s.api(MAIN, 1_200..1_300, "cudaStreamWaitEvent_v3020")
+        .corr(11);
+    s.sync(COPY, 1_210..1_290, STREAM_WAIT_EVENT)
+        .corr(11)
+        .event(5)
+        .sync_id(id(1));
     // The host waits on it from another thread.
-    s.api(WORKER, 2_000, 3_000, "cudaEventSynchronize_v3020", 12);
-    s.event_wait(NO_STREAM, 2_010, 2_990, 12, EVENT_SYNC, 5, id(1));
+    s.api(WORKER, 2_000..3_000, "cudaEventSynchronize_v3020")
+        .corr(12);
+    s.sync(NO_STREAM, 2_010..2_990, EVENT_SYNC)
+        .corr(12)
+        .event(5)
+        .sync_id(id(1));
     // Event 5 recorded again: the next wait is on the second record.
-    s.api(MAIN, 4_000, 4_100, "cudaEventRecord_v3020", 13);
-    s.event_record(COMPUTE, 13, 5, id(2));
-    s.api(MAIN, 5_000, 5_500, "cudaEventSynchronize_v3020", 14);
-    s.event_wait(NO_STREAM, 5_010, 5_490, 14, EVENT_SYNC, 5, id(2));
+    s.api(MAIN, 4_000..4_100, "cudaEventRecord_v3020").corr(13);
+    s.event_record(COMPUTE, 5).corr(13).sync_id(id(2));
+    s.api(MAIN, 5_000..5_500, "cudaEventSynchronize_v3020")
+        .corr(14);
+    s.sync(NO_STREAM, 5_010..5_490, EVENT_SYNC)
+        .corr(14)
+        .event(5)
+        .sync_id(id(2));
     // A stream synchronization waits on no event.
-    s.api(MAIN, 6_000, 6_500, "cudaStreamSynchronize_v3020", 15);
-    s.sync(COMPUTE, 6_010, 6_490, 15, STREAM_SYNC);
+    s.api(MAIN, 6_000..6_500, "cudaStreamSynchronize_v3020")
+        .corr(15);
+    s.sync(COMPUTE, 6_010..6_490, STREAM_SYNC).corr(15);
 }
 
 #[test]
@@ -130,19 +143,35 @@ fn waits_that_cannot_be_linked_are_counted() {
         // A wait whose record the export tied to no record (0), one on a
         // record the table does not have, and one that starts before its
         // record's call (clocks of two threads, say).
-        s.api(MAIN, 1_000, 1_100, "cudaStreamWaitEvent_v3020", 20);
-        s.event_wait(COPY, 1_010, 1_090, 20, STREAM_WAIT_EVENT, 1, Some(0));
-        s.api(MAIN, 1_200, 1_300, "cudaStreamWaitEvent_v3020", 21);
-        s.event_wait(COPY, 1_210, 1_290, 21, STREAM_WAIT_EVENT, 9, Some(99));
-        s.api(WORKER, 2_000, 2_100, "cudaEventSynchronize_v3020", 22);
-        s.event_wait(NO_STREAM, 2_010, 2_090, 22, EVENT_SYNC, 5, Some(3));
-        s.api(MAIN, 2_050, 2_150, "cudaEventRecord_v3020", 23);
-        s.event_record(COMPUTE, 23, 5, Some(3));
+        s.api(MAIN, 1_000..1_100, "cudaStreamWaitEvent_v3020")
+            .corr(20);
+        s.sync(COPY, 1_010..1_090, STREAM_WAIT_EVENT)
+            .corr(20)
+            .event(1)
+            .sync_id(0);
+        s.api(MAIN, 1_200..1_300, "cudaStreamWaitEvent_v3020")
+            .corr(21);
+        s.sync(COPY, 1_210..1_290, STREAM_WAIT_EVENT)
+            .corr(21)
+            .event(9)
+            .sync_id(99);
+        s.api(WORKER, 2_000..2_100, "cudaEventSynchronize_v3020")
+            .corr(22);
+        s.sync(NO_STREAM, 2_010..2_090, EVENT_SYNC)
+            .corr(22)
+            .event(5)
+            .sync_id(3);
+        s.api(MAIN, 2_050..2_150, "cudaEventRecord_v3020").corr(23);
+        s.event_record(COMPUTE, 5).corr(23).sync_id(3);
         // A record whose call is not in the report (cropped).
-        s.event_record(COMPUTE, 24, 6, Some(4));
+        s.event_record(COMPUTE, 6).corr(24).sync_id(4);
         // A wait on no event (nsys 2026 writes eventSyncId 0 there).
-        s.api(MAIN, 3_000, 3_100, "cudaStreamSynchronize_v3020", 25);
-        s.event_wait(COMPUTE, 3_010, 3_090, 25, STREAM_SYNC, NO_EVENT, Some(0));
+        s.api(MAIN, 3_000..3_100, "cudaStreamSynchronize_v3020")
+            .corr(25);
+        s.sync(COMPUTE, 3_010..3_090, STREAM_SYNC)
+            .corr(25)
+            .event(NO_EVENT)
+            .sync_id(0);
     });
     assert!(event_flows(&trace).is_empty());
     assert_eq!(trace.count("cuda_sync"), 4, "every wait is in the trace");
@@ -182,12 +211,16 @@ fn event_flows_and_launch_flows_leave_one_call_apart() {
         ..COMPUTE
     };
     let (trace, summary) = convert_synthetic(|s| {
-        s.api(MAIN, 1_000, 1_100, "cudaEventRecord_v3020", 7);
-        s.event_record(COMPUTE, 7, 1, Some(1));
-        s.api(other, 1_000, 1_100, "cudaLaunchKernel_v7000", 7);
-        s.kernel(other_stream, 1_500, 2_500, 7, "k", "k()");
-        s.api(MAIN, 2_000, 2_100, "cudaStreamWaitEvent_v3020", 8);
-        s.event_wait(COPY, 2_010, 2_090, 8, STREAM_WAIT_EVENT, 1, Some(1));
+        s.api(MAIN, 1_000..1_100, "cudaEventRecord_v3020").corr(7);
+        s.event_record(COMPUTE, 1).corr(7).sync_id(1);
+        s.api(other, 1_000..1_100, "cudaLaunchKernel_v7000").corr(7);
+        s.kernel(other_stream, 1_500..2_500, "k").corr(7);
+        s.api(MAIN, 2_000..2_100, "cudaStreamWaitEvent_v3020")
+            .corr(8);
+        s.sync(COPY, 2_010..2_090, STREAM_WAIT_EVENT)
+            .corr(8)
+            .event(1)
+            .sync_id(1);
     });
     assert_eq!((summary.flows, summary.event_flows), (1, 1));
     assert_eq!(trace.flows.len(), 2);
@@ -283,22 +316,11 @@ fn the_h100_capture_links_its_event_queries_and_stream_waits() {
 #[test]
 fn a_record_says_when_the_device_completed_it() {
     let (trace, _) = convert_synthetic(|s| {
-        s.api(MAIN, 1_000, 1_100, "cudaEventRecord_v3020", 10);
-        s.row(
-            CUDA_EVENT,
-            vec![
-                ("timestamp", 1_800.into()),
-                ("deviceId", 0.into()),
-                ("contextId", 1.into()),
-                ("streamId", 7.into()),
-                ("correlationId", 10.into()),
-                ("globalPid", support::synth::global_pid(100).into()),
-                ("eventId", 5.into()),
-            ],
-        );
+        s.api(MAIN, 1_000..1_100, "cudaEventRecord_v3020").corr(10);
+        s.event_record(COMPUTE, 5).corr(10).completed(1_800);
         // nsys writes 0 where it did not collect the time.
-        s.api(MAIN, 2_000, 2_100, "cudaEventRecord_v3020", 11);
-        s.event_record(COMPUTE, 11, 6, None);
+        s.api(MAIN, 2_000..2_100, "cudaEventRecord_v3020").corr(11);
+        s.event_record(COMPUTE, 6).corr(11);
     });
     let records: Vec<(Option<i64>, Option<i64>)> = trace
         .slices

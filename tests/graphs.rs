@@ -53,15 +53,25 @@ fn graphs_and_nodes_are_made_on_their_thread_with_their_ids() {
     let (exec_a, exec_b) = (2 << 32, (2 << 32) + 1);
     let (trace, summary) = convert_synthetic(|s| {
         s.thread(MAIN, "python3");
-        s.graph_created(MAIN, 1_000, 1, None);
-        s.graph_node_created(MAIN, 1_100, node_a, None);
-        s.graph_node_created(MAIN, 1_200, node_b, None);
-        s.graph_node_created(MAIN, 2_000, exec_a, Some(node_a));
-        s.graph_node_created(MAIN, 2_100, exec_b, Some(node_b));
-        s.graph_created(MAIN, 2_200, 1, Some(2));
-        s.api(MAIN, 3_000, 3_100, "cudaGraphLaunch_v10000", 50);
-        s.graph_kernel(STREAM, 3_500, 4_000, 50, "a", 1, exec_a);
-        s.graph_kernel(STREAM, 4_000, 4_500, 50, "b", 1, exec_b);
+        s.graph_created(MAIN, 1_000).graph(1);
+        s.graph_node_created(MAIN, 1_100).node(node_a);
+        s.graph_node_created(MAIN, 1_200).node(node_b);
+        s.graph_node_created(MAIN, 2_000)
+            .node(exec_a)
+            .original(node_a);
+        s.graph_node_created(MAIN, 2_100)
+            .node(exec_b)
+            .original(node_b);
+        s.graph_created(MAIN, 2_200).graph(1).exec(2);
+        s.api(MAIN, 3_000..3_100, "cudaGraphLaunch_v10000").corr(50);
+        s.kernel(STREAM, 3_500..4_000, "a")
+            .corr(50)
+            .graph(1)
+            .node(exec_a);
+        s.kernel(STREAM, 4_000..4_500, "b")
+            .corr(50)
+            .graph(1)
+            .node(exec_b);
     });
     let made = created(&trace);
     let seen: Vec<(u64, u64, &str)> = made
@@ -102,8 +112,8 @@ fn graphs_and_nodes_are_made_on_their_thread_with_their_ids() {
 #[test]
 fn graph_tables_without_id_columns_still_convert() {
     let (trace, _) = convert_synthetic(|s| {
-        s.graph_created(MAIN, 1_000, 1, None);
-        s.graph_node_created(MAIN, 1_100, 1 << 32, None);
+        s.graph_created(MAIN, 1_000).graph(1);
+        s.graph_node_created(MAIN, 1_100).node(1 << 32);
         s.drop_column(GRAPH_EVENTS, "graphId");
         s.drop_column(GRAPH_NODE_EVENTS, "originalGraphNodeId");
     });

@@ -37,9 +37,9 @@ fn kernels_on_three_streams(s: &mut Synth) {
     for (i, on) in [PLAIN, SMALL, LARGE].into_iter().enumerate() {
         for k in 0..2 {
             let t = 1_000 * (corr + 1);
-            s.api(MAIN, t, t + 100, "cudaLaunchKernel_v7000", corr);
+            s.api(MAIN, t..t + 100, "cudaLaunchKernel_v7000").corr(corr);
             let start = 50_000 + 10_000 * i as i64 + 3_000 * k;
-            s.kernel(on, start, start + 2_000 + k, corr, "gemm", "gemm<float>");
+            s.kernel(on, start..start + 2_000 + k, "gemm").corr(corr);
             corr += 1;
         }
     }
@@ -77,9 +77,9 @@ fn streams_of_green_contexts_name_them_and_their_parent() {
         kernels_on_three_streams(s);
         s.green_context(SMALL, 4);
         s.green_context(LARGE, 5);
-        s.cuda_context(PID, 0, 1, false, None, None);
-        s.cuda_context(PID, 0, 4, true, Some(1), Some(16));
-        s.cuda_context(PID, 0, 5, true, Some(1), Some(116));
+        s.cuda_context(PID, 1);
+        s.cuda_context(PID, 4).green_from(1).sms(16);
+        s.cuda_context(PID, 5).green_from(1).sms(116);
     });
     let plain = "CUDA stream 7 of trainer (pid 100), context 1, device 0";
     let small = "CUDA stream 13 of trainer (pid 100), context 1, \
@@ -141,9 +141,9 @@ fn a_context_recorded_as_green_names_its_streams() {
     };
     let trace = convert(|s| {
         s.process(PID, "trainer");
-        s.api(MAIN, 1_000, 1_100, "cuLaunchKernel", 1);
-        s.kernel(green_ctx, 5_000, 6_000, 1, "gemm", "gemm<float>");
-        s.cuda_context(PID, 0, 4, true, Some(1), None);
+        s.api(MAIN, 1_000..1_100, "cuLaunchKernel").corr(1);
+        s.kernel(green_ctx, 5_000..6_000, "gemm").corr(1);
+        s.cuda_context(PID, 4).green_from(1);
     });
     let k = &kernels(&trace)[0];
     assert_eq!(k.0, "Stream 20 (green context 4)");

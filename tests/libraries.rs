@@ -3,10 +3,9 @@
 
 mod support;
 
-use rusqlite::types::Value;
 use support::checker::Value as Arg;
 use support::convert::convert;
-use support::synth::{Synth, Thread};
+use support::synth::{GpuStream, Synth, Thread};
 
 #[test]
 fn library_calls_land_on_their_threads_with_their_details() {
@@ -18,92 +17,33 @@ fn library_calls_land_on_their_threads_with_their_details() {
     s.process(100, "trainer");
     s.thread(main, "trainer");
     s.thread(worker, "worker");
-    let g = |t: Thread| Value::Integer(t.global_tid());
-    let conv = s.string("cudnnConvolutionForward");
-    let gemm = s.string("cublasSgemm_v2");
-    let launch = s.string("acc_enqueue_launch");
-    let file = s.string("saxpy.c");
-    let func = s.string("main");
-    let kernel = s.string("main_12_gpu");
-    let parallel = s.string("omp_parallel");
-    let send = s.string("MPI_Send");
-    let allreduce = s.string("MPI_Allreduce");
-    s.row(
-        "CUDNN_EVENTS",
-        vec![
-            ("start", 1000.into()),
-            ("end", 2000.into()),
-            ("eventClass", 0.into()),
-            ("globalTid", g(main)),
-            ("nameId", conv.into()),
-        ],
-    );
+    s.cudnn(main, 1000..2000, "cudnnConvolutionForward");
     // Nested in the cuDNN call's time but another library: a track of its own.
-    s.row(
-        "CUBLAS_EVENTS",
-        vec![
-            ("start", 1500.into()),
-            ("end", 2500.into()),
-            ("eventClass", 0.into()),
-            ("globalTid", g(main)),
-            ("nameId", gemm.into()),
-        ],
-    );
-    s.row(
-        "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
-        vec![
-            ("start", 3000.into()),
-            ("end", 3100.into()),
-            ("nameId", launch.into()),
-            ("globalTid", g(worker)),
-            ("eventKind", 0.into()),
-            ("DeviceType", 0.into()),
-            ("lineNo", 12.into()),
-            ("cuDeviceId", 0.into()),
-            ("cuContextId", 1.into()),
-            ("cuStreamId", 7.into()),
-            ("srcFile", file.into()),
-            ("funcName", func.into()),
-            ("numGangs", 80.into()),
-            ("numWorkers", 1.into()),
-            ("vectorLength", 128.into()),
-            ("kernelName", kernel.into()),
-        ],
-    );
-    s.row(
-        "OPENMP_EVENT_KIND_PARALLEL",
-        vec![
-            ("start", 500.into()),
-            ("end", 4000.into()),
-            ("eventClass", 0.into()),
-            ("globalTid", g(worker)),
-            ("nameId", parallel.into()),
-        ],
-    );
-    s.row(
-        "MPI_P2P_EVENTS",
-        vec![
-            ("start", 5000.into()),
-            ("end", 5600.into()),
-            ("globalTid", g(main)),
-            ("textId", send.into()),
-            ("tag", 3.into()),
-            ("remoteRank", 1.into()),
-            ("size", 4096.into()),
-        ],
-    );
-    s.row(
-        "MPI_COLLECTIVES_EVENTS",
-        vec![
-            ("start", 6000.into()),
-            ("end", 6900.into()),
-            ("globalTid", g(main)),
-            ("textId", allreduce.into()),
-            ("rootRank", 0.into()),
-            ("collSendSize", 1024.into()),
-            ("collRecvSize", 1024.into()),
-        ],
-    );
+    s.cublas(main, 1500..2500, "cublasSgemm_v2");
+    let stream = GpuStream {
+        pid: 100,
+        device: 0,
+        context: 1,
+        stream: 7,
+    };
+    s.openacc(worker, 3000..3100, "acc_enqueue_launch")
+        .on(stream)
+        .file("saxpy.c")
+        .line(12)
+        .function("main")
+        .kernel("main_12_gpu")
+        .gangs(80)
+        .workers(1)
+        .vector_length(128);
+    s.openmp(worker, 500..4000, "omp_parallel");
+    s.mpi_p2p(main, 5000..5600, "MPI_Send")
+        .tag(3)
+        .remote_rank(1)
+        .bytes(4096);
+    s.mpi_collective(main, 6000..6900, "MPI_Allreduce")
+        .root_rank(0)
+        .send_bytes(1024)
+        .recv_bytes(1024);
     s.finish();
 
     let (trace, summary) = convert(&path, &Default::default());
@@ -180,49 +120,18 @@ fn ucx_calls_land_on_their_threads_with_their_details() {
     let main = Thread { pid: 200, tid: 200 };
     let progress = Thread { pid: 200, tid: 201 };
     s.process(200, "pingpong");
-    let g = |t: Thread| Value::Integer(t.global_tid());
-    let send = s.string("ucp_tag_send_nbx");
-    let recv = s.string("ucp_tag_recv_nbx");
-    let create = s.string("ucp_worker_create");
-    s.row(
-        "UCP_WORKERS",
-        vec![("globalTid", g(main)), ("workerUid", 0xabc.into())],
-    );
-    s.row(
-        "UCP_EVENTS",
-        vec![
-            ("start", 500.into()),
-            ("end", 900.into()),
-            ("globalTid", g(main)),
-            ("textId", create.into()),
-        ],
-    );
-    s.row(
-        "UCP_SUBMIT_EVENTS",
-        vec![
-            ("start", 1000.into()),
-            ("end", 1400.into()),
-            ("globalTid", g(main)),
-            ("textId", send.into()),
-            ("bufferAddr", 0x1000.into()),
-            ("packedSize", 8192.into()),
-            ("peerWorkerUid", 0xdef.into()),
-            ("tag", 42.into()),
-        ],
-    );
-    s.row(
-        "UCP_PROGRESS_EVENTS",
-        vec![
-            ("start", 1200.into()),
-            ("end", 1300.into()),
-            ("globalTid", g(progress)),
-            ("textId", recv.into()),
-            ("bufferAddr", 0x2000.into()),
-            ("packedSize", 4096.into()),
-            ("peerWorkerUid", 0xdef.into()),
-            ("tag", 43.into()),
-        ],
-    );
+    s.ucx_worker(main, 0xabc);
+    s.ucx(main, 500..900, "ucp_worker_create");
+    s.ucx_submit(main, 1000..1400, "ucp_tag_send_nbx")
+        .buffer(0x1000)
+        .bytes(8192)
+        .peer(0xdef)
+        .tag(42);
+    s.ucx_progress(progress, 1200..1300, "ucp_tag_recv_nbx")
+        .buffer(0x2000)
+        .bytes(4096)
+        .peer(0xdef)
+        .tag(43);
     s.finish();
 
     let (trace, summary) = convert(&path, &Default::default());
@@ -278,32 +187,13 @@ fn processes_carry_their_mpi_rank_in_their_name() {
     let doubly_worker = Thread { pid: 300, tid: 301 };
     s.process(100, "trainer");
     s.process(200, "helper");
-    let barrier = s.string("MPI_Barrier");
-    for (thread, rank) in [
-        (ranked, 3),
-        (ranked_worker, 3),
-        (doubly, 4),
-        (doubly_worker, 5),
-    ] {
-        s.row(
-            "MPI_RANKS",
-            vec![
-                ("globalTid", thread.global_tid().into()),
-                ("rank", rank.into()),
-            ],
-        );
-    }
+    s.mpi_rank(ranked, 3);
+    s.mpi_rank(ranked_worker, 3);
+    s.mpi_rank(doubly, 4);
+    s.mpi_rank(doubly_worker, 5);
     for (i, thread) in [ranked, unranked, doubly].into_iter().enumerate() {
         let start = 1000 * (i as i64 + 1);
-        s.row(
-            "MPI_P2P_EVENTS",
-            vec![
-                ("start", start.into()),
-                ("end", (start + 100).into()),
-                ("globalTid", thread.global_tid().into()),
-                ("textId", barrier.into()),
-            ],
-        );
+        s.mpi_p2p(thread, start..start + 100, "MPI_Barrier");
     }
     s.finish();
 

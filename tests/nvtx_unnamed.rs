@@ -3,41 +3,26 @@
 
 mod support;
 
+use rusqlite::types::Value;
 use support::convert::convert_synthetic;
-use support::synth::{Thread, NVTX};
+use support::synth::Thread;
 
 const MAIN: Thread = Thread { pid: 100, tid: 100 };
 
 #[test]
 fn events_without_text_are_named_by_their_domain() {
     let (trace, summary) = convert_synthetic(|s| {
-        s.nvtx_domain(MAIN, 10, 3, "Python sampling");
+        s.nvtx_domain(MAIN, 3, "Python sampling").at(10);
         // Marks and a range without text: in a named domain, an unnamed
         // one and the default domain.
-        for (ts, domain) in [(1_000_i64, 3_i64), (2_000, 4), (3_000, 0)] {
-            s.row(
-                NVTX,
-                vec![
-                    ("start", ts.into()),
-                    ("eventType", 34.into()),
-                    ("globalTid", MAIN.global_tid().into()),
-                    ("domainId", domain.into()),
-                ],
-            );
+        for (ts, domain) in [(1_000, 3), (2_000, 4), (3_000, 0)] {
+            s.nvtx_mark(MAIN, ts, "")
+                .domain(domain)
+                .set("text", Value::Null);
         }
-        s.row(
-            NVTX,
-            vec![
-                ("start", 4_000.into()),
-                ("end", 5_000.into()),
-                ("eventType", 59.into()),
-                ("text", String::new().into()),
-                ("globalTid", MAIN.global_tid().into()),
-                ("domainId", 3.into()),
-            ],
-        );
+        s.nvtx_push_pop(MAIN, 4_000..5_000, "").domain(3);
         // A message names its event as before.
-        s.nvtx_mark(MAIN, 6_000, "checkpoint", 3);
+        s.nvtx_mark(MAIN, 6_000, "checkpoint").domain(3);
     });
     let seen: Vec<(u64, &str, &str)> = trace
         .slices

@@ -38,22 +38,24 @@ fn overhead_and_diagnostics_are_in_the_nsys_group() {
         s.process(100, "python3");
         s.thread(MAIN, "python3");
         s.thread(HELPER, "CUPTI worker");
-        s.profiler_overhead(Some(MAIN), 100, 500, "CUDA profiling initialization", 0);
-        s.profiler_overhead(Some(MAIN), 600, 700, "CUPTI Buffer flush", 3);
-        s.profiler_overhead(Some(HELPER), 610, 650, "CUPTI Buffer flush", 3);
-        s.profiler_overhead(None, 800, 900, "TLS allocation", 0);
+        s.profiler_overhead(Some(MAIN), 100..500, "CUDA profiling initialization");
+        s.profiler_overhead(Some(MAIN), 600..700, "CUPTI Buffer flush")
+            .overhead_type(3);
+        s.profiler_overhead(Some(HELPER), 610..650, "CUPTI Buffer flush")
+            .overhead_type(3);
+        s.profiler_overhead(None, 800..900, "TLS allocation");
         // CUPTI's account of an API call's cost, within nsys's.
-        s.cupti_overhead(MAIN, 650, 690, 42, "Command Buffer Full", 8);
-        s.diagnostic(0, None, INFO, "Profiling has started.");
-        s.diagnostic(50, Some(100), WARNING, "No cuDNN events collected.");
-        s.diagnostic(900, Some(100), ERROR, "");
+        s.cupti_overhead(MAIN, 650..690, "Command Buffer Full")
+            .corr(42)
+            .overhead_type(8);
+        s.diagnostic(INFO, "Profiling has started.");
+        s.diagnostic(WARNING, "No cuDNN events collected.")
+            .at(50)
+            .pid(100);
+        s.diagnostic(ERROR, "").at(900).pid(100);
         // Before the session started: not in the trace, and said so.
-        s.diagnostic(
-            -10,
-            None,
-            INFO,
-            "Event 'CPU Cycles' used to trigger sampling.",
-        );
+        s.diagnostic(INFO, "Event 'CPU Cycles' used to trigger sampling.")
+            .at(-10);
     });
     let spans = |category| -> Vec<(u64, u64, String, String)> {
         of(&trace, category)
@@ -141,8 +143,8 @@ fn overhead_and_diagnostics_are_in_the_nsys_group() {
 #[test]
 fn the_nsys_part_can_be_left_out_and_its_tables_are_then_not_warned_about() {
     let (_dir, input) = synthetic(|s| {
-        s.profiler_overhead(Some(MAIN), 100, 500, "TLS allocation", 0);
-        s.diagnostic(0, None, INFO, "Profiling has started.");
+        s.profiler_overhead(Some(MAIN), 100..500, "TLS allocation");
+        s.diagnostic(INFO, "Profiling has started.");
     });
     let mut options = nsys2perfetto::Options::default();
     options.parts = nsys2perfetto::Parts::all().without(nsys2perfetto::Part::Nsys);
@@ -174,18 +176,9 @@ fn event_tables_nothing_reads_are_named_with_their_rows() {
                 ],
             );
         }
-        s.api(MAIN, 1_000, 2_000, "cudaFree_v3020", 1);
+        s.api(MAIN, 1_000..2_000, "cudaFree_v3020").corr(1);
         // A library's table: its part reads it.
-        s.row(
-            "CUDNN_EVENTS",
-            vec![
-                ("start", 3_000.into()),
-                ("end", 3_100.into()),
-                ("eventClass", 0.into()),
-                ("globalTid", MAIN.global_tid().into()),
-                ("nameId", name.into()),
-            ],
-        );
+        s.cudnn(MAIN, 3_000..3_100, "glDrawArrays");
     });
     let (trace, summary) = convert(&input, &Default::default());
     trace.assert_valid();

@@ -23,19 +23,16 @@ fn progress_is_reported_on_the_calling_thread_up_to_every_row_read() {
         s.process(100, "python3");
         s.thread(MAIN, "python3");
         for i in 0..API_CALLS {
-            s.api(
-                MAIN,
-                1_000 + i * 10,
-                1_005 + i * 10,
-                "cudaStreamQuery_v3020",
-                i + 1,
-            );
+            let start = 1_000 + i * 10;
+            s.api(MAIN, start..start + 5, "cudaStreamQuery_v3020")
+                .corr(i + 1);
         }
         for i in 0..NVTX_RANGES {
-            s.nvtx_push_pop(MAIN, 1_000 + i * 20, Some(1_010 + i * 20), "step", 0);
+            let start = 1_000 + i * 20;
+            s.nvtx_push_pop(MAIN, start..start + 10, "step");
         }
         for i in 0..DIAGNOSTICS {
-            s.diagnostic(1_000 + i * 30, Some(100), INFO, "a message");
+            s.diagnostic(INFO, "a message").at(1_000 + i * 30).pid(100);
         }
     });
     let caller = std::thread::current().id();

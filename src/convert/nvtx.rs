@@ -111,7 +111,13 @@ pub fn write<W: Write>(
         }
         summary.count(NVTX);
         Ok(())
-    })
+    })?;
+    // Ranges still open when the capture stopped are projected up to the
+    // last time of any NVTX row (domain and category rows too), as nsys does.
+    if let (Some(feed), Some(last)) = (feed, report.nvtx_last_time()?.and_then(trace_time)) {
+        feed.saw(last);
+    }
+    Ok(())
 }
 
 /// What names an event without a message: its domain's name, `NVTX` for the

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 use super::ids::{pid_of, tid_of};
 use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME};
 use super::schema::Schema;
+use super::select::Select;
 use super::strings::StringTable;
 use super::version::Version;
 
@@ -104,7 +105,8 @@ impl Metadata {
                 conn,
                 "SELECT pid, name FROM PROCESSES WHERE name IS NOT NULL",
                 |r| {
-                    meta.processes.insert(r.get::<_, i64>(0)? as u32, r.get(1)?);
+                    meta.processes
+                        .insert(r.get::<_, i64>("pid")? as u32, r.get("name")?);
                     Ok(())
                 },
             )?;
@@ -115,8 +117,8 @@ impl Metadata {
                 conn,
                 "SELECT globalTid, nameId FROM ThreadNames ORDER BY priority",
                 |r| {
-                    let gtid: i64 = r.get(0)?;
-                    if let Some(name) = strings.get(r.get(1)?) {
+                    let gtid: i64 = r.get("globalTid")?;
+                    if let Some(name) = strings.get(r.get("nameId")?) {
                         meta.threads
                             .insert((pid_of(gtid), tid_of(gtid)), name.to_owned());
                     }
@@ -131,8 +133,11 @@ impl Metadata {
                     "SELECT globalTid, rank FROM {MPI_RANKS} WHERE globalTid IS NOT NULL AND rank IS NOT NULL"
                 ),
                 |r| {
-                    let pid = pid_of(r.get(0)?);
-                    meta.mpi_ranks.entry(pid).or_default().insert(r.get(1)?);
+                    let pid = pid_of(r.get("globalTid")?);
+                    meta.mpi_ranks
+                        .entry(pid)
+                        .or_default()
+                        .insert(r.get("rank")?);
                     Ok(())
                 },
             )?;
@@ -155,10 +160,10 @@ impl Metadata {
         for (table, id) in sources {
             if schema.has_column(table, id) && schema.has_column(table, "name") {
                 let sql = format!(
-                    "SELECT {id}, name FROM {table} WHERE name IS NOT NULL AND {id} IS NOT NULL"
+                    "SELECT {id} AS id, name FROM {table} WHERE name IS NOT NULL AND {id} IS NOT NULL"
                 );
                 each_row(conn, &sql, |r| {
-                    self.gpus.entry(r.get(0)?).or_insert(r.get(1)?);
+                    self.gpus.entry(r.get("id")?).or_insert(r.get("name")?);
                     Ok(())
                 })?;
             }
@@ -171,22 +176,26 @@ impl Metadata {
         if !(schema.has_column(T, "processId") && schema.has_column(T, "contextId")) {
             return Ok(());
         }
+        let mut s = Select::new(schema, T);
+        let pid = s.required::<i64>("processId");
+        let context = s.required("contextId");
+        let green = s.optional::<i64>("isGreenContext");
+        let parent = s.optional("parentContextId");
+        let sm_count = s.optional("numMultiprocessors");
         let sql = format!(
-            "SELECT processId, contextId, {}, {}, {} FROM {T} WHERE processId IS NOT NULL AND contextId IS NOT NULL",
-            schema.column_or_null(T, "isGreenContext"),
-            schema.column_or_null(T, "parentContextId"),
-            schema.column_or_null(T, "numMultiprocessors"),
+            "SELECT {} FROM {T} WHERE processId IS NOT NULL AND contextId IS NOT NULL",
+            s.sql()
         );
         // Zero stands for "none" in the parent and SM count columns.
         let nonzero = |v: Option<i64>| v.filter(|&v| v != 0);
         each_row(conn, &sql, |r| {
-            let context = CudaContext {
-                green: r.get::<_, Option<i64>>(2)?.is_some_and(|g| g != 0),
-                parent: nonzero(r.get(3)?),
-                sm_count: nonzero(r.get(4)?),
+            let recorded = CudaContext {
+                green: green.get(r)?.is_some_and(|g| g != 0),
+                parent: nonzero(parent.get(r)?),
+                sm_count: nonzero(sm_count.get(r)?),
             };
-            let pid = r.get::<_, i64>(0)? as u32;
-            self.cuda_contexts.insert((pid, r.get(1)?), context);
+            self.cuda_contexts
+                .insert((pid.get(r)? as u32, context.get(r)?), recorded);
             Ok(())
         })
     }
@@ -201,32 +210,32 @@ impl Metadata {
         if !schema.has_column(T, "eventType") {
             return Ok(());
         }
+        let mut s = Select::new(schema, T);
+        let event_type = s.required::<i64>("eventType");
+        let gtid = s.optional::<i64>("globalTid");
+        let text = s.optional::<String>("text");
+        let text_id = s.optional("textId");
+        let domain = s.optional::<i64>("domainId");
+        let category = s.optional::<i64>("category");
         let sql = format!(
-            "SELECT eventType, {}, {}, {}, {}, {} FROM {T} WHERE eventType IN ({CATEGORY}, {THREAD_NAME}, {DOMAIN_CREATE})",
-            schema.column_or_null(T, "globalTid"),
-            schema.column_or_null(T, "text"),
-            schema.column_or_null(T, "textId"),
-            schema.column_or_null(T, "domainId"),
-            schema.column_or_null(T, "category"),
+            "SELECT {} FROM {T} WHERE eventType IN ({CATEGORY}, {THREAD_NAME}, {DOMAIN_CREATE})",
+            s.sql()
         );
         each_row(conn, &sql, |r| {
-            let Some(gtid) = r.get::<_, Option<i64>>(1)? else {
+            let Some(gtid) = gtid.get(r)? else {
                 return Ok(());
             };
-            let text: Option<String> = r.get(2)?;
-            let Some(text) = text.or_else(|| {
-                r.get::<_, Option<i64>>(3)
-                    .ok()?
-                    .and_then(|id| strings.get(id))
-                    .map(str::to_owned)
-            }) else {
+            let Some(text) = text
+                .get(r)?
+                .or_else(|| strings.lookup(text_id.get(r).ok()?).map(str::to_owned))
+            else {
                 return Ok(());
             };
             let (pid, tid) = (pid_of(gtid), tid_of(gtid));
-            let domain = r.get::<_, Option<i64>>(4)?.unwrap_or(0);
-            match r.get::<_, i64>(0)? {
+            let domain = domain.get(r)?.unwrap_or(0);
+            match event_type.get(r)? {
                 CATEGORY => {
-                    if let Some(category) = r.get::<_, Option<i64>>(5)? {
+                    if let Some(category) = category.get(r)? {
                         self.nvtx_categories.insert((pid, domain, category), text);
                     }
                 }
@@ -308,7 +317,7 @@ impl Metadata {
                     conn,
                     &format!("SELECT id, label FROM {table} WHERE label IS NOT NULL"),
                     |r| {
-                        map.entry(r.get(0)?).or_insert(r.get(1)?);
+                        map.entry(r.get("id")?).or_insert(r.get("label")?);
                         Ok(())
                     },
                 )?;

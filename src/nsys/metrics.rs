@@ -123,7 +123,7 @@ impl Report {
         ))?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            names.insert((r.get(0)?, r.get(1)?), r.get(2)?);
+            names.insert((r.get("typeId")?, r.get("metricId")?), r.get("metricName")?);
         }
         Ok(names)
     }

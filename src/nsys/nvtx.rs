@@ -119,6 +119,23 @@ fn key(event: &NvtxEvent) -> OrderKey {
 }
 
 impl Report {
+    /// The latest start or end of any row of `NVTX_EVENTS`, of whatever
+    /// type: where nsys ends the ranges still open when the capture stopped.
+    pub(crate) fn nvtx_last_time(&self) -> rusqlite::Result<Option<i64>> {
+        if !self.schema.has_column(TABLE, "start") {
+            return Ok(None);
+        }
+        let end = match self.schema.has_column(TABLE, "end") {
+            true => "MAX(\"end\")",
+            false => "NULL",
+        };
+        self.conn().query_row(
+            &format!("SELECT MAX(MAX(start), COALESCE({end}, MAX(start))) FROM {TABLE}"),
+            [],
+            |r| r.get(0),
+        )
+    }
+
     /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
     pub(crate) fn for_each_nvtx_event<E>(
         &self,

@@ -8,6 +8,9 @@
 //! thread) and its parent exists; after sorting by time, BEGIN/END on each track
 //! nest and every slice is closed; every terminated flow was started, and no
 //! flow id is reused while active.
+//!
+//! Each rule lives in the `Decoder` method of the kind of packet it applies
+//! to; the rules that need every packet first, in `Decoder::finish`.
 
 #![allow(dead_code)]
 
@@ -15,8 +18,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 
 use nsys2perfetto::perfetto::proto::{
-    debug_annotation, ftrace_event, trace_packet, track_descriptor, track_event, TracePacket,
-    TrackDescriptor,
+    debug_annotation, ftrace_event, trace_packet, track_descriptor, track_event, ClockSnapshot,
+    FtraceEventBundle, InternedData, PerfSample, TracePacket, TrackDescriptor, TrackEvent,
 };
 
 use super::sched::{SchedSlice, Switch, ThreadState};
@@ -24,6 +27,7 @@ use super::stacks::{NamedFrame, Sample, StackState};
 use prost::Message;
 
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+const REALTIME: u32 = 1;
 const BOOTTIME: u32 = 6;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +95,8 @@ pub struct Checked {
     pub errors: Vec<String>,
 }
 
+/// A slice event, kept until every packet is read: trace_processor sorts
+/// events by time before it nests them.
 struct Event {
     ts: u64,
     order: usize,
@@ -104,6 +110,12 @@ struct Event {
     callstack: Vec<NamedFrame>,
 }
 
+const SLICE_BEGIN: i32 = track_event::Type::SliceBegin as i32;
+const SLICE_END: i32 = track_event::Type::SliceEnd as i32;
+const INSTANT: i32 = track_event::Type::Instant as i32;
+const COUNTER: i32 = track_event::Type::Counter as i32;
+
+/// What one sequence has set up for its later packets.
 #[derive(Default)]
 struct SequenceState {
     cleared: bool,
@@ -112,8 +124,26 @@ struct SequenceState {
     arg_names: HashMap<u64, String>,
     arg_strings: HashMap<u64, String>,
     default_clock: Option<u32>,
+    /// The last value of each incremental clock.
     incremental: HashMap<u32, u64>,
     stacks: StackState,
+}
+
+/// The string interned as `iid` in `table`; an error where it was not
+/// interned (yet) on the sequence.
+fn interned(
+    table: &HashMap<u64, String>,
+    iid: u64,
+    what: &str,
+    order: usize,
+    errors: &mut Vec<String>,
+) -> String {
+    table.get(&iid).cloned().unwrap_or_else(|| {
+        errors.push(format!(
+            "packet {order}: {what} iid {iid} used before it was interned"
+        ));
+        String::new()
+    })
 }
 
 /// The (offset, length) of each `Trace.packet` (field 1) in `raw`.
@@ -174,81 +204,148 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
             };
         }
     };
-    let mut c = Checked {
-        packets: packets.len(),
-        ..Default::default()
-    };
-    if packets.is_empty() {
-        c.errors
-            .push("trace has no packets (trace_processor refuses it)".into());
-    }
-    let mut sequences: HashMap<u32, SequenceState> = HashMap::new();
-    let mut events = Vec::new();
-    let mut threads: HashMap<(i32, i64), u64> = HashMap::new();
-    let mut processes: HashMap<i32, u64> = HashMap::new();
-    let mut used_tracks = Vec::new();
-    let mut snapshot_series: HashMap<Vec<(u32, u32)>, u64> = HashMap::new();
-    let mut switches: Vec<Switch> = Vec::new();
-
+    let mut decoder = Decoder::new(details, packets.len());
     for (order, &(at, len)) in packets.iter().enumerate() {
-        let p = &match TracePacket::decode(&raw[at..at + len]) {
-            Ok(p) => p,
-            Err(e) => {
-                c.errors
-                    .push(format!("packet {order}: not a TracePacket: {e}"));
-                continue;
-            }
+        match TracePacket::decode(&raw[at..at + len]) {
+            Ok(p) => decoder.packet(order, &p),
+            Err(e) => decoder
+                .out
+                .errors
+                .push(format!("packet {order}: not a TracePacket: {e}")),
+        }
+    }
+    decoder.finish()
+}
+
+/// Reads packets in file order, as trace_processor's tokenizer does: one
+/// method per kind of packet, each applying the rules of that kind. What
+/// needs every packet (sorting, nesting, flows, references between tracks)
+/// waits for [`Decoder::finish`].
+struct Decoder {
+    /// Keep names, args and stacks (off for traces of millions of events).
+    details: bool,
+    out: Checked,
+    sequences: HashMap<u32, SequenceState>,
+    events: Vec<Event>,
+    /// The track of each thread (pid, tid) and of each process.
+    threads: HashMap<(i32, i64), u64>,
+    processes: HashMap<i32, u64>,
+    /// (packet, track) of every track event.
+    used_tracks: Vec<(usize, u64)>,
+    /// The last BOOTTIME of each series of clock snapshots.
+    snapshot_series: HashMap<Vec<(u32, u32)>, u64>,
+    switches: Vec<Switch>,
+}
+
+impl Decoder {
+    fn new(details: bool, packets: usize) -> Self {
+        let mut out = Checked {
+            packets,
+            ..Default::default()
         };
-        if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
-            let at = |id: u32| {
-                snap.clocks
-                    .iter()
-                    .find(|k| k.clock_id == Some(id))
-                    .and_then(|k| k.timestamp)
-            };
-            if let (Some(real), Some(boot)) = (at(1), at(BOOTTIME)) {
-                c.realtime_at_zero = Some(real - boot);
+        if packets == 0 {
+            out.errors
+                .push("trace has no packets (trace_processor refuses it)".into());
+        }
+        Decoder {
+            details,
+            out,
+            sequences: HashMap::new(),
+            events: Vec::new(),
+            threads: HashMap::new(),
+            processes: HashMap::new(),
+            used_tracks: Vec::new(),
+            snapshot_series: HashMap::new(),
+            switches: Vec::new(),
+        }
+    }
+
+    /// One packet: its sequence's state first (flags, defaults, clocks,
+    /// interned data, the timestamp), then what it carries.
+    fn packet(&mut self, order: usize, p: &TracePacket) {
+        use trace_packet::Data;
+        if let Some(Data::ClockSnapshot(snap)) = &p.data {
+            self.wall_clock(snap);
+        }
+        if let Some(Data::FtraceEvents(bundle)) = &p.data {
+            return self.ftrace_bundle(order, bundle);
+        }
+        let Some(seq_id) = self.trusted_sequence(order, p) else {
+            return;
+        };
+        self.sequence_flags(order, seq_id, p);
+        if let Some(Data::ClockSnapshot(snap)) = &p.data {
+            self.clock_snapshot(order, seq_id, snap);
+        }
+        if let Some(interned) = &p.interned_data {
+            self.interned_data(order, seq_id, interned);
+        }
+        let ts = self.timestamp(order, seq_id, p);
+        match &p.data {
+            Some(Data::TrackDescriptor(d)) => self.track_descriptor(order, d),
+            Some(Data::PerfSample(sample)) => self.perf_sample(order, seq_id, ts, sample),
+            Some(Data::TrackEvent(e)) => self.track_event(order, seq_id, ts, e),
+            _ => {}
+        }
+    }
+
+    /// Any clock snapshot with REALTIME and BOOTTIME says what wall-clock
+    /// time trace time 0 is.
+    fn wall_clock(&mut self, snap: &ClockSnapshot) {
+        let at = |id: u32| {
+            snap.clocks
+                .iter()
+                .find(|k| k.clock_id == Some(id))
+                .and_then(|k| k.timestamp)
+        };
+        if let (Some(real), Some(boot)) = (at(REALTIME), at(BOOTTIME)) {
+            self.out.realtime_at_zero = Some(real - boot);
+        }
+    }
+
+    /// Context switches: ftrace events carry absolute times and no
+    /// incremental state, so they need no sequence.
+    fn ftrace_bundle(&mut self, order: usize, bundle: &FtraceEventBundle) {
+        for e in &bundle.event {
+            if let Some(ftrace_event::Event::SchedSwitch(s)) = &e.event {
+                self.switches.push(Switch {
+                    cpu: bundle.cpu.unwrap_or(0),
+                    ts: e.timestamp.unwrap_or(0),
+                    order,
+                    prev_tid: s.prev_pid.unwrap_or(0),
+                    prev_state: s.prev_state,
+                    next_tid: s.next_pid.unwrap_or(0),
+                    next_comm: s.next_comm.clone().unwrap_or_default(),
+                });
             }
         }
-        let seq_id = p
+    }
+
+    /// The packet's trusted sequence id: track events, descriptors and
+    /// samples without one are dropped.
+    fn trusted_sequence(&mut self, order: usize, p: &TracePacket) -> Option<u32> {
+        use trace_packet::Data;
+        let id = p
             .optional_trusted_packet_sequence_id
             .map(|trace_packet::OptionalTrustedPacketSequenceId::TrustedPacketSequenceId(id)| id);
-        if let Some(trace_packet::Data::FtraceEvents(bundle)) = &p.data {
-            // Ftrace events carry absolute times and no incremental state.
-            for e in &bundle.event {
-                if let Some(ftrace_event::Event::SchedSwitch(s)) = &e.event {
-                    switches.push(Switch {
-                        cpu: bundle.cpu.unwrap_or(0),
-                        ts: e.timestamp.unwrap_or(0),
-                        order,
-                        prev_tid: s.prev_pid.unwrap_or(0),
-                        prev_state: s.prev_state,
-                        next_tid: s.next_pid.unwrap_or(0),
-                        next_comm: s.next_comm.clone().unwrap_or_default(),
-                    });
-                }
-            }
-            continue;
-        }
         let needs_sequence = matches!(
             p.data,
-            Some(trace_packet::Data::TrackEvent(_))
-                | Some(trace_packet::Data::TrackDescriptor(_))
-                | Some(trace_packet::Data::PerfSample(_))
+            Some(Data::TrackEvent(_) | Data::TrackDescriptor(_) | Data::PerfSample(_))
         );
-        let Some(seq_id) = seq_id else {
-            if needs_sequence {
-                c.errors.push(format!(
-                    "packet {order}: event without trusted_packet_sequence_id"
-                ));
-            }
-            continue;
-        };
-        let seq = sequences.entry(seq_id).or_default();
-        let flags = p.sequence_flags.unwrap_or(0);
-        if flags & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
-            c.resets += 1;
-            // Interned data and defaults are incremental state; clocks are not.
+        if id.is_none() && needs_sequence {
+            self.out.errors.push(format!(
+                "packet {order}: event without trusted_packet_sequence_id"
+            ));
+        }
+        id
+    }
+
+    /// A sequence starts by clearing its incremental state; clearing drops
+    /// interned data and defaults, not the values of incremental clocks.
+    fn sequence_flags(&mut self, order: usize, seq_id: u32, p: &TracePacket) {
+        let seq = self.sequences.entry(seq_id).or_default();
+        if p.sequence_flags.unwrap_or(0) & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
+            self.out.resets += 1;
             let incremental = std::mem::take(&mut seq.incremental);
             *seq = SequenceState {
                 cleared: true,
@@ -257,396 +354,394 @@ fn check_with(bytes: &[u8], details: bool) -> Checked {
             };
         }
         if !seq.cleared {
-            c.errors.push(format!(
+            self.out.errors.push(format!(
                 "packet {order}: sequence {seq_id} used before its state was cleared"
             ));
         }
         if let Some(d) = &p.trace_packet_defaults {
             seq.default_clock = d.timestamp_clock_id;
         }
-        if let Some(trace_packet::Data::ClockSnapshot(snap)) = &p.data {
-            // trace_processor keeps one time series per set of clocks (sequence
-            // clocks keyed by their sequence) and rejects the trace clock going back.
-            let mut set: Vec<(u32, u32)> = snap
-                .clocks
-                .iter()
-                .map(|k| k.clock_id.unwrap_or(0))
-                .map(|id| (id, if (64..128).contains(&id) { seq_id } else { 0 }))
-                .collect();
-            set.sort();
-            if let Some(boot) = snap
-                .clocks
-                .iter()
-                .find(|k| k.clock_id == Some(BOOTTIME))
-                .and_then(|k| k.timestamp)
-            {
-                if let Some(&last) = snapshot_series.get(&set) {
-                    if boot < last {
-                        c.errors.push(format!("packet {order}: BOOTTIME goes back from {last} to {boot} in a clock snapshot"));
-                    }
+    }
+
+    /// trace_processor keeps one time series per set of clocks (sequence
+    /// clocks keyed by their sequence) and rejects BOOTTIME going back in one;
+    /// incremental clocks start at their snapshot value.
+    fn clock_snapshot(&mut self, order: usize, seq_id: u32, snap: &ClockSnapshot) {
+        let mut set: Vec<(u32, u32)> = snap
+            .clocks
+            .iter()
+            .map(|k| k.clock_id.unwrap_or(0))
+            .map(|id| (id, if (64..128).contains(&id) { seq_id } else { 0 }))
+            .collect();
+        set.sort();
+        let boot = snap
+            .clocks
+            .iter()
+            .find(|k| k.clock_id == Some(BOOTTIME))
+            .and_then(|k| k.timestamp);
+        if let Some(boot) = boot {
+            if let Some(&last) = self.snapshot_series.get(&set) {
+                if boot < last {
+                    self.out.errors.push(format!(
+                        "packet {order}: BOOTTIME goes back from {last} to {boot} in a clock snapshot"
+                    ));
                 }
-                snapshot_series.insert(set, boot);
             }
-            for clock in &snap.clocks {
-                if clock.is_incremental == Some(true) {
-                    seq.incremental
-                        .insert(clock.clock_id.unwrap_or(0), clock.timestamp.unwrap_or(0));
-                }
+            self.snapshot_series.insert(set, boot);
+        }
+        let seq = self.sequences.entry(seq_id).or_default();
+        for clock in &snap.clocks {
+            if clock.is_incremental == Some(true) {
+                seq.incremental
+                    .insert(clock.clock_id.unwrap_or(0), clock.timestamp.unwrap_or(0));
             }
         }
-        if let Some(i) = &p.interned_data {
-            seq.stacks.intern(i, order, &mut c.errors);
-            for (map, entries) in [
-                (
-                    &mut seq.names,
-                    i.event_names
-                        .iter()
-                        .map(|e| (e.iid, e.name.clone()))
-                        .collect::<Vec<_>>(),
-                ),
-                (
-                    &mut seq.categories,
-                    i.event_categories
-                        .iter()
-                        .map(|e| (e.iid, e.name.clone()))
-                        .collect(),
-                ),
-                (
-                    &mut seq.arg_names,
-                    i.debug_annotation_names
-                        .iter()
-                        .map(|e| (e.iid, e.name.clone()))
-                        .collect(),
-                ),
-                (
-                    &mut seq.arg_strings,
-                    i.debug_annotation_string_values
-                        .iter()
-                        .map(|e| {
-                            (
-                                e.iid,
-                                e.str
-                                    .as_ref()
-                                    .map(|b| String::from_utf8_lossy(b).into_owned()),
-                            )
-                        })
-                        .collect(),
-                ),
-            ] {
-                for (iid, name) in entries {
-                    match iid {
-                        Some(iid) if iid > 0 => {
-                            map.insert(iid, name.unwrap_or_default());
-                        }
-                        _ => c
-                            .errors
-                            .push(format!("packet {order}: interned entry without iid")),
-                    }
-                }
+    }
+
+    /// Interned entries need an iid (from 1); they serve later packets of
+    /// the same sequence until its state is cleared.
+    fn interned_data(&mut self, order: usize, seq_id: u32, i: &InternedData) {
+        let errors = &mut self.out.errors;
+        let seq = self.sequences.entry(seq_id).or_default();
+        seq.stacks.intern(i, order, errors);
+        let mut take = |table: &mut HashMap<u64, String>, iid, value: Option<String>| match iid {
+            Some(iid) if iid > 0 => {
+                table.insert(iid, value.unwrap_or_default());
             }
+            _ => errors.push(format!("packet {order}: interned entry without iid")),
+        };
+        for e in &i.event_names {
+            take(&mut seq.names, e.iid, e.name.clone());
         }
-        // Resolve the timestamp as trace_processor does.
+        for e in &i.event_categories {
+            take(&mut seq.categories, e.iid, e.name.clone());
+        }
+        for e in &i.debug_annotation_names {
+            take(&mut seq.arg_names, e.iid, e.name.clone());
+        }
+        for e in &i.debug_annotation_string_values {
+            let text = e
+                .str
+                .as_ref()
+                .map(|b| String::from_utf8_lossy(b).into_owned());
+            take(&mut seq.arg_strings, e.iid, text);
+        }
+    }
+
+    /// The packet's time as trace_processor resolves it: a delta on the
+    /// sequence's default clock where that clock is incremental, else
+    /// absolute on BOOTTIME (the only other clock the converter writes).
+    fn timestamp(&mut self, order: usize, seq_id: u32, p: &TracePacket) -> Option<u64> {
+        let seq = self.sequences.entry(seq_id).or_default();
         let clock = p
             .timestamp_clock_id
             .or(seq.default_clock)
             .unwrap_or(BOOTTIME);
-        let ts = match (p.timestamp, seq.incremental.get_mut(&clock)) {
+        match (p.timestamp, seq.incremental.get_mut(&clock)) {
             (Some(delta), Some(last)) if p.timestamp_clock_id.is_none() => {
                 *last += delta;
                 Some(*last)
             }
             (Some(t), _) if clock == BOOTTIME => Some(t),
             (Some(_), _) => {
-                c.errors.push(format!(
+                self.out.errors.push(format!(
                     "packet {order}: timestamp on unknown clock {clock}"
                 ));
                 None
             }
             (None, _) => None,
+        }
+    }
+
+    /// A track: uuid 0 is reserved, each uuid is described once, and each
+    /// process and thread has one track (a second is taken as pid or tid reuse).
+    fn track_descriptor(&mut self, order: usize, d: &TrackDescriptor) {
+        let errors = &mut self.out.errors;
+        let uuid = d.uuid.unwrap_or(0);
+        if uuid == 0 {
+            errors.push(format!("packet {order}: track descriptor with uuid 0"));
+            return;
+        }
+        let mut t = Track {
+            name: d
+                .static_or_dynamic_name
+                .as_ref()
+                .map(|track_descriptor::StaticOrDynamicName::Name(n)| n.clone()),
+            parent: d.parent_uuid,
+            rank: d.sibling_order_rank,
+            description: d.description.clone(),
+            counter: d.counter.as_ref().map(|c| (c.unit, c.unit_name.clone())),
+            ..Default::default()
         };
-        match &p.data {
-            Some(trace_packet::Data::TrackDescriptor(d)) => {
-                describe(&mut c, d, order, &mut threads, &mut processes);
+        if let Some(p) = &d.process {
+            t.pid = p.pid;
+            t.process_name = p.process_name.clone();
+            if self.processes.insert(p.pid.unwrap_or(0), uuid).is_some() {
+                errors.push(format!(
+                    "packet {order}: second descriptor for process {:?}",
+                    p.pid
+                ));
             }
-            Some(trace_packet::Data::PerfSample(sample)) => {
-                let (Some(ts), Some(pid), Some(tid), Some(iid)) =
-                    (ts, sample.pid, sample.tid, sample.callstack_iid)
-                else {
-                    c.errors.push(format!(
-                        "packet {order}: sample without time, pid, tid or callstack"
-                    ));
-                    continue;
-                };
-                let stack = seq.stacks.resolve(iid, order, &mut c.errors);
-                c.samples.push(Sample {
-                    ts,
-                    pid,
-                    tid,
-                    cpu: sample.cpu,
-                    stack: if details { stack } else { Vec::new() },
-                });
+        }
+        if let Some(th) = &d.thread {
+            t.pid = th.pid;
+            t.tid = th.tid;
+            t.thread_name = th.thread_name.clone();
+            let key = (th.pid.unwrap_or(0), th.tid.unwrap_or(0));
+            if self.threads.insert(key, uuid).is_some() {
+                errors.push(format!(
+                    "packet {order}: second descriptor for thread {:?}/{:?}",
+                    th.pid, th.tid
+                ));
             }
-            Some(trace_packet::Data::TrackEvent(e)) => {
-                let Some(ts) = ts else {
-                    c.errors
-                        .push(format!("packet {order}: track event without timestamp"));
-                    continue;
-                };
-                let lookup =
-                    |map: &HashMap<u64, String>, iid: u64, what: &str, errors: &mut Vec<String>| {
-                        map.get(&iid).cloned().unwrap_or_else(|| {
-                            errors.push(format!(
-                                "packet {order}: {what} iid {iid} used before it was interned"
-                            ));
-                            String::new()
-                        })
-                    };
-                let name = match &e.name_field {
-                    Some(track_event::NameField::NameIid(iid)) => {
-                        lookup(&seq.names, *iid, "event name", &mut c.errors)
-                    }
-                    Some(track_event::NameField::Name(n)) => n.clone(),
-                    None => String::new(),
-                };
-                let category = e
-                    .category_iids
-                    .iter()
-                    .map(|iid| lookup(&seq.categories, *iid, "category", &mut c.errors))
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let mut args = BTreeMap::new();
-                for a in &e.debug_annotations {
-                    let key = match &a.name_field {
-                        Some(debug_annotation::NameField::NameIid(iid)) => {
-                            lookup(&seq.arg_names, *iid, "arg name", &mut c.errors)
-                        }
-                        Some(debug_annotation::NameField::Name(n)) => n.clone(),
-                        None => {
-                            c.errors.push(format!("packet {order}: arg without a name"));
-                            continue;
-                        }
-                    };
-                    use debug_annotation::Value as V;
-                    let value = match &a.value {
-                        Some(V::IntValue(v)) => Value::Int(*v),
-                        Some(V::UintValue(v)) => Value::Uint(*v),
-                        Some(V::DoubleValue(v)) => Value::Double(*v),
-                        Some(V::BoolValue(v)) => Value::Bool(*v),
-                        Some(V::StringValue(s)) => Value::Str(s.clone()),
-                        Some(V::StringValueIid(iid)) => {
-                            Value::Str(lookup(&seq.arg_strings, *iid, "arg string", &mut c.errors))
-                        }
-                        None => {
-                            c.errors
-                                .push(format!("packet {order}: arg {key} without a value"));
-                            continue;
-                        }
-                    };
-                    args.insert(key, value);
+        }
+        if self.out.tracks.insert(uuid, t).is_some() {
+            errors.push(format!("packet {order}: track {uuid} described twice"));
+        }
+    }
+
+    /// A CPU sample: time, thread and an interned call stack.
+    fn perf_sample(&mut self, order: usize, seq_id: u32, ts: Option<u64>, sample: &PerfSample) {
+        let errors = &mut self.out.errors;
+        let (Some(ts), Some(pid), Some(tid), Some(iid)) =
+            (ts, sample.pid, sample.tid, sample.callstack_iid)
+        else {
+            errors.push(format!(
+                "packet {order}: sample without time, pid, tid or callstack"
+            ));
+            return;
+        };
+        let stack = self.sequences[&seq_id].stacks.resolve(iid, order, errors);
+        self.out.samples.push(Sample {
+            ts,
+            pid,
+            tid,
+            cpu: sample.cpu,
+            stack: if self.details { stack } else { Vec::new() },
+        });
+    }
+
+    /// A track event: a counter value, or a slice event kept for
+    /// [`Decoder::finish`]; every interned id it uses must be defined.
+    fn track_event(&mut self, order: usize, seq_id: u32, ts: Option<u64>, e: &TrackEvent) {
+        let errors = &mut self.out.errors;
+        let Some(ts) = ts else {
+            errors.push(format!("packet {order}: track event without timestamp"));
+            return;
+        };
+        let seq = &self.sequences[&seq_id];
+        let name = match &e.name_field {
+            Some(track_event::NameField::NameIid(iid)) => {
+                interned(&seq.names, *iid, "event name", order, errors)
+            }
+            Some(track_event::NameField::Name(n)) => n.clone(),
+            None => String::new(),
+        };
+        let category = e
+            .category_iids
+            .iter()
+            .map(|iid| interned(&seq.categories, *iid, "category", order, errors))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut args = BTreeMap::new();
+        for a in &e.debug_annotations {
+            let key = match &a.name_field {
+                Some(debug_annotation::NameField::NameIid(iid)) => {
+                    interned(&seq.arg_names, *iid, "arg name", order, errors)
                 }
-                let callstack = match e.callstack_field {
-                    Some(track_event::CallstackField::CallstackIid(iid)) if details => {
-                        seq.stacks.resolve(iid, order, &mut c.errors)
-                    }
-                    _ => Vec::new(),
-                };
-                let track = e.track_uuid.unwrap_or(0);
-                used_tracks.push((order, track));
-                if e.r#type == Some(track_event::Type::Counter as i32) {
-                    use track_event::CounterValueField as V;
-                    let value = match e.counter_value_field {
-                        Some(V::CounterValue(v)) => v as f64,
-                        Some(V::DoubleCounterValue(v)) => v,
-                        None => {
-                            c.errors
-                                .push(format!("packet {order}: counter without a value"));
-                            continue;
-                        }
-                    };
-                    c.counters.push(CounterSample { track, ts, value });
+                Some(debug_annotation::NameField::Name(n)) => n.clone(),
+                None => {
+                    errors.push(format!("packet {order}: arg without a name"));
                     continue;
                 }
-                let (name, args) = if details {
-                    (name, args)
-                } else {
-                    (String::new(), BTreeMap::new())
-                };
-                events.push(Event {
-                    ts,
+            };
+            use debug_annotation::Value as V;
+            let value = match &a.value {
+                Some(V::IntValue(v)) => Value::Int(*v),
+                Some(V::UintValue(v)) => Value::Uint(*v),
+                Some(V::DoubleValue(v)) => Value::Double(*v),
+                Some(V::BoolValue(v)) => Value::Bool(*v),
+                Some(V::StringValue(s)) => Value::Str(s.clone()),
+                Some(V::StringValueIid(iid)) => Value::Str(interned(
+                    &seq.arg_strings,
+                    *iid,
+                    "arg string",
                     order,
-                    track,
-                    kind: e.r#type.unwrap_or(0),
-                    name,
-                    category,
-                    args,
-                    flow_ids: e.flow_ids.clone(),
-                    terminating: e.terminating_flow_ids.clone(),
-                    callstack,
-                });
-            }
-            _ => {}
-        }
-    }
-
-    for (order, track) in used_tracks {
-        if !c.tracks.contains_key(&track) {
-            c.errors.push(format!(
-                "packet {order}: event on track {track} that has no descriptor"
-            ));
-        }
-    }
-    for (uuid, t) in &c.tracks {
-        if let Some(parent) = t.parent {
-            if !c.tracks.contains_key(&parent) {
-                c.errors
-                    .push(format!("track {uuid}: parent {parent} has no descriptor"));
-            }
-        }
-    }
-    for sample in &c.counters {
-        if c.tracks
-            .get(&sample.track)
-            .is_some_and(|t| t.counter.is_none())
-        {
-            c.errors.push(format!(
-                "counter value at {} on a track that is not a counter",
-                sample.ts
-            ));
-        }
-    }
-    for e in &events {
-        if c.tracks.get(&e.track).is_some_and(|t| t.counter.is_some()) {
-            c.errors
-                .push(format!("slice event at {} on a counter track", e.ts));
-        }
-    }
-    c.counters.sort_by_key(|s| s.ts);
-    build_slices(&mut c, events);
-    c.thread_states = super::sched::thread_states(&switches);
-    c.sched = super::sched::slices(switches, &mut c.errors);
-    c
-}
-
-fn describe(
-    c: &mut Checked,
-    d: &TrackDescriptor,
-    order: usize,
-    threads: &mut HashMap<(i32, i64), u64>,
-    processes: &mut HashMap<i32, u64>,
-) {
-    let uuid = d.uuid.unwrap_or(0);
-    if uuid == 0 {
-        c.errors
-            .push(format!("packet {order}: track descriptor with uuid 0"));
-        return;
-    }
-    let mut t = Track {
-        name: d
-            .static_or_dynamic_name
-            .as_ref()
-            .map(|track_descriptor::StaticOrDynamicName::Name(n)| n.clone()),
-        parent: d.parent_uuid,
-        rank: d.sibling_order_rank,
-        description: d.description.clone(),
-        counter: d.counter.as_ref().map(|c| (c.unit, c.unit_name.clone())),
-        ..Default::default()
-    };
-    if let Some(p) = &d.process {
-        t.pid = p.pid;
-        t.process_name = p.process_name.clone();
-        if processes.insert(p.pid.unwrap_or(0), uuid).is_some() {
-            c.errors.push(format!(
-                "packet {order}: second descriptor for process {:?}",
-                p.pid
-            ));
-        }
-    }
-    if let Some(th) = &d.thread {
-        t.pid = th.pid;
-        t.tid = th.tid;
-        t.thread_name = th.thread_name.clone();
-        if threads
-            .insert((th.pid.unwrap_or(0), th.tid.unwrap_or(0)), uuid)
-            .is_some()
-        {
-            c.errors.push(format!(
-                "packet {order}: second descriptor for thread {:?}/{:?}",
-                th.pid, th.tid
-            ));
-        }
-    }
-    if c.tracks.insert(uuid, t).is_some() {
-        c.errors
-            .push(format!("packet {order}: track {uuid} described twice"));
-    }
-}
-
-fn build_slices(c: &mut Checked, mut events: Vec<Event>) {
-    // trace_processor sorts by timestamp; at equal times file order stands.
-    events.sort_by_key(|e| (e.ts, e.order));
-    let mut open: HashMap<u64, Vec<usize>> = HashMap::new();
-    let mut active_flows: HashMap<u64, usize> = HashMap::new();
-    for e in events {
-        let stack = open.entry(e.track).or_default();
-        let index = match e.kind {
-            1 | 3 => {
-                let index = c.slices.len();
-                c.slices.push(Slice {
-                    ts: e.ts,
-                    dur: 0,
-                    track: e.track,
-                    name: e.name,
-                    category: e.category,
-                    args: e.args,
-                    depth: stack.len(),
-                    callstack: e.callstack,
-                });
-                if e.kind == 1 {
-                    stack.push(index);
-                }
-                Some(index)
-            }
-            2 => {
-                match stack.pop() {
-                    Some(i) => c.slices[i].dur = e.ts - c.slices[i].ts,
-                    None => c.errors.push(format!(
-                        "END at {} on track {} with no open slice",
-                        e.ts, e.track
-                    )),
-                }
-                if !e.flow_ids.is_empty() || !e.terminating.is_empty() {
-                    c.errors.push(format!("END at {} carries flows", e.ts));
-                }
-                None
-            }
-            k => {
-                c.errors.push(format!("event of type {k} at {}", e.ts));
-                None
-            }
-        };
-        let Some(index) = index else { continue };
-        for id in e.terminating {
-            match active_flows.remove(&id) {
-                Some(from) => c.flows.push((from, index)),
-                None => c.errors.push(format!(
-                    "flow {id:#x} terminates at {} but was never started",
-                    e.ts
+                    errors,
                 )),
+                None => {
+                    errors.push(format!("packet {order}: arg {key} without a value"));
+                    continue;
+                }
+            };
+            args.insert(key, value);
+        }
+        let callstack = match e.callstack_field {
+            Some(track_event::CallstackField::CallstackIid(iid)) if self.details => {
+                seq.stacks.resolve(iid, order, errors)
+            }
+            _ => Vec::new(),
+        };
+        let track = e.track_uuid.unwrap_or(0);
+        self.used_tracks.push((order, track));
+        if e.r#type == Some(COUNTER) {
+            use track_event::CounterValueField as V;
+            let value = match e.counter_value_field {
+                Some(V::CounterValue(v)) => v as f64,
+                Some(V::DoubleCounterValue(v)) => v,
+                None => {
+                    errors.push(format!("packet {order}: counter without a value"));
+                    return;
+                }
+            };
+            self.out.counters.push(CounterSample { track, ts, value });
+            return;
+        }
+        let (name, args) = if self.details {
+            (name, args)
+        } else {
+            (String::new(), BTreeMap::new())
+        };
+        self.events.push(Event {
+            ts,
+            order,
+            track,
+            kind: e.r#type.unwrap_or(0),
+            name,
+            category,
+            args,
+            flow_ids: e.flow_ids.clone(),
+            terminating: e.terminating_flow_ids.clone(),
+            callstack,
+        });
+    }
+
+    /// What needs the whole trace: references between tracks, slices nested
+    /// and flows linked in time order, and the scheduling of each CPU.
+    fn finish(mut self) -> Checked {
+        self.track_references();
+        self.out.counters.sort_by_key(|s| s.ts);
+        let events = std::mem::take(&mut self.events);
+        self.slices(events);
+        self.out.thread_states = super::sched::thread_states(&self.switches);
+        self.out.sched = super::sched::slices(self.switches, &mut self.out.errors);
+        self.out
+    }
+
+    /// Every event's track and every track's parent is described; counter
+    /// values go on counter tracks and slices on the others.
+    fn track_references(&mut self) {
+        let c = &mut self.out;
+        for &(order, track) in &self.used_tracks {
+            if !c.tracks.contains_key(&track) {
+                c.errors.push(format!(
+                    "packet {order}: event on track {track} that has no descriptor"
+                ));
             }
         }
-        for id in e.flow_ids {
-            if active_flows.insert(id, index).is_some() {
+        for (uuid, t) in &c.tracks {
+            if let Some(parent) = t.parent {
+                if !c.tracks.contains_key(&parent) {
+                    c.errors
+                        .push(format!("track {uuid}: parent {parent} has no descriptor"));
+                }
+            }
+        }
+        for sample in &c.counters {
+            if c.tracks
+                .get(&sample.track)
+                .is_some_and(|t| t.counter.is_none())
+            {
+                c.errors.push(format!(
+                    "counter value at {} on a track that is not a counter",
+                    sample.ts
+                ));
+            }
+        }
+        for e in &self.events {
+            if c.tracks.get(&e.track).is_some_and(|t| t.counter.is_some()) {
                 c.errors
-                    .push(format!("flow {id:#x} reused while active (would chain)"));
+                    .push(format!("slice event at {} on a counter track", e.ts));
             }
         }
     }
-    for (track, stack) in open {
-        if !stack.is_empty() {
-            c.errors.push(format!(
-                "{} slices never closed on track {track}",
-                stack.len()
-            ));
+
+    /// Slices as trace_processor builds them: events sorted by time (file
+    /// order at equal times), an END closing the latest open BEGIN of its
+    /// track, every BEGIN closed by the end.
+    fn slices(&mut self, mut events: Vec<Event>) {
+        events.sort_by_key(|e| (e.ts, e.order));
+        let c = &mut self.out;
+        let mut open: HashMap<u64, Vec<usize>> = HashMap::new();
+        let mut active_flows: HashMap<u64, usize> = HashMap::new();
+        for e in events {
+            let stack = open.entry(e.track).or_default();
+            match e.kind {
+                SLICE_BEGIN | INSTANT => {
+                    let index = c.slices.len();
+                    c.slices.push(Slice {
+                        ts: e.ts,
+                        dur: 0,
+                        track: e.track,
+                        name: e.name,
+                        category: e.category,
+                        args: e.args,
+                        depth: stack.len(),
+                        callstack: e.callstack,
+                    });
+                    if e.kind == SLICE_BEGIN {
+                        stack.push(index);
+                    }
+                    link_flows(c, &mut active_flows, index, e.ts, e.terminating, e.flow_ids);
+                }
+                SLICE_END => {
+                    match stack.pop() {
+                        Some(i) => c.slices[i].dur = e.ts - c.slices[i].ts,
+                        None => c.errors.push(format!(
+                            "END at {} on track {} with no open slice",
+                            e.ts, e.track
+                        )),
+                    }
+                    if !e.flow_ids.is_empty() || !e.terminating.is_empty() {
+                        c.errors.push(format!("END at {} carries flows", e.ts));
+                    }
+                }
+                k => c.errors.push(format!("event of type {k} at {}", e.ts)),
+            }
+        }
+        for (track, stack) in open {
+            if !stack.is_empty() {
+                c.errors.push(format!(
+                    "{} slices never closed on track {track}",
+                    stack.len()
+                ));
+            }
+        }
+    }
+}
+
+/// The flows slice `index` ends and starts: a flow ends only where it was
+/// started, and an id started again while active would chain.
+fn link_flows(
+    c: &mut Checked,
+    active: &mut HashMap<u64, usize>,
+    index: usize,
+    ts: u64,
+    terminating: Vec<u64>,
+    flow_ids: Vec<u64>,
+) {
+    for id in terminating {
+        match active.remove(&id) {
+            Some(from) => c.flows.push((from, index)),
+            None => c.errors.push(format!(
+                "flow {id:#x} terminates at {ts} but was never started"
+            )),
+        }
+    }
+    for id in flow_ids {
+        if active.insert(id, index).is_some() {
+            c.errors
+                .push(format!("flow {id:#x} reused while active (would chain)"));
         }
     }
 }

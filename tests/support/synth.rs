@@ -6,11 +6,20 @@
 //! `drop_table` and `drop_column` make the older or trimmed exports the
 //! reader must also accept.
 //!
+//! A row is made by a builder named for what it records, with the few values
+//! that tell it apart as arguments (a thread or stream, a `start..end` span,
+//! a name) and the others set by name, so that none can be swapped unnoticed:
+//! `s.kernel(STREAM, 3_000..4_000, "gemm").corr(7).graph(1).node(2);`. It is
+//! written at the end of that statement; columns left unset hold plausible
+//! values, or NULL where nsys allows it.
+//!
 //! Failures panic: this is test support, and a broken fixture is a broken test.
 
 #![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::ops::{Range, RangeFrom};
 use std::path::Path;
 
 use rusqlite::types::Value;
@@ -28,6 +37,9 @@ pub const GRAPH_NODE_EVENTS: &str = "CUDA_GRAPH_NODE_EVENTS";
 pub const PROFILER_OVERHEAD: &str = "PROFILER_OVERHEAD";
 pub const CUPTI_OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
 pub const DIAGNOSTIC_EVENT: &str = "DIAGNOSTIC_EVENT";
+pub const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+pub const CUDA_CALLCHAINS: &str = "CUDA_CALLCHAINS";
+pub const SAMPLING_CALLCHAINS: &str = "SAMPLING_CALLCHAINS";
 
 /// What CUPTI writes in `eventId` and `eventSyncId` when no event is involved.
 pub const NO_EVENT: i64 = 4_294_967_295;
@@ -170,7 +182,7 @@ const TABLES: &[(&str, &[&str])] = &[
     ),
     // Graph-level records of `--cuda-graph-trace=graph` (nsys 2023 and later).
     (
-        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        GRAPH_TRACE,
         &[
             "start INTEGER NOT NULL",
             "end INTEGER NOT NULL",
@@ -415,7 +427,7 @@ const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "CUDA_CALLCHAINS",
+        CUDA_CALLCHAINS,
         &[
             "id INTEGER NOT NULL",
             "symbol INTEGER NOT NULL",
@@ -438,7 +450,7 @@ const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "SAMPLING_CALLCHAINS",
+        SAMPLING_CALLCHAINS,
         &[
             "id INTEGER NOT NULL",
             "symbol INTEGER NOT NULL",
@@ -804,46 +816,34 @@ impl Synth {
 
     /// A CUDA API call that succeeded. `name` as nsys records it, version
     /// suffix included (`cudaLaunchKernel_v7000`); `cu*` names are driver calls.
-    pub fn api(&mut self, thread: Thread, start: i64, end: i64, name: &str, correlation_id: i64) {
-        let name_id = self.string(name);
+    pub fn api(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, ApiCall> {
         let class = if name.starts_with("cuda") {
             CUDA_RUNTIME_CLASS
         } else {
             CUDA_DRIVER_CLASS
         };
-        self.insert(
-            RUNTIME,
-            vec![
-                ("start", start.into()),
-                ("end", end.into()),
-                ("eventClass", class.into()),
-                ("globalTid", thread.global_tid().into()),
-                ("correlationId", correlation_id.into()),
-                ("nameId", name_id.into()),
-                ("returnValue", 0.into()),
-            ],
-        );
+        let name_id = self.string(name);
+        let columns = vec![
+            ("start", span.start.into()),
+            ("end", span.end.into()),
+            ("eventClass", class.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("nameId", name_id.into()),
+            ("returnValue", 0.into()),
+        ];
+        Row::new(self, RUNTIME, columns)
     }
 
     /// A kernel with a fixed, plausible launch configuration: tests care about
-    /// where and when it ran, not its shape.
-    pub fn kernel(
-        &mut self,
-        on: GpuStream,
-        start: i64,
-        end: i64,
-        correlation_id: i64,
-        short_name: &str,
-        demangled_name: &str,
-    ) {
-        let short_id = self.string(short_name);
-        let demangled_id = self.string(demangled_name);
+    /// where and when it ran, not its shape. `name` is its short name.
+    pub fn kernel(&mut self, on: GpuStream, span: Range<i64>, name: &str) -> Row<'_, Kernel> {
+        let name_id = self.string(name);
         let grid_id = self.next_grid_id;
         self.next_grid_id += 1;
-        let mut row = gpu_columns(on, start, end, correlation_id);
-        row.extend([
-            ("demangledName", demangled_id.into()),
-            ("shortName", short_id.into()),
+        let mut columns = gpu_columns(on, span);
+        columns.extend([
+            ("demangledName", name_id.into()),
+            ("shortName", name_id.into()),
             ("launchType", 1.into()), // regular
             ("registersPerThread", 32.into()),
             ("gridX", 264.into()),
@@ -859,19 +859,11 @@ impl Synth {
             ("gridId", grid_id.into()),
             ("tensorSizeMinusOneElements", text("[]")),
         ]);
-        self.insert(KERNEL, row);
+        Row::new(self, KERNEL, columns)
     }
 
-    /// A copy of `bytes`; `copy_kind` is a memcpy copyKind ([`HTOD`], ...).
-    pub fn memcpy(
-        &mut self,
-        on: GpuStream,
-        start: i64,
-        end: i64,
-        correlation_id: i64,
-        bytes: i64,
-        copy_kind: i64,
-    ) {
+    /// A copy; `copy_kind` is a memcpy copyKind ([`HTOD`], ...).
+    pub fn memcpy(&mut self, on: GpuStream, span: Range<i64>, copy_kind: i64) -> Row<'_, Memcpy> {
         // Memory kinds as a typical program has them: pinned host, device.
         let (src_kind, dst_kind) = match copy_kind {
             HTOD => (Some(1), Some(2)),
@@ -879,333 +871,224 @@ impl Synth {
             DTOD | PTOP => (Some(2), Some(2)),
             _ => (None, None),
         };
-        let mut row = gpu_columns(on, start, end, correlation_id);
-        row.extend([
-            ("bytes", bytes.into()),
+        let mut columns = gpu_columns(on, span);
+        columns.extend([
+            ("bytes", 0.into()),
             ("copyKind", copy_kind.into()),
             ("srcKind", src_kind.into()),
             ("dstKind", dst_kind.into()),
             ("copyCount", 1.into()),
         ]);
-        self.insert(MEMCPY, row);
+        Row::new(self, MEMCPY, columns)
     }
 
-    /// Zeroing `bytes` of device memory.
-    pub fn memset(&mut self, on: GpuStream, start: i64, end: i64, correlation_id: i64, bytes: i64) {
-        let mut row = gpu_columns(on, start, end, correlation_id);
-        row.extend([
+    /// Zeroing device memory.
+    pub fn memset(&mut self, on: GpuStream, span: Range<i64>) -> Row<'_, Memset> {
+        let mut columns = gpu_columns(on, span);
+        columns.extend([
             ("value", 0.into()),
-            ("bytes", bytes.into()),
+            ("bytes", 0.into()),
             ("memKind", 2.into()), // device
         ]);
-        self.insert(MEMSET, row);
+        Row::new(self, MEMSET, columns)
     }
 
     /// A synchronization; `sync_type` is a syncType ([`STREAM_SYNC`], ...).
-    /// `correlation_id` is that of the API call that waited.
+    /// Its correlation id is that of the API call that waited; it waits on
+    /// no CUDA event unless `.event()` names one.
     pub fn sync(
         &mut self,
         on: GpuStream,
-        start: i64,
-        end: i64,
-        correlation_id: i64,
+        span: Range<i64>,
         sync_type: i64,
-    ) {
-        let mut row = gpu_columns(on, start, end, correlation_id);
-        row.extend([
-            ("syncType", sync_type.into()),
-            // What nsys writes when no CUDA event is involved.
-            ("eventId", 4_294_967_295_i64.into()),
-        ]);
-        self.insert(SYNC, row);
+    ) -> Row<'_, Synchronization> {
+        let mut columns = gpu_columns(on, span);
+        columns.extend([("syncType", sync_type.into()), ("eventId", NO_EVENT.into())]);
+        Row::new(self, SYNC, columns)
     }
 
-    /// A `cudaEventRecord` of event `event_id` on `on`, made by the call with
-    /// `correlation_id`; `sync_id` is its `eventSyncId` (nsys 2025.1 and later).
-    pub fn event_record(
-        &mut self,
-        on: GpuStream,
-        correlation_id: i64,
-        event_id: i64,
-        sync_id: Option<i64>,
-    ) {
-        self.insert(
-            CUDA_EVENT,
-            vec![
-                ("deviceId", on.device.into()),
-                ("contextId", on.context.into()),
-                ("streamId", on.stream.into()),
-                ("correlationId", correlation_id.into()),
-                ("globalPid", global_pid(on.pid).into()),
-                ("eventId", event_id.into()),
-                ("eventSyncId", sync_id.into()),
-                ("timestamp", 0.into()),
-            ],
-        );
-    }
-
-    /// A synchronization that waited on event `event_id` (the record
-    /// `sync_id`, where given): an `EVENT_SYNC` or `STREAM_WAIT_EVENT`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn event_wait(
-        &mut self,
-        on: GpuStream,
-        start: i64,
-        end: i64,
-        correlation_id: i64,
-        sync_type: i64,
-        event_id: i64,
-        sync_id: Option<i64>,
-    ) {
-        let mut row = gpu_columns(on, start, end, correlation_id);
-        row.extend([
-            ("syncType", sync_type.into()),
+    /// A `cudaEventRecord` of event `event_id` on `on`; the device's
+    /// completion time is 0, as where nsys did not collect it.
+    pub fn event_record(&mut self, on: GpuStream, event_id: i64) -> Row<'_, EventRecord> {
+        let columns = vec![
+            ("deviceId", on.device.into()),
+            ("contextId", on.context.into()),
+            ("streamId", on.stream.into()),
+            ("globalPid", global_pid(on.pid).into()),
             ("eventId", event_id.into()),
-            ("eventSyncId", sync_id.into()),
-        ]);
-        self.insert(SYNC, row);
+            ("timestamp", 0.into()),
+        ];
+        Row::new(self, CUDA_EVENT, columns)
     }
 
-    /// A graph (`graph_exec` `None`) or graph exec created by `thread` at `ts`.
-    pub fn graph_created(
-        &mut self,
-        thread: Thread,
-        ts: i64,
-        graph_id: i64,
-        graph_exec: Option<i64>,
-    ) {
-        let (class, name) = match graph_exec {
-            None => (GRAPH_CREATION, "Graph Creation"),
-            Some(_) => (GRAPH_EXEC_CREATION, "GraphExec Creation"),
-        };
-        let name_id = self.string(name);
-        self.insert(
-            GRAPH_EVENTS,
-            vec![
-                ("start", ts.into()),
-                ("end", ts.into()),
-                ("eventClass", class.into()),
-                ("globalTid", thread.global_tid().into()),
-                ("nameId", name_id.into()),
-                ("graphId", graph_id.into()),
-                ("graphExecId", graph_exec.into()),
-            ],
-        );
+    /// A CUDA graph run traced as a whole (`--cuda-graph-trace=graph`).
+    pub fn graph_run(&mut self, on: GpuStream, span: Range<i64>) -> Row<'_, GraphRun> {
+        let columns = gpu_columns(on, span);
+        Row::new(self, GRAPH_TRACE, columns)
     }
 
-    /// Graph node `node` created by `thread` at `ts`; `original` is the node
-    /// it was instantiated from.
-    pub fn graph_node_created(
-        &mut self,
-        thread: Thread,
-        ts: i64,
-        node: i64,
-        original: Option<i64>,
-    ) {
+    /// The creation of a graph by `thread` at `ts`; of a graph exec where
+    /// `.exec()` names one.
+    pub fn graph_created(&mut self, thread: Thread, ts: i64) -> Row<'_, GraphCreation> {
+        let name_id = self.string("Graph Creation");
+        let columns = vec![
+            ("start", ts.into()),
+            ("end", ts.into()),
+            ("eventClass", GRAPH_CREATION.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("nameId", name_id.into()),
+        ];
+        Row::new(self, GRAPH_EVENTS, columns)
+    }
+
+    /// The creation of a graph node by `thread` at `ts`.
+    pub fn graph_node_created(&mut self, thread: Thread, ts: i64) -> Row<'_, GraphNodeCreation> {
         let name_id = self.string("Graph Node Creation");
-        self.insert(
-            GRAPH_NODE_EVENTS,
-            vec![
-                ("start", ts.into()),
-                ("end", ts.into()),
-                ("eventClass", GRAPH_NODE_CREATION.into()),
-                ("globalTid", thread.global_tid().into()),
-                ("nameId", name_id.into()),
-                ("graphNodeId", node.into()),
-                ("originalGraphNodeId", original.into()),
-            ],
-        );
+        let columns = vec![
+            ("start", ts.into()),
+            ("end", ts.into()),
+            ("eventClass", GRAPH_NODE_CREATION.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("nameId", name_id.into()),
+        ];
+        Row::new(self, GRAPH_NODE_EVENTS, columns)
     }
 
-    /// A kernel run as graph node `node` (see [`Synth::kernel`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn graph_kernel(
-        &mut self,
-        on: GpuStream,
-        start: i64,
-        end: i64,
-        correlation_id: i64,
-        name: &str,
-        graph_id: i64,
-        node: i64,
-    ) {
-        self.kernel(on, start, end, correlation_id, name, name);
-        self.exec(&format!(
-            "UPDATE \"{KERNEL}\" SET graphId = {graph_id}, graphNodeId = {node} WHERE rowid = last_insert_rowid()"
-        ));
-    }
-
-    /// Profiler overhead `name` on `thread` (none: `globalTid` NULL);
-    /// `overhead_type` is an `ENUM_CUPTI_OVERHEAD_TYPE`.
+    /// Profiler overhead `name` on `thread` (none: `globalTid` NULL).
     pub fn profiler_overhead(
         &mut self,
         thread: Option<Thread>,
-        start: i64,
-        end: i64,
+        span: Range<i64>,
         name: &str,
-        overhead_type: i64,
-    ) {
+    ) -> Row<'_, ProfilerOverhead> {
         let name_id = self.string(name);
-        self.insert(
-            PROFILER_OVERHEAD,
-            vec![
-                ("start", start.into()),
-                ("end", end.into()),
-                ("globalTid", thread.map(Thread::global_tid).into()),
-                ("nameId", name_id.into()),
-                ("overheadType", overhead_type.into()),
-            ],
-        );
+        let columns = vec![
+            ("start", span.start.into()),
+            ("end", span.end.into()),
+            ("globalTid", thread.map(Thread::global_tid).into()),
+            ("nameId", name_id.into()),
+            ("overheadType", 0.into()),
+        ];
+        Row::new(self, PROFILER_OVERHEAD, columns)
     }
 
-    /// Overhead CUPTI reports for the API call `correlation_id` of `thread`.
+    /// Overhead CUPTI reports for an API call of `thread` (its correlation id).
     pub fn cupti_overhead(
         &mut self,
         thread: Thread,
-        start: i64,
-        end: i64,
-        correlation_id: i64,
+        span: Range<i64>,
         name: &str,
-        overhead_type: i64,
-    ) {
+    ) -> Row<'_, CuptiOverhead> {
         let name_id = self.string(name);
-        self.insert(
-            CUPTI_OVERHEAD,
-            vec![
-                ("start", start.into()),
-                ("end", end.into()),
-                ("eventClass", 103.into()), // CUDA overhead
-                ("globalTid", thread.global_tid().into()),
-                ("correlationId", correlation_id.into()),
-                ("nameId", name_id.into()),
-                ("overheadType", overhead_type.into()),
-            ],
-        );
+        let columns = vec![
+            ("start", span.start.into()),
+            ("end", span.end.into()),
+            ("eventClass", 103.into()), // CUDA overhead
+            ("globalTid", thread.global_tid().into()),
+            ("nameId", name_id.into()),
+            ("overheadType", 0.into()),
+        ];
+        Row::new(self, CUPTI_OVERHEAD, columns)
     }
 
-    /// A diagnostic message from nsys's daemon about process `pid` (none:
-    /// the session), as nsys writes it.
-    pub fn diagnostic(&mut self, ts: i64, pid: Option<u32>, severity: i64, message: &str) {
+    /// A diagnostic message from nsys's daemon, at time 0 and about the
+    /// session (no process) unless set otherwise, as nsys writes it.
+    pub fn diagnostic(&mut self, severity: i64, message: &str) -> Row<'_, Diagnostic> {
         // nsys's own messages carry this globalPid: a VM id, no process.
         const NO_PROCESS: i64 = -144_115_188_075_855_872;
-        self.insert(
-            DIAGNOSTIC_EVENT,
-            vec![
-                ("timestamp", ts.into()),
-                ("timestampType", TARGET_TIMESTAMP.into()),
-                ("source", DAEMON.into()),
-                ("severity", severity.into()),
-                ("text", text(message)),
-                ("globalPid", pid.map_or(NO_PROCESS, global_pid).into()),
-            ],
-        );
+        let columns = vec![
+            ("timestamp", 0.into()),
+            ("timestampType", TARGET_TIMESTAMP.into()),
+            ("source", DAEMON.into()),
+            ("severity", severity.into()),
+            ("text", text(message)),
+            ("globalPid", NO_PROCESS.into()),
+        ];
+        Row::new(self, DIAGNOSTIC_EVENT, columns)
     }
 
-    /// An NVTX push/pop range; `end` is `None` for a range still open when
-    /// the capture stopped. `domain` 0 is the default domain.
+    /// An NVTX push/pop range (`start..` for one still open when the capture
+    /// stopped), in the default domain unless set otherwise.
     pub fn nvtx_push_pop(
         &mut self,
         thread: Thread,
-        start: i64,
-        end: Option<i64>,
+        span: impl Span,
         message: &str,
-        domain: i64,
-    ) {
-        self.insert(
-            NVTX,
-            vec![
-                ("start", start.into()),
-                ("end", end.into()),
-                ("eventType", NVTX_PUSH_POP.into()),
-                ("text", text(message)),
-                ("globalTid", thread.global_tid().into()),
-                ("domainId", domain.into()),
-            ],
-        );
+    ) -> Row<'_, NvtxRange> {
+        let (start, end) = span.bounds();
+        let columns = vec![
+            ("start", start.into()),
+            ("end", end.into()),
+            ("eventType", NVTX_PUSH_POP.into()),
+            ("text", text(message)),
+            ("globalTid", thread.global_tid().into()),
+            ("domainId", 0.into()),
+        ];
+        Row::new(self, NVTX, columns)
     }
 
-    /// An NVTX start/end range, started on `start_thread` and ended on
-    /// `end_thread` (not recorded while `end` is `None`).
+    /// An NVTX start/end range started on `thread`, and ended there unless
+    /// `.ended_on()` says otherwise (`start..`: never ended).
     pub fn nvtx_start_end(
         &mut self,
-        start_thread: Thread,
-        end_thread: Thread,
-        start: i64,
-        end: Option<i64>,
+        thread: Thread,
+        span: impl Span,
         message: &str,
-        domain: i64,
-    ) {
+    ) -> Row<'_, NvtxStartEnd> {
+        let (start, end) = span.bounds();
         let range_id = self.next_nvtx_range_id;
         self.next_nvtx_range_id += 1;
-        let end_tid = end.map(|_| end_thread.global_tid());
-        self.insert(
-            NVTX,
-            vec![
-                ("start", start.into()),
-                ("end", end.into()),
-                ("eventType", NVTX_START_END.into()),
-                ("rangeId", range_id.into()),
-                ("text", text(message)),
-                ("globalTid", start_thread.global_tid().into()),
-                ("endGlobalTid", end_tid.into()),
-                ("domainId", domain.into()),
-            ],
-        );
+        let columns = vec![
+            ("start", start.into()),
+            ("end", end.into()),
+            ("eventType", NVTX_START_END.into()),
+            ("rangeId", range_id.into()),
+            ("text", text(message)),
+            ("globalTid", thread.global_tid().into()),
+            ("domainId", 0.into()),
+        ];
+        Row::new(self, NVTX, columns)
     }
 
-    pub fn nvtx_mark(&mut self, thread: Thread, ts: i64, message: &str, domain: i64) {
-        self.insert(
-            NVTX,
-            vec![
-                ("start", ts.into()),
-                ("eventType", NVTX_MARK.into()),
-                ("text", text(message)),
-                ("globalTid", thread.global_tid().into()),
-                ("domainId", domain.into()),
-            ],
-        );
+    pub fn nvtx_mark(&mut self, thread: Thread, ts: i64, message: &str) -> Row<'_, NvtxMark> {
+        let columns = vec![
+            ("start", ts.into()),
+            ("eventType", NVTX_MARK.into()),
+            ("text", text(message)),
+            ("globalTid", thread.global_tid().into()),
+            ("domainId", 0.into()),
+        ];
+        Row::new(self, NVTX, columns)
     }
 
-    /// Names NVTX domain `domain` of the thread's process.
-    pub fn nvtx_domain(&mut self, thread: Thread, ts: i64, domain: i64, name: &str) {
-        self.insert(
-            NVTX,
-            vec![
-                ("start", ts.into()),
-                ("eventType", NVTX_DOMAIN_CREATE.into()),
-                ("text", text(name)),
-                ("globalTid", thread.global_tid().into()),
-                ("domainId", domain.into()),
-            ],
-        );
+    /// Names NVTX domain `domain` of the thread's process (at time 0 unless
+    /// set otherwise).
+    pub fn nvtx_domain(&mut self, thread: Thread, domain: i64, name: &str) -> Row<'_, NvtxDomain> {
+        let columns = vec![
+            ("start", 0.into()),
+            ("eventType", NVTX_DOMAIN_CREATE.into()),
+            ("text", text(name)),
+            ("globalTid", thread.global_tid().into()),
+            ("domainId", domain.into()),
+        ];
+        Row::new(self, NVTX, columns)
     }
 
-    /// A CUDA context of process `pid` on GPU `device`; `parent` is the
-    /// context a green context was made from, `sm_count` its SMs.
-    pub fn cuda_context(
-        &mut self,
-        pid: u32,
-        device: i64,
-        context: i64,
-        green: bool,
-        parent: Option<i64>,
-        sm_count: Option<i64>,
-    ) {
-        self.insert(
-            "TARGET_INFO_CUDA_CONTEXT_INFO",
-            vec![
-                ("nullStreamId", 7.into()),
-                ("hwId", 0.into()),
-                ("vmId", 1.into()),
-                ("processId", pid.into()),
-                ("deviceId", device.into()),
-                ("contextId", context.into()),
-                // nsys writes 0 for "no parent" and for a context's SM count.
-                ("parentContextId", parent.unwrap_or(0).into()),
-                ("isGreenContext", i64::from(green).into()),
-                ("numMultiprocessors", sm_count.unwrap_or(0).into()),
-            ],
-        );
+    /// CUDA context `context` of process `pid`, on device 0 unless set otherwise.
+    pub fn cuda_context(&mut self, pid: u32, context: i64) -> Row<'_, CudaContext> {
+        let columns = vec![
+            ("nullStreamId", 7.into()),
+            ("hwId", 0.into()),
+            ("vmId", 1.into()),
+            ("processId", pid.into()),
+            ("deviceId", 0.into()),
+            ("contextId", context.into()),
+            // nsys writes 0 for "no parent" and for a context's SM count.
+            ("parentContextId", 0.into()),
+            ("isGreenContext", 0.into()),
+            ("numMultiprocessors", 0.into()),
+        ];
+        Row::new(self, "TARGET_INFO_CUDA_CONTEXT_INFO", columns)
     }
 
     /// Records the GPU work added so far on `on` as run in green context
@@ -1228,7 +1111,7 @@ impl Synth {
         }
     }
 
-    /// Call chain `id` of `table` (`CUDA_CALLCHAINS`, `SAMPLING_CALLCHAINS`,
+    /// Call chain `id` of `table` ([`CUDA_CALLCHAINS`], [`SAMPLING_CALLCHAINS`],
     /// ...): `frames` as (function, module), innermost first.
     pub fn callchain(&mut self, table: &str, id: i64, frames: &[(&str, &str)]) {
         for (depth, (function, module)) in frames.iter().enumerate() {
@@ -1246,18 +1129,136 @@ impl Synth {
         }
     }
 
-    /// CPU sample `id` of `thread` on `cpu`; its stack is `SAMPLING_CALLCHAINS` `id`.
-    pub fn cpu_sample(&mut self, thread: Thread, id: i64, ts: i64, cpu: i64) {
+    /// A CPU sample of `thread` at `ts`; `.callchain()` names its stack.
+    pub fn cpu_sample(&mut self, thread: Thread, ts: i64) -> Row<'_, CpuSample> {
+        let columns = vec![
+            ("start", ts.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("cpuCycles", 0.into()),
+        ];
+        Row::new(self, "COMPOSITE_EVENTS", columns)
+    }
+
+    /// A cuDNN call.
+    pub fn cudnn(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, LibraryCall> {
+        self.library_call("CUDNN_EVENTS", thread, span, name)
+    }
+
+    /// A cuBLAS call.
+    pub fn cublas(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, LibraryCall> {
+        self.library_call("CUBLAS_EVENTS", thread, span, name)
+    }
+
+    /// An OpenMP parallel region.
+    pub fn openmp(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, LibraryCall> {
+        self.library_call("OPENMP_EVENT_KIND_PARALLEL", thread, span, name)
+    }
+
+    fn library_call(
+        &mut self,
+        table: &'static str,
+        thread: Thread,
+        span: Range<i64>,
+        name: &str,
+    ) -> Row<'_, LibraryCall> {
+        let name_id = self.string(name);
+        let columns = vec![
+            ("start", span.start.into()),
+            ("end", span.end.into()),
+            ("eventClass", 0.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("nameId", name_id.into()),
+        ];
+        Row::new(self, table, columns)
+    }
+
+    /// An OpenACC kernel launch, on device 0, context 0, stream 0 unless
+    /// `.on()` says otherwise.
+    pub fn openacc(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, OpenAcc> {
+        let name_id = self.string(name);
+        let columns = vec![
+            ("start", span.start.into()),
+            ("end", span.end.into()),
+            ("nameId", name_id.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("eventKind", 0.into()),
+            ("DeviceType", 0.into()),
+            ("lineNo", 0.into()),
+            ("cuDeviceId", 0.into()),
+            ("cuContextId", 0.into()),
+            ("cuStreamId", 0.into()),
+        ];
+        Row::new(self, "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", columns)
+    }
+
+    /// An MPI point-to-point call.
+    pub fn mpi_p2p(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, MpiP2p> {
+        self.text_call("MPI_P2P_EVENTS", thread, span, name)
+    }
+
+    /// An MPI collective call.
+    pub fn mpi_collective(
+        &mut self,
+        thread: Thread,
+        span: Range<i64>,
+        name: &str,
+    ) -> Row<'_, MpiCollective> {
+        self.text_call("MPI_COLLECTIVES_EVENTS", thread, span, name)
+    }
+
+    /// `thread` belongs to MPI rank `rank`.
+    pub fn mpi_rank(&mut self, thread: Thread, rank: i64) {
         self.insert(
-            "COMPOSITE_EVENTS",
+            "MPI_RANKS",
             vec![
-                ("id", id.into()),
-                ("start", ts.into()),
-                ("cpu", cpu.into()),
                 ("globalTid", thread.global_tid().into()),
-                ("cpuCycles", 0.into()),
+                ("rank", rank.into()),
             ],
         );
+    }
+
+    /// A UCX (UCP) call with no transfer details (`UCP_EVENTS`).
+    pub fn ucx(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, LibraryCall> {
+        self.text_call("UCP_EVENTS", thread, span, name)
+    }
+
+    /// A UCX transfer submitted.
+    pub fn ucx_submit(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, Ucx> {
+        self.text_call("UCP_SUBMIT_EVENTS", thread, span, name)
+    }
+
+    /// A UCX transfer progressed.
+    pub fn ucx_progress(&mut self, thread: Thread, span: Range<i64>, name: &str) -> Row<'_, Ucx> {
+        self.text_call("UCP_PROGRESS_EVENTS", thread, span, name)
+    }
+
+    /// `thread`'s UCX worker is `uid`.
+    pub fn ucx_worker(&mut self, thread: Thread, uid: i64) {
+        self.insert(
+            "UCP_WORKERS",
+            vec![
+                ("globalTid", thread.global_tid().into()),
+                ("workerUid", uid.into()),
+            ],
+        );
+    }
+
+    /// A call of the MPI and UCX tables, named by `textId`.
+    fn text_call<K>(
+        &mut self,
+        table: &'static str,
+        thread: Thread,
+        span: Range<i64>,
+        name: &str,
+    ) -> Row<'_, K> {
+        let name_id = self.string(name);
+        let columns = vec![
+            ("start", span.start.into()),
+            ("end", span.end.into()),
+            ("globalTid", thread.global_tid().into()),
+            ("textId", name_id.into()),
+        ];
+        Row::new(self, table, columns)
     }
 
     /// Adds a row of any table this module knows the schema of.
@@ -1348,23 +1349,287 @@ impl Synth {
 
 /// The columns every GPU activity table starts with. `greenContextId` stays
 /// NULL, as in exports before 2024.5, so traces carry no meaningless arg.
-fn gpu_columns(
-    on: GpuStream,
-    start: i64,
-    end: i64,
-    correlation_id: i64,
-) -> Vec<(&'static str, Value)> {
+fn gpu_columns(on: GpuStream, span: Range<i64>) -> Vec<(&'static str, Value)> {
     vec![
-        ("start", start.into()),
-        ("end", end.into()),
+        ("start", span.start.into()),
+        ("end", span.end.into()),
         ("deviceId", on.device.into()),
         ("contextId", on.context.into()),
         ("streamId", on.stream.into()),
-        ("correlationId", correlation_id.into()),
         ("globalPid", global_pid(on.pid).into()),
     ]
 }
 
 fn text(s: &str) -> Value {
     Value::Text(s.to_owned())
+}
+
+/// When a range ran: `start..end`, or `start..` for one that never ended.
+pub trait Span {
+    fn bounds(self) -> (i64, Option<i64>);
+}
+
+impl Span for Range<i64> {
+    fn bounds(self) -> (i64, Option<i64>) {
+        (self.start, Some(self.end))
+    }
+}
+
+impl Span for RangeFrom<i64> {
+    fn bounds(self) -> (i64, Option<i64>) {
+        (self.start, None)
+    }
+}
+
+/// A row being added, its columns set by name: it is written when dropped,
+/// at the end of the statement that made it
+/// (`s.api(MAIN, 1_000..2_000, "cudaFree_v3020").corr(1);`).
+/// Its kind `K` decides which setters it has.
+pub struct Row<'s, K> {
+    synth: &'s mut Synth,
+    table: &'static str,
+    columns: Vec<(&'static str, Value)>,
+    kind: PhantomData<K>,
+}
+
+impl<'s, K> Row<'s, K> {
+    fn new(synth: &'s mut Synth, table: &'static str, columns: Vec<(&'static str, Value)>) -> Self {
+        Row {
+            synth,
+            table,
+            columns,
+            kind: PhantomData,
+        }
+    }
+
+    /// Sets `column`, replacing what was there: for columns no setter names.
+    pub fn set(mut self, column: &'static str, value: impl Into<Value>) -> Self {
+        let value = value.into();
+        match self.columns.iter_mut().find(|(c, _)| *c == column) {
+            Some(slot) => slot.1 = value,
+            None => self.columns.push((column, value)),
+        }
+        self
+    }
+
+    /// Sets `column` to the `StringIds` id of `s`.
+    fn string(self, column: &'static str, s: &str) -> Self {
+        let id = self.synth.string(s);
+        self.set(column, id)
+    }
+
+    fn get(&self, column: &str) -> &Value {
+        self.columns
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map_or(&Value::Null, |(_, v)| v)
+    }
+}
+
+impl<K> Drop for Row<'_, K> {
+    fn drop(&mut self) {
+        // A test failing while the row was built has failed already.
+        if !std::thread::panicking() {
+            let columns = std::mem::take(&mut self.columns);
+            self.synth.insert(self.table, columns);
+        }
+    }
+}
+
+/// Declares kinds of [`Row`] with their setters: `name: type => column`
+/// sets that column.
+macro_rules! kinds {
+    ($($kind:ident { $($(#[$doc:meta])* $name:ident: $ty:ty => $column:literal;)* })*) => {
+        $(
+            pub enum $kind {}
+
+            impl Row<'_, $kind> {
+                $(
+                    $(#[$doc])*
+                    pub fn $name(self, value: $ty) -> Self {
+                        self.set($column, value)
+                    }
+                )*
+            }
+        )*
+    };
+}
+
+kinds! {
+    ApiCall {
+        corr: i64 => "correlationId";
+        /// Its backtrace: `CUDA_CALLCHAINS` `id`.
+        callchain: i64 => "callchainId";
+    }
+    Kernel {
+        corr: i64 => "correlationId";
+        graph: i64 => "graphId";
+        node: i64 => "graphNodeId";
+    }
+    Memcpy {
+        corr: i64 => "correlationId";
+        bytes: i64 => "bytes";
+    }
+    Memset {
+        corr: i64 => "correlationId";
+        bytes: i64 => "bytes";
+    }
+    Synchronization {
+        corr: i64 => "correlationId";
+        /// Waits on CUDA event `id`.
+        event: i64 => "eventId";
+    }
+    EventRecord {
+        corr: i64 => "correlationId";
+        /// When the device completed the record (nsys 2026.2).
+        completed: i64 => "timestamp";
+    }
+    GraphRun {
+        corr: i64 => "correlationId";
+        graph: i64 => "graphId";
+        exec: i64 => "graphExecId";
+    }
+    GraphCreation {
+        graph: i64 => "graphId";
+    }
+    GraphNodeCreation {
+        node: i64 => "graphNodeId";
+        /// The node this one was instantiated from.
+        original: i64 => "originalGraphNodeId";
+    }
+    ProfilerOverhead {
+        /// An `ENUM_CUPTI_OVERHEAD_TYPE` (0 unless set).
+        overhead_type: i64 => "overheadType";
+    }
+    CuptiOverhead {
+        corr: i64 => "correlationId";
+        /// An `ENUM_CUPTI_OVERHEAD_TYPE` (0 unless set).
+        overhead_type: i64 => "overheadType";
+    }
+    Diagnostic {
+        at: i64 => "timestamp";
+    }
+    NvtxRange {
+        domain: i64 => "domainId";
+    }
+    NvtxStartEnd {
+        domain: i64 => "domainId";
+    }
+    NvtxMark {
+        domain: i64 => "domainId";
+    }
+    NvtxDomain {
+        at: i64 => "start";
+    }
+    CudaContext {
+        device: i64 => "deviceId";
+        /// Its number of SMs.
+        sms: i64 => "numMultiprocessors";
+    }
+    CpuSample {
+        /// Its stack: `SAMPLING_CALLCHAINS` `id`, the sample's own id.
+        callchain: i64 => "id";
+        cpu: i64 => "cpu";
+    }
+    LibraryCall {}
+    OpenAcc {
+        line: i64 => "lineNo";
+        gangs: i64 => "numGangs";
+        workers: i64 => "numWorkers";
+        vector_length: i64 => "vectorLength";
+    }
+    MpiP2p {
+        bytes: i64 => "size";
+        tag: i64 => "tag";
+        remote_rank: i64 => "remoteRank";
+    }
+    MpiCollective {
+        root_rank: i64 => "rootRank";
+        send_bytes: i64 => "collSendSize";
+        recv_bytes: i64 => "collRecvSize";
+    }
+    Ucx {
+        bytes: i64 => "packedSize";
+        tag: i64 => "tag";
+        buffer: i64 => "bufferAddr";
+        /// The peer's worker uid.
+        peer: i64 => "peerWorkerUid";
+    }
+}
+
+impl Row<'_, Kernel> {
+    /// The demangled name (by default the short one).
+    pub fn demangled(self, name: &str) -> Self {
+        self.string("demangledName", name)
+    }
+}
+
+impl Row<'_, Synchronization> {
+    /// The `eventSyncId` of the record waited on (nsys 2025.1 and later; 0
+    /// ties the wait to no record).
+    pub fn sync_id(self, id: impl Into<Option<i64>>) -> Self {
+        self.set("eventSyncId", id.into())
+    }
+}
+
+impl Row<'_, EventRecord> {
+    /// The record's `eventSyncId` (nsys 2025.1 and later).
+    pub fn sync_id(self, id: impl Into<Option<i64>>) -> Self {
+        self.set("eventSyncId", id.into())
+    }
+}
+
+impl Row<'_, GraphCreation> {
+    /// The creation of graph exec `id` (of the graph), not of a graph.
+    pub fn exec(self, id: i64) -> Self {
+        self.set("graphExecId", id)
+            .set("eventClass", GRAPH_EXEC_CREATION)
+            .string("nameId", "GraphExec Creation")
+    }
+}
+
+impl Row<'_, Diagnostic> {
+    /// About process `pid`.
+    pub fn pid(self, pid: u32) -> Self {
+        self.set("globalPid", global_pid(pid))
+    }
+}
+
+impl Row<'_, NvtxStartEnd> {
+    /// Ended on `thread`. nsys records the ending thread only where it is
+    /// another than the starting one, and once the range has ended.
+    pub fn ended_on(self, thread: Thread) -> Self {
+        let tid = thread.global_tid();
+        if *self.get("end") == Value::Null || *self.get("globalTid") == Value::Integer(tid) {
+            return self;
+        }
+        self.set("endGlobalTid", tid)
+    }
+}
+
+impl Row<'_, CudaContext> {
+    /// A green context, made from context `parent`.
+    pub fn green_from(self, parent: i64) -> Self {
+        self.set("isGreenContext", 1).set("parentContextId", parent)
+    }
+}
+
+impl Row<'_, OpenAcc> {
+    pub fn on(self, stream: GpuStream) -> Self {
+        self.set("cuDeviceId", stream.device)
+            .set("cuContextId", stream.context)
+            .set("cuStreamId", stream.stream)
+    }
+
+    pub fn file(self, name: &str) -> Self {
+        self.string("srcFile", name)
+    }
+
+    pub fn function(self, name: &str) -> Self {
+        self.string("funcName", name)
+    }
+
+    pub fn kernel(self, name: &str) -> Self {
+        self.string("kernelName", name)
+    }
 }
