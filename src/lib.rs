@@ -118,11 +118,11 @@ pub fn convert<W: Write + Send>(
             _ if options.cancelled() => Error::Interrupted {
                 path: report.path().to_owned(),
             },
-            convert::Failure::Read(e) => Error::Damaged {
+            convert::ConvertError::Read(e) => Error::Damaged {
                 path: report.path().to_owned(),
                 cause: DatabaseError(e),
             },
-            convert::Failure::Write(cause) => Error::Writer { cause },
+            convert::ConvertError::Write(cause) => Error::Writer { cause },
         })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))

@@ -16,7 +16,7 @@ use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 use crate::nsys::cpu::ChainFrame;
 
 pub const API: &str = "cuda_api";
@@ -34,8 +34,8 @@ pub fn write<'s, W: Write>(
     projection: Option<(&mut SequenceWriter<'s, W>, RangeSource)>,
     namespace: u64,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let mut mapper = Mapper {
         report,
         seq,
@@ -89,7 +89,7 @@ struct Mapper<'a, 's, W: Write> {
 }
 
 impl<W: Write> Mapper<'_, '_, W> {
-    fn event(&mut self, event: CudaEvent<'_>) -> Result<(), Failure> {
+    fn event(&mut self, event: CudaEvent<'_>) -> Result<(), ConvertError> {
         if let (Some(projector), Some(t)) = (&mut self.projector, trace_time(event.span().0)) {
             projector.advance(t, &self.gpu, self.report.meta(), self.summary)?;
         }
@@ -107,7 +107,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         }
     }
 
-    fn api_call(&mut self, call: &ApiCall) -> Result<(), Failure> {
+    fn api_call(&mut self, call: &ApiCall) -> Result<(), ConvertError> {
         let Some(start) = trace_time(call.start) else {
             self.summary.skip_negative(API);
             return Ok(());
@@ -176,7 +176,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         Ok(())
     }
 
-    fn kernel(&mut self, k: &Kernel) -> Result<(), Failure> {
+    fn kernel(&mut self, k: &Kernel) -> Result<(), ConvertError> {
         let meta = self.report.meta();
         let dims = |d: [Option<i64>; 3]| -> Option<String> {
             let [x, y, z] = d;
@@ -209,7 +209,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&k.common, name, KERNEL, args, None)
     }
 
-    fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
+    fn memcpy(&mut self, m: &Memcpy) -> Result<(), ConvertError> {
         let meta = self.report.meta();
         let kind = label(&meta.copy_kinds, m.copy_kind);
         let name = format!("Memcpy {}", kind.unwrap_or("(unknown kind)"));
@@ -229,7 +229,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&m.common, &name, MEMCPY, args, None)
     }
 
-    fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
+    fn memset(&mut self, m: &Memset) -> Result<(), ConvertError> {
         let meta = self.report.meta();
         let mut args = Vec::with_capacity(10);
         push_int(&mut args, "bytes", m.bytes);
@@ -242,7 +242,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&m.common, "Memset", MEMSET, args, None)
     }
 
-    fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
+    fn graph(&mut self, g: &GraphRun) -> Result<(), ConvertError> {
         let mut args = Vec::with_capacity(8);
         push_int(&mut args, "graph_id", g.graph_id);
         push_int(&mut args, "graph_exec_id", g.graph_exec_id);
@@ -253,7 +253,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&g.common, &name, GRAPH, args, None)
     }
 
-    fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
+    fn sync(&mut self, s: &Sync) -> Result<(), ConvertError> {
         let meta = self.report.meta();
         let sync_type = label(&meta.sync_types, s.sync_type);
         let mut args = Vec::with_capacity(10);
@@ -289,7 +289,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         category: &'static str,
         mut args: Vec<Arg>,
         waited: Option<u64>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let Some(start) = trace_time(op.start) else {
             self.summary.skip_negative(category);
             return Ok(());
@@ -338,7 +338,7 @@ impl<W: Write> Mapper<'_, '_, W> {
 
     /// The end as a trace time; an end before the start makes an instant.
     fn end_of(&mut self, start: u64, end: i64) -> u64 {
-        self.summary.end_time(start, end)
+        self.summary.checked_end(start, end)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::{trace_time, Failure};
+use super::{trace_time, ConvertError};
 
 pub const GRAPH_CREATION: &str = "cuda_graph_creation";
 
@@ -31,7 +31,7 @@ impl GraphCreations {
         meta: &Metadata,
         e: &GraphCreation,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let Some(start) = trace_time(e.start) else {
             summary.skip_negative(GRAPH_CREATION);
             return Ok(());
@@ -55,7 +55,7 @@ impl GraphCreations {
             ("", class) => class_name(class),
             (name, _) => name,
         };
-        let end = summary.end_time(start, e.end);
+        let end = summary.checked_end(start, e.end);
         seq.slice(
             track,
             &Slice::new(start, Some(end), name, GRAPH_CREATION, &args),

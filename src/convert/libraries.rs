@@ -11,17 +11,17 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32, Library), SliceTrack> = FxHashMap::default();
-    report.for_each_library_call(|call: LibraryCall| -> Result<(), Failure> {
+    report.for_each_library_call(|call: LibraryCall| -> Result<(), ConvertError> {
         rows.tick();
         let (track_name, category) = shown(call.library);
         let Some(start) = trace_time(call.start) else {
@@ -34,7 +34,7 @@ pub fn write<W: Write>(
                 let thread = seq.with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
                 seq.slice_track(TrackSpec::new(Some(thread), track_name), Stacking::Nest)
             });
-        let end = summary.end_time(start, call.end);
+        let end = summary.checked_end(start, call.end);
         let mut args: Vec<Arg> = Vec::new();
         for ((name, _), value) in INT_ARGS.iter().zip(call.ints) {
             if let Some(v) = value {

@@ -17,7 +17,7 @@ use super::gpu::device_group;
 use super::memory_pools::{MemoryPools, MEMORY_POOL};
 use super::summary::Summary;
 use super::threads::process_track;
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 pub const GPU_METRICS: &str = "gpu_metrics";
 pub const CUDA_MEMORY: &str = "cuda_memory";
@@ -33,8 +33,8 @@ pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let mut mapper = Mapper {
         meta: report.meta(),
         names: report.gpu_metric_names()?,
@@ -46,7 +46,7 @@ pub fn write<W: Write>(
         cpu_faults: FxHashMap::default(),
         pools: MemoryPools::new(POOLS_RANK),
     };
-    report.for_each_device_event(|event| -> Result<(), Failure> {
+    report.for_each_device_event(|event| -> Result<(), ConvertError> {
         rows.tick();
         mapper.event(event)
     })
@@ -68,7 +68,7 @@ struct Mapper<'a, 's, W: Write> {
 }
 
 impl<W: Write> Mapper<'_, '_, W> {
-    fn event(&mut self, event: DeviceEvent) -> Result<(), Failure> {
+    fn event(&mut self, event: DeviceEvent) -> Result<(), ConvertError> {
         match event {
             DeviceEvent::Metric {
                 ts,
@@ -156,7 +156,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         ts: i64,
         (type_id, metric_id): (i64, i64),
         value: MetricValue,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let Some(ts) = self.time(ts, GPU_METRICS) else {
             return Ok(());
         };
@@ -190,7 +190,7 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 
     /// `change` bytes allocated (or freed, when negative) by `pid` on `device`.
-    fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), Failure> {
+    fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), ConvertError> {
         let (track, total) = match self.memory.get_mut(&(device, pid)) {
             Some(entry) => entry,
             None => {
@@ -222,7 +222,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         end: i64,
         device: i64,
         args: &[Arg],
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let track = match self.gpu_faults.get(&device) {
             Some(&t) => t,
             None => {
@@ -234,14 +234,14 @@ impl<W: Write> Mapper<'_, '_, W> {
                 t
             }
         };
-        let end = self.summary.end_time(start, end);
+        let end = self.summary.checked_end(start, end);
         let slice = Slice::new(start, Some(end), "GPU page faults", UNIFIED_MEMORY, args);
         self.seq.slice(track, &slice)?;
         self.summary.count(UNIFIED_MEMORY);
         Ok(())
     }
 
-    fn cpu_fault(&mut self, ts: u64, pid: u32, args: &[Arg]) -> Result<(), Failure> {
+    fn cpu_fault(&mut self, ts: u64, pid: u32, args: &[Arg]) -> Result<(), ConvertError> {
         let track = match self.cpu_faults.get(&pid) {
             Some(&t) => t,
             None => {

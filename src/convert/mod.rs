@@ -29,27 +29,27 @@ use std::io::{self, Write};
 
 pub use summary::Summary;
 
-pub(crate) use pipeline::Rows;
+pub(crate) use pipeline::RowTicker;
 
 use crate::nsys::{EventStream, Report};
 use crate::perfetto::Trace;
 
 /// Why a conversion stopped.
 #[derive(Debug)]
-pub enum Failure {
+pub enum ConvertError {
     Read(rusqlite::Error),
     Write(io::Error),
 }
 
-impl From<rusqlite::Error> for Failure {
+impl From<rusqlite::Error> for ConvertError {
     fn from(e: rusqlite::Error) -> Self {
-        Failure::Read(e)
+        ConvertError::Read(e)
     }
 }
 
-impl From<io::Error> for Failure {
+impl From<io::Error> for ConvertError {
     fn from(e: io::Error) -> Self {
-        Failure::Write(e)
+        ConvertError::Write(e)
     }
 }
 
@@ -66,7 +66,7 @@ pub fn convert<W: Write + Send>(
     parts: &Parts,
     gzip: Option<u32>,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(W, Summary), Failure> {
+) -> Result<(W, Summary), ConvertError> {
     let namespace = namespace(report)?;
     let trace = Trace::new(out, namespace, gzip);
     let total: u64 = Part::ALL
@@ -241,7 +241,7 @@ pub struct Progress {
 }
 
 /// A number that tells this report's tracks and flows apart from another's.
-fn namespace(report: &Report) -> Result<u64, Failure> {
+fn namespace(report: &Report) -> Result<u64, ConvertError> {
     Ok(flows::mix(report.fingerprint()?))
 }
 

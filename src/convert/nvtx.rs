@@ -15,7 +15,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 use super::projection::RangeFeed;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 pub const NVTX: &str = "nvtx";
 
@@ -24,12 +24,12 @@ pub fn write<W: Write>(
     seq: &mut SequenceWriter<'_, W>,
     mut feed: Option<&mut RangeFeed>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let mut thread_tracks: FxHashMap<(u32, u32, i64), SliceTrack> = FxHashMap::default();
     let mut process_tracks: FxHashMap<(u32, i64), SliceTrack> = FxHashMap::default();
     let meta = report.meta();
-    report.for_each_nvtx_event(|e: NvtxEvent| -> Result<(), Failure> {
+    report.for_each_nvtx_event(|e: NvtxEvent| -> Result<(), ConvertError> {
         rows.tick();
         let Some(start) = trace_time(e.start) else {
             summary.skip_negative(NVTX);
@@ -82,7 +82,7 @@ pub fn write<W: Write>(
         }
         let end = match (e.kind, e.end) {
             (NvtxKind::Mark, _) => Some(start),
-            (_, Some(end)) => Some(summary.end_time(start, end)),
+            (_, Some(end)) => Some(summary.checked_end(start, end)),
             (_, None) => {
                 summary.unterminated += 1;
                 args.push(Arg::new("unterminated", ArgValue::Bool(true)));

@@ -12,7 +12,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 pub const OSRT: &str = "osrt";
 
@@ -24,13 +24,13 @@ pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32), SliceTrack> = FxHashMap::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_osrt_call(|call: OsrtCall| -> Result<(), Failure> {
+    report.for_each_osrt_call(|call: OsrtCall| -> Result<(), ConvertError> {
         rows.tick();
         let Some(start) = trace_time(call.start) else {
             summary.skip_negative(OSRT);
@@ -49,7 +49,7 @@ pub fn write<W: Write>(
             let thread = seq.with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
             seq.slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
         });
-        let end = summary.end_time(start, call.end);
+        let end = summary.checked_end(start, call.end);
         let mut args = Vec::with_capacity(1);
         if let Some(v) = call.return_value {
             args.push(Arg::new("return_value", ArgValue::Int(v)));

@@ -15,7 +15,7 @@ use crate::perfetto::{
 
 use super::summary::Summary;
 use super::threads::{process_name, thread_name};
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 /// `PROFILER_OVERHEAD` rows.
 pub const NSYS_OVERHEAD: &str = "nsys_overhead";
@@ -31,8 +31,8 @@ pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let mut writer = NsysWriter {
         meta: report.meta(),
         labels: report.nsys_labels()?,
@@ -40,7 +40,7 @@ pub fn write<W: Write>(
         overheads: FxHashMap::default(),
         diagnostics: None,
     };
-    report.for_each_nsys_event(|event| -> Result<(), Failure> {
+    report.for_each_nsys_event(|event| -> Result<(), ConvertError> {
         rows.tick();
         match event {
             NsysEvent::Overhead(o) => writer.overhead(seq, &o, summary),
@@ -79,7 +79,7 @@ impl NsysWriter<'_> {
         seq: &mut SequenceWriter<'_, W>,
         o: &Overhead,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let category = match o.source {
             OverheadSource::Profiler => NSYS_OVERHEAD,
             OverheadSource::Cupti => CUPTI_OVERHEAD,
@@ -119,7 +119,7 @@ impl NsysWriter<'_> {
             "" => "Profiler overhead",
             name => name,
         };
-        let end = summary.end_time(start, o.end);
+        let end = summary.checked_end(start, o.end);
         seq.slice(track, &Slice::new(start, Some(end), name, category, &args))?;
         summary.count(category);
         Ok(())
@@ -130,7 +130,7 @@ impl NsysWriter<'_> {
         seq: &mut SequenceWriter<'_, W>,
         d: &Diagnostic,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let Some(ts) = trace_time(d.ts) else {
             summary.skip_negative(DIAGNOSTIC);
             return Ok(());

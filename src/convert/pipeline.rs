@@ -67,7 +67,7 @@ use crate::worker::outcome;
 
 use super::projection::{self, RangeFeed, RangeSource};
 use super::{cuda, libraries, metrics, nvtx, osrt, overhead, samples, sched};
-use super::{Failure, Part, Parts, Summary};
+use super::{ConvertError, Part, Parts, Summary};
 
 /// Converts the `parts` of `report` into `trace`, calling `progress` with
 /// the number of rows read so far, and closes every sequence: the trace is
@@ -78,7 +78,7 @@ pub(super) fn run<W: Write + Send>(
     parts: Parts,
     namespace: u64,
     progress: &mut dyn FnMut(u64),
-) -> Result<Summary, Failure> {
+) -> Result<Summary, ConvertError> {
     let mut sequences = Sequences::new(trace, parts);
     let (feed, ranges) = match [Part::Cuda, Part::Nvtx, Part::NvtxGpu].map(|p| parts.has(p)) {
         [true, true, true] => {
@@ -111,7 +111,7 @@ pub(super) fn run<W: Write + Send>(
             write_cuda(report, cuda_sequences, ranges, namespace, rows)
         });
         reporter.until_workers_end();
-        Ok::<_, Failure>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
+        Ok::<_, ConvertError>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
     })?;
     let mut summary = Summary::default();
     for part in done {
@@ -130,11 +130,13 @@ fn start<'scope, T: Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     name: &str,
     work: impl FnOnce() -> T + Send + 'scope,
-) -> Result<ScopedJoinHandle<'scope, T>, Failure> {
+) -> Result<ScopedJoinHandle<'scope, T>, ConvertError> {
     let started = thread::Builder::new()
         .name(name.to_owned())
         .spawn_scoped(scope, work);
-    started.map_err(|e| Failure::Write(io::Error::new(e.kind(), format!("starting a thread: {e}"))))
+    started.map_err(|e| {
+        ConvertError::Write(io::Error::new(e.kind(), format!("starting a thread: {e}")))
+    })
 }
 
 /// Who writes a part's sequence.
@@ -149,8 +151,12 @@ enum Writer<W: Write> {
     Cpu(WritePart<W>),
 }
 
-type WritePart<W> =
-    for<'s> fn(&Report, &mut SequenceWriter<'s, W>, &mut Summary, &mut Rows) -> Result<(), Failure>;
+type WritePart<W> = for<'s> fn(
+    &Report,
+    &mut SequenceWriter<'s, W>,
+    &mut Summary,
+    &mut RowTicker,
+) -> Result<(), ConvertError>;
 
 fn writer<W: Write>(part: Part) -> Writer<W> {
     match part {
@@ -176,8 +182,8 @@ fn write_cuda<'t, W: Write>(
     mut sequences: Sequences<'t, W>,
     ranges: Option<RangeSource>,
     namespace: u64,
-    rows: &mut Rows<'_>,
-) -> Result<Done<'t, W>, Failure> {
+    rows: &mut RowTicker<'_>,
+) -> Result<Done<'t, W>, ConvertError> {
     let mut summary = Summary::default();
     let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
@@ -192,8 +198,8 @@ fn write_nvtx<'t, W: Write>(
     report: &Report,
     mut sequences: Sequences<'t, W>,
     mut feed: Option<RangeFeed>,
-    rows: &mut Rows<'_>,
-) -> Result<Done<'t, W>, Failure> {
+    rows: &mut RowTicker<'_>,
+) -> Result<Done<'t, W>, ConvertError> {
     let mut summary = Summary::default();
     if let Some(seq) = sequences.get(Part::Nvtx) {
         let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, rows);
@@ -210,8 +216,8 @@ fn write_nvtx<'t, W: Write>(
 fn write_cpu<'t, W: Write>(
     report: &Report,
     mut sequences: Sequences<'t, W>,
-    rows: &mut Rows<'_>,
-) -> Result<Done<'t, W>, Failure> {
+    rows: &mut RowTicker<'_>,
+) -> Result<Done<'t, W>, ConvertError> {
     let mut summary = Summary::default();
     for part in Part::ALL {
         let (Writer::Cpu(write), Some(seq)) = (writer(part), sequences.get(part)) else {
@@ -281,17 +287,17 @@ impl<'t, W: Write> Sequences<'t, W> {
     }
 }
 
-/// Rows a thread has read, counted for the progress callback: the count
+/// RowTicker a thread has read, counted for the progress callback: the count
 /// goes on every [`ROWS_PER_UPDATE`] rows.
-pub(crate) struct Rows<'c> {
+pub(crate) struct RowTicker<'c> {
     unsent: u64,
     to: &'c mut dyn Counts,
 }
 
-/// Rows between two counts of a thread.
+/// RowTicker between two counts of a thread.
 const ROWS_PER_UPDATE: u64 = 8192;
 
-impl Rows<'_> {
+impl RowTicker<'_> {
     pub fn tick(&mut self) {
         self.unsent += 1;
         if self.unsent == ROWS_PER_UPDATE {
@@ -301,8 +307,8 @@ impl Rows<'_> {
 }
 
 /// Runs `work` with a count of rows that goes to `to`, the last rows too.
-fn counted<T>(to: &mut dyn Counts, work: impl FnOnce(&mut Rows<'_>) -> T) -> T {
-    let mut rows = Rows { unsent: 0, to };
+fn counted<T>(to: &mut dyn Counts, work: impl FnOnce(&mut RowTicker<'_>) -> T) -> T {
+    let mut rows = RowTicker { unsent: 0, to };
     let done = work(&mut rows);
     if rows.unsent > 0 {
         rows.to.add(rows.unsent);

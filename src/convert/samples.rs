@@ -12,7 +12,7 @@ use crate::perfetto::SequenceWriter;
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 pub const SAMPLES: &str = "cpu_samples";
 
@@ -20,13 +20,13 @@ pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let meta = report.meta();
     let mut described: FxHashSet<(u32, u32)> = FxHashSet::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_cpu_sample(|sample: CpuSample| -> Result<(), Failure> {
+    report.for_each_cpu_sample(|sample: CpuSample| -> Result<(), ConvertError> {
         rows.tick();
         let Some(ts) = trace_time(sample.start) else {
             summary.skip_negative(SAMPLES);

@@ -14,7 +14,7 @@ use crate::perfetto::{ContextSwitch, EndState, SequenceWriter, Task};
 
 use super::summary::Summary;
 use super::threads::{thread_name, thread_track};
-use super::{trace_time, Failure, Rows};
+use super::{trace_time, ConvertError, RowTicker};
 
 pub const SCHED: &str = "sched";
 
@@ -44,11 +44,11 @@ pub fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
-    rows: &mut Rows,
-) -> Result<(), Failure> {
+    rows: &mut RowTicker,
+) -> Result<(), ConvertError> {
     let mut cpus: BTreeMap<u32, Cpu> = BTreeMap::new();
     let mut names = Names::default();
-    report.for_each_sched_event(|e: SchedEvent| -> Result<(), Failure> {
+    report.for_each_sched_event(|e: SchedEvent| -> Result<(), ConvertError> {
         rows.tick();
         let Some(ts) = trace_time(e.start) else {
             summary.skip_negative(SCHED);
@@ -105,7 +105,7 @@ fn flush<W: Write>(
     n: u32,
     cpu: &mut Cpu,
     names: &Names,
-) -> Result<(), Failure> {
+) -> Result<(), ConvertError> {
     if cpu.switches.is_empty() {
         return Ok(());
     }
@@ -137,7 +137,7 @@ impl Names {
         report: &Report,
         seq: &mut SequenceWriter<'_, W>,
         (pid, tid): (u32, u32),
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         if let std::collections::hash_map::Entry::Vacant(entry) = self.names.entry((pid, tid)) {
             let meta = report.meta();
             let thread = seq.with_tracks(|t| thread_track(t, meta, pid, tid));

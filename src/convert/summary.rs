@@ -105,7 +105,7 @@ impl Summary {
 
     /// An event's end as a trace time. An end before the start is counted
     /// here, and the event becomes an instant at its start.
-    pub(crate) fn end_time(&mut self, start: u64, end: i64) -> u64 {
+    pub(crate) fn checked_end(&mut self, start: u64, end: i64) -> u64 {
         match u64::try_from(end) {
             Ok(end) if end >= start => end,
             _ => {

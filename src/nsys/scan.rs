@@ -27,7 +27,7 @@ pub fn order_key(start: i64, end: i64) -> OrderKey {
     (start, end > start, Reverse(end))
 }
 
-/// Rows decoded per query of a run.
+/// RowTicker decoded per query of a run.
 const BATCH: usize = 512;
 /// More runs than this and the table is sorted by SQLite instead.
 const MAX_RUNS: usize = 4096;
@@ -89,7 +89,7 @@ impl<'r, T> TableScan<'r, T> {
     }
 }
 
-/// Rows `from..=to` by rowid, in which `start` never decreases.
+/// RowTicker `from..=to` by rowid, in which `start` never decreases.
 #[derive(Clone, Copy, Debug)]
 struct Run {
     from: i64,

@@ -23,7 +23,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::gpu::GpuTracks;
 use super::summary::Summary;
-use super::Failure;
+use super::ConvertError;
 
 mod feed;
 
@@ -147,7 +147,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         self.now = self.now.max(t);
         while let Some(range) = self.source.next_until(t) {
             let id = self.next_id;
@@ -281,7 +281,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         self.source.close();
         for (_, launch) in std::mem::take(&mut self.launches) {
             for id in launch.inside {
@@ -346,7 +346,7 @@ impl<W: Write> Projector<'_, '_, W> {
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), ConvertError> {
         let bound = match self.unfinished.first() {
             Some(&(first, _)) => first.min(self.now),
             None => self.now,
@@ -363,7 +363,12 @@ impl<W: Write> Projector<'_, '_, W> {
         Ok(())
     }
 
-    fn write(&mut self, p: &Projected, gpu: &GpuTracks, meta: &Metadata) -> Result<(), Failure> {
+    fn write(
+        &mut self,
+        p: &Projected,
+        gpu: &GpuTracks,
+        meta: &Metadata,
+    ) -> Result<(), ConvertError> {
         let (pid, tid) = (p.range.pid, p.range.tid);
         let key = ProjectionTrack {
             device: p.device,
