@@ -1,72 +1,61 @@
-//! `nsys2perfetto`: the command line. All the work is in the library.
+//! `convert`: reports in, traces out.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, Part, Parts, Progress};
 
-#[derive(Parser)]
-#[command(
-    version,
-    about = "Convert NVIDIA Nsight Systems reports into Perfetto traces"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
+use crate::signals::Signals;
+use crate::{human_bytes, INTERRUPTED, USAGE};
 
-#[derive(Subcommand)]
-enum Command {
-    /// Convert reports into gzipped Perfetto traces for ui.perfetto.dev and trace_processor.
-    ///
-    /// Every CUDA API call, kernel, memcpy, memset, synchronization and NVTX event
-    /// becomes a slice, with a flow from each launch to the GPU work it launched.
-    /// The output is written to a temporary file and renamed when complete; an
-    /// interrupted conversion (Ctrl-C, SIGTERM) leaves nothing behind.
-    Convert {
-        /// Nsight Systems SQLite exports (`nsys export --type sqlite`), or reports
-        /// (.nsys-rep, .qdrep), which are exported first with the nsys CLI.
-        #[arg(required = true, value_name = "INPUT")]
-        inputs: Vec<PathBuf>,
+/// Convert reports into gzipped Perfetto traces for ui.perfetto.dev and trace_processor.
+///
+/// Every CUDA API call, kernel, memcpy, memset, synchronization and NVTX event
+/// becomes a slice, with a flow from each launch to the GPU work it launched.
+/// The output is written to a temporary file and renamed when complete; an
+/// interrupted conversion (Ctrl-C, SIGTERM) leaves nothing behind.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Nsight Systems SQLite exports (`nsys export --type sqlite`), or reports
+    /// (.nsys-rep, .qdrep), which are exported first with the nsys CLI.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
 
-        /// Output file (default: INPUT with extension .perfetto-trace), or a
-        /// directory to write each trace into (the only choice with several
-        /// inputs), or - for standard output.
-        #[arg(short, long, value_name = "OUT")]
-        output: Option<PathBuf>,
+    /// Output file (default: INPUT with extension .perfetto-trace), or a
+    /// directory to write each trace into (the only choice with several
+    /// inputs), or - for standard output.
+    #[arg(short, long, value_name = "OUT")]
+    output: Option<PathBuf>,
 
-        /// Write raw protobuf instead of gzip.
-        #[arg(long, conflicts_with = "level")]
-        no_gzip: bool,
+    /// Write raw protobuf instead of gzip.
+    #[arg(long, conflicts_with = "level")]
+    no_gzip: bool,
 
-        /// Gzip level: 1 is fastest, 9 smallest. Level 1 compresses in half
-        /// the default's time into 29% more bytes; 6 saves 9% at 2.4 times the time.
-        #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
-              value_parser = clap::value_parser!(u32).range(1..=9))]
-        level: u32,
+    /// Gzip level: 1 is fastest, 9 smallest. Level 1 compresses in half
+    /// the default's time into 29% more bytes; 6 saves 9% at 2.4 times the time.
+    #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
+          value_parser = clap::value_parser!(u32).range(1..=9))]
+    level: u32,
 
-        /// Leave these out of the trace, for a lighter one (see README.md for
-        /// what each part holds).
-        #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
-        exclude: Vec<Part>,
+    /// Leave these out of the trace, for a lighter one (see README.md for
+    /// what each part holds).
+    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
+    exclude: Vec<Part>,
 
-        /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-        #[arg(long, value_name = "PATH", default_value = "nsys")]
-        nsys: PathBuf,
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
 
-        /// No progress bar and no summary; errors only.
-        #[arg(short, long)]
-        quiet: bool,
-    },
+    /// No progress bar and no summary; errors only.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// The parts `--exclude` accepts, named as the library names them.
@@ -77,15 +66,9 @@ fn part_parser() -> impl TypedValueParser<Value = Part> {
     })
 }
 
-/// Exit status of a command line refused before any input is read (as for
-/// clap's own usage errors).
-const USAGE: u8 = 2;
-/// Exit status of a conversion interrupted by a signal that left no status
-/// (128 + SIGINT, as a shell reports Ctrl-C).
-const INTERRUPTED: u8 = 130;
-
-fn main() -> ExitCode {
-    let Command::Convert {
+/// Converts each input in turn; one that fails does not stop the others.
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    let Args {
         inputs,
         output,
         no_gzip,
@@ -93,14 +76,7 @@ fn main() -> ExitCode {
         exclude,
         nsys,
         quiet,
-    } = Cli::parse().command;
-    let signals = match Signals::watch() {
-        Ok(signals) => signals,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: cannot handle signals: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    } = args;
     let mut options = Options::default();
     options.gzip = (!no_gzip).then_some(level);
     options.parts = exclude
@@ -332,59 +308,5 @@ impl<W: Write> Write for Counting<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
-    }
-}
-
-/// SIGINT and SIGTERM, caught: the first sets the cancellation flag that
-/// the conversion watches (it then cleans up and stops); a second one of
-/// either ends the program at once.
-struct Signals {
-    cancel: Arc<AtomicBool>,
-    /// The exit status the last signal calls for (128 + its number), 0 for none.
-    status: Arc<AtomicUsize>,
-}
-
-impl Signals {
-    #[cfg(unix)]
-    fn watch() -> std::io::Result<Signals> {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        use signal_hook::flag;
-        let signals = Signals {
-            cancel: Arc::new(AtomicBool::new(false)),
-            status: Arc::new(AtomicUsize::new(0)),
-        };
-        for signal in [SIGINT, SIGTERM] {
-            let status = 128 + signal;
-            // First, so that it sees the flag as the previous signal left it.
-            flag::register_conditional_shutdown(signal, status, Arc::clone(&signals.cancel))?;
-            flag::register_usize(signal, Arc::clone(&signals.status), status as usize)?;
-            flag::register(signal, Arc::clone(&signals.cancel))?;
-        }
-        Ok(signals)
-    }
-
-    #[cfg(not(unix))]
-    fn watch() -> std::io::Result<Signals> {
-        Ok(Signals {
-            cancel: Arc::new(AtomicBool::new(false)),
-            status: Arc::new(AtomicUsize::new(0)),
-        })
-    }
-
-    /// The exit status for the signal received, if one was.
-    fn received(&self) -> Option<u8> {
-        match self.status.load(Ordering::SeqCst) {
-            0 => None,
-            status => Some(u8::try_from(status).unwrap_or(u8::MAX)),
-        }
-    }
-}
-
-fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n => format!("{n} B"),
     }
 }
