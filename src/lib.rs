@@ -35,6 +35,7 @@
 //! # Ok::<(), nsys2perfetto::Error>(())
 //! ```
 
+mod chrome;
 mod convert;
 mod error;
 mod file;
@@ -63,7 +64,7 @@ pub const DEFAULT_GZIP_LEVEL: u32 = 3;
 #[non_exhaustive]
 pub struct Options {
     /// The gzip level of the trace, 1 (fastest) to 9 (smallest), or `None`
-    /// for raw protobuf (Perfetto reads both).
+    /// for raw protobuf or plain JSON (Perfetto reads both).
     pub gzip: Option<u32>,
     /// The `nsys` CLI used to export `.nsys-rep`/`.qdrep` reports.
     pub nsys: PathBuf,
@@ -73,6 +74,35 @@ pub struct Options {
     /// it then fails with [`Error::Interrupted`] soon after, having stopped
     /// nsys and removed the temporary trace and export.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// What the trace is written as.
+    pub format: Format,
+}
+
+/// What a trace is written as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// Perfetto's protobuf trace format.
+    #[default]
+    Perfetto,
+    /// Chrome's trace event JSON (a `{"traceEvents": [...]}` object), for
+    /// tools that read only JSON: the same slices, names, args, processes,
+    /// threads, counters and flows. Chrome's format has no place for CPU
+    /// samples, context switches or the call stacks of slices: those parts
+    /// are left out.
+    Json,
+}
+
+impl Format {
+    /// The format a file name asks for: JSON for names ending `.json` or
+    /// `.json.gz`, else Perfetto.
+    pub fn of_name(path: &std::path::Path) -> Format {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
+        match name {
+            Some(n) if n.ends_with(".json") || n.ends_with(".json.gz") => Format::Json,
+            _ => Format::Perfetto,
+        }
+    }
 }
 
 impl Default for Options {
@@ -82,6 +112,7 @@ impl Default for Options {
             nsys: PathBuf::from("nsys"),
             parts: Parts::all(),
             cancel: None,
+            format: Format::Perfetto,
         }
     }
 }
@@ -94,9 +125,9 @@ impl Options {
     }
 }
 
-/// Converts `report` into a Perfetto trace written to `out`, as `options`
-/// say (`options.nsys` plays no part: the report is open already). Returns
-/// `out` and what the trace holds; `progress` hears how far it is, now and
+/// Converts `report` into a trace written to `out` (Perfetto's format, or
+/// JSON: [`Options::format`]), as `options` say (`options.nsys` plays no
+/// part: the report is open already). Returns `out` and what the trace holds; `progress` hears how far it is, now and
 /// then. On failure `out` may hold part of a trace.
 pub fn convert<W: Write + Send>(
     report: &Report,
@@ -113,17 +144,24 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
-    let (out, mut summary) = convert::convert(report, out, &options.parts, options.gzip, progress)
-        .map_err(|f| match f {
-            _ if options.cancelled() => Error::Interrupted {
-                path: report.path().to_owned(),
-            },
-            convert::ConvertError::Read(e) => Error::Damaged {
-                path: report.path().to_owned(),
-                cause: DatabaseError(e),
-            },
-            convert::ConvertError::Write(cause) => Error::Writer { cause },
-        })?;
+    let converted = match options.format {
+        Format::Perfetto => convert::convert(report, out, &options.parts, options.gzip, progress),
+        Format::Json => {
+            let parts = options.parts.without(Part::Samples).without(Part::Sched);
+            chrome::convert(report, out, &parts, options.gzip, progress)
+                .map(|(out, summary, _)| (out, summary))
+        }
+    };
+    let (out, mut summary) = converted.map_err(|f| match f {
+        _ if options.cancelled() => Error::Interrupted {
+            path: report.path().to_owned(),
+        },
+        convert::ConvertError::Read(e) => Error::Damaged {
+            path: report.path().to_owned(),
+            cause: DatabaseError(e),
+        },
+        convert::ConvertError::Write(cause) => Error::Writer { cause },
+    })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))
 }

@@ -10,7 +10,9 @@ use std::time::Instant;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, Part, Parts, Progress};
+use nsys2perfetto::{
+    convert_file, convert_to_writer, Error, Format, Options, Part, Parts, Progress,
+};
 
 use crate::signals::Signals;
 use crate::{human_bytes, INTERRUPTED, USAGE};
@@ -37,6 +39,13 @@ pub struct Args {
     /// Write raw protobuf instead of gzip.
     #[arg(long, conflicts_with = "level")]
     no_gzip: bool,
+
+    /// Write Perfetto's protobuf, or Chrome's trace event JSON for tools that
+    /// read only JSON (default: json when -o ends in .json or .json.gz).
+    /// JSON goes to INPUT.json by default and is gzipped only when its name
+    /// ends in .gz; it carries no CPU samples, context switches or call stacks.
+    #[arg(long, value_name = "FORMAT", value_parser = ["perfetto", "json"])]
+    format: Option<String>,
 
     /// Gzip level: 1 is fastest, 9 smallest. Level 1 compresses in half
     /// the default's time into 29% more bytes; 6 saves 9% at 2.4 times the time.
@@ -73,6 +82,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         output,
         no_gzip,
         level,
+        format,
         exclude,
         nsys,
         quiet,
@@ -84,7 +94,19 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         .fold(Parts::all(), |parts, p| parts.without(*p));
     options.nsys = nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
-    let targets = match plan(&inputs, output.as_deref()) {
+    options.format = match format.as_deref() {
+        Some("json") => Format::Json,
+        Some(_) => Format::Perfetto,
+        None => output
+            .as_deref()
+            .filter(|o| !o.is_dir())
+            .map_or(Format::Perfetto, Format::of_name),
+    };
+    let extension = match options.format {
+        Format::Json => "json",
+        _ => "perfetto-trace",
+    };
+    let targets = match plan(&inputs, output.as_deref(), extension) {
         Ok(targets) => targets,
         Err(message) => {
             eprintln!("nsys2perfetto: error: {message}");
@@ -99,6 +121,12 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
                 input.display()
             );
             return ExitCode::from(status);
+        }
+        let mut options = options.clone();
+        if options.format == Format::Json {
+            // JSON is gzipped by name: readers of JSON often take only plain text.
+            let gz = matches!(target, Target::File(p) if p.to_string_lossy().ends_with(".gz"));
+            options.gzip = (gz && !no_gzip).then_some(level);
         }
         match convert_one(input, target, &options, quiet) {
             Ok(()) => {}
@@ -144,7 +172,7 @@ enum Target {
 /// The target of each input, or why the command line cannot be carried out:
 /// checked before any input is read, so that nothing is converted for a
 /// run that would overwrite an input or one of its own traces.
-fn plan(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Target>, String> {
+fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Vec<Target>, String> {
     let several = inputs.len() > 1;
     if output.is_some_and(|o| o == Path::new("-")) {
         if several {
@@ -180,8 +208,8 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Target>, String
     };
     let mut targets = Vec::new();
     for input in inputs {
-        let name = Path::new(input.file_name().unwrap_or(input.as_os_str()))
-            .with_extension("perfetto-trace");
+        let name =
+            Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension(extension);
         let target = match (output, into_dir) {
             (_, Some(dir)) => dir.join(name),
             (Some(out), None) => {

@@ -1,0 +1,58 @@
+//! Chrome trace event JSON: the trace the Perfetto writer makes, transcoded
+//! as it is written, for tools that read only JSON.
+//!
+//! The conversion itself is untouched: the Perfetto trace goes through an
+//! in-process pipe to a transcoder on a thread of its own, which writes the
+//! JSON (gzipped if asked) as packets arrive. So the JSON carries exactly
+//! what the protobuf carries, and memory stays flat: the transcoder holds
+//! only the open slices and the interned strings of each sequence.
+
+mod json;
+mod pipe;
+mod transcode;
+
+use std::io::Write;
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+pub use transcode::Transcoded;
+
+use crate::convert::{self, ConvertError, Parts, Progress, Summary};
+use crate::nsys::Report;
+
+/// Converts the `parts` of `report` into JSON written to `out`, gzipped at
+/// level `gzip` if given.
+pub fn convert<W: Write + Send>(
+    report: &Report,
+    out: W,
+    parts: &Parts,
+    gzip: Option<u32>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(W, Summary, Transcoded), ConvertError> {
+    let (writer, reader) = pipe::pipe();
+    std::thread::scope(|scope| {
+        let transcoder = scope.spawn(move || match gzip {
+            Some(level) => {
+                let (gz, transcoded) =
+                    transcode::transcode(reader, GzEncoder::new(out, Compression::new(level)))?;
+                Ok((gz.finish()?, transcoded))
+            }
+            None => transcode::transcode(reader, out),
+        });
+        // No gzip between the writer and the transcoder: it would be undone
+        // at once.
+        let converted = convert::convert(report, writer, parts, None, progress)
+            .and_then(|(writer, summary)| Ok((writer.finish()?, summary)));
+        // The pipe is closed now (finished, or dropped with the error), so
+        // the transcoder ends.
+        let transcoded = crate::worker::outcome(transcoder.join());
+        match (converted, transcoded) {
+            (Ok(((), summary)), Ok((out, transcoded))) => Ok((out, summary, transcoded)),
+            // The transcoder's own failure (writing the output, say) stopped
+            // the conversion at its next write: its error says why.
+            (Err(ConvertError::Write(_)) | Ok(_), Err(e)) => Err(ConvertError::Write(e)),
+            (Err(e), _) => Err(e),
+        }
+    })
+}
