@@ -148,8 +148,12 @@ pub fn convert<W: Write + Send>(
         Format::Perfetto => convert::convert(report, out, &options.parts, options.gzip, progress),
         Format::Json => {
             let parts = options.parts.without(Part::Samples).without(Part::Sched);
-            chrome::convert(report, out, &parts, options.gzip, progress)
-                .map(|(out, summary, _)| (out, summary))
+            chrome::convert(report, out, &parts, options.gzip, progress).map(
+                |(out, mut summary, transcoded)| {
+                    summary.json_flows_on_nested = transcoded.flows_on_nested;
+                    (out, summary)
+                },
+            )
         }
     };
     let (out, mut summary) = converted.map_err(|f| match f {

@@ -35,11 +35,17 @@ pub fn micros(out: &mut String, ns: u64) {
     let _ = write!(out, "{}.{:03}", ns / 1000, ns % 1000);
 }
 
-/// Appends a float as a JSON number, or as a string where JSON has no
-/// number for it (NaN, infinities).
+/// Appends a float as a JSON number that reads back as a float (18.0, not
+/// 18), or as a string where JSON has no number for it (NaN, infinities).
 pub fn double(out: &mut String, v: f64) {
     if v.is_finite() {
+        let at = out.len();
+        // Display writes the shortest digits that read back as `v`, never
+        // with an exponent.
         let _ = write!(out, "{v}");
+        if !out[at..].contains('.') {
+            out.push_str(".0");
+        }
     } else {
         string(out, &v.to_string());
     }
@@ -72,6 +78,8 @@ mod tests {
         double(&mut out, f64::NAN);
         out.push(',');
         double(&mut out, 2.5);
-        assert_eq!(out, r#""NaN",2.5"#);
+        out.push(',');
+        double(&mut out, 18.0);
+        assert_eq!(out, r#""NaN",2.5,18.0"#);
     }
 }

@@ -14,8 +14,10 @@
 //!   so nothing needs to match BEGIN and END again, whatever order a reader
 //!   sorts equal times in; only the slices open on a track are held;
 //! - each flow becomes a pair of flow events ("s", and "f" bound to the
-//!   enclosing slice), placed at a time where the slice it belongs to is the
-//!   innermost one open on its track;
+//!   enclosing slice) at the start of the slices it links: trace_processor
+//!   binds one to the slice begun last on its track at or before its time,
+//!   which is the flow's own slice unless a nested one starts with it (the
+//!   flows of such slices are counted);
 //! - counters become "C" events of their track's process.
 //!
 //! Times are microseconds with the nanoseconds as three decimals: exact.
@@ -39,10 +41,10 @@ pub struct Transcoded {
     pub events: u64,
     /// Packets with no JSON equivalent (CPU samples, context switches).
     pub skipped_packets: u64,
-    /// Flows bound at their slice's start although a nested slice starts
-    /// there too (the slice has no instant where it alone is innermost):
-    /// a reader may bind them to the nested slice.
-    pub ambiguous_flows: u64,
+    /// Flows of slices in which a nested slice starts at their start: JSON
+    /// readers bind a flow event to the innermost slice open at its time,
+    /// and so to the nested one.
+    pub flows_on_nested: u64,
 }
 
 /// Reads the protobuf trace in `input` and writes it to `out` as JSON.
@@ -265,9 +267,8 @@ struct Open {
     body: String,
     flows_out: Vec<u64>,
     flows_in: Vec<u64>,
-    /// The earliest time from which no nested slice has yet been seen
-    /// (flows are bound there).
-    free_at: u64,
+    /// Whether a nested slice starts at `start`.
+    crowded: bool,
 }
 
 impl<W: Write> Json<W> {
@@ -419,7 +420,7 @@ impl<W: Write> Json<W> {
                     body,
                     flows_out: e.flow_ids,
                     flows_in: e.terminating_flow_ids,
-                    free_at: ts,
+                    crowded: false,
                 });
                 Ok(())
             }
@@ -436,7 +437,7 @@ impl<W: Write> Json<W> {
                         slice.start
                     )));
                 }
-                self.nested(uuid, slice.start, ts + 1);
+                self.nested(uuid, slice.start);
                 let (pid, tid) = self.place(uuid)?;
                 let l = &mut self.line;
                 l.clear();
@@ -450,18 +451,15 @@ impl<W: Write> Json<W> {
                 l.push_str(&slice.body);
                 l.push('}');
                 self.emit()?;
-                let at = if slice.free_at < ts {
-                    slice.free_at
-                } else {
+                if slice.crowded {
                     let flows = slice.flows_out.len() + slice.flows_in.len();
-                    self.stats.ambiguous_flows += flows as u64;
-                    slice.start
-                };
-                self.flows(pid, tid, at, &slice.flows_out, &slice.flows_in)
+                    self.stats.flows_on_nested += flows as u64;
+                }
+                self.flows(pid, tid, slice.start, &slice.flows_out, &slice.flows_in)
             }
             Type::Instant => {
                 let body = body(&e, seq)?;
-                self.nested(uuid, ts, ts + 1);
+                self.nested(uuid, ts);
                 let (pid, tid) = self.place(uuid)?;
                 let l = &mut self.line;
                 l.clear();
@@ -505,18 +503,15 @@ impl<W: Write> Json<W> {
         }
     }
 
-    /// Tells the slice open around a nested one on track `uuid` that it is
-    /// not innermost from `start` until just before `after`: trace_processor
-    /// binds a flow event at a slice's end time to that slice still.
-    fn nested(&mut self, uuid: u64, start: u64, after: u64) {
+    /// Tells the slice open around a nested one on track `uuid`, which
+    /// starts at `start`, whether it starts with it.
+    fn nested(&mut self, uuid: u64, start: u64) {
         if let Some(parent) = self.open.get_mut(&uuid).and_then(|o| o.last_mut()) {
-            if start <= parent.free_at {
-                parent.free_at = parent.free_at.max(after);
-            }
+            parent.crowded |= start == parent.start;
         }
     }
 
-    /// Writes flow events bound to the slice innermost at `at` on (pid, tid).
+    /// Writes the flow events of a slice that starts at `at` on (pid, tid).
     fn flows(&mut self, pid: i64, tid: i64, at: u64, out: &[u64], into: &[u64]) -> io::Result<()> {
         for (flows, phase) in [(out, "\"s\""), (into, "\"f\",\"bp\":\"e\"")] {
             for &id in flows {

@@ -49,6 +49,9 @@ pub struct Summary {
     pub event_waits_before_record: u64,
     /// CUDA event records whose recording call is not in the trace.
     pub event_records_without_call: u64,
+    /// Flows of JSON output that leave or enter a slice at the very time a
+    /// slice nested in it starts: JSON readers bind them to the nested one.
+    pub json_flows_on_nested: u64,
 }
 
 impl Summary {
@@ -78,6 +81,7 @@ impl Summary {
             event_waits_unrecorded,
             event_waits_before_record,
             event_records_without_call,
+            json_flows_on_nested,
         } = other;
         for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
@@ -101,6 +105,7 @@ impl Summary {
         self.event_waits_unrecorded += event_waits_unrecorded;
         self.event_waits_before_record += event_waits_before_record;
         self.event_records_without_call += event_records_without_call;
+        self.json_flows_on_nested += json_flows_on_nested;
     }
 
     /// An event's end as a trace time. An end before the start is counted
@@ -212,6 +217,13 @@ impl Summary {
             n => w.push(format!(
                 "{n} GPU operations start before the call that launched them; not linked"
             )),
+        }
+        if self.json_flows_on_nested > 0 {
+            w.push(format!(
+                "{} at the very time a slice nested in it starts: JSON binds a flow to the innermost slice open then, so {} the nested slice",
+                count(self.json_flows_on_nested, "flow leaves or enters a slice", "flows leave or enter slices"),
+                if self.json_flows_on_nested == 1 { "it shows on" } else { "they show on" }
+            ));
         }
         w
     }
