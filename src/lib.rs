@@ -5,7 +5,8 @@
 //! writer of Perfetto traces ([`perfetto`]: sequences, interning, tracks,
 //! flows, gzip; it knows nothing of Nsight), and the mapping between them.
 //!
-//! [`convert`] turns an open [`Report`] into a trace written to any writer;
+//! [`convert`] turns an open [`Report`] into a trace written to any writer
+//! (Perfetto's protobuf, or Chrome's trace event JSON: [`Format`]);
 //! [`convert_file`] adds what a tool needs around it: `.nsys-rep` reports
 //! exported through the `nsys` CLI, and an output file that appears only when
 //! complete. An export need not be a file: here one is built in memory.
