@@ -148,10 +148,24 @@ pub fn convert<W: Write + Send>(
     let converted = match options.format {
         Format::Perfetto => convert::convert(report, out, &options.parts, options.gzip, progress),
         Format::Json => {
-            let parts = options.parts.without(Part::Samples).without(Part::Sched);
+            // Chrome's JSON has no CPU samples or context switches: their
+            // tables are told as not converted.
+            let left_out = [Part::Samples, Part::Sched];
+            let parts = left_out.iter().fold(options.parts, |p, &l| p.without(l));
+            let unconverted: Vec<Unconverted> = left_out
+                .iter()
+                .filter(|&&p| options.parts.has(p))
+                .flat_map(|p| p.tables(report))
+                .map(|table| Unconverted {
+                    rows: report.rows(&table),
+                    table,
+                })
+                .filter(|u| u.rows > 0)
+                .collect();
             chrome::convert(report, out, &parts, options.gzip, progress).map(
                 |(out, mut summary, transcoded)| {
                     summary.json_flows_on_nested = transcoded.flows_on_nested;
+                    summary.unconverted.extend(unconverted);
                     (out, summary)
                 },
             )

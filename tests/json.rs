@@ -315,3 +315,38 @@ fn an_output_that_fails_midway_fails_the_json_conversion_with_its_error() {
         }
     }
 }
+
+#[test]
+fn samples_and_context_switches_are_told_as_not_in_json() {
+    let Some(input) = fixtures::fixture("nvtx_c_full.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = Options::default();
+    all.format = Format::Json;
+    let summary = convert_file(&input, &dir.path().join("t.json"), &all, &mut |_| {}).unwrap();
+    let source = support::source::open(&input);
+    let rows = |table: &str| -> u64 {
+        source
+            .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let told: Vec<(String, u64)> = summary
+        .unconverted
+        .iter()
+        .map(|u| (u.table.clone(), u.rows))
+        .collect();
+    for table in ["COMPOSITE_EVENTS", "SCHED_EVENTS"] {
+        assert!(rows(table) > 0, "{table} has rows");
+        assert!(told.contains(&(table.to_owned(), rows(table))), "{told:?}");
+    }
+    assert_eq!(summary.cpu_samples, 0);
+    assert_eq!(summary.sched_events, 0);
+    let warnings = summary.warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("SCHED_EVENTS is not converted")),
+        "{warnings:?}"
+    );
+}

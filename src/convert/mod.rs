@@ -173,7 +173,7 @@ impl Part {
     }
 
     /// The tables of `report` the part reads its events from.
-    fn tables(self, report: &Report) -> Vec<String> {
+    pub(crate) fn tables(self, report: &Report) -> Vec<String> {
         self.streams()
             .iter()
             .flat_map(|s| report.tables_of(*s))

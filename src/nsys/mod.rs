@@ -322,7 +322,7 @@ impl Report {
         meta::each_row(&self.conn(), &sql, f)
     }
 
-    fn rows(&self, table: &str) -> u64 {
+    pub(crate) fn rows(&self, table: &str) -> u64 {
         self.conn()
             .query_row(
                 &format!("SELECT COUNT(*) FROM {}", select::quote(table)),
