@@ -350,3 +350,23 @@ fn samples_and_context_switches_are_told_as_not_in_json() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn no_gzip_for_a_name_ending_in_gz_is_refused_before_anything_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.json.gz");
+    let run = cli(&[
+        "convert",
+        "missing.sqlite",
+        "--no-gzip",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "nsys2perfetto: error: --no-gzip with an output name ending in .gz: drop one"
+    );
+    assert!(!out.exists());
+}

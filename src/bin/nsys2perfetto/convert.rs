@@ -102,6 +102,15 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
             .filter(|o| !o.is_dir())
             .map_or(Format::Perfetto, Format::of_name),
     };
+    if options.format == Format::Json
+        && no_gzip
+        && output
+            .as_deref()
+            .is_some_and(|o| o.to_string_lossy().ends_with(".gz"))
+    {
+        eprintln!("nsys2perfetto: error: --no-gzip with an output name ending in .gz: drop one");
+        return ExitCode::from(USAGE);
+    }
     let extension = match options.format {
         Format::Json => "json",
         _ => "perfetto-trace",
