@@ -22,6 +22,7 @@
 //!
 //! Times are microseconds with the nanoseconds as three decimals: exact.
 
+use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
 use prost::Message;
@@ -355,7 +356,7 @@ impl<W: Write> Json<W> {
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, None, "process_sort_index", |l| {
-                l.push_str(&format!("\"sort_index\":{rank}"));
+                let _ = write!(l, "\"sort_index\":{rank}");
             })?;
         }
         Ok(())
@@ -371,11 +372,11 @@ impl<W: Write> Json<W> {
     ) -> io::Result<()> {
         let l = &mut self.line;
         l.clear();
-        l.push_str(&format!("{{\"ph\":\"M\",\"pid\":{pid},"));
+        let _ = write!(l, "{{\"ph\":\"M\",\"pid\":{pid},");
         if let Some(tid) = tid {
-            l.push_str(&format!("\"tid\":{tid},"));
+            let _ = write!(l, "\"tid\":{tid},");
         }
-        l.push_str(&format!("\"name\":\"{name}\",\"args\":{{"));
+        let _ = write!(l, "\"name\":\"{name}\",\"args\":{{");
         args(l);
         l.push_str("}}");
         self.emit()
@@ -400,7 +401,7 @@ impl<W: Write> Json<W> {
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, Some(tid), "thread_sort_index", |l| {
-                l.push_str(&format!("\"sort_index\":{rank}"));
+                let _ = write!(l, "\"sort_index\":{rank}");
             })?;
         }
         Ok((pid, tid))
@@ -441,9 +442,7 @@ impl<W: Write> Json<W> {
                 let (pid, tid) = self.place(uuid)?;
                 let l = &mut self.line;
                 l.clear();
-                l.push_str(&format!(
-                    "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
-                ));
+                let _ = write!(l, "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
                 json::micros(l, slice.start);
                 l.push_str(",\"dur\":");
                 json::micros(l, ts - slice.start);
@@ -463,9 +462,10 @@ impl<W: Write> Json<W> {
                 let (pid, tid) = self.place(uuid)?;
                 let l = &mut self.line;
                 l.clear();
-                l.push_str(&format!(
+                let _ = write!(
+                    l,
                     "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
-                ));
+                );
                 json::micros(l, ts);
                 l.push(',');
                 l.push_str(&body);
@@ -482,7 +482,7 @@ impl<W: Write> Json<W> {
                 };
                 let l = &mut self.line;
                 l.clear();
-                l.push_str(&format!("{{\"ph\":\"C\",\"pid\":{pid},\"name\":"));
+                let _ = write!(l, "{{\"ph\":\"C\",\"pid\":{pid},\"name\":");
                 json::string(l, &name);
                 l.push_str(",\"ts\":");
                 json::micros(l, ts);
@@ -517,9 +517,10 @@ impl<W: Write> Json<W> {
             for &id in flows {
                 let l = &mut self.line;
                 l.clear();
-                l.push_str(&format!(
+                let _ = write!(
+                    l,
                     "{{\"ph\":{phase},\"id\":\"{id:#x}\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
-                ));
+                );
                 json::micros(l, at);
                 l.push_str(",\"name\":\"flow\",\"cat\":\"flow\"}");
                 self.emit()?;
@@ -546,9 +547,7 @@ impl<W: Write> Json<W> {
                 let (pid, tid) = self.place(uuid)?;
                 let l = &mut self.line;
                 l.clear();
-                l.push_str(&format!(
-                    "{{\"ph\":\"B\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
-                ));
+                let _ = write!(l, "{{\"ph\":\"B\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
                 json::micros(l, slice.start);
                 l.push(',');
                 l.push_str(&slice.body);
