@@ -614,3 +614,88 @@ fn annotation(b: &mut String, arg: &DebugAnnotation, seq: &Sequence) -> io::Resu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perfetto::{
+        Arg, ArgValue, CounterUnit, CounterValue, Slice, Stacking, Trace, TrackSpec,
+    };
+
+    fn json_of(trace: Trace<Vec<u8>>) -> String {
+        let bytes = trace.finish().unwrap();
+        let (out, transcoded) = transcode(bytes.as_slice(), Vec::new()).unwrap();
+        assert_eq!(transcoded.skipped_packets, 0);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn names_and_args_survive_the_restarts_of_interning() {
+        let trace = Trace::new(Vec::new(), 7, None);
+        let mut seq = trace.sequence();
+        let thread = seq.with_tracks(|t| t.thread(10, 11, || "p".into(), || "main".into()));
+        let track = seq.slice_track(TrackSpec::new(Some(thread), "calls"), Stacking::Nest);
+        // More distinct strings than a sequence remembers: interning starts
+        // afresh, more than once.
+        let n: u64 = 150_000;
+        for i in 0..n {
+            let (name, value) = (format!("call {i}"), format!("value {i}"));
+            let args = [Arg {
+                name: "what",
+                value: ArgValue::Str(&value),
+            }];
+            let slice = Slice::new(1_000 + 10 * i, Some(1_005 + 10 * i), &name, "cat", &args);
+            seq.slice(track, &slice).unwrap();
+        }
+        seq.close(0).unwrap();
+        let json = json_of(trace);
+        let mut from = 0;
+        for i in (0..n).step_by(997).chain([n - 1]) {
+            let ts = 1_000 + 10 * i;
+            let event = format!(
+                "{{\"ph\":\"X\",\"pid\":10,\"tid\":{},\"ts\":{}.{:03},\"dur\":0.005,\"name\":\"call {i}\",\"cat\":\"cat\",\"args\":{{\"what\":\"value {i}\"}}}}",
+                SYNTHETIC_IDS + 1,
+                ts / 1000,
+                ts % 1000
+            );
+            let at = json[from..]
+                .find(&event)
+                .unwrap_or_else(|| panic!("{event}"));
+            from += at;
+        }
+        assert!(json.contains(
+            "{\"ph\":\"M\",\"pid\":10,\"tid\":1073741825,\"name\":\"thread_name\",\"args\":{\"name\":\"main 11: calls\"}}"
+        ));
+        assert!(json.ends_with("}}\n]}\n"));
+    }
+
+    #[test]
+    fn an_earlier_time_on_the_absolute_clock_leaves_the_deltas_alone() {
+        let trace = Trace::new(Vec::new(), 7, None);
+        let mut seq = trace.sequence();
+        let group = seq.with_tracks(|t| t.group(1, || TrackSpec::new(None, "GPU 0")));
+        let track = seq.slice_track(TrackSpec::new(Some(group), "Stream 7"), Stacking::Exclusive);
+        let counter =
+            seq.add_counter_track(TrackSpec::new(Some(group), "memory"), CounterUnit::Bytes);
+        seq.slice(track, &Slice::new(5_000, Some(6_000), "k1", "kernel", &[]))
+            .unwrap();
+        // Before the packet written last: given in absolute time.
+        seq.counter(counter, 4_000, CounterValue::Int(64)).unwrap();
+        seq.slice(track, &Slice::new(7_000, Some(7_001), "k2", "kernel", &[]))
+            .unwrap();
+        seq.counter(counter, 8_000, CounterValue::Double(0.5))
+            .unwrap();
+        seq.close(0).unwrap();
+        let json = json_of(trace);
+        let (gpu, stream) = (SYNTHETIC_IDS + 1, SYNTHETIC_IDS + 2);
+        for event in [
+            format!("{{\"ph\":\"M\",\"pid\":{gpu},\"name\":\"process_name\",\"args\":{{\"name\":\"GPU 0\"}}}}"),
+            format!("{{\"ph\":\"C\",\"pid\":{gpu},\"name\":\"memory\",\"ts\":4.000,\"args\":{{\"value\":64}}}}"),
+            format!("{{\"ph\":\"X\",\"pid\":{gpu},\"tid\":{stream},\"ts\":5.000,\"dur\":1.000,\"name\":\"k1\""),
+            format!("{{\"ph\":\"X\",\"pid\":{gpu},\"tid\":{stream},\"ts\":7.000,\"dur\":0.001,\"name\":\"k2\""),
+            format!("{{\"ph\":\"C\",\"pid\":{gpu},\"name\":\"memory\",\"ts\":8.000,\"args\":{{\"value\":0.5}}}}"),
+        ] {
+            assert!(json.contains(&event), "{event} in {json}");
+        }
+    }
+}
