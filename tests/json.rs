@@ -255,7 +255,7 @@ fn the_library_gzips_json_at_the_level_asked() {
 }
 
 #[test]
-fn a_failed_json_conversion_leaves_no_file() {
+fn a_broken_input_gives_one_line_and_no_json_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("broken.sqlite");
     std::fs::write(&input, b"SQLite format 3\0 but nothing after").unwrap();
