@@ -5,7 +5,7 @@
 use crate::nsys::Report;
 
 use super::aggregate::Stats;
-use super::reports::{api_groups, kernel_groups, nvtx_groups, StatsReport};
+use super::reports::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
 use super::table::{Cell, Table};
 
 /// What is compared of one report: its kernels, API calls and NVTX ranges
@@ -27,21 +27,38 @@ impl RunSummary {
         let mut memory_time: i128 = 0;
         report.each_memory_row(|m| memory_time += i128::from(m.end - m.start))?;
         let kernel_time: i128 = kernels.iter().map(|(_, s)| s.total).sum();
-        // Push/pop and start/end ranges of one name are one row here.
-        let mut nvtx: Vec<(String, Stats)> = Vec::new();
-        for ((name, _), stats) in nvtx_groups(report, |_| true)? {
-            match nvtx.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, s)) => *s = merge(s, &stats),
-                None => nvtx.push((name, stats)),
-            }
-        }
+        // Push/pop and start/end ranges of one name are one row here, and so
+        // are API names with and without a version suffix.
+        let nvtx = nvtx_groups(report, |_| true)?
+            .into_iter()
+            .map(|((name, _), stats)| (name, stats));
+        let api = api_groups(report)?
+            .into_iter()
+            .map(|(name, stats)| (api_name(&name).to_owned(), stats));
         Ok(RunSummary {
             kernels,
-            api_calls: api_groups(report)?,
-            nvtx_ranges: nvtx,
+            api_calls: merge_names(api),
+            nvtx_ranges: merge_names(nvtx),
             gpu_time: kernel_time + memory_time,
         })
     }
+}
+
+/// Groups of one name made one, by total descending.
+fn merge_names(groups: impl Iterator<Item = (String, Stats)>) -> Vec<(String, Stats)> {
+    let mut out: Vec<(String, Stats)> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+    for (name, stats) in groups {
+        match index.get(&name) {
+            Some(&at) => out[at].1 = merge(&out[at].1, &stats),
+            None => {
+                index.insert(name.clone(), out.len());
+                out.push((name, stats));
+            }
+        }
+    }
+    out.sort_by_key(|g| std::cmp::Reverse(g.1.total));
+    out
 }
 
 /// Count, total and mean of two groups together (the rest is not compared).

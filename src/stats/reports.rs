@@ -7,7 +7,7 @@ use super::aggregate::{Groups, Stats};
 use super::table::{Cell, Table};
 
 /// A summary `nsys stats` prints, by its old and new names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum StatsReport {
     CudaApiSum,
@@ -85,9 +85,9 @@ impl StatsReport {
             StatsReport::GpuMemTimeSum => memory_sum(report, Measure::Time)?,
             StatsReport::GpuMemSizeSum => memory_sum(report, Measure::Size)?,
             StatsReport::GpuSum => gpu_sum(report)?,
-            StatsReport::NvtxSum => nvtx_sum(report, |_| true)?,
-            StatsReport::NvtxPushPopSum => nvtx_sum(report, |push_pop| push_pop)?,
-            StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop)?,
+            StatsReport::NvtxSum => nvtx_sum(report, |_| true, true)?,
+            StatsReport::NvtxPushPopSum => nvtx_sum(report, |push_pop| push_pop, false)?,
+            StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop, false)?,
             StatsReport::OsrtSum => osrt_sum(report)?,
         };
         Ok(Table {
@@ -157,9 +157,13 @@ impl StatsReport {
                 "Category",
                 "Operation",
             ],
-            StatsReport::NvtxSum | StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => &[
+            StatsReport::NvtxSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Style",
                 "Range",
+            ],
+            // One style each: no Style column, as nsys printed them.
+            StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => &[
+                TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Range",
             ],
         }
     }
@@ -261,13 +265,15 @@ fn time_rows<K>(groups: Vec<(K, Stats)>, keys: impl Fn(K) -> Vec<Cell>) -> Vec<V
         .collect()
 }
 
-/// Durations by API name (version suffix dropped).
+/// Durations by API name as recorded. Names that differ only in their
+/// version suffix (`cudaMemcpy`, `cudaMemcpy_v3020`) are two groups, as nsys
+/// groups by name id; the summary prints both without the suffix.
 pub(crate) fn api_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats)>> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_api_row(|row| {
         key.clear();
-        key.push_str(api_name(row.name));
+        key.push_str(row.name);
         groups.add(&key, row.end - row.start);
     })?;
     Ok(groups.finish())
@@ -275,7 +281,7 @@ pub(crate) fn api_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats
 
 fn api_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
     Ok(time_rows(api_groups(report)?, |name| {
-        vec![Cell::Text(name)]
+        vec![Cell::Text(api_name(&name).to_owned())]
     }))
 }
 
@@ -392,12 +398,19 @@ pub(crate) fn nvtx_groups(
     Ok(groups.finish())
 }
 
-fn nvtx_sum(report: &Report, style: impl Fn(bool) -> bool) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn nvtx_sum(
+    report: &Report,
+    style: impl Fn(bool) -> bool,
+    style_column: bool,
+) -> rusqlite::Result<Vec<Vec<Cell>>> {
     Ok(time_rows(
         nvtx_groups(report, style)?,
         |(name, push_pop)| {
             let style = if push_pop { "PushPop" } else { "StartEnd" };
-            vec![Cell::Text(style.to_owned()), Cell::Text(name)]
+            match style_column {
+                true => vec![Cell::Text(style.to_owned()), Cell::Text(name)],
+                false => vec![Cell::Text(name)],
+            }
         },
     ))
 }
