@@ -21,6 +21,10 @@ impl Values {
         self.values.push(value);
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+
     /// The statistics of the values (which are sorted in place for the
     /// median); `None` for a group without values.
     pub fn stats(&mut self) -> Option<Stats> {

@@ -9,6 +9,7 @@
 
 mod aggregate;
 mod compare;
+mod launches;
 mod reports;
 mod table;
 

@@ -19,10 +19,11 @@ pub enum StatsReport {
     NvtxPushPopSum,
     NvtxStartEndSum,
     OsrtSum,
+    KernExecSum,
 }
 
 impl StatsReport {
-    pub const ALL: [StatsReport; 9] = [
+    pub const ALL: [StatsReport; 10] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -32,6 +33,7 @@ impl StatsReport {
         StatsReport::NvtxPushPopSum,
         StatsReport::NvtxStartEndSum,
         StatsReport::OsrtSum,
+        StatsReport::KernExecSum,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -60,6 +62,7 @@ impl StatsReport {
             StatsReport::NvtxPushPopSum => ("nvtx_pushpop_sum", "nvtxppsum"),
             StatsReport::NvtxStartEndSum => ("nvtx_startend_sum", "nvtxsesum"),
             StatsReport::OsrtSum => ("osrt_sum", "osrtsum"),
+            StatsReport::KernExecSum => ("cuda_kern_exec_sum", "kernexecsum"),
         }
     }
 
@@ -74,6 +77,7 @@ impl StatsReport {
             StatsReport::NvtxPushPopSum => "NVTX Push/Pop Range Summary",
             StatsReport::NvtxStartEndSum => "NVTX Start/End Range Summary",
             StatsReport::OsrtSum => "OS Runtime Summary",
+            StatsReport::KernExecSum => "CUDA Kernel Launch & Exec Time Summary",
         }
     }
 
@@ -89,6 +93,7 @@ impl StatsReport {
             StatsReport::NvtxPushPopSum => nvtx_sum(report, |push_pop| push_pop, false)?,
             StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop, false)?,
             StatsReport::OsrtSum => osrt_sum(report)?,
+            StatsReport::KernExecSum => super::launches::kern_exec_sum(report)?,
         };
         Ok(Table {
             name: self.name().to_owned(),
@@ -121,6 +126,7 @@ impl StatsReport {
                 "StdDev (ns)",
                 "Name",
             ],
+            StatsReport::KernExecSum => &super::launches::COLUMNS,
             StatsReport::GpuKernSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
             ],
