@@ -237,3 +237,35 @@ fn a_report_against_itself_changes_nothing() {
         assert!(differences.iter().any(|d| d.kind == kind), "{kind:?}");
     }
 }
+
+#[test]
+fn the_command_prints_a_report_against_itself_as_no_change() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--format", "csv"])
+        .arg(&demo)
+        .arg(&demo)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "Kind");
+    let change = header
+        .iter()
+        .position(|c| *c == "Total Change (ns)")
+        .unwrap();
+    let mut rows = 0;
+    for line in lines {
+        assert_eq!(line.split(',').nth(change), Some("0"), "{line}");
+        rows += 1;
+    }
+    assert!(rows > 0);
+    let missing = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "/nonexistent/a.sqlite"])
+        .arg(&demo)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+}

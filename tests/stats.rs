@@ -379,3 +379,112 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
     }
     assert!(compared > 1000, "only {compared} cells compared");
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+
+fn demo() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
+}
+
+#[test]
+fn the_command_writes_the_library_tables_as_csv_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stats.csv");
+    let status = Command::new(BIN)
+        .args([
+            "stats",
+            "--format",
+            "csv",
+            "--report",
+            "cudaapisum,cuda_gpu_kern_sum",
+        ])
+        .arg(demo())
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let report = Report::open(&demo()).unwrap();
+    let tables = summarize(&report, &[StatsReport::CudaApiSum, StatsReport::GpuKernSum]).unwrap();
+    assert!(tables.iter().all(|t| !t.rows.is_empty()));
+    let mut expected = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        if i > 0 {
+            expected.push(b'\n');
+        }
+        t.write(&mut expected, nsys2perfetto::Format::Csv, "")
+            .unwrap();
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), expected);
+}
+
+#[test]
+fn the_command_writes_a_json_object_per_summary_and_report() {
+    let out = Command::new(BIN)
+        .args(["stats", "--format", "json"])
+        .arg(demo())
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let objects = text
+        .lines()
+        .filter(|l| l.starts_with("{\"report\":"))
+        .count();
+    assert_eq!(objects, 2 * StatsReport::DEFAULT.len());
+    assert!(text.contains("\"summary\":\"cuda_api_sum\""));
+}
+
+#[test]
+fn bad_input_is_one_line_and_a_failing_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stats.txt");
+    let missing = Command::new(BIN)
+        .args(["stats", "/nonexistent/report.sqlite", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8(missing.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("nsys2perfetto: error: "), "{stderr}");
+    assert!(!out.exists());
+
+    let unknown = Command::new(BIN)
+        .args(["stats", "--report", "cudaapisum,nope"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown report \"nope\""));
+
+    // Not an export at all.
+    let text = dir.path().join("notes.sqlite");
+    std::fs::write(&text, "not a database").unwrap();
+    let not_export = Command::new(BIN).arg("stats").arg(&text).output().unwrap();
+    assert_eq!(not_export.status.code(), Some(1));
+    assert!(not_export.stdout.is_empty());
+}
+
+#[test]
+fn a_report_is_exported_with_nsys_first() {
+    let (Some(shared), Some(_)) = (require(Need::Shared), require(Need::Nsys)) else {
+        return;
+    };
+    let out = Command::new(BIN)
+        .args(["stats", "--format", "csv", "--report", "nvtx_sum"])
+        .arg(shared.join("fixtures/reports/dlprof_nsys_profile.nsys-rep"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(rows[0].last().map(String::as_str), Some("Range"));
+    // The report's 82 NVTX ranges, all in the summary.
+    let instances: u64 = rows[1..].iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    assert_eq!(instances, 82);
+}
