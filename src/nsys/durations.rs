@@ -11,6 +11,10 @@ use super::Report;
 /// backtrace records).
 const OSRT_CALL_CLASS: i64 = 27;
 
+/// The OpenACC tables, one per kind of event (`..._LAUNCH`, `..._DATA`, `..._OTHER`).
+const OPENACC_PREFIX: &str = "CUPTI_ACTIVITY_KIND_OPENACC_";
+const CPU_PAGE_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
+
 /// A CUDA runtime or driver API call.
 pub struct ApiRow<'r> {
     pub name: &'r str,
@@ -211,6 +215,66 @@ impl Report {
                 start: start.get(r)?,
                 end: end.get(r)?,
             });
+            Ok(())
+        })
+    }
+
+    /// Calls `f` with each OpenACC event of every `CUPTI_ACTIVITY_KIND_OPENACC_*`
+    /// table: its name, source file and line (where recorded), start and end.
+    pub(crate) fn each_openacc_row(
+        &self,
+        mut f: impl FnMut(&str, Option<&str>, Option<i64>, i64, i64),
+    ) -> rusqlite::Result<()> {
+        let mut tables: Vec<String> = self
+            .schema
+            .tables()
+            .filter(|t| t.starts_with(OPENACC_PREFIX) && t.len() > OPENACC_PREFIX.len())
+            .map(str::to_owned)
+            .collect();
+        tables.sort_unstable();
+        for table in tables {
+            let Some(mut s) = self.select(&table) else {
+                continue;
+            };
+            let start = s.required("start");
+            let end = s.required("end");
+            let name = s.optional("nameId");
+            let file = s.optional("srcFile");
+            let line = s.optional("lineNo");
+            if !self.readable(&s) {
+                continue;
+            }
+            let strings = &self.strings;
+            self.each_selected(&s, "", |r| {
+                f(
+                    strings.name(name.get(r)?),
+                    strings.lookup(file.get(r)?),
+                    line.get(r)?,
+                    start.get(r)?,
+                    end.get(r)?,
+                );
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with the faulting CPU instruction (its address as text) of
+    /// each unified-memory CPU page fault.
+    pub(crate) fn each_cpu_page_fault(
+        &self,
+        mut f: impl FnMut(Option<&str>),
+    ) -> rusqlite::Result<()> {
+        let Some(mut s) = self.select(CPU_PAGE_FAULTS) else {
+            return Ok(());
+        };
+        let instruction = s.optional("CpuInstruction");
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        let strings = &self.strings;
+        self.each_selected(&s, "", |r| {
+            f(strings.lookup(instruction.get(r)?));
             Ok(())
         })
     }

@@ -20,10 +20,12 @@ pub enum StatsReport {
     NvtxStartEndSum,
     OsrtSum,
     KernExecSum,
+    OpenAccSum,
+    UmCpuPageFaultsSum,
 }
 
 impl StatsReport {
-    pub const ALL: [StatsReport; 10] = [
+    pub const ALL: [StatsReport; 12] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -34,6 +36,8 @@ impl StatsReport {
         StatsReport::NvtxStartEndSum,
         StatsReport::OsrtSum,
         StatsReport::KernExecSum,
+        StatsReport::OpenAccSum,
+        StatsReport::UmCpuPageFaultsSum,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -63,6 +67,8 @@ impl StatsReport {
             StatsReport::NvtxStartEndSum => ("nvtx_startend_sum", "nvtxsesum"),
             StatsReport::OsrtSum => ("osrt_sum", "osrtsum"),
             StatsReport::KernExecSum => ("cuda_kern_exec_sum", "kernexecsum"),
+            StatsReport::OpenAccSum => ("openacc_sum", "openaccsum"),
+            StatsReport::UmCpuPageFaultsSum => ("um_cpu_page_faults_sum", "umcpupagefaults"),
         }
     }
 
@@ -78,6 +84,8 @@ impl StatsReport {
             StatsReport::NvtxStartEndSum => "NVTX Start/End Range Summary",
             StatsReport::OsrtSum => "OS Runtime Summary",
             StatsReport::KernExecSum => "CUDA Kernel Launch & Exec Time Summary",
+            StatsReport::OpenAccSum => "OpenACC Summary",
+            StatsReport::UmCpuPageFaultsSum => "Unified Memory CPU Page Faults Summary",
         }
     }
 
@@ -94,6 +102,8 @@ impl StatsReport {
             StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop, false)?,
             StatsReport::OsrtSum => osrt_sum(report)?,
             StatsReport::KernExecSum => super::launches::kern_exec_sum(report)?,
+            StatsReport::OpenAccSum => openacc_sum(report)?,
+            StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
         };
         Ok(Table {
             name: self.name().to_owned(),
@@ -115,7 +125,7 @@ impl StatsReport {
             "StdDev (ns)",
         ];
         match self {
-            StatsReport::CudaApiSum | StatsReport::OsrtSum => &[
+            StatsReport::CudaApiSum | StatsReport::OsrtSum | StatsReport::OpenAccSum => &[
                 "Time (%)",
                 "Total Time (ns)",
                 "Num Calls",
@@ -127,6 +137,7 @@ impl StatsReport {
                 "Name",
             ],
             StatsReport::KernExecSum => &super::launches::COLUMNS,
+            StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
             StatsReport::GpuKernSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
             ],
@@ -430,6 +441,52 @@ fn osrt_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
         groups.add(&key, end - start);
     })?;
     Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+}
+
+/// OpenACC events by name, with `@file:line` where the source is recorded.
+fn openacc_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut groups = Groups::<String>::default();
+    let mut key = String::new();
+    report.each_openacc_row(|name, file, line, start, end| {
+        key.clear();
+        key.push_str(name);
+        if let Some(file) = file {
+            key.push('@');
+            key.push_str(file);
+            key.push(':');
+            if let Some(line) = line {
+                key.push_str(&line.to_string());
+            }
+        }
+        groups.add(&key, end - start);
+    })?;
+    Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+}
+
+/// Unified-memory CPU page faults counted by faulting instruction, most first.
+fn cpu_page_faults_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut counts: Vec<(Option<String>, u64)> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<Option<String>, usize> = Default::default();
+    report.each_cpu_page_fault(|instruction| {
+        let key = instruction.map(str::to_owned);
+        match index.get(&key) {
+            Some(&at) => counts[at].1 += 1,
+            None => {
+                index.insert(key.clone(), counts.len());
+                counts.push((key, 1));
+            }
+        }
+    })?;
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    Ok(counts
+        .into_iter()
+        .map(|(instruction, n)| {
+            vec![
+                Cell::Int(i128::from(n)),
+                instruction.map_or(Cell::Empty, Cell::Text),
+            ]
+        })
+        .collect())
 }
 
 #[cfg(test)]
