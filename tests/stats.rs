@@ -19,7 +19,7 @@ use support::fixtures::{all, require, Need};
 use support::synth::Thread;
 
 /// The summaries and their names in nsys 2022.4.
-const OLD_NAMES: [(StatsReport, &str); 12] = [
+const OLD_NAMES: [(StatsReport, &str); 13] = [
     (StatsReport::CudaApiSum, "cudaapisum"),
     (StatsReport::GpuKernSum, "gpukernsum"),
     (StatsReport::GpuMemTimeSum, "gpumemtimesum"),
@@ -32,11 +32,15 @@ const OLD_NAMES: [(StatsReport, &str); 12] = [
     (StatsReport::KernExecSum, "kernexecsum"),
     (StatsReport::OpenAccSum, "openaccsum"),
     (StatsReport::UmCpuPageFaultsSum, "umcpupagefaults"),
+    (StatsReport::OpenMpEventSum, "openmpevtsum"),
 ];
 
 /// Summaries of data no fixture has: checked on a synthetic export instead.
-const NOT_IN_FIXTURES: [StatsReport; 2] =
-    [StatsReport::OpenAccSum, StatsReport::UmCpuPageFaultsSum];
+const NOT_IN_FIXTURES: [StatsReport; 3] = [
+    StatsReport::OpenAccSum,
+    StatsReport::UmCpuPageFaultsSum,
+    StatsReport::OpenMpEventSum,
+];
 
 /// The columns that name a row (the others are numbers).
 const KEY_COLUMNS: [&str; 10] = [
@@ -503,7 +507,7 @@ fn a_report_is_exported_with_nsys_first() {
 }
 
 #[test]
-fn openacc_and_cpu_page_fault_summaries_equal_nsys_2022_on_a_synthetic_export() {
+fn openacc_openmp_and_cpu_page_fault_summaries_equal_nsys_2022_on_a_synthetic_export() {
     if require(Need::Nsys).is_none() {
         return;
     }
@@ -519,6 +523,9 @@ fn openacc_and_cpu_page_fault_summaries_equal_nsys_2022_on_a_synthetic_export() 
             .file("saxpy.c")
             .set("lineNo", 12);
         s.openacc(MAIN, 4_000..4_033, "acc_wait");
+        s.openmp(MAIN, 6_000..6_900, "omp_parallel");
+        s.openmp(MAIN, 7_000..7_250, "omp_parallel");
+        s.openmp(MAIN, 8_000..8_011, "omp_parallel@main");
         for (k, instruction) in ["0x4005d0", "0x4005d0", "0x4005d0", "0x400610"]
             .iter()
             .enumerate()
@@ -548,4 +555,5 @@ fn openacc_and_cpu_page_fault_summaries_equal_nsys_2022_on_a_synthetic_export() 
     }
     assert_eq!(ours[0].rows.len(), 3);
     assert_eq!(ours[1].rows[0][0], Cell::Int(3));
+    assert_eq!(ours[2].rows.len(), 2);
 }

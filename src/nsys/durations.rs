@@ -14,6 +14,8 @@ const OSRT_CALL_CLASS: i64 = 27;
 /// The OpenACC tables, one per kind of event (`..._LAUNCH`, `..._DATA`, `..._OTHER`).
 const OPENACC_PREFIX: &str = "CUPTI_ACTIVITY_KIND_OPENACC_";
 const CPU_PAGE_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
+/// The OpenMP tables, one per kind of event (`..._PARALLEL`, `..._TASK`, ...).
+const OPENMP_PREFIX: &str = "OPENMP_EVENT_KIND_";
 
 /// A CUDA runtime or driver API call.
 pub struct ApiRow<'r> {
@@ -219,20 +221,55 @@ impl Report {
         })
     }
 
+    /// The tables whose names start with `prefix` (and go on), sorted.
+    fn tables_named(&self, prefix: &str) -> Vec<String> {
+        let mut tables: Vec<String> = self
+            .schema
+            .tables()
+            .filter(|t| t.starts_with(prefix) && t.len() > prefix.len())
+            .map(str::to_owned)
+            .collect();
+        tables.sort_unstable();
+        tables
+    }
+
+    /// Calls `f` with each OpenMP event of every `OPENMP_EVENT_KIND_*` table:
+    /// the table, the event's name, start and end.
+    pub(crate) fn each_openmp_row(
+        &self,
+        mut f: impl FnMut(&str, &str, i64, i64),
+    ) -> rusqlite::Result<()> {
+        for table in self.tables_named(OPENMP_PREFIX) {
+            let Some(mut s) = self.select(&table) else {
+                continue;
+            };
+            let start = s.required("start");
+            let end = s.required("end");
+            let name = s.optional("nameId");
+            if !self.readable(&s) {
+                continue;
+            }
+            let strings = &self.strings;
+            self.each_selected(&s, "", |r| {
+                f(
+                    &table,
+                    strings.name(name.get(r)?),
+                    start.get(r)?,
+                    end.get(r)?,
+                );
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
     /// Calls `f` with each OpenACC event of every `CUPTI_ACTIVITY_KIND_OPENACC_*`
     /// table: its name, source file and line (where recorded), start and end.
     pub(crate) fn each_openacc_row(
         &self,
         mut f: impl FnMut(&str, Option<&str>, Option<i64>, i64, i64),
     ) -> rusqlite::Result<()> {
-        let mut tables: Vec<String> = self
-            .schema
-            .tables()
-            .filter(|t| t.starts_with(OPENACC_PREFIX) && t.len() > OPENACC_PREFIX.len())
-            .map(str::to_owned)
-            .collect();
-        tables.sort_unstable();
-        for table in tables {
+        for table in self.tables_named(OPENACC_PREFIX) {
             let Some(mut s) = self.select(&table) else {
                 continue;
             };

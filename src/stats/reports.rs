@@ -22,10 +22,11 @@ pub enum StatsReport {
     KernExecSum,
     OpenAccSum,
     UmCpuPageFaultsSum,
+    OpenMpEventSum,
 }
 
 impl StatsReport {
-    pub const ALL: [StatsReport; 12] = [
+    pub const ALL: [StatsReport; 13] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -38,6 +39,7 @@ impl StatsReport {
         StatsReport::KernExecSum,
         StatsReport::OpenAccSum,
         StatsReport::UmCpuPageFaultsSum,
+        StatsReport::OpenMpEventSum,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -69,6 +71,7 @@ impl StatsReport {
             StatsReport::KernExecSum => ("cuda_kern_exec_sum", "kernexecsum"),
             StatsReport::OpenAccSum => ("openacc_sum", "openaccsum"),
             StatsReport::UmCpuPageFaultsSum => ("um_cpu_page_faults_sum", "umcpupagefaults"),
+            StatsReport::OpenMpEventSum => ("openmp_sum", "openmpevtsum"),
         }
     }
 
@@ -86,6 +89,7 @@ impl StatsReport {
             StatsReport::KernExecSum => "CUDA Kernel Launch & Exec Time Summary",
             StatsReport::OpenAccSum => "OpenACC Summary",
             StatsReport::UmCpuPageFaultsSum => "Unified Memory CPU Page Faults Summary",
+            StatsReport::OpenMpEventSum => "OpenMP Event Summary",
         }
     }
 
@@ -104,6 +108,7 @@ impl StatsReport {
             StatsReport::KernExecSum => super::launches::kern_exec_sum(report)?,
             StatsReport::OpenAccSum => openacc_sum(report)?,
             StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
+            StatsReport::OpenMpEventSum => openmp_sum(report)?,
         };
         Ok(Table {
             name: self.name().to_owned(),
@@ -140,6 +145,9 @@ impl StatsReport {
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
             StatsReport::GpuKernSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
+            ],
+            StatsReport::OpenMpEventSum => &[
+                TIME[0], TIME[1], "Count", TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
             ],
             StatsReport::GpuMemTimeSum => &[
                 TIME[0],
@@ -461,6 +469,23 @@ fn openacc_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
         groups.add(&key, end - start);
     })?;
     Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+}
+
+/// OpenMP events by name within each kind of event (a name in two tables
+/// is two rows, as nsys sums each table apart).
+fn openmp_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut groups = Groups::<(String, String)>::default();
+    let mut key = (String::new(), String::new());
+    report.each_openmp_row(|table, name, start, end| {
+        key.0.clear();
+        key.0.push_str(table);
+        key.1.clear();
+        key.1.push_str(name);
+        groups.add(&key, end - start);
+    })?;
+    Ok(time_rows(groups.finish(), |(_, name)| {
+        vec![Cell::Text(name)]
+    }))
 }
 
 /// Unified-memory CPU page faults counted by faulting instruction, most first.
