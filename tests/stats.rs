@@ -445,11 +445,11 @@ fn the_command_writes_a_json_object_per_summary_and_report() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    let objects = text
+    // JSON Lines: each line one object.
+    assert!(text
         .lines()
-        .filter(|l| l.starts_with("{\"report\":"))
-        .count();
-    assert_eq!(objects, 2 * StatsReport::DEFAULT.len());
+        .all(|l| l.starts_with("{\"report\":") && l.ends_with("]}")));
+    assert_eq!(text.lines().count(), 2 * StatsReport::DEFAULT.len());
     assert!(text.contains("\"summary\":\"cuda_api_sum\""));
 }
 

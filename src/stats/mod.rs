@@ -22,6 +22,32 @@ use crate::error::{DatabaseError, Error, Result};
 use crate::nsys::Report;
 
 /// Computes `which` summaries of `report`, in that order.
+///
+/// ```
+/// use nsys2perfetto::{summarize, Cell, Report, StatsReport};
+///
+/// let uri = "file:stats-doc-example?mode=memory&cache=shared";
+/// let db = rusqlite::Connection::open(uri).unwrap();
+/// db.execute_batch(
+///     "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+///      INSERT INTO StringIds VALUES (1, 'cudaMalloc_v3020');
+///      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+///          start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+///      INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+///          (1000, 5000, 281479271677994, 7, 1), (6000, 7000, 281479271677994, 8, 1);",
+/// )
+/// .unwrap();
+///
+/// let report = Report::open_uri(uri)?;
+/// let tables = summarize(&report, &["cudaapisum".parse::<StatsReport>().unwrap()])?;
+/// let row = &tables[0].rows[0];
+/// // Total, count, average and name; the version suffix is dropped.
+/// assert_eq!(row[1], Cell::Int(5000));
+/// assert_eq!(row[2], Cell::Int(2));
+/// assert_eq!(row[3].text(), "2500.0");
+/// assert_eq!(row[8], Cell::Text("cudaMalloc".into()));
+/// # Ok::<(), nsys2perfetto::Error>(())
+/// ```
 pub fn summarize(report: &Report, which: &[StatsReport]) -> Result<Vec<Table>> {
     which
         .iter()

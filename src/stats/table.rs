@@ -50,8 +50,8 @@ pub enum Format {
     /// Comma-separated, quoted where needed, headers first: what `nsys stats
     /// --format csv` writes.
     Csv,
-    /// A JSON object per summary: its name, title, the report's path and its
-    /// rows as objects keyed by column.
+    /// A JSON object per summary, on a line of its own (JSON Lines): its
+    /// name, title, the report's path and its rows as objects keyed by column.
     Json,
 }
 
@@ -150,7 +150,7 @@ impl Table {
             json_string(&self.title)
         );
         for (i, row) in self.rows.iter().enumerate() {
-            s.push_str(if i == 0 { "\n{" } else { ",\n{" });
+            s.push_str(if i == 0 { "{" } else { ",{" });
             for (c, cell) in row.iter().enumerate() {
                 if c > 0 {
                     s.push(',');

@@ -28,7 +28,7 @@ pub struct Args {
     report: Vec<StatsReport>,
 
     /// table (aligned columns), csv (as `nsys stats --format csv`) or json
-    /// (one object per summary and report, one per line).
+    /// (JSON Lines: one object per summary and report).
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: Format,
 
