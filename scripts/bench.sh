@@ -11,6 +11,8 @@
 #   nsys-chrome     nCompass's Rust converter, from the PyPI wheel ncompass==0.1.15
 #   floor read      examples/read_floor.rs: a plain scan of the tables and columns we read
 #   floor gzip      examples/gzip_floor.rs: our compressor on our raw (--no-gzip) trace
+#   stats           nsys2perfetto stats, the summaries in STATS_REPORTS, as CSV
+#   nsys-stats      `nsys stats` on the same export and summaries (when nsys is on PATH)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +20,7 @@ RUNS=${RUNS:-5}
 SCALES=${SCALES:-"50 500"}
 WORK=${WORK:-target/bench}
 SOURCE=${SOURCE:-../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite}
+STATS_REPORTS=${STATS_REPORTS:-cudaapisum,gpukernsum,gpumemtimesum,gpumemsizesum,gpusum,nvtxsum}
 mkdir -p "$WORK"
 
 if [ ! -f "$SOURCE" ]; then
@@ -72,6 +75,11 @@ PY
     once "x$scale nsys-chrome" "$PEER" "$input" -o "$WORK/out_x$scale.json.gz"
     once "x$scale floor-read" target/release/examples/read_floor "$input"
     once "x$scale floor-gzip" target/release/examples/gzip_floor "$WORK/out_x$scale.pb"
+    once "x$scale stats" "$OURS" stats "$input" --report "$STATS_REPORTS" --format csv -o "$WORK/stats_x$scale.csv"
+    if command -v nsys >/dev/null; then
+      once "x$scale nsys-stats" nsys stats -q --format csv --report "$STATS_REPORTS" \
+        --force-overwrite true -o "$WORK/nsys_stats_x$scale" "$input"
+    fi
   done
   echo "x$scale nsys2perfetto $(stat -c %s "$WORK/out_x$scale.perfetto-trace")" >>"$WORK/sizes.txt"
   echo "x$scale nsys-chrome $(stat -c %s "$WORK/out_x$scale.json.gz")" >>"$WORK/sizes.txt"

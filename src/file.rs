@@ -112,14 +112,14 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 /// An input, open: its export (made by nsys into a temporary directory that
 /// lives as long as this, for a report) and the report read from it.
-struct Source<'a> {
+pub(crate) struct Source<'a> {
     input: &'a Path,
     report: nsys::Report,
     _export_dir: Option<tempfile::TempDir>,
 }
 
 impl<'a> Source<'a> {
-    fn open(input: &'a Path, options: &Options) -> Result<Self> {
+    pub(crate) fn open(input: &'a Path, options: &Options) -> Result<Self> {
         let interrupted = || Error::Interrupted {
             path: input.to_owned(),
         };
@@ -150,6 +150,15 @@ impl<'a> Source<'a> {
         })
     }
 
+    pub(crate) fn report(&self) -> &nsys::Report {
+        &self.report
+    }
+
+    /// An error about the export, told about the input.
+    pub(crate) fn rename(&self, e: Error) -> Error {
+        rename(e, self.input)
+    }
+
     /// Converts into `out`.
     fn convert(
         &self,
@@ -162,7 +171,7 @@ impl<'a> Source<'a> {
             .map_err(|e| rename(e, self.input))
     }
 
-    fn interrupted(&self) -> Error {
+    pub(crate) fn interrupted(&self) -> Error {
         Error::Interrupted {
             path: self.input.to_owned(),
         }

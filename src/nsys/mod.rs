@@ -17,6 +17,7 @@
 
 pub mod cpu;
 pub mod cuda;
+mod durations;
 pub mod events;
 mod export;
 pub mod graphs;

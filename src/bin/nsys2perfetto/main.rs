@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod compare;
 mod convert;
 mod signals;
+mod stats;
 
 #[derive(Parser)]
 #[command(
@@ -21,6 +23,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Convert(convert::Args),
+    Stats(stats::Args),
+    Compare(compare::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -41,6 +45,8 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
+        Command::Stats(args) => stats::run(args, &signals),
+        Command::Compare(args) => compare::run(args, &signals),
     }
 }
 

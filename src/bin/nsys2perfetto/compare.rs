@@ -1,0 +1,57 @@
+//! `compare`: what changed between two reports.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use nsys2perfetto::{compare, compare_files, comparison_table, Error, Format, Options};
+
+use crate::signals::Signals;
+use crate::stats::write_output;
+use crate::INTERRUPTED;
+
+/// Compare two reports: per kernel, CUDA API function and NVTX range, the
+/// change (B minus A) of total time, count, average and share of GPU time,
+/// largest change of total time first.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The first report or export (A).
+    #[arg(value_name = "A")]
+    a: PathBuf,
+
+    /// The second report or export (B).
+    #[arg(value_name = "B")]
+    b: PathBuf,
+
+    /// table (aligned columns), csv or json.
+    #[arg(long, value_name = "FORMAT", default_value = "table")]
+    format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
+}
+
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    let mut options = Options::default();
+    options.nsys = args.nsys;
+    options.cancel = Some(signals.cancel.clone());
+    let (a, b) = match compare_files(&args.a, &args.b, &options) {
+        Ok(summaries) => summaries,
+        Err(Error::Interrupted { .. }) => return ExitCode::from(INTERRUPTED),
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let table = comparison_table(&compare(&a, &b));
+    let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
+    let mut text = Vec::new();
+    table
+        .write(&mut text, args.format, &source)
+        .expect("writing to memory");
+    write_output(args.output.as_deref(), &text)
+}

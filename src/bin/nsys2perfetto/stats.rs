@@ -1,0 +1,94 @@
+//! `stats`: the summaries `nsys stats` prints, computed by the library.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use nsys2perfetto::{summarize_file, Error, Format, Options, StatsReport};
+
+use crate::signals::Signals;
+use crate::INTERRUPTED;
+
+/// Print the summaries `nsys stats` prints (same columns, same numbers).
+///
+/// Each summary groups a table's events by name and gives their share of
+/// the summary's total time, total, count, average, median, minimum, maximum
+/// and standard deviation, as nsys 2025.3 defines them (see README.md).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
+    /// are exported first with the nsys CLI.
+    #[arg(required = true, value_name = "REPORT")]
+    inputs: Vec<PathBuf>,
+
+    /// The summaries, by nsys's old or new names (cudaapisum or
+    /// cuda_api_sum, ...). Default: nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum,
+    /// cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    report: Vec<StatsReport>,
+
+    /// table (aligned columns), csv (as `nsys stats --format csv`) or json
+    /// (JSON Lines: one object per summary and report).
+    #[arg(long, value_name = "FORMAT", default_value = "table")]
+    format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
+}
+
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    let which = match args.report.is_empty() {
+        true => StatsReport::DEFAULT.to_vec(),
+        false => args.report,
+    };
+    let mut options = Options::default();
+    options.nsys = args.nsys;
+    options.cancel = Some(signals.cancel.clone());
+    let mut text = Vec::new();
+    for input in &args.inputs {
+        let tables = match summarize_file(input, &which, &options) {
+            Ok(tables) => tables,
+            Err(Error::Interrupted { .. }) => return ExitCode::from(INTERRUPTED),
+            Err(e) => {
+                eprintln!("nsys2perfetto: error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let source = input.display().to_string();
+        for (i, table) in tables.iter().enumerate() {
+            // Several CSV tables in one stream are told apart by a blank line.
+            if args.format == Format::Csv && (i > 0 || !text.is_empty()) {
+                text.push(b'\n');
+            }
+            table
+                .write(&mut text, args.format, &source)
+                .expect("writing to memory");
+        }
+    }
+    write_output(args.output.as_deref(), &text)
+}
+
+/// Writes `text` to `output`, or to standard output.
+pub fn write_output(output: Option<&Path>, text: &[u8]) -> ExitCode {
+    let written = match output {
+        Some(path) => std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text)
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("standard output: {e}"))
+        }
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: cannot write {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Two reports side by side: per kernel, CUDA API and NVTX range, what
+//! changed in total time, count, average and share of GPU time, largest
+//! change first.
+
+use crate::nsys::Report;
+
+use super::aggregate::Stats;
+use super::reports::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
+use super::table::{Cell, Table};
+
+/// What is compared of one report: its kernels, API calls and NVTX ranges
+/// by name, and its GPU time (kernels and memory operations).
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub kernels: Vec<(String, Stats)>,
+    pub api_calls: Vec<(String, Stats)>,
+    /// By `domain:name` (push/pop and start/end ranges of one name together).
+    pub nvtx_ranges: Vec<(String, Stats)>,
+    /// The summed durations of every kernel, memcpy and memset.
+    pub gpu_time: i128,
+}
+
+impl RunSummary {
+    /// Reads what is compared of `report`, in one pass over each table.
+    pub fn of(report: &Report) -> rusqlite::Result<RunSummary> {
+        let kernels = kernel_groups(report)?;
+        let mut memory_time: i128 = 0;
+        report.each_memory_row(|m| memory_time += i128::from(m.end - m.start))?;
+        let kernel_time: i128 = kernels.iter().map(|(_, s)| s.total).sum();
+        // Push/pop and start/end ranges of one name are one row here, and so
+        // are API names with and without a version suffix.
+        let nvtx = nvtx_groups(report, |_| true)?
+            .into_iter()
+            .map(|((name, _), stats)| (name, stats));
+        let api = api_groups(report)?
+            .into_iter()
+            .map(|(name, stats)| (api_name(&name).to_owned(), stats));
+        Ok(RunSummary {
+            kernels,
+            api_calls: merge_names(api),
+            nvtx_ranges: merge_names(nvtx),
+            gpu_time: kernel_time + memory_time,
+        })
+    }
+}
+
+/// Groups of one name made one, by total descending.
+fn merge_names(groups: impl Iterator<Item = (String, Stats)>) -> Vec<(String, Stats)> {
+    let mut out: Vec<(String, Stats)> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+    for (name, stats) in groups {
+        match index.get(&name) {
+            Some(&at) => out[at].1 = merge(&out[at].1, &stats),
+            None => {
+                index.insert(name.clone(), out.len());
+                out.push((name, stats));
+            }
+        }
+    }
+    out.sort_by_key(|g| std::cmp::Reverse(g.1.total));
+    out
+}
+
+/// Count, total and mean of two groups together (the rest is not compared).
+fn merge(a: &Stats, b: &Stats) -> Stats {
+    let count = a.count + b.count;
+    let total = a.total + b.total;
+    Stats {
+        count,
+        total,
+        mean: total as f64 / count as f64,
+        median: f64::NAN,
+        min: a.min.min(b.min),
+        max: a.max.max(b.max),
+        stddev: f64::NAN,
+    }
+}
+
+/// What a compared row is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Kernel,
+    Api,
+    Nvtx,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Kernel => "kernel",
+            Kind::Api => "cuda_api",
+            Kind::Nvtx => "nvtx",
+        }
+    }
+}
+
+/// One name in each report (`None` where a report has none of it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    pub kind: Kind,
+    pub name: String,
+    pub a: Option<Side>,
+    pub b: Option<Side>,
+}
+
+/// A name in one report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Side {
+    pub count: u64,
+    pub total: i128,
+    pub mean: f64,
+    /// Percent of the report's GPU time, for kernels.
+    pub gpu_share: Option<f64>,
+}
+
+impl Difference {
+    /// B's total minus A's (a name absent counts as 0).
+    pub fn total_change(&self) -> i128 {
+        let total = |s: &Option<Side>| s.map_or(0, |s| s.total);
+        total(&self.b) - total(&self.a)
+    }
+
+    pub fn count_change(&self) -> i128 {
+        let count = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.count));
+        count(&self.b) - count(&self.a)
+    }
+}
+
+/// Every kernel, API and NVTX name of either report, by the absolute change
+/// of its total time (largest first; ties by kind, then name).
+pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let sides = |groups: &[(String, Stats)], gpu: Option<i128>| {
+        groups
+            .iter()
+            .map(|(name, s)| {
+                let side = Side {
+                    count: s.count,
+                    total: s.total,
+                    mean: s.mean,
+                    gpu_share: gpu
+                        .filter(|&g| g > 0)
+                        .map(|g| s.total as f64 * 100.0 / g as f64),
+                };
+                (name.clone(), side)
+            })
+            .collect::<Vec<_>>()
+    };
+    let pairs = [
+        (Kind::Kernel, &a.kernels, &b.kernels, true),
+        (Kind::Api, &a.api_calls, &b.api_calls, false),
+        (Kind::Nvtx, &a.nvtx_ranges, &b.nvtx_ranges, false),
+    ];
+    for (kind, in_a, in_b, on_gpu) in pairs {
+        let a_sides = sides(in_a, on_gpu.then_some(a.gpu_time));
+        let b_sides = sides(in_b, on_gpu.then_some(b.gpu_time));
+        let mut b_index: rustc_hash::FxHashMap<&str, Side> =
+            b_sides.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        for (name, side) in &a_sides {
+            out.push(Difference {
+                kind,
+                b: b_index.remove(name.as_str()),
+                name: name.clone(),
+                a: Some(*side),
+            });
+        }
+        for (name, side) in &b_sides {
+            if b_index.contains_key(name.as_str()) {
+                out.push(Difference {
+                    kind,
+                    name: name.clone(),
+                    a: None,
+                    b: Some(*side),
+                });
+            }
+        }
+    }
+    out.sort_by(|x, y| {
+        y.total_change()
+            .abs()
+            .cmp(&x.total_change().abs())
+            .then(x.kind.cmp(&y.kind))
+            .then_with(|| x.name.cmp(&y.name))
+    });
+    out
+}
+
+/// The differences as a table (B minus A in each change column).
+pub fn comparison_table(differences: &[Difference]) -> Table {
+    let columns = [
+        "Kind",
+        "Total A (ns)",
+        "Total B (ns)",
+        "Total Change (ns)",
+        "Count A",
+        "Count B",
+        "Count Change",
+        "Avg A (ns)",
+        "Avg B (ns)",
+        "Avg Change (ns)",
+        "GPU Time A (%)",
+        "GPU Time B (%)",
+        "GPU Time Change (%)",
+        "Name",
+    ];
+    let real = |v: Option<f64>, decimals| v.map_or(Cell::Empty, |v| Cell::Real(v, decimals));
+    let rows = differences
+        .iter()
+        .map(|d| {
+            let total = |s: &Option<Side>| Cell::Int(s.map_or(0, |s| s.total));
+            let count = |s: &Option<Side>| Cell::Int(s.map_or(0, |s| i128::from(s.count)));
+            let mean = |s: &Option<Side>| s.map(|s| s.mean);
+            let share = |s: &Option<Side>| match s {
+                Some(s) => s.gpu_share,
+                None if d.kind == Kind::Kernel => Some(0.0),
+                None => None,
+            };
+            let change = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => Some(b - a),
+                _ => None,
+            };
+            vec![
+                Cell::Text(d.kind.name().to_owned()),
+                total(&d.a),
+                total(&d.b),
+                Cell::Int(d.total_change()),
+                count(&d.a),
+                count(&d.b),
+                Cell::Int(d.count_change()),
+                real(mean(&d.a), 1),
+                real(mean(&d.b), 1),
+                real(change(mean(&d.a), mean(&d.b)), 1),
+                real(share(&d.a), 2),
+                real(share(&d.b), 2),
+                real(change(share(&d.a), share(&d.b)), 2),
+                Cell::Text(d.name.clone()),
+            ]
+        })
+        .collect();
+    Table {
+        name: "compare".to_owned(),
+        title: format!(
+            "Differences (B - A) of kernels, CUDA API calls ({}) and NVTX ranges",
+            StatsReport::CudaApiSum.name()
+        ),
+        columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+        rows,
+    }
+}

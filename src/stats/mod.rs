@@ -1,0 +1,105 @@
+//! Summaries of a report, as `nsys stats` prints them, and comparisons of
+//! two reports.
+//!
+//! Each summary reads the rows of its tables once, in table order, keeping
+//! per group (an API name, a kernel name, a memory operation, an NVTX range
+//! name) the values it measures: the median needs them all, as it does in
+//! nsys. Memory is 8 bytes per row of the summarized tables, released when
+//! the summary is done; nothing else grows with the report.
+
+mod aggregate;
+mod compare;
+mod launches;
+mod reports;
+mod table;
+
+pub use aggregate::Stats;
+pub use compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
+pub use reports::StatsReport;
+pub use table::{Cell, Format, Table};
+
+use crate::error::{DatabaseError, Error, Result};
+use crate::nsys::Report;
+
+/// Computes `which` summaries of `report`, in that order.
+///
+/// ```
+/// use nsys2perfetto::{summarize, Cell, Report, StatsReport};
+///
+/// let uri = "file:stats-doc-example?mode=memory&cache=shared";
+/// let db = rusqlite::Connection::open(uri).unwrap();
+/// db.execute_batch(
+///     "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+///      INSERT INTO StringIds VALUES (1, 'cudaMalloc_v3020');
+///      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+///          start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+///      INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+///          (1000, 5000, 281479271677994, 7, 1), (6000, 7000, 281479271677994, 8, 1);",
+/// )
+/// .unwrap();
+///
+/// let report = Report::open_uri(uri)?;
+/// let tables = summarize(&report, &["cudaapisum".parse::<StatsReport>().unwrap()])?;
+/// let row = &tables[0].rows[0];
+/// // Total, count, average and name; the version suffix is dropped.
+/// assert_eq!(row[1], Cell::Int(5000));
+/// assert_eq!(row[2], Cell::Int(2));
+/// assert_eq!(row[3].text(), "2500.0");
+/// assert_eq!(row[8], Cell::Text("cudaMalloc".into()));
+/// # Ok::<(), nsys2perfetto::Error>(())
+/// ```
+pub fn summarize(report: &Report, which: &[StatsReport]) -> Result<Vec<Table>> {
+    which
+        .iter()
+        .map(|r| r.compute(report).map_err(|e| damaged(report, e)))
+        .collect()
+}
+
+/// What [`compare`] compares of `report`.
+pub fn run_summary(report: &Report) -> Result<RunSummary> {
+    RunSummary::of(report).map_err(|e| damaged(report, e))
+}
+
+fn damaged(report: &Report, e: rusqlite::Error) -> Error {
+    Error::Damaged {
+        path: report.path().to_owned(),
+        cause: DatabaseError(e),
+    }
+}
+
+/// [`summarize`] for the report or export at `input` (a report is exported
+/// with `options.nsys` first; `options.cancel` stops it).
+pub fn summarize_file(
+    input: &std::path::Path,
+    which: &[StatsReport],
+    options: &crate::Options,
+) -> Result<Vec<Table>> {
+    let source = crate::file::Source::open(input, options)?;
+    summarize(source.report(), which).map_err(|e| interrupted_or(e, &source, options))
+}
+
+/// The summaries of `a` and `b` that [`compare`] compares, each a report or
+/// an export.
+pub fn compare_files(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    options: &crate::Options,
+) -> Result<(RunSummary, RunSummary)> {
+    let mut out = Vec::with_capacity(2);
+    for input in [a, b] {
+        let source = crate::file::Source::open(input, options)?;
+        let summary =
+            run_summary(source.report()).map_err(|e| interrupted_or(e, &source, options))?;
+        out.push(summary);
+    }
+    let b = out.pop().expect("two summaries");
+    let a = out.pop().expect("two summaries");
+    Ok((a, b))
+}
+
+fn interrupted_or(e: Error, source: &crate::file::Source, options: &crate::Options) -> Error {
+    match options.cancelled() {
+        true => source.interrupted(),
+        false => source.rename(e),
+    }
+}

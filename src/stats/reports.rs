@@ -1,0 +1,538 @@
+//! The summaries, defined as nsys 2025.3 defines them, and how each is
+//! computed from one pass over its tables.
+
+use crate::nsys::Report;
+
+use super::aggregate::{Groups, Stats};
+use super::table::{Cell, Table};
+
+/// A summary `nsys stats` prints, by its old and new names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum StatsReport {
+    CudaApiSum,
+    GpuKernSum,
+    GpuMemTimeSum,
+    GpuMemSizeSum,
+    GpuSum,
+    NvtxSum,
+    NvtxPushPopSum,
+    NvtxStartEndSum,
+    OsrtSum,
+    KernExecSum,
+    OpenAccSum,
+    UmCpuPageFaultsSum,
+    OpenMpEventSum,
+}
+
+impl StatsReport {
+    pub const ALL: [StatsReport; 13] = [
+        StatsReport::CudaApiSum,
+        StatsReport::GpuKernSum,
+        StatsReport::GpuMemTimeSum,
+        StatsReport::GpuMemSizeSum,
+        StatsReport::GpuSum,
+        StatsReport::NvtxSum,
+        StatsReport::NvtxPushPopSum,
+        StatsReport::NvtxStartEndSum,
+        StatsReport::OsrtSum,
+        StatsReport::KernExecSum,
+        StatsReport::OpenAccSum,
+        StatsReport::UmCpuPageFaultsSum,
+        StatsReport::OpenMpEventSum,
+    ];
+
+    /// What `stats` prints when not told: where time goes on the CPU and the GPU.
+    pub const DEFAULT: [StatsReport; 5] = [
+        StatsReport::NvtxSum,
+        StatsReport::CudaApiSum,
+        StatsReport::GpuKernSum,
+        StatsReport::GpuMemTimeSum,
+        StatsReport::GpuMemSizeSum,
+    ];
+
+    /// The name of nsys 2023 and later (`cuda_api_sum`).
+    pub fn name(self) -> &'static str {
+        self.names().0
+    }
+
+    /// (new name, old name).
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            StatsReport::CudaApiSum => ("cuda_api_sum", "cudaapisum"),
+            StatsReport::GpuKernSum => ("cuda_gpu_kern_sum", "gpukernsum"),
+            StatsReport::GpuMemTimeSum => ("cuda_gpu_mem_time_sum", "gpumemtimesum"),
+            StatsReport::GpuMemSizeSum => ("cuda_gpu_mem_size_sum", "gpumemsizesum"),
+            StatsReport::GpuSum => ("cuda_gpu_sum", "gpusum"),
+            StatsReport::NvtxSum => ("nvtx_sum", "nvtxsum"),
+            StatsReport::NvtxPushPopSum => ("nvtx_pushpop_sum", "nvtxppsum"),
+            StatsReport::NvtxStartEndSum => ("nvtx_startend_sum", "nvtxsesum"),
+            StatsReport::OsrtSum => ("osrt_sum", "osrtsum"),
+            StatsReport::KernExecSum => ("cuda_kern_exec_sum", "kernexecsum"),
+            StatsReport::OpenAccSum => ("openacc_sum", "openaccsum"),
+            StatsReport::UmCpuPageFaultsSum => ("um_cpu_page_faults_sum", "umcpupagefaults"),
+            StatsReport::OpenMpEventSum => ("openmp_sum", "openmpevtsum"),
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            StatsReport::CudaApiSum => "CUDA API Summary",
+            StatsReport::GpuKernSum => "CUDA GPU Kernel Summary",
+            StatsReport::GpuMemTimeSum => "CUDA GPU MemOps Summary (by Time)",
+            StatsReport::GpuMemSizeSum => "CUDA GPU MemOps Summary (by Size)",
+            StatsReport::GpuSum => "CUDA GPU Summary (Kernels/MemOps)",
+            StatsReport::NvtxSum => "NVTX Range Summary",
+            StatsReport::NvtxPushPopSum => "NVTX Push/Pop Range Summary",
+            StatsReport::NvtxStartEndSum => "NVTX Start/End Range Summary",
+            StatsReport::OsrtSum => "OS Runtime Summary",
+            StatsReport::KernExecSum => "CUDA Kernel Launch & Exec Time Summary",
+            StatsReport::OpenAccSum => "OpenACC Summary",
+            StatsReport::UmCpuPageFaultsSum => "Unified Memory CPU Page Faults Summary",
+            StatsReport::OpenMpEventSum => "OpenMP Event Summary",
+        }
+    }
+
+    /// Computes the summary of `report`.
+    pub fn compute(self, report: &Report) -> rusqlite::Result<Table> {
+        let rows = match self {
+            StatsReport::CudaApiSum => api_sum(report)?,
+            StatsReport::GpuKernSum => kernel_sum(report)?,
+            StatsReport::GpuMemTimeSum => memory_sum(report, Measure::Time)?,
+            StatsReport::GpuMemSizeSum => memory_sum(report, Measure::Size)?,
+            StatsReport::GpuSum => gpu_sum(report)?,
+            StatsReport::NvtxSum => nvtx_sum(report, |_| true, true)?,
+            StatsReport::NvtxPushPopSum => nvtx_sum(report, |push_pop| push_pop, false)?,
+            StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop, false)?,
+            StatsReport::OsrtSum => osrt_sum(report)?,
+            StatsReport::KernExecSum => super::launches::kern_exec_sum(report)?,
+            StatsReport::OpenAccSum => openacc_sum(report)?,
+            StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
+            StatsReport::OpenMpEventSum => openmp_sum(report)?,
+        };
+        Ok(Table {
+            name: self.name().to_owned(),
+            title: self.title().to_owned(),
+            columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
+            rows,
+        })
+    }
+
+    fn columns(self) -> &'static [&'static str] {
+        const TIME: [&str; 8] = [
+            "Time (%)",
+            "Total Time (ns)",
+            "Instances",
+            "Avg (ns)",
+            "Med (ns)",
+            "Min (ns)",
+            "Max (ns)",
+            "StdDev (ns)",
+        ];
+        match self {
+            StatsReport::CudaApiSum | StatsReport::OsrtSum | StatsReport::OpenAccSum => &[
+                "Time (%)",
+                "Total Time (ns)",
+                "Num Calls",
+                "Avg (ns)",
+                "Med (ns)",
+                "Min (ns)",
+                "Max (ns)",
+                "StdDev (ns)",
+                "Name",
+            ],
+            StatsReport::KernExecSum => &super::launches::COLUMNS,
+            StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
+            StatsReport::GpuKernSum => &[
+                TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
+            ],
+            StatsReport::OpenMpEventSum => &[
+                TIME[0], TIME[1], "Count", TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
+            ],
+            StatsReport::GpuMemTimeSum => &[
+                TIME[0],
+                TIME[1],
+                "Count",
+                TIME[3],
+                TIME[4],
+                TIME[5],
+                TIME[6],
+                TIME[7],
+                "Operation",
+            ],
+            StatsReport::GpuMemSizeSum => &[
+                "Total (MB)",
+                "Count",
+                "Avg (MB)",
+                "Med (MB)",
+                "Min (MB)",
+                "Max (MB)",
+                "StdDev (MB)",
+                "Operation",
+            ],
+            StatsReport::GpuSum => &[
+                TIME[0],
+                TIME[1],
+                TIME[2],
+                TIME[3],
+                TIME[4],
+                TIME[5],
+                TIME[6],
+                TIME[7],
+                "Category",
+                "Operation",
+            ],
+            StatsReport::NvtxSum => &[
+                TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Style",
+                "Range",
+            ],
+            // One style each: no Style column, as nsys printed them.
+            StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => &[
+                TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Range",
+            ],
+        }
+    }
+}
+
+impl std::str::FromStr for StatsReport {
+    type Err = String;
+
+    /// Either name, old or new.
+    fn from_str(s: &str) -> Result<Self, String> {
+        StatsReport::ALL
+            .into_iter()
+            .find(|r| {
+                let (new, old) = r.names();
+                s == new || s == old
+            })
+            .ok_or_else(|| {
+                let known: Vec<&str> = StatsReport::ALL.iter().map(|r| r.name()).collect();
+                format!("unknown report {s:?} (known: {})", known.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for StatsReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A CUDA API name without its version suffix (`cudaLaunchKernel_v7000`
+/// is `cudaLaunchKernel`): nsys drops the last six characters when they
+/// start with `_v`.
+pub(crate) fn api_name(name: &str) -> &str {
+    let chars: Vec<(usize, char)> = name.char_indices().collect();
+    match chars.len().checked_sub(6) {
+        Some(at) if chars[at].1 == '_' && chars[at + 1].1 == 'v' => &name[..chars[at].0],
+        _ => name,
+    }
+}
+
+/// `[CUDA memcpy Host-to-Device]`: a copy's `copyKind` named as nsys 2025.3
+/// names it (the labels of the export's ENUM_CUDA_MEMCPY_OPER).
+pub(crate) fn memcpy_name(kind: i64) -> String {
+    const KINDS: [&str; 14] = [
+        "Unknown",
+        "Host-to-Device",
+        "Device-to-Host",
+        "Host-to-Array",
+        "Array-to-Host",
+        "Array-to-Array",
+        "Array-to-Device",
+        "Device-to-Array",
+        "Device-to-Device",
+        "Host-to-Host",
+        "Peer-to-Peer",
+        "Unified Host-to-Device",
+        "Unified Device-to-Host",
+        "Unified Device-to-Device",
+    ];
+    let label = usize::try_from(kind)
+        .ok()
+        .and_then(|k| KINDS.get(k))
+        .unwrap_or(&KINDS[0]);
+    format!("[CUDA memcpy {label}]")
+}
+
+pub(crate) const MEMSET_NAME: &str = "[CUDA memset]";
+
+/// The time columns of a row: share of `grand`, total, count, average,
+/// median, min, max, standard deviation.
+fn time_cells(s: &Stats, grand: i128) -> Vec<Cell> {
+    let share = match grand {
+        0 => Cell::Empty,
+        _ => Cell::Real(s.total as f64 * 100.0 / grand as f64, 1),
+    };
+    vec![
+        share,
+        Cell::Int(s.total),
+        Cell::Int(i128::from(s.count)),
+        Cell::Real(s.mean, 1),
+        Cell::Real(s.median, 1),
+        Cell::Int(i128::from(s.min)),
+        Cell::Int(i128::from(s.max)),
+        Cell::Real(s.stddev, 1),
+    ]
+}
+
+/// Rows of time statistics by name, with the name (and any other key
+/// columns) after them.
+fn time_rows<K>(groups: Vec<(K, Stats)>, keys: impl Fn(K) -> Vec<Cell>) -> Vec<Vec<Cell>> {
+    let grand: i128 = groups.iter().map(|(_, s)| s.total).sum();
+    groups
+        .into_iter()
+        .map(|(k, s)| {
+            let mut row = time_cells(&s, grand);
+            row.extend(keys(k));
+            row
+        })
+        .collect()
+}
+
+/// Durations by API name as recorded. Names that differ only in their
+/// version suffix (`cudaMemcpy`, `cudaMemcpy_v3020`) are two groups, as nsys
+/// groups by name id; the summary prints both without the suffix.
+pub(crate) fn api_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats)>> {
+    let mut groups = Groups::<String>::default();
+    let mut key = String::new();
+    report.each_api_row(|row| {
+        key.clear();
+        key.push_str(row.name);
+        groups.add(&key, row.end - row.start);
+    })?;
+    Ok(groups.finish())
+}
+
+fn api_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    Ok(time_rows(api_groups(report)?, |name| {
+        vec![Cell::Text(api_name(&name).to_owned())]
+    }))
+}
+
+/// Kernel durations by name.
+pub(crate) fn kernel_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats)>> {
+    let mut groups = Groups::<String>::default();
+    let mut key = String::new();
+    report.each_kernel_row(|k| {
+        key.clear();
+        key.push_str(k.name);
+        groups.add(&key, k.end - k.start);
+    })?;
+    Ok(groups.finish())
+}
+
+fn kernel_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    Ok(time_rows(kernel_groups(report)?, |name| {
+        vec![Cell::Text(name)]
+    }))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    Time,
+    Size,
+}
+
+/// Memory operations by kind: their durations or their sizes.
+fn memory_groups(report: &Report, measure: Measure) -> rusqlite::Result<Vec<(String, Stats)>> {
+    let mut groups = Groups::<String>::default();
+    report.each_memory_row(|m| {
+        let name = match m.copy_kind {
+            Some(kind) => memcpy_name(kind),
+            None => MEMSET_NAME.to_owned(),
+        };
+        let value = match measure {
+            Measure::Time => m.end - m.start,
+            Measure::Size => m.bytes,
+        };
+        groups.add(&name, value);
+    })?;
+    Ok(groups.finish())
+}
+
+fn memory_sum(report: &Report, measure: Measure) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let groups = memory_groups(report, measure)?;
+    if measure == Measure::Time {
+        return Ok(time_rows(groups, |name| vec![Cell::Text(name)]));
+    }
+    // Sizes in MB (10^6 bytes), three decimals, as nsys prints them.
+    let mb = |bytes: f64| Cell::Real(bytes / 1e6, 3);
+    Ok(groups
+        .into_iter()
+        .map(|(name, s)| {
+            vec![
+                mb(s.total as f64),
+                Cell::Int(i128::from(s.count)),
+                mb(s.mean),
+                mb(s.median),
+                mb(s.min as f64),
+                mb(s.max as f64),
+                mb(s.stddev),
+                Cell::Text(name),
+            ]
+        })
+        .collect())
+}
+
+/// What a row of `cuda_gpu_sum` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum GpuCategory {
+    Kernel,
+    Memory,
+}
+
+fn gpu_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut groups = Groups::<(String, GpuCategory)>::default();
+    report.each_kernel_row(|k| {
+        groups.add(&(k.name.to_owned(), GpuCategory::Kernel), k.end - k.start)
+    })?;
+    report.each_memory_row(|m| {
+        let name = match m.copy_kind {
+            Some(kind) => memcpy_name(kind),
+            None => MEMSET_NAME.to_owned(),
+        };
+        groups.add(&(name, GpuCategory::Memory), m.end - m.start);
+    })?;
+    Ok(time_rows(groups.finish(), |(name, category)| {
+        let category = match category {
+            GpuCategory::Kernel => "CUDA_KERNEL",
+            GpuCategory::Memory => "MEMORY_OPER",
+        };
+        vec![Cell::Text(category.to_owned()), Cell::Text(name)]
+    }))
+}
+
+/// NVTX range durations by (`domain:name`, push/pop): the default domain
+/// has an empty name, so its ranges read `:name`. A range open at the end
+/// of the capture lasts until the last time of any NVTX row.
+pub(crate) fn nvtx_groups(
+    report: &Report,
+    style: impl Fn(bool) -> bool,
+) -> rusqlite::Result<Vec<((String, bool), Stats)>> {
+    let last = report.nvtx_last_time()?;
+    let mut groups = Groups::<(String, bool)>::default();
+    report.each_range_row(|r| {
+        if !style(r.push_pop) {
+            return;
+        }
+        let name = format!("{}:{}", r.domain.unwrap_or(""), r.text);
+        let end = r.end.or(last).unwrap_or(r.start);
+        groups.add(&(name, r.push_pop), end - r.start);
+    })?;
+    Ok(groups.finish())
+}
+
+fn nvtx_sum(
+    report: &Report,
+    style: impl Fn(bool) -> bool,
+    style_column: bool,
+) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    Ok(time_rows(
+        nvtx_groups(report, style)?,
+        |(name, push_pop)| {
+            let style = if push_pop { "PushPop" } else { "StartEnd" };
+            match style_column {
+                true => vec![Cell::Text(style.to_owned()), Cell::Text(name)],
+                false => vec![Cell::Text(name)],
+            }
+        },
+    ))
+}
+
+fn osrt_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut groups = Groups::<String>::default();
+    let mut key = String::new();
+    report.each_osrt_row(|name, start, end| {
+        key.clear();
+        key.push_str(name);
+        groups.add(&key, end - start);
+    })?;
+    Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+}
+
+/// OpenACC events by name, with `@file:line` where the source is recorded.
+fn openacc_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut groups = Groups::<String>::default();
+    let mut key = String::new();
+    report.each_openacc_row(|name, file, line, start, end| {
+        key.clear();
+        key.push_str(name);
+        if let Some(file) = file {
+            key.push('@');
+            key.push_str(file);
+            key.push(':');
+            if let Some(line) = line {
+                key.push_str(&line.to_string());
+            }
+        }
+        groups.add(&key, end - start);
+    })?;
+    Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+}
+
+/// OpenMP events by name within each kind of event (a name in two tables
+/// is two rows, as nsys sums each table apart).
+fn openmp_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut groups = Groups::<(String, String)>::default();
+    let mut key = (String::new(), String::new());
+    report.each_openmp_row(|table, name, start, end| {
+        key.0.clear();
+        key.0.push_str(table);
+        key.1.clear();
+        key.1.push_str(name);
+        groups.add(&key, end - start);
+    })?;
+    Ok(time_rows(groups.finish(), |(_, name)| {
+        vec![Cell::Text(name)]
+    }))
+}
+
+/// Unified-memory CPU page faults counted by faulting instruction, most first.
+fn cpu_page_faults_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let mut counts: Vec<(Option<String>, u64)> = Vec::new();
+    let mut index: rustc_hash::FxHashMap<Option<String>, usize> = Default::default();
+    report.each_cpu_page_fault(|instruction| {
+        let key = instruction.map(str::to_owned);
+        match index.get(&key) {
+            Some(&at) => counts[at].1 += 1,
+            None => {
+                index.insert(key.clone(), counts.len());
+                counts.push((key, 1));
+            }
+        }
+    })?;
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    Ok(counts
+        .into_iter()
+        .map(|(instruction, n)| {
+            vec![
+                Cell::Int(i128::from(n)),
+                instruction.map_or(Cell::Empty, Cell::Text),
+            ]
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_names_lose_their_version_suffix_only() {
+        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(api_name("cuLibraryLoadData"), "cuLibraryLoadData");
+        assert_eq!(api_name("_v1234"), "");
+        assert_eq!(api_name("v1234"), "v1234");
+    }
+
+    #[test]
+    fn every_name_parses_back() {
+        for r in StatsReport::ALL {
+            let (new, old) = r.names();
+            assert_eq!(new.parse::<StatsReport>(), Ok(r));
+            assert_eq!(old.parse::<StatsReport>(), Ok(r));
+        }
+        assert!("nope".parse::<StatsReport>().is_err());
+    }
+}

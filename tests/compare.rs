@@ -1,0 +1,271 @@
+//! `compare` against SQL over the two exports: two ranks of one MPI job
+//! (the same program on two GPUs), and a report against itself, where every
+//! change is zero.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use nsys2perfetto::{compare, comparison_table, run_summary, Cell, Kind, Report, RunSummary};
+use rusqlite::Connection;
+use support::fixtures::{fixture, require, Need};
+use support::source::{has_table, open};
+
+/// (count, total) by name.
+type Groups = BTreeMap<String, (u64, i128)>;
+
+fn groups(db: &Connection, sql: &str) -> Groups {
+    let mut stmt = db.prepare(sql).unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                (r.get::<_, i64>(1)? as u64, i128::from(r.get::<_, i64>(2)?)),
+            ))
+        })
+        .unwrap();
+    let mut out = Groups::new();
+    for row in rows {
+        let (name, (count, total)) = row.unwrap();
+        let entry = out.entry(name).or_default();
+        entry.0 += count;
+        entry.1 += total;
+    }
+    out
+}
+
+/// What SQL says of an export: kernels, API calls (version suffix of six
+/// characters dropped, as nsys drops it), NVTX ranges by `domain:name`, and
+/// the GPU time of kernels, copies and memsets.
+struct Expected {
+    kernels: Groups,
+    api: Groups,
+    nvtx: Groups,
+    gpu_time: i128,
+}
+
+fn expected(path: &Path) -> Expected {
+    let db = open(path);
+    let kernels = groups(
+        &db,
+        "SELECT s.value, count(*), sum(k.end - k.start)
+         FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName
+         GROUP BY 1",
+    );
+    let api = groups(
+        &db,
+        "SELECT CASE substr(s.value, -6, 2) WHEN '_v' THEN substr(s.value, 1, length(s.value) - 6)
+                ELSE s.value END,
+                count(*), sum(r.end - r.start)
+         FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId
+         GROUP BY 1",
+    );
+    let nvtx = match has_table(&db, "NVTX_EVENTS") {
+        false => Groups::new(),
+        true => groups(
+            &db,
+            "WITH last AS (SELECT max(max(start), max(coalesce(end, start))) AS t FROM NVTX_EVENTS),
+                  domains AS (SELECT domainId, (globalTid >> 24) & 16777215 AS pid, text
+                              FROM NVTX_EVENTS WHERE eventType = 75)
+             SELECT coalesce(d.text, '') || ':' || coalesce(s.value, n.text),
+                    count(*), sum(coalesce(n.end, (SELECT t FROM last)) - n.start)
+             FROM NVTX_EVENTS n
+             LEFT JOIN domains d ON d.domainId = n.domainId
+                  AND d.pid = (n.globalTid >> 24) & 16777215
+             LEFT JOIN StringIds s ON s.id = n.textId
+             WHERE n.eventType IN (59, 60, 70, 71)
+             GROUP BY 1",
+        ),
+    };
+    let mut gpu_time = 0i128;
+    for table in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ] {
+        if has_table(&db, table) {
+            let t: Option<i64> = db
+                .query_row(&format!("SELECT sum(end - start) FROM {table}"), [], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            gpu_time += i128::from(t.unwrap_or(0));
+        }
+    }
+    Expected {
+        kernels,
+        api,
+        nvtx,
+        gpu_time,
+    }
+}
+
+fn summary(path: &Path) -> RunSummary {
+    run_summary(&Report::open(path).unwrap()).unwrap()
+}
+
+/// Checks every difference of `a` and `b` against SQL over both; returns
+/// the number of rows checked.
+fn check(a_path: &Path, b_path: &Path) -> usize {
+    let (a, b) = (summary(a_path), summary(b_path));
+    let (ea, eb) = (expected(a_path), expected(b_path));
+    assert_eq!(a.gpu_time, ea.gpu_time);
+    assert_eq!(b.gpu_time, eb.gpu_time);
+    let differences = compare(&a, &b);
+    let mut seen = 0;
+    for (kind, in_a, in_b) in [
+        (Kind::Kernel, &ea.kernels, &eb.kernels),
+        (Kind::Api, &ea.api, &eb.api),
+        (Kind::Nvtx, &ea.nvtx, &eb.nvtx),
+    ] {
+        let names: std::collections::BTreeSet<&String> = in_a.keys().chain(in_b.keys()).collect();
+        let ours: Vec<_> = differences.iter().filter(|d| d.kind == kind).collect();
+        assert_eq!(ours.len(), names.len(), "{kind:?}: names");
+        for d in ours {
+            let (ca, ta) = in_a.get(&d.name).copied().unwrap_or_default();
+            let (cb, tb) = in_b.get(&d.name).copied().unwrap_or_default();
+            let what = format!("{kind:?} {}", d.name);
+            assert_eq!(d.total_change(), tb - ta, "{what}: total change");
+            assert_eq!(
+                d.count_change(),
+                cb as i128 - ca as i128,
+                "{what}: count change"
+            );
+            for (side, count, total, gpu) in
+                [(&d.a, ca, ta, ea.gpu_time), (&d.b, cb, tb, eb.gpu_time)]
+            {
+                match side {
+                    None => assert_eq!(count, 0, "{what}: missing side"),
+                    Some(s) => {
+                        assert_eq!((s.count, s.total), (count, total), "{what}");
+                        assert!(
+                            (s.mean - total as f64 / count as f64).abs() < 1e-6,
+                            "{what}: mean"
+                        );
+                        match kind {
+                            Kind::Kernel => {
+                                let share = total as f64 * 100.0 / gpu as f64;
+                                assert!(
+                                    (s.gpu_share.unwrap() - share).abs() < 1e-9,
+                                    "{what}: share"
+                                );
+                            }
+                            _ => assert_eq!(s.gpu_share, None, "{what}: share"),
+                        }
+                    }
+                }
+            }
+            seen += 1;
+        }
+    }
+    // Largest absolute change of total time first.
+    let changes: Vec<i128> = differences.iter().map(|d| d.total_change().abs()).collect();
+    assert!(
+        changes.windows(2).all(|w| w[0] >= w[1]),
+        "not sorted by impact"
+    );
+    seen
+}
+
+#[test]
+fn two_ranks_of_one_job_differ_as_sql_over_their_exports_says() {
+    let (Some(shared), Some(rank1), Some(_)) = (
+        require(Need::Shared),
+        fixture("cori_run1_report1.sqlite"),
+        require(Need::Nsys),
+    ) else {
+        return;
+    };
+    // Rank 2 is a report only: export it here.
+    let dir = tempfile::tempdir().unwrap();
+    let rank2 = dir.path().join("rank2.sqlite");
+    let status = Command::new("nsys")
+        .args(["export", "--type", "sqlite", "--output"])
+        .arg(&rank2)
+        .arg(shared.join("fixtures/reports/cori_run1_report2.qdrep"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rows = check(&rank1, &rank2);
+    assert!(rows >= 20, "{rows} rows");
+    // The same program: the same names, and the same number of each.
+    let (a, b) = (summary(&rank1), summary(&rank2));
+    let differences = compare(&a, &b);
+    assert!(differences.iter().all(|d| d.a.is_some() && d.b.is_some()));
+    assert!(differences.iter().any(|d| d.total_change() != 0));
+    let kernel_counts_equal = differences
+        .iter()
+        .filter(|d| d.kind == Kind::Kernel)
+        .all(|d| d.count_change() == 0);
+    assert!(kernel_counts_equal);
+}
+
+#[test]
+fn a_report_against_itself_changes_nothing() {
+    let Some(path) = fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let rows = check(&path, &path);
+    assert!(rows > 90, "{rows} rows");
+    let s = summary(&path);
+    let differences = compare(&s, &s);
+    let table = comparison_table(&differences);
+    assert_eq!(table.rows.len(), differences.len());
+    let change_columns: Vec<usize> = table
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.contains("Change"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(change_columns.len(), 4);
+    for row in &table.rows {
+        for &c in &change_columns {
+            match &row[c] {
+                Cell::Int(v) => assert_eq!(*v, 0),
+                Cell::Real(v, _) => assert_eq!(*v, 0.0),
+                Cell::Empty => {}
+                other => panic!("{other:?} in a change column"),
+            }
+        }
+    }
+    // Kernels, API calls and NVTX ranges are all there.
+    for kind in [Kind::Kernel, Kind::Api, Kind::Nvtx] {
+        assert!(differences.iter().any(|d| d.kind == kind), "{kind:?}");
+    }
+}
+
+#[test]
+fn the_command_prints_a_report_against_itself_as_no_change() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--format", "csv"])
+        .arg(&demo)
+        .arg(&demo)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "Kind");
+    let change = header
+        .iter()
+        .position(|c| *c == "Total Change (ns)")
+        .unwrap();
+    let mut rows = 0;
+    for line in lines {
+        assert_eq!(line.split(',').nth(change), Some("0"), "{line}");
+        rows += 1;
+    }
+    assert!(rows > 0);
+    let missing = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "/nonexistent/a.sqlite"])
+        .arg(&demo)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+}
