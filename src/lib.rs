@@ -43,7 +43,7 @@ mod file;
 mod nsys;
 mod output;
 pub mod perfetto;
-mod stats;
+pub mod stats;
 mod worker;
 
 use std::io::{self, Write};
@@ -55,10 +55,6 @@ pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
-pub use stats::{
-    compare, compare_files, comparison_table, run_summary, summarize, summarize_file, Cell,
-    Difference, Format, Kind, RunSummary, Side, Stats, StatsReport, Table,
-};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// README.md): level 3 is within 10% of level 6's size at 40% of its cost;

@@ -24,7 +24,8 @@ use crate::nsys::Report;
 /// Computes `which` summaries of `report`, in that order.
 ///
 /// ```
-/// use nsys2perfetto::{summarize, Cell, Report, StatsReport};
+/// use nsys2perfetto::stats::{summarize, Cell, StatsReport};
+/// use nsys2perfetto::Report;
 ///
 /// let uri = "file:stats-doc-example?mode=memory&cache=shared";
 /// let db = rusqlite::Connection::open(uri).unwrap();

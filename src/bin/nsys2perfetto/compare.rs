@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::{compare, compare_files, comparison_table, Error, Format, Options};
+use nsys2perfetto::stats::{compare, compare_files, comparison_table, Format};
+use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
 use crate::stats::write_output;

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use nsys2perfetto::{summarize_file, Error, Format, Options, StatsReport};
+use nsys2perfetto::stats::{summarize_file, Format, StatsReport};
+use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
 use crate::INTERRUPTED;
