@@ -35,6 +35,7 @@
 //! # Ok::<(), nsys2perfetto::Error>(())
 //! ```
 
+pub mod analyze;
 mod convert;
 mod error;
 mod file;
@@ -48,6 +49,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use analyze::{analyze, Finding, Rule, Thresholds};
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};

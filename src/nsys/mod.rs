@@ -19,6 +19,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod events;
 mod export;
+pub mod gpu_work;
 pub mod graphs;
 pub mod ids;
 pub mod libraries;

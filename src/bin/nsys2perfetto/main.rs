@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod analyze;
 mod convert;
 mod signals;
 
@@ -21,6 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Convert(convert::Args),
+    Analyze(analyze::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
+        Command::Analyze(args) => analyze::run(args, &signals),
     }
 }
 

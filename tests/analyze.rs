@@ -1,0 +1,226 @@
+//! The findings of `analyze` against NVIDIA's: `nsys analyze` (2022.4, run
+//! here on a copy of each fixture) and the stored outputs of nsys 2025.3
+//! for the two H100 fixtures.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use nsys2perfetto::analyze::Place;
+use nsys2perfetto::{analyze, Finding, Report, Rule, Thresholds};
+
+use support::fixtures::{self, Need};
+use support::nsys::csv_rows;
+
+/// A finding as both sides print it: start, duration, pid, and the thread
+/// (API calls) or device (GPU work).
+type Key = (i64, i64, u32, i64);
+
+/// A row of NVIDIA's output, by column name.
+struct Row(BTreeMap<String, String>);
+
+impl Row {
+    fn int(&self, column: &str) -> i64 {
+        let v = self
+            .0
+            .get(column)
+            .unwrap_or_else(|| panic!("no column {column:?} in {:?}", self.0));
+        v.parse()
+            .unwrap_or_else(|_| panic!("{column} = {v:?} is not an integer"))
+    }
+
+    fn key(&self, rule: Rule) -> Key {
+        let place = match rule {
+            Rule::CudaApiSync => self.int("TID"),
+            _ => self.int("Device ID"),
+        };
+        (
+            self.int("Start (ns)"),
+            self.int("Duration (ns)"),
+            self.int("PID") as u32,
+            place,
+        )
+    }
+}
+
+/// The rows of a CSV that NVIDIA's tools wrote (lines before the header,
+/// such as "Processing [...]", skipped).
+fn nvidia_rows(text: &str) -> Vec<Row> {
+    let rows = csv_rows(text);
+    let Some(at) = rows
+        .iter()
+        .position(|r| r.iter().any(|c| c == "Duration (ns)"))
+    else {
+        return Vec::new();
+    };
+    let header = &rows[at];
+    rows[at + 1..]
+        .iter()
+        .filter(|r| r.len() == header.len())
+        .map(|r| Row(header.iter().cloned().zip(r.iter().cloned()).collect()))
+        .collect()
+}
+
+fn key(f: &Finding) -> Key {
+    let (pid, place) = match f.place {
+        Place::Thread { pid, tid } => (pid, i64::from(tid)),
+        Place::Gpu { pid, device, .. } => (pid.expect("GPU findings name a process"), device),
+    };
+    (f.start, f.duration, pid, place)
+}
+
+/// Runs `nsys analyze` (2022.4 names its rules differently) on `export`,
+/// every finding (no row limit), with the rule's `options` (`gap=10`).
+fn nsys_analyze(export: &Path, rule: Rule, options: &str) -> Vec<Row> {
+    let out = Command::new("nsys")
+        .args(["analyze", "--format", "csv", "-o", "-", "--rule"])
+        .arg(format!("{}:rows=-1{options}", rule.legacy_name()))
+        .arg(export)
+        .output()
+        .expect("nsys runs");
+    assert!(
+        out.status.success(),
+        "nsys analyze {} {}: {}",
+        rule.legacy_name(),
+        export.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    nvidia_rows(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Compares our findings of `rule` with NVIDIA's `rows`: the same findings
+/// (start, duration, process, thread or device), and for utilization the
+/// same percentage. Returns how many there were.
+fn compare(what: &str, rule: Rule, ours: &[Finding], rows: &[Row]) -> usize {
+    let mut theirs: Vec<Key> = rows.iter().map(|r| r.key(rule)).collect();
+    if matches!(
+        rule,
+        Rule::CudaMemcpySync | Rule::CudaMemsetSync | Rule::CudaMemcpyAsync
+    ) {
+        // nsys 2022.4 lists an operation once per runtime row of its
+        // correlationId, backtrace records included: one operation, one finding.
+        theirs.sort_unstable();
+        theirs.dedup();
+    }
+    let mut mine: Vec<Key> = ours.iter().filter(|f| f.rule == rule).map(key).collect();
+    theirs.sort_unstable();
+    mine.sort_unstable();
+    assert_eq!(
+        mine, theirs,
+        "{what}: {rule}: ours (left) and NVIDIA's (right) differ"
+    );
+    if rule == Rule::GpuTimeUtil {
+        for row in rows {
+            let k = row.key(rule);
+            let f = ours
+                .iter()
+                .find(|f| f.rule == rule && key(f) == k)
+                .expect("matched above");
+            let theirs: f64 = row.0["In-Use (%)"].parse().expect("a percentage");
+            let mine = f.in_use_percent.expect("utilization findings have one");
+            assert!(
+                (mine - theirs).abs() < 0.051,
+                "{what}: chunk at {}: {mine}% in use, nsys says {theirs}%",
+                k.0
+            );
+        }
+    }
+    mine.len()
+}
+
+#[test]
+fn findings_equal_those_of_nsys_2022_4() {
+    let Some(files) = fixtures::all() else { return };
+    if fixtures::require(Need::Nsys).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut found: BTreeMap<Rule, usize> = BTreeMap::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        // nsys may write beside its input; the fixtures stay untouched.
+        let copy = dir.path().join(&name);
+        std::fs::copy(file, &copy).unwrap();
+        let report = Report::open(file).unwrap();
+        let ours = analyze(&report, &Rule::ALL, &Thresholds::default()).unwrap();
+        for rule in Rule::ALL {
+            let rows = nsys_analyze(&copy, rule, "");
+            *found.entry(rule).or_default() += compare(&name, rule, &ours, &rows);
+        }
+    }
+    eprintln!("findings per rule: {found:?}");
+    // Every rule but the synchronous memset finds something in the fixtures:
+    // the comparison compared findings, not only empty lists.
+    for rule in Rule::ALL {
+        if rule != Rule::CudaMemsetSync {
+            assert!(found[&rule] > 0, "{rule}: nothing found in any fixture");
+        }
+    }
+}
+
+#[test]
+fn gaps_and_utilization_equal_those_of_nsys_with_other_thresholds() {
+    let Some(files) = fixtures::all() else { return };
+    if fixtures::require(Need::Nsys).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut thresholds = Thresholds::default();
+    thresholds.gap_ms = 1;
+    thresholds.util_percent = 80;
+    thresholds.util_chunks = 97;
+    let rules = [Rule::GpuGaps, Rule::GpuTimeUtil];
+    let mut found = [0; 2];
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let copy = dir.path().join(&name);
+        std::fs::copy(file, &copy).unwrap();
+        let ours = analyze(&Report::open(file).unwrap(), &rules, &thresholds).unwrap();
+        let rows = nsys_analyze(&copy, Rule::GpuGaps, ":gap=1");
+        found[0] += compare(&name, Rule::GpuGaps, &ours, &rows);
+        let rows = nsys_analyze(&copy, Rule::GpuTimeUtil, ":threshold=80:chunks=97");
+        found[1] += compare(&name, Rule::GpuTimeUtil, &ours, &rows);
+    }
+    eprintln!("gaps over 1 ms, chunks below 80% of 97: {found:?}");
+    assert!(found[0] > 100 && found[1] > 10, "{found:?}");
+}
+
+#[test]
+fn findings_equal_those_of_nsys_2025_3_on_the_h100_fixtures() {
+    let Some(shared) = fixtures::require(Need::Shared) else {
+        return;
+    };
+    let stored = shared.join("fixtures/nsys-2025.3-stats");
+    for name in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
+        let file = shared.join(format!("fixtures/sqlite/{name}.sqlite"));
+        let report = Report::open(&file).unwrap();
+        let ours = analyze(&report, &Rule::ALL, &Thresholds::default()).unwrap();
+        for rule in Rule::ALL {
+            let csv = stored.join(format!("{name}_{}.csv", rule.name()));
+            let text =
+                std::fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+            let rows = nvidia_rows(&text);
+            // The stored outputs hold nsys's default 50 rows at most: the
+            // 50 longest (for utilization, the lowest) of ours are those.
+            let mut mine: Vec<Finding> = ours.iter().filter(|f| f.rule == rule).cloned().collect();
+            let all = mine.len();
+            mine.truncate(50);
+            if rows.len() == 50 {
+                assert!(all >= 50, "{name}: {rule}: nsys lists 50, we find {all}");
+                // Findings of equal duration at the cut may be either side's.
+                let cut = mine[49].duration;
+                let keep = |k: &Key| k.1 > cut;
+                let theirs: Vec<Key> = rows.iter().map(|r| r.key(rule)).filter(keep).collect();
+                let mine: Vec<Key> = mine.iter().map(key).filter(keep).collect();
+                let (mut theirs, mut mine) = (theirs, mine);
+                theirs.sort_unstable();
+                mine.sort_unstable();
+                assert_eq!(mine, theirs, "{name}: {rule}");
+            } else {
+                compare(name, rule, &mine, &rows);
+            }
+        }
+    }
+}
