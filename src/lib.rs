@@ -75,6 +75,9 @@ pub struct Options {
     /// it then fails with [`Error::Interrupted`] soon after, having stopped
     /// nsys and removed the temporary trace and export.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// With thresholds, the trace also holds what the rules of `nsys
+    /// analyze` find (see [`analyze`]), in an "Analysis" track group.
+    pub findings: Option<Thresholds>,
 }
 
 impl Default for Options {
@@ -84,6 +87,7 @@ impl Default for Options {
             nsys: PathBuf::from("nsys"),
             parts: Parts::all(),
             cancel: None,
+            findings: None,
         }
     }
 }
@@ -115,17 +119,25 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
-    let (out, mut summary) = convert::convert(report, out, &options.parts, options.gzip, progress)
-        .map_err(|f| match f {
-            _ if options.cancelled() => Error::Interrupted {
-                path: report.path().to_owned(),
-            },
-            convert::ConvertError::Read(e) => Error::Damaged {
-                path: report.path().to_owned(),
-                cause: DatabaseError(e),
-            },
-            convert::ConvertError::Write(cause) => Error::Writer { cause },
-        })?;
+    let findings = options.findings.as_ref();
+    let (out, mut summary) = convert::convert(
+        report,
+        out,
+        &options.parts,
+        options.gzip,
+        findings,
+        progress,
+    )
+    .map_err(|f| match f {
+        _ if options.cancelled() => Error::Interrupted {
+            path: report.path().to_owned(),
+        },
+        convert::ConvertError::Read(e) => Error::Damaged {
+            path: report.path().to_owned(),
+            cause: DatabaseError(e),
+        },
+        convert::ConvertError::Write(cause) => Error::Writer { cause },
+    })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))
 }

@@ -224,3 +224,87 @@ fn findings_equal_those_of_nsys_2025_3_on_the_h100_fixtures() {
         }
     }
 }
+
+/// A finding slice as the trace holds it: rule, start, duration, and the
+/// correlation ids in its args.
+type Written = (String, u64, u64, Vec<i64>);
+
+#[test]
+fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
+    use support::checker::Value;
+    // Findings of every rule that finds something in the fixtures: pageable
+    // copies, synchronizations, gaps and low use; synchronous copies; two
+    // processes.
+    for name in [
+        "h100_torch_graph_node.sqlite",
+        "pipit_saxpy_mpi_cuda_rank0.sqlite",
+        "abacus_report1.sqlite",
+    ] {
+        let Some(file) = fixtures::fixture(name) else {
+            return;
+        };
+        let mut options = nsys2perfetto::Options::default();
+        options.findings = Some(Thresholds::default());
+        let (with, summary) = support::convert::convert(&file, &options);
+        assert!(with.errors.is_empty(), "{name}: {:?}", with.errors);
+        let (without, _) = support::convert::convert(&file, &nsys2perfetto::Options::default());
+
+        let report = Report::open(&file).unwrap();
+        let found = analyze(&report, &Rule::ALL, &Thresholds::default()).unwrap();
+        let mut expected: Vec<Written> = found
+            .iter()
+            .map(|f| {
+                let ids = match f.gap_between {
+                    Some([before, after]) => before.into_iter().chain(after).collect(),
+                    None => f.correlation_ids.clone(),
+                };
+                let rule = f.rule.name().to_owned();
+                (rule, f.start as u64, f.duration as u64, ids)
+            })
+            .collect();
+        let mut written: Vec<Written> = Vec::new();
+        for s in with.slices.iter().filter(|s| s.category == "finding") {
+            let Some(Value::Str(rule)) = s.args.get("rule") else {
+                panic!("{name}: a finding without its rule: {s:?}");
+            };
+            let ids = [
+                "correlation_id",
+                "correlation_id_before",
+                "correlation_id_after",
+            ]
+            .iter()
+            .filter_map(|k| match s.args.get(*k) {
+                Some(Value::Int(id)) => Some(*id),
+                Some(other) => panic!("{name}: {k} = {other:?}"),
+                None => None,
+            })
+            .collect();
+            written.push((rule.clone(), s.ts, s.dur, ids));
+            // Under the top-level "Analysis" group.
+            let mut track = &with.tracks[&s.track];
+            while let Some(parent) = track.parent {
+                track = &with.tracks[&parent];
+            }
+            assert_eq!(track.name.as_deref(), Some("Analysis"), "{name}: {s:?}");
+        }
+        expected.sort();
+        written.sort();
+        assert!(expected.len() > 2, "{name}: {} findings", expected.len());
+        assert_eq!(written, expected, "{name}: the trace's findings");
+        assert_eq!(summary.slices["finding"], expected.len() as u64);
+
+        // The rest of the trace is the trace without findings.
+        let rest = |c: &support::checker::Checked| {
+            let mut v: Vec<(u64, u64, String, String)> = c
+                .slices
+                .iter()
+                .filter(|s| s.category != "finding")
+                .map(|s| (s.ts, s.dur, s.name.clone(), s.category.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(rest(&with), rest(&without), "{name}");
+        assert!(without.slices.iter().all(|s| s.category != "finding"));
+    }
+}

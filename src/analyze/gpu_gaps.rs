@@ -137,6 +137,7 @@ impl Gaps {
                 let mut f = Finding::new(Rule::GpuGaps, gap.start, gap.end, place);
                 f.correlation_ids.extend(gap.before);
                 f.correlation_ids.extend(gap.after);
+                f.gap_between = Some([gap.before, gap.after]);
                 findings.push(f);
             }
         }

@@ -187,6 +187,9 @@ pub struct Finding {
     pub bytes: Option<i64>,
     /// [`Rule::GpuTimeUtil`]: the GPU time in use, in percent, to one decimal.
     pub in_use_percent: Option<f64>,
+    /// [`Rule::GpuGaps`]: the correlationIds of the work before the gap and
+    /// of the work after it, `None` where profiler overhead bounds it.
+    pub gap_between: Option<[Option<i64>; 2]>,
 }
 
 impl Finding {
@@ -203,6 +206,7 @@ impl Finding {
             memory_kind: None,
             bytes: None,
             in_use_percent: None,
+            gap_between: None,
         }
     }
 
@@ -364,7 +368,12 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
     Ok(findings)
 }
 
-fn run(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> rusqlite::Result<Vec<Finding>> {
+/// The findings of `rules`, in no order, or why the export could not be read.
+pub(crate) fn run(
+    report: &Report,
+    rules: &[Rule],
+    thresholds: &Thresholds,
+) -> rusqlite::Result<Vec<Finding>> {
     let has = |r: Rule| rules.contains(&r);
     let call_names = report.string_ids_like(&call_patterns(rules))?;
     let needs_ops = rules.iter().any(|&r| r != Rule::CudaApiSync);
