@@ -308,3 +308,86 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         assert!(without.slices.iter().all(|s| s.category != "finding"));
     }
 }
+
+/// Runs the command line with `args`: (status, stdout, stderr).
+fn cli(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() {
+    let Some(file) = fixtures::fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let path = file.to_str().unwrap();
+    let found = analyze(
+        &Report::open(&file).unwrap(),
+        &Rule::ALL,
+        &Thresholds::default(),
+    )
+    .unwrap();
+
+    let (status, stdout, _) = cli(&["analyze", path, "--format", "csv", "--rows", "0"]);
+    assert_eq!(status, Some(0));
+    let rows = csv_rows(&stdout);
+    assert_eq!(rows[0][..3], ["Rule", "Start (ns)", "Duration (ns)"]);
+    assert_eq!(rows.len() - 1, found.len());
+    for (row, f) in rows[1..].iter().zip(&found) {
+        assert_eq!(row[0], f.rule.name());
+        assert_eq!(row[1], f.start.to_string());
+        assert_eq!(row[2], f.duration.to_string());
+    }
+
+    // The default: a table per rule, nsys's 50 rows at most.
+    let (status, stdout, _) = cli(&["analyze", path, "--rule", "cuda-sync-api,gpu_gaps"]);
+    assert_eq!(status, Some(0));
+    let syncs = found.iter().filter(|f| f.rule == Rule::CudaApiSync).count();
+    assert!(syncs > 50);
+    assert!(
+        stdout.contains(&format!("... and {} more", syncs - 50)),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("GPU gaps (gpu_gaps)\n  Duration (ns)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("gpu_time_util"));
+
+    let (status, stdout, _) = cli(&["analyze", path, "--rule", "gpu_gaps", "--format", "json"]);
+    assert_eq!(status, Some(0));
+    let gap = found.iter().find(|f| f.rule == Rule::GpuGaps).unwrap();
+    assert!(
+        stdout.starts_with("[\n  {\"rule\": \"gpu_gaps\""),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "\"start_ns\": {}, \"duration_ns\": {}",
+            gap.start, gap.duration
+        )),
+        "{stdout}"
+    );
+
+    let (status, _, stderr) = cli(&["analyze", path, "--rule", "gpu_idle"]);
+    assert_eq!(status, Some(2), "{stderr}");
+    let (status, _, stderr) = cli(&["analyze", path, "--chunks", "0"]);
+    assert_eq!(status, Some(2), "{stderr}");
+    let dir = tempfile::tempdir().unwrap();
+    let not_an_export = dir.path().join("notes.sqlite");
+    std::fs::write(&not_an_export, "not a database").unwrap();
+    for input in [not_an_export, dir.path().join("absent.sqlite")] {
+        let (status, stdout, stderr) = cli(&["analyze", input.to_str().unwrap()]);
+        assert_eq!(status, Some(1), "{stderr}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("nsys2perfetto: error: "), "{stderr}");
+    }
+}

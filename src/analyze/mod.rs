@@ -33,6 +33,7 @@ mod report;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
@@ -40,7 +41,7 @@ use rustc_hash::FxHashMap;
 use crate::error::{DatabaseError, Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
-use crate::nsys::Report;
+use crate::nsys::{FileKind, Report};
 
 pub use report::{write_findings, Format};
 
@@ -366,6 +367,49 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
             })
     });
     Ok(findings)
+}
+
+/// [`analyze`] on the report at `path`: an SQLite export, or an
+/// `.nsys-rep`/`.qdrep` report, exported first to a temporary file with
+/// `options.nsys`. Once `options.cancel` is set, it stops soon after with
+/// [`Error::Interrupted`]. The other options play no part.
+pub fn analyze_file(
+    path: &Path,
+    rules: &[Rule],
+    thresholds: &Thresholds,
+    options: &crate::Options,
+) -> Result<Vec<Finding>> {
+    let cancelled = || options.cancelled();
+    let found = (|| {
+        let mut export_dir = None;
+        let sqlite = match crate::nsys::sniff(path)? {
+            FileKind::Sqlite => path.to_owned(),
+            FileKind::NsysReport => {
+                let dir =
+                    export_dir.insert(tempfile::tempdir().map_err(|cause| Error::Output {
+                        path: std::env::temp_dir(),
+                        cause,
+                    })?);
+                let cancel = options.cancel.as_deref();
+                crate::nsys::export_to_sqlite(path, &options.nsys, dir.path(), cancel)?
+            }
+        };
+        let report = Report::open_cancellable(&sqlite, options.cancel.clone())?;
+        analyze(&report, rules, thresholds).map_err(|e| match e {
+            // Name the report, not its temporary export.
+            Error::Damaged { cause, .. } => Error::Damaged {
+                path: path.to_owned(),
+                cause,
+            },
+            e => e,
+        })
+    })();
+    match found {
+        Err(_) if cancelled() => Err(Error::Interrupted {
+            path: path.to_owned(),
+        }),
+        found => found,
+    }
 }
 
 /// The findings of `rules`, in no order, or why the export could not be read.

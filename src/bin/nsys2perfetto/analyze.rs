@@ -4,11 +4,13 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::analyze::{write_findings, Format};
-use nsys2perfetto::{analyze, Report, Rule, Thresholds};
+use std::sync::Arc;
+
+use nsys2perfetto::analyze::{analyze_file, write_findings, Format};
+use nsys2perfetto::{Error, Options, Rule, Thresholds};
 
 use crate::signals::Signals;
-use crate::USAGE;
+use crate::{INTERRUPTED, USAGE};
 
 /// Find what `nsys analyze` finds: synchronous memcpy and memset, async memcpy
 /// with pageable memory, synchronizing API calls, GPU gaps and low GPU
@@ -16,7 +18,8 @@ use crate::USAGE;
 /// and the correlation ids of the events behind it.
 #[derive(clap::Args)]
 pub struct Args {
-    /// An Nsight Systems SQLite export (`nsys export --type sqlite`).
+    /// An Nsight Systems SQLite export (`nsys export --type sqlite`), or a
+    /// report (.nsys-rep, .qdrep), exported first with the nsys CLI.
     #[arg(value_name = "REPORT")]
     report: PathBuf,
 
@@ -47,9 +50,13 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = Thresholds::default().util_chunks,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     chunks: u32,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
 }
 
-pub fn run(args: Args, _signals: &Signals) -> ExitCode {
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,
@@ -58,10 +65,16 @@ pub fn run(args: Args, _signals: &Signals) -> ExitCode {
     thresholds.gap_ms = args.gap;
     thresholds.util_percent = args.util_threshold;
     thresholds.util_chunks = args.chunks;
-    let found = Report::open(&args.report).and_then(|r| analyze(&r, &rules, &thresholds));
-    let findings = match found {
+    let mut options = Options::default();
+    options.nsys = args.nsys;
+    options.cancel = Some(Arc::clone(&signals.cancel));
+    let findings = match analyze_file(&args.report, &rules, &thresholds, &options) {
         Ok(findings) => findings,
-        Err(e @ nsys2perfetto::Error::InvalidOption(_)) => {
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("nsys2perfetto: {e}");
+            return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
+        }
+        Err(e @ Error::InvalidOption(_)) => {
             eprintln!("nsys2perfetto: error: {e}");
             return ExitCode::from(USAGE);
         }
