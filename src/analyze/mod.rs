@@ -21,7 +21,8 @@
 //! the work together, one the profiler's overhead, and [`Rule::GpuTimeUtil`]
 //! reads the work once more (its chunks depend on the time range found by
 //! the first pass). What stays in memory is a few numbers per device and
-//! process, the findings, and the copying calls whose copy has not come yet.
+//! process, the findings, a bit per copy's launch, and the copying calls
+//! whose copy has not come yet.
 
 mod cuda_api_sync;
 mod cuda_memcpy_async;
@@ -432,9 +433,10 @@ pub(crate) fn run(
                     if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
                         findings.push(cuda_api_sync::finding(&call));
                     }
-                    let copying = COPY_RULES
-                        .iter()
-                        .any(|(rule, matches, _)| has(*rule) && matches(call.name));
+                    let copying = call.copies
+                        && COPY_RULES
+                            .iter()
+                            .any(|(rule, matches, _)| has(*rule) && matches(call.name));
                     if let (Some(corr), true) = (call.correlation_id, copying) {
                         launches.add(corr, call.pid, call.name);
                     }
@@ -502,8 +504,8 @@ pub(crate) fn run(
 
 /// The copying calls whose GPU operation has not come yet, by correlationId.
 /// A call comes before its operation (it starts first), and goes once the
-/// operation comes: what stays is the calls in flight, and those whose
-/// operation the export lacks.
+/// operation comes: what stays is the calls in flight (calls whose
+/// operation the export lacks are not kept, see `Call::copies`).
 #[derive(Default)]
 struct PendingCalls<'r> {
     by_correlation: FxHashMap<i64, Vec<(u32, &'r str)>>,

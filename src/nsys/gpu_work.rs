@@ -4,14 +4,19 @@
 //!
 //! Calls are chosen by name in SQL (`nameId IN (...)`, the ids found with the
 //! `LIKE` patterns the rules are defined by), so a report of millions of
-//! launches sends only its few synchronizing and copying calls.
+//! launches sends only its few synchronizing and copying calls. The
+//! pre-scan of the memcpy and memset tables notes which (process,
+//! correlationId) launched a copy or memset, a bit each: a call says
+//! whether its operation is in the export, and one whose operation is not
+//! (cropped exports) need not be kept waiting for it.
 
 use rusqlite::Row;
+use rustc_hash::FxHashMap;
 
 use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, OrderKey, TableScan};
-use super::select::Col;
+use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::select::{Col, Select};
 use super::Report;
 
 /// A CUDA runtime call.
@@ -23,6 +28,9 @@ pub struct Call<'r> {
     pub correlation_id: Option<i64>,
     /// As recorded (`cudaMemcpyAsync_v3020`).
     pub name: &'r str,
+    /// Whether the export has a memcpy or memset of this call (its process
+    /// and correlationId), to come after it.
+    pub copies: bool,
 }
 
 /// What a GPU operation is, with what the rules look at.
@@ -103,18 +111,37 @@ impl Report {
         &'r self,
         call_names: &[i64],
         ops: bool,
-        f: impl FnMut(Work<'r>) -> Result<(), E>,
+        mut f: impl FnMut(Work<'r>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut scans = Vec::new();
+        let mut prescan = CopyLaunches::default();
         if !call_names.is_empty() {
-            scans.extend(self.call_scan(call_names));
+            if let Some(scan) = self.call_scan(call_names) {
+                scans.push(scan);
+                prescan.columns.push(None);
+            }
         }
         if ops {
             for table in [KERNEL, MEMCPY, MEMSET] {
-                scans.extend(self.op_scan(table));
+                let Some(scan) = self.op_scan(table) else {
+                    continue;
+                };
+                let mut launch = Select::new(&self.schema, table);
+                let columns = (table != KERNEL).then(|| LaunchColumns {
+                    pid: launch.expr(self.pid_column(table)),
+                    correlation: launch.optional("correlationId"),
+                });
+                prescan.columns.push(columns);
+                scans.push(scan.prescan(&launch));
             }
         }
-        self.stream_events(scans, f)
+        if scans.is_empty() {
+            return Ok(());
+        }
+        self.stream(scans, prescan, |item| match item {
+            Streamed::Prescanned(()) => Ok(()),
+            Streamed::Event(work) => f(work),
+        })
     }
 
     fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
@@ -147,6 +174,7 @@ impl Report {
                 tid: tid_of(gtid),
                 correlation_id: correlation.get(r)?,
                 name: strings.name(Some(name.get(r)?)),
+                copies: false,
             }))
         };
         Some(TableScan::new(&s, decode, key).filter(filter))
@@ -208,5 +236,56 @@ impl Report {
             }))
         };
         Some(TableScan::new(&s, decode, key))
+    }
+}
+
+/// What the pre-scan of a memcpy or memset table reads.
+#[derive(Clone, Copy)]
+struct LaunchColumns {
+    pid: Col<Option<i64>>,
+    correlation: Col<Option<i64>>,
+}
+
+/// The (process, correlationId) pairs of the memcpy and memset operations,
+/// a bit each: by (pid, correlationId / 64), bit `correlationId % 64`. The
+/// pid is `None` for operations of no known process.
+#[derive(Default)]
+struct CopyLaunches {
+    /// By scan: the columns of a memcpy or memset table's pre-scan.
+    columns: Vec<Option<LaunchColumns>>,
+    seen: FxHashMap<(Option<u32>, i64), u64>,
+}
+
+impl CopyLaunches {
+    fn has(&self, pid: Option<u32>, corr: i64) -> bool {
+        let bit = 1u64 << corr.rem_euclid(64);
+        self.seen
+            .get(&(pid, corr.div_euclid(64)))
+            .is_some_and(|word| word & bit != 0)
+    }
+}
+
+impl Prescan<Work<'_>> for CopyLaunches {
+    type Summary = ();
+
+    fn row(&mut self, scan: usize, row: &Row) -> rusqlite::Result<()> {
+        let Some(Some(c)) = self.columns.get(scan) else {
+            return Ok(());
+        };
+        if let Some(corr) = c.correlation.get(row)? {
+            let pid = c.pid.get(row)?.map(|p| p as u32);
+            *self.seen.entry((pid, corr.div_euclid(64))).or_default() |= 1 << corr.rem_euclid(64);
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self) {}
+
+    fn complete(&self, work: &mut Work<'_>) {
+        if let Work::Call(call) = work {
+            call.copies = call
+                .correlation_id
+                .is_some_and(|corr| self.has(Some(call.pid), corr) || self.has(None, corr));
+        }
     }
 }
