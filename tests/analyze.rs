@@ -391,3 +391,103 @@ fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() 
         assert!(stderr.starts_with("nsys2perfetto: error: "), "{stderr}");
     }
 }
+
+/// An export with kernels of process 42 (`(start, end, device, stream,
+/// correlationId)`) and profiler overhead on one of its threads (`(start,
+/// end, name)`): nsys analyze reads no more than these tables.
+fn export_with_overhead(
+    path: &Path,
+    kernels: &[(i64, i64, i64, i64, i64)],
+    overhead: &[(i64, i64, &str)],
+) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+             contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,
+             shortName INTEGER);
+         CREATE TABLE PROFILER_OVERHEAD (start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER);
+         INSERT INTO StringIds VALUES (1, 'kernel');",
+    )
+    .unwrap();
+    let pid = (1i64 << 48) | (42 << 24);
+    for &(start, end, device, stream, corr) in kernels {
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, 1)",
+            [start, end, device, stream, corr, pid],
+        )
+        .unwrap();
+    }
+    for (i, &(start, end, name)) in overhead.iter().enumerate() {
+        let id = 10 + i as i64;
+        db.execute(
+            "INSERT INTO StringIds VALUES (?1, ?2)",
+            rusqlite::params![id, name],
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO PROFILER_OVERHEAD VALUES (?1, ?2, ?3, ?4)",
+            [start, end, pid | 43, id],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn profiler_overhead_counts_as_gpu_work_as_in_nsys() {
+    if fixtures::require(Need::Nsys).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ms = 1_000_000;
+    let flush = "CUDA profiling data flush overhead";
+    // One device. Overhead within the work's range fills part of the gaps
+    // and counts in utilization; a zero-length one splits a gap; others
+    // (another name, or starting before the range) do not count.
+    let one = dir.path().join("one_device.sqlite");
+    export_with_overhead(
+        &one,
+        &[
+            (1000 * ms, 1100 * ms, 0, 7, 1),
+            (3000 * ms, 3100 * ms, 0, 7, 2),
+            (3050 * ms, 3900 * ms, 0, 8, 3),
+            (6000 * ms, 6000 * ms + 1, 0, 7, 4),
+        ],
+        &[
+            (2000 * ms, 2400 * ms, flush),
+            (4500 * ms, 4500 * ms, "CUDA profiling stop overhead"),
+            (5000 * ms, 5400 * ms, "Other overhead"),
+            (900 * ms, 1050 * ms, flush),
+        ],
+    );
+    let mut thresholds = Thresholds::default();
+    thresholds.util_chunks = 11;
+    thresholds.util_percent = 60;
+    let rules = [Rule::GpuGaps, Rule::GpuTimeUtil];
+    let ours = analyze(&Report::open(&one).unwrap(), &rules, &thresholds).unwrap();
+    let gaps = compare(
+        "one device",
+        Rule::GpuGaps,
+        &ours,
+        &nsys_analyze(&one, Rule::GpuGaps, ""),
+    );
+    let rows = nsys_analyze(&one, Rule::GpuTimeUtil, ":chunks=11:threshold=60");
+    let low = compare("one device", Rule::GpuTimeUtil, &ours, &rows);
+    assert_eq!((gaps, low), (4, 3));
+
+    // Two devices: overhead counts on each device of its process.
+    let two = dir.path().join("two_devices.sqlite");
+    export_with_overhead(
+        &two,
+        &[
+            (1000 * ms, 1100 * ms, 0, 7, 1),
+            (3000 * ms, 3100 * ms, 0, 7, 2),
+            (3200 * ms, 3300 * ms, 1, 7, 3),
+            (5000 * ms, 5100 * ms, 1, 7, 4),
+        ],
+        &[(2000 * ms, 2100 * ms, flush), (4000 * ms, 4000 * ms, flush)],
+    );
+    let ours = analyze(&Report::open(&two).unwrap(), &[Rule::GpuGaps], &thresholds).unwrap();
+    let rows = nsys_analyze(&two, Rule::GpuGaps, "");
+    assert_eq!(compare("two devices", Rule::GpuGaps, &ours, &rows), 4);
+}
