@@ -36,6 +36,7 @@
 //! # Ok::<(), nsys2perfetto::Error>(())
 //! ```
 
+pub mod analyze;
 mod chrome;
 mod convert;
 mod error;
@@ -51,6 +52,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use analyze::{analyze, Finding, Rule, Thresholds};
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
@@ -78,6 +80,9 @@ pub struct Options {
     pub cancel: Option<Arc<AtomicBool>>,
     /// What the trace is written as.
     pub format: Format,
+    /// With thresholds, the trace also holds what the rules of `nsys
+    /// analyze` find (see [`analyze`]), in an "Analysis" track group.
+    pub findings: Option<Thresholds>,
 }
 
 /// What a trace is written as.
@@ -115,6 +120,7 @@ impl Default for Options {
             parts: Parts::all(),
             cancel: None,
             format: Format::Perfetto,
+            findings: None,
         }
     }
 }
@@ -146,8 +152,16 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
+    let findings = options.findings.as_ref();
     let converted = match options.format {
-        Format::Perfetto => convert::convert(report, out, &options.parts, options.gzip, progress),
+        Format::Perfetto => convert::convert(
+            report,
+            out,
+            &options.parts,
+            options.gzip,
+            findings,
+            progress,
+        ),
         Format::Json => {
             // Chrome's JSON has no CPU samples or context switches: their
             // tables are told as not converted.
@@ -163,7 +177,7 @@ pub fn convert<W: Write + Send>(
                 })
                 .filter(|u| u.rows > 0)
                 .collect();
-            chrome::convert(report, out, &parts, options.gzip, progress).map(
+            chrome::convert(report, out, &parts, options.gzip, findings, progress).map(
                 |(out, mut summary, transcoded)| {
                     summary.json_flows_on_nested = transcoded.flows_on_nested;
                     summary.unconverted.extend(unconverted);

@@ -28,6 +28,7 @@ pub fn convert<W: Write + Send>(
     out: W,
     parts: &Parts,
     gzip: Option<u32>,
+    findings: Option<&crate::analyze::Thresholds>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary, Transcoded), ConvertError> {
     let (writer, reader) = pipe::pipe();
@@ -42,7 +43,7 @@ pub fn convert<W: Write + Send>(
         });
         // No gzip between the writer and the transcoder: it would be undone
         // at once.
-        let converted = convert::convert(report, writer, parts, None, progress)
+        let converted = convert::convert(report, writer, parts, None, findings, progress)
             .and_then(|(writer, summary)| Ok((writer.finish()?, summary)));
         // The pipe is closed now (finished, or dropped with the error), so
         // the transcoder ends.

@@ -8,6 +8,7 @@
 
 mod cuda;
 mod events;
+mod findings;
 mod flows;
 mod gpu;
 mod graphs;
@@ -65,6 +66,7 @@ pub fn convert<W: Write + Send>(
     out: W,
     parts: &Parts,
     gzip: Option<u32>,
+    findings: Option<&crate::analyze::Thresholds>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), ConvertError> {
     let namespace = namespace(report)?;
@@ -82,12 +84,19 @@ pub fn convert<W: Write + Send>(
     {
         trace.set_wall_clock(t0);
     }
-    let mut summary = pipeline::run(report, &trace, *parts, namespace, &mut |rows_read| {
-        progress(Progress {
-            rows_read,
-            rows_total: total.max(rows_read),
-        })
-    })?;
+    let mut summary = pipeline::run(
+        report,
+        &trace,
+        *parts,
+        findings,
+        namespace,
+        &mut |rows_read| {
+            progress(Progress {
+                rows_read,
+                rows_total: total.max(rows_read),
+            })
+        },
+    )?;
     summary.unreadable = report.unreadable();
     // Tables of the parts left out are left out on purpose.
     let excluded: Vec<String> = Part::ALL

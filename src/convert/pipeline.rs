@@ -66,7 +66,7 @@ use crate::perfetto::{SequenceWriter, Trace};
 use crate::worker::outcome;
 
 use super::projection::{self, RangeFeed, RangeSource};
-use super::{cuda, libraries, metrics, nvtx, osrt, overhead, samples, sched};
+use super::{cuda, findings, libraries, metrics, nvtx, osrt, overhead, samples, sched};
 use super::{ConvertError, Part, Parts, Summary};
 
 /// Converts the `parts` of `report` into `trace`, calling `progress` with
@@ -76,6 +76,7 @@ pub(super) fn run<W: Write + Send>(
     report: &Report,
     trace: &Trace<W>,
     parts: Parts,
+    thresholds: Option<&crate::analyze::Thresholds>,
     namespace: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Summary, ConvertError> {
@@ -119,9 +120,22 @@ pub(super) fn run<W: Write + Send>(
         summary.merge(part.summary);
         sequences.put_back(part.sequences);
     }
+    // Findings come last, on a sequence of their own: the others keep their ids.
+    let analysis = match thresholds {
+        Some(thresholds) => {
+            let mut seq = trace.sequence();
+            findings::write(report, &mut seq, thresholds, &mut summary)?;
+            seq.drain()?;
+            Some(seq)
+        }
+        None => None,
+    };
     // Slices that never ended close at the end of the whole trace.
     let end = trace.last_timestamp().unwrap_or(0);
     sequences.close(end)?;
+    if let Some(seq) = analysis {
+        seq.close(end)?;
+    }
     Ok(summary)
 }
 

@@ -20,6 +20,7 @@ pub mod cuda;
 mod durations;
 pub mod events;
 mod export;
+pub mod gpu_work;
 pub mod graphs;
 pub mod ids;
 pub mod libraries;

@@ -58,6 +58,11 @@ pub struct Args {
     #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
     exclude: Vec<Part>,
 
+    /// Add an "Analysis" track group: what `nsys2perfetto analyze` finds
+    /// (with its default thresholds), as slices over the offending time.
+    #[arg(long)]
+    findings: bool,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
@@ -84,6 +89,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         level,
         format,
         exclude,
+        findings,
         nsys,
         quiet,
     } = args;
@@ -93,6 +99,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         .iter()
         .fold(Parts::all(), |parts, p| parts.without(*p));
     options.nsys = nsys;
+    options.findings = findings.then(nsys2perfetto::Thresholds::default);
     options.cancel = Some(Arc::clone(&signals.cancel));
     options.format = match format.as_deref() {
         Some("json") => Format::Json,

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod analyze;
 mod compare;
 mod convert;
 mod signals;
@@ -25,6 +26,7 @@ enum Command {
     Convert(convert::Args),
     Stats(stats::Args),
     Compare(compare::Args),
+    Analyze(analyze::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args, &signals),
         Command::Stats(args) => stats::run(args, &signals),
         Command::Compare(args) => compare::run(args, &signals),
+        Command::Analyze(args) => analyze::run(args, &signals),
     }
 }
 

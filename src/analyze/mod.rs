@@ -1,0 +1,579 @@
+//! Findings: the rules of `nsys analyze`, computed in streaming passes over
+//! an export.
+//!
+//! Six rules, with NVIDIA's definitions and default thresholds (nsys 2022.4's
+//! rule scripts; nsys 2025.3 gives the same findings on the exports tested):
+//!
+//! - [`Rule::CudaMemcpySync`]: copies made by synchronous `cudaMemcpy*` calls,
+//!   except host-to-device copies of 64 000 bytes or less and copies within
+//!   one device;
+//! - [`Rule::CudaMemsetSync`]: synchronous `cudaMemset*` on pinned or managed memory;
+//! - [`Rule::CudaMemcpyAsync`]: `cudaMemcpy*Async` copies from or to pageable
+//!   memory, which run synchronously;
+//! - [`Rule::CudaApiSync`]: `cudaDeviceSynchronize` and `cudaStreamSynchronize` calls;
+//! - [`Rule::GpuGaps`]: time over a threshold in which a device ran nothing
+//!   of a process, between its first and last work;
+//! - [`Rule::GpuTimeUtil`]: stretches of that time whose GPU time use is
+//!   below a threshold.
+//!
+//! GPU work is every kernel, memcpy and memset, and the profiler's CUDA
+//! overhead (flushes and the like) within it. One pass reads the calls and
+//! the work together, one the profiler's overhead, and [`Rule::GpuTimeUtil`]
+//! reads the work once more (its chunks depend on the time range found by
+//! the first pass). What stays in memory is a few numbers per device and
+//! process, the findings, a bit per copy's launch, and the copying calls
+//! whose copy has not come yet.
+
+mod cuda_api_sync;
+mod cuda_memcpy_async;
+mod cuda_memcpy_sync;
+mod cuda_memset_sync;
+mod gpu_gaps;
+mod gpu_time_util;
+mod report;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use rustc_hash::FxHashMap;
+
+use crate::error::{DatabaseError, Error, Result};
+use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
+use crate::nsys::overhead::{NsysEvent, OverheadSource};
+use crate::nsys::{FileKind, Report};
+
+pub use report::{write_findings, Format};
+
+/// A rule of `nsys analyze`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    CudaMemcpySync,
+    CudaMemsetSync,
+    CudaMemcpyAsync,
+    CudaApiSync,
+    GpuGaps,
+    GpuTimeUtil,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 6] = [
+        Rule::CudaMemcpySync,
+        Rule::CudaMemsetSync,
+        Rule::CudaMemcpyAsync,
+        Rule::CudaApiSync,
+        Rule::GpuGaps,
+        Rule::GpuTimeUtil,
+    ];
+
+    /// The name nsys 2024 and later know the rule by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::CudaMemcpySync => "cuda_memcpy_sync",
+            Rule::CudaMemsetSync => "cuda_memset_sync",
+            Rule::CudaMemcpyAsync => "cuda_memcpy_async",
+            Rule::CudaApiSync => "cuda_api_sync",
+            Rule::GpuGaps => "gpu_gaps",
+            Rule::GpuTimeUtil => "gpu_time_util",
+        }
+    }
+
+    /// The name of nsys 2022.4 and earlier.
+    pub fn legacy_name(self) -> &'static str {
+        match self {
+            Rule::CudaMemcpySync => "cuda-sync-memcpy",
+            Rule::CudaMemsetSync => "cuda-sync-memset",
+            Rule::CudaMemcpyAsync => "cuda-async-memcpy",
+            Rule::CudaApiSync => "cuda-sync-api",
+            Rule::GpuGaps => "gpu-starv",
+            Rule::GpuTimeUtil => "gpu-low-util",
+        }
+    }
+
+    /// What the rule finds, as a heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Rule::CudaMemcpySync => "Synchronous memcpy",
+            Rule::CudaMemsetSync => "Synchronous memset",
+            Rule::CudaMemcpyAsync => "Async memcpy with pageable memory",
+            Rule::CudaApiSync => "Synchronizing CUDA API calls",
+            Rule::GpuGaps => "GPU gaps",
+            Rule::GpuTimeUtil => "Low GPU utilization",
+        }
+    }
+
+    fn reads_calls(self) -> bool {
+        !matches!(self, Rule::GpuGaps | Rule::GpuTimeUtil)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rule {
+    type Err = String;
+
+    /// Either name of a rule ([`Rule::name`], [`Rule::legacy_name`]).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Rule::ALL
+            .into_iter()
+            .find(|r| r.name() == s || r.legacy_name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
+                format!("unknown rule {s:?} (rules: {})", names.join(", "))
+            })
+    }
+}
+
+/// The rules' thresholds; the defaults are NVIDIA's.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Thresholds {
+    /// [`Rule::GpuGaps`]: gaps longer than this many milliseconds.
+    pub gap_ms: u64,
+    /// [`Rule::GpuTimeUtil`]: chunks whose GPU time use is below this percentage.
+    pub util_percent: u32,
+    /// [`Rule::GpuTimeUtil`]: the number of equal chunks each device's time
+    /// range is cut into, 1 to 1000.
+    pub util_chunks: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            gap_ms: 500,
+            util_percent: 50,
+            util_chunks: 30,
+        }
+    }
+}
+
+/// Where a finding happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Place {
+    /// On a CPU thread (an API call).
+    Thread { pid: u32, tid: u32 },
+    /// On a GPU: a device of a process, on a stream when one operation is meant.
+    Gpu {
+        pid: Option<u32>,
+        device: i64,
+        context: Option<i64>,
+        stream: Option<i64>,
+    },
+}
+
+/// One thing a rule found.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Finding {
+    pub rule: Rule,
+    /// Nanoseconds, on the export's clock.
+    pub start: i64,
+    pub duration: i64,
+    pub place: Place,
+    /// The API call behind it, as recorded (`cudaMemcpyAsync_v3020`).
+    pub api: Option<String>,
+    /// The correlation ids of the events behind it: the call (and its GPU
+    /// operation), or for a gap the work that ends before it and the work
+    /// that starts after it (absent where profiler overhead bounds the gap).
+    pub correlation_ids: Vec<i64>,
+    /// Memory kinds (`Pageable`, `Device`) of a copy's source and
+    /// destination, or of a memset's memory.
+    pub src_kind: Option<&'static str>,
+    pub dst_kind: Option<&'static str>,
+    pub memory_kind: Option<&'static str>,
+    pub bytes: Option<i64>,
+    /// [`Rule::GpuTimeUtil`]: the GPU time in use, in percent, to one decimal.
+    pub in_use_percent: Option<f64>,
+    /// [`Rule::GpuGaps`]: the correlationIds of the work before the gap and
+    /// of the work after it, `None` where profiler overhead bounds it.
+    pub gap_between: Option<[Option<i64>; 2]>,
+}
+
+impl Finding {
+    fn new(rule: Rule, start: i64, end: i64, place: Place) -> Self {
+        Self {
+            rule,
+            start,
+            duration: end - start,
+            place,
+            api: None,
+            correlation_ids: Vec::new(),
+            src_kind: None,
+            dst_kind: None,
+            memory_kind: None,
+            bytes: None,
+            in_use_percent: None,
+            gap_between: None,
+        }
+    }
+
+    /// A finding about GPU operation `op`, launched by the call `api`.
+    fn of_op(rule: Rule, op: &GpuOp, api: &str) -> Self {
+        let mut f = Finding::new(rule, op.start, op.end, gpu_place(op, op.stream));
+        f.api = Some(api.to_owned());
+        f.correlation_ids.extend(op.correlation_id);
+        match op.kind {
+            OpKind::Memcpy {
+                bytes,
+                src_kind,
+                dst_kind,
+                ..
+            } => {
+                f.bytes = bytes;
+                f.src_kind = src_kind.map(memory_kind);
+                f.dst_kind = dst_kind.map(memory_kind);
+            }
+            OpKind::Memset {
+                bytes,
+                memory_kind: kind,
+            } => {
+                f.bytes = bytes;
+                f.memory_kind = kind.map(memory_kind);
+            }
+            OpKind::Kernel => {}
+        }
+        f
+    }
+}
+
+fn gpu_place(op: &GpuOp, stream: Option<i64>) -> Place {
+    Place::Gpu {
+        pid: op.pid,
+        device: op.device,
+        context: op.context,
+        stream,
+    }
+}
+
+/// The name of a `CUPTI_ACTIVITY_MEMORY_KIND`, as nsys prints it.
+pub(crate) fn memory_kind(kind: i64) -> &'static str {
+    match kind {
+        0 => "Pageable",
+        1 => "Pinned",
+        2 => "Device",
+        3 => "Array",
+        4 => "Managed",
+        5 => "Device Static",
+        6 => "Managed Static",
+        _ => "Unknown",
+    }
+}
+
+/// Whether `name` matches the SQL `LIKE` pattern `pattern` (`%` for any
+/// text, ASCII case ignored), as the rules' definitions match API names.
+fn like(name: &str, pattern: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let pattern = pattern.to_ascii_lowercase();
+    let mut parts = pattern.split('%');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            return part.is_empty() || rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// Every name pattern a call of interest to `rules` matches.
+fn call_patterns(rules: &[Rule]) -> Vec<&'static str> {
+    let mut patterns = Vec::new();
+    for rule in rules {
+        patterns.extend_from_slice(match rule {
+            Rule::CudaMemcpySync => cuda_memcpy_sync::CALLS,
+            Rule::CudaMemsetSync => cuda_memset_sync::CALLS,
+            Rule::CudaMemcpyAsync => cuda_memcpy_async::CALLS,
+            Rule::CudaApiSync => cuda_api_sync::CALLS,
+            Rule::GpuGaps | Rule::GpuTimeUtil => &[],
+        });
+    }
+    patterns
+}
+
+/// A process's work on one device: (pid, device).
+type Lane = (u32, i64);
+
+/// The time range of each lane's work: first start, last end, and the
+/// context of its first operation.
+pub(crate) type Ranges = BTreeMap<Lane, (i64, i64, Option<i64>)>;
+
+/// The names of the `PROFILER_OVERHEAD` rows that count as GPU work.
+const CUDA_OVERHEADS: [&str; 3] = [
+    "CUDA profiling data flush overhead",
+    "CUDA profiling stop overhead",
+    "CUDA profiling overhead",
+];
+
+/// A rule about the GPU operation of a call: whether a call's name is of
+/// interest, and the finding (if any) about its operation.
+type CopyRule = (Rule, fn(&str) -> bool, fn(&str, &GpuOp) -> Option<Finding>);
+
+const COPY_RULES: [CopyRule; 3] = [
+    (
+        Rule::CudaMemcpySync,
+        cuda_memcpy_sync::matches,
+        cuda_memcpy_sync::check,
+    ),
+    (
+        Rule::CudaMemsetSync,
+        cuda_memset_sync::matches,
+        cuda_memset_sync::check,
+    ),
+    (
+        Rule::CudaMemcpyAsync,
+        cuda_memcpy_async::matches,
+        cuda_memcpy_async::check,
+    ),
+];
+
+/// Runs `rules` over `report`. Findings come by rule, in the order of
+/// `rules`, each rule's in nsys's order: the longest first (lowest
+/// utilization first for [`Rule::GpuTimeUtil`]).
+pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Result<Vec<Finding>> {
+    if !(1..=1000).contains(&thresholds.util_chunks) {
+        return Err(Error::InvalidOption(format!(
+            "{} chunks: the number of chunks is 1 to 1000",
+            thresholds.util_chunks
+        )));
+    }
+    let damaged = |e| Error::Damaged {
+        path: report.path().to_owned(),
+        cause: DatabaseError(e),
+    };
+    let mut findings = run(report, rules, thresholds).map_err(damaged)?;
+    let order = |r: Rule| rules.iter().position(|&x| x == r).unwrap_or(usize::MAX);
+    findings.sort_by(|a, b| {
+        order(a.rule)
+            .cmp(&order(b.rule))
+            .then_with(|| match a.rule {
+                Rule::GpuTimeUtil => a
+                    .in_use_percent
+                    .partial_cmp(&b.in_use_percent)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.duration.cmp(&b.duration))
+                    .then(a.start.cmp(&b.start)),
+                _ => b.duration.cmp(&a.duration).then(a.start.cmp(&b.start)),
+            })
+    });
+    Ok(findings)
+}
+
+/// [`analyze`] on the report at `path`: an SQLite export, or an
+/// `.nsys-rep`/`.qdrep` report, exported first to a temporary file with
+/// `options.nsys`. Once `options.cancel` is set, it stops soon after with
+/// [`Error::Interrupted`]. The other options play no part.
+pub fn analyze_file(
+    path: &Path,
+    rules: &[Rule],
+    thresholds: &Thresholds,
+    options: &crate::Options,
+) -> Result<Vec<Finding>> {
+    let cancelled = || options.cancelled();
+    let found = (|| {
+        let mut export_dir = None;
+        let sqlite = match crate::nsys::sniff(path)? {
+            FileKind::Sqlite => path.to_owned(),
+            FileKind::NsysReport => {
+                let dir =
+                    export_dir.insert(tempfile::tempdir().map_err(|cause| Error::Output {
+                        path: std::env::temp_dir(),
+                        cause,
+                    })?);
+                let cancel = options.cancel.as_deref();
+                crate::nsys::export_to_sqlite(path, &options.nsys, dir.path(), cancel)?
+            }
+        };
+        let report = Report::open_cancellable(&sqlite, options.cancel.clone())?;
+        analyze(&report, rules, thresholds).map_err(|e| match e {
+            // Name the report, not its temporary export.
+            Error::Damaged { cause, .. } => Error::Damaged {
+                path: path.to_owned(),
+                cause,
+            },
+            e => e,
+        })
+    })();
+    match found {
+        Err(_) if cancelled() => Err(Error::Interrupted {
+            path: path.to_owned(),
+        }),
+        found => found,
+    }
+}
+
+/// The findings of `rules`, in no order, or why the export could not be read.
+pub(crate) fn run(
+    report: &Report,
+    rules: &[Rule],
+    thresholds: &Thresholds,
+) -> rusqlite::Result<Vec<Finding>> {
+    let has = |r: Rule| rules.contains(&r);
+    let call_names = report.string_ids_like(&call_patterns(rules))?;
+    let needs_ops = rules.iter().any(|&r| r != Rule::CudaApiSync);
+    let mut findings = Vec::new();
+    let mut launches = PendingCalls::default();
+    let mut gaps = gpu_gaps::Gaps::new(thresholds.gap_ms.saturating_mul(1_000_000) as i64);
+    let reads_calls = rules.iter().any(|r| r.reads_calls());
+    if reads_calls || needs_ops {
+        report.for_each_gpu_work(&call_names, needs_ops, |work| -> rusqlite::Result<()> {
+            match work {
+                Work::Call(call) => {
+                    if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
+                        findings.push(cuda_api_sync::finding(&call));
+                    }
+                    let copying = call.copies
+                        && COPY_RULES
+                            .iter()
+                            .any(|(rule, matches, _)| has(*rule) && matches(call.name));
+                    if let (Some(corr), true) = (call.correlation_id, copying) {
+                        launches.add(corr, call.pid, call.name);
+                    }
+                }
+                Work::Op(op) => {
+                    if matches!(op.kind, OpKind::Memcpy { .. } | OpKind::Memset { .. }) {
+                        if let Some(corr) = op.correlation_id {
+                            for name in launches.take(corr, op.pid) {
+                                for (rule, _, check) in COPY_RULES {
+                                    if has(rule) {
+                                        findings.extend(check(name, &op));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    gaps.op(&op);
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if !(has(Rule::GpuGaps) || has(Rule::GpuTimeUtil)) {
+        return Ok(findings);
+    }
+    let ranges = gaps.ranges();
+    let mut util = gpu_time_util::Utilization::new(&ranges, thresholds);
+    report.for_each_nsys_event(|event| -> rusqlite::Result<()> {
+        let NsysEvent::Overhead(o) = event else {
+            return Ok(());
+        };
+        let Some((pid, _)) = o.thread else {
+            return Ok(());
+        };
+        if o.source != OverheadSource::Profiler || !CUDA_OVERHEADS.contains(&o.name) {
+            return Ok(());
+        }
+        // It counts on every device of its process, within the range of
+        // that device's work.
+        for (&(p, device), &(first, last, _)) in ranges.range((pid, i64::MIN)..=(pid, i64::MAX)) {
+            debug_assert_eq!(p, pid);
+            if o.start > first && o.end < last {
+                gaps.overhead((pid, device), o.start, o.end);
+                util.add((pid, device), o.start, o.end);
+            }
+        }
+        Ok(())
+    })?;
+    if has(Rule::GpuGaps) {
+        findings.extend(gaps.findings());
+    }
+    if has(Rule::GpuTimeUtil) {
+        report.for_each_gpu_work(&[], true, |work| -> rusqlite::Result<()> {
+            if let Work::Op(op) = work {
+                if let (Some(pid), true) = (op.pid, op.start > 0) {
+                    util.add((pid, op.device), op.start, op.end);
+                }
+            }
+            Ok(())
+        })?;
+        findings.extend(util.findings());
+    }
+    Ok(findings)
+}
+
+/// The copying calls whose GPU operation has not come yet, by correlationId.
+/// A call comes before its operation (it starts first), and goes once the
+/// operation comes: what stays is the calls in flight (calls whose
+/// operation the export lacks are not kept, see `Call::copies`).
+#[derive(Default)]
+struct PendingCalls<'r> {
+    by_correlation: FxHashMap<i64, Vec<(u32, &'r str)>>,
+}
+
+impl<'r> PendingCalls<'r> {
+    fn add(&mut self, corr: i64, pid: u32, name: &'r str) {
+        self.by_correlation
+            .entry(corr)
+            .or_default()
+            .push((pid, name));
+    }
+
+    /// The names of the calls of process `pid` (any, where the operation
+    /// names no process) with this correlationId, which are taken out.
+    fn take(&mut self, corr: i64, pid: Option<u32>) -> Vec<&'r str> {
+        let Some(calls) = self.by_correlation.get_mut(&corr) else {
+            return Vec::new();
+        };
+        let mut taken = Vec::new();
+        calls.retain(|&(p, name)| match pid.is_none_or(|pid| pid == p) {
+            true => {
+                taken.push(name);
+                false
+            }
+            false => true,
+        });
+        if calls.is_empty() {
+            self.by_correlation.remove(&corr);
+        }
+        taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_matches_as_sqlite_does() {
+        assert!(like("cudaMemcpyAsync_v3020", "cudaMemcpy%Async%"));
+        assert!(like("cudamemcpy2DAsync", "cudaMemcpy%Async%"));
+        assert!(!like("cudaMemcpy_v3020", "cudaMemcpy%Async%"));
+        assert!(like("cudaMemcpy_v3020", "cudaMemcpy%"));
+        assert!(like("cudaMemsetAsync", "%async%"));
+        assert!(like("cudaStreamSynchronize", "cudaStreamSynchronize%"));
+        assert!(!like("xcudaStreamSynchronize", "cudaStreamSynchronize%"));
+        assert!(like("abc", "abc"));
+        assert!(!like("abcd", "abc"));
+    }
+
+    #[test]
+    fn rules_are_known_by_both_names() {
+        for rule in Rule::ALL {
+            assert_eq!(rule.name().parse::<Rule>(), Ok(rule));
+            assert_eq!(rule.legacy_name().parse::<Rule>(), Ok(rule));
+        }
+        assert!("gpu_idle".parse::<Rule>().is_err());
+    }
+
+    #[test]
+    fn pending_calls_match_by_process() {
+        let mut pending = PendingCalls::default();
+        pending.add(7, 1, "cudaMemcpy");
+        pending.add(7, 2, "cudaMemcpyAsync");
+        assert_eq!(pending.take(7, Some(2)), ["cudaMemcpyAsync"]);
+        assert_eq!(pending.take(7, Some(2)), Vec::<&str>::new());
+        assert_eq!(pending.take(7, None), ["cudaMemcpy"]);
+        assert!(pending.by_correlation.is_empty());
+    }
+}

@@ -1,0 +1,98 @@
+//! `analyze`: the findings of `nsys analyze`, printed.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use std::sync::Arc;
+
+use nsys2perfetto::analyze::{analyze_file, write_findings, Format};
+use nsys2perfetto::{Error, Options, Rule, Thresholds};
+
+use crate::signals::Signals;
+use crate::{INTERRUPTED, USAGE};
+
+/// Find what `nsys analyze` finds: synchronous memcpy and memset, async memcpy
+/// with pageable memory, synchronizing API calls, GPU gaps and low GPU
+/// utilization, each with its time, duration, thread or device and stream,
+/// and the correlation ids of the events behind it.
+#[derive(clap::Args)]
+pub struct Args {
+    /// An Nsight Systems SQLite export (`nsys export --type sqlite`), or a
+    /// report (.nsys-rep, .qdrep), exported first with the nsys CLI.
+    #[arg(value_name = "REPORT")]
+    report: PathBuf,
+
+    /// The rules to run (default: all), by their names in nsys 2024 and later
+    /// or in nsys 2022.4 (gpu-starv for gpu_gaps, ...).
+    #[arg(long = "rule", value_name = "NAME,...", value_delimiter = ',')]
+    rules: Vec<Rule>,
+
+    /// table: a table per rule; csv, json: one table of every finding.
+    #[arg(long, value_name = "FORMAT", default_value = "table")]
+    format: Format,
+
+    /// At most N findings per rule, the most important first (0: all).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    rows: usize,
+
+    /// gpu_gaps: gaps longer than this many milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = Thresholds::default().gap_ms)]
+    gap: u64,
+
+    /// gpu_time_util: chunks in which the GPU is in use less than this
+    /// percentage of the time.
+    #[arg(long, value_name = "PERCENT", default_value_t = Thresholds::default().util_percent)]
+    util_threshold: u32,
+
+    /// gpu_time_util: the number of equal chunks each device's time range
+    /// is cut into (1 to 1000).
+    #[arg(long, value_name = "N", default_value_t = Thresholds::default().util_chunks,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    chunks: u32,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
+}
+
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    let rules = match args.rules.is_empty() {
+        true => Rule::ALL.to_vec(),
+        false => args.rules,
+    };
+    let mut thresholds = Thresholds::default();
+    thresholds.gap_ms = args.gap;
+    thresholds.util_percent = args.util_threshold;
+    thresholds.util_chunks = args.chunks;
+    let mut options = Options::default();
+    options.nsys = args.nsys;
+    options.cancel = Some(Arc::clone(&signals.cancel));
+    let findings = match analyze_file(&args.report, &rules, &thresholds, &options) {
+        Ok(findings) => findings,
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("nsys2perfetto: {e}");
+            return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
+        }
+        Err(e @ Error::InvalidOption(_)) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::from(USAGE);
+        }
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let rows = (args.rows > 0).then_some(args.rows);
+    let mut out = io::stdout().lock();
+    let written =
+        write_findings(&mut out, &findings, &rules, args.format, rows).and_then(|()| out.flush());
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: writing the findings: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

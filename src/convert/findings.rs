@@ -1,0 +1,120 @@
+//! Findings (see [`crate::analyze`]) in the trace: a top-level "Analysis"
+//! group with a track per rule that found something, whose slices cover the
+//! offending time (the call, the copy, the gap, the stretch of low use) and
+//! name the events behind it in their args (`correlation_id`, or
+//! `correlation_id_before`/`_after` around a gap), with the process and
+//! thread or device and stream, so that the UI shows each in place.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use crate::analyze::{self, Finding, Place, Rule, Thresholds};
+use crate::nsys::Report;
+use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+
+use super::summary::Summary;
+use super::{trace_time, ConvertError};
+
+/// The category of finding slices.
+pub const FINDING: &str = "finding";
+
+/// The key of the "Analysis" group among keyed tracks (GPU groups use bit
+/// 40, the "nsys" group bit 41).
+const ANALYSIS_GROUP: u64 = 1 << 42;
+
+/// Runs every rule over `report` and writes what they find on `seq`.
+pub fn write<W: Write>(
+    report: &Report,
+    seq: &mut SequenceWriter<'_, W>,
+    thresholds: &Thresholds,
+    summary: &mut Summary,
+) -> Result<(), ConvertError> {
+    let mut findings = analyze::run(report, &Rule::ALL, thresholds)?;
+    if findings.is_empty() {
+        return Ok(());
+    }
+    // A sequence takes slices in start order.
+    findings.sort_by_key(|f| (f.start, std::cmp::Reverse(f.duration), f.rule));
+    let group = seq.with_tracks(|t| {
+        t.group(ANALYSIS_GROUP, || {
+            let mut spec = TrackSpec::new(None, "Analysis");
+            spec.description = Some(format!(
+                "What the rules of nsys analyze find (gaps over {} ms, chunks of {} \
+                 below {}% GPU use): a track per rule",
+                thresholds.gap_ms, thresholds.util_chunks, thresholds.util_percent
+            ));
+            spec
+        })
+    });
+    let mut tracks: FxHashMap<Rule, SliceTrack> = FxHashMap::default();
+    for f in &findings {
+        let Some(start) = trace_time(f.start) else {
+            summary.skip_negative(FINDING);
+            continue;
+        };
+        let track = *tracks.entry(f.rule).or_insert_with(|| {
+            let mut spec = TrackSpec::new(Some(group), f.rule.title());
+            spec.description = Some(format!("nsys analyze rule {}", f.rule.name()));
+            // Findings of several threads or devices may overlap: each in a lane.
+            seq.slice_track(spec, Stacking::Exclusive)
+        });
+        let end = summary.checked_end(start, f.start.saturating_add(f.duration));
+        let name = slice_name(f);
+        let args = args(f);
+        seq.slice(track, &Slice::new(start, Some(end), &name, FINDING, &args))?;
+        summary.count(FINDING);
+    }
+    Ok(())
+}
+
+/// The API call behind it, or what the finding is.
+fn slice_name(f: &Finding) -> String {
+    match (f.rule, &f.api, f.in_use_percent) {
+        (Rule::GpuTimeUtil, _, Some(percent)) => format!("GPU in use {percent:.1}%"),
+        (Rule::GpuGaps, _, _) => "GPU idle".to_owned(),
+        (_, Some(api), _) => api.clone(),
+        _ => f.rule.title().to_owned(),
+    }
+}
+
+fn args(f: &Finding) -> Vec<Arg<'_>> {
+    let mut args = vec![Arg::new("rule", ArgValue::Str(f.rule.name()))];
+    let int = |name, v: Option<i64>| v.map(|v| Arg::new(name, ArgValue::Int(v)));
+    let text = |name, v: Option<&'static str>| v.map(|v| Arg::new(name, ArgValue::Str(v)));
+    match f.place {
+        Place::Thread { pid, tid } => {
+            args.push(Arg::new("pid", ArgValue::Int(pid.into())));
+            args.push(Arg::new("tid", ArgValue::Int(tid.into())));
+        }
+        Place::Gpu {
+            pid,
+            device,
+            context,
+            stream,
+        } => {
+            args.extend(int("pid", pid.map(i64::from)));
+            args.push(Arg::new("device", ArgValue::Int(device)));
+            args.extend(int("context", context));
+            args.extend(int("stream", stream));
+        }
+    }
+    if let Some(api) = &f.api {
+        args.push(Arg::new("api", ArgValue::Str(api)));
+    }
+    match f.gap_between {
+        Some([before, after]) => {
+            args.extend(int("correlation_id_before", before));
+            args.extend(int("correlation_id_after", after));
+        }
+        None => args.extend(int("correlation_id", f.correlation_ids.first().copied())),
+    }
+    args.extend(int("bytes", f.bytes));
+    args.extend(text("src_kind", f.src_kind));
+    args.extend(text("dst_kind", f.dst_kind));
+    args.extend(text("memory_kind", f.memory_kind));
+    if let Some(percent) = f.in_use_percent {
+        args.push(Arg::new("in_use_percent", ArgValue::Double(percent)));
+    }
+    args
+}

@@ -1,0 +1,291 @@
+//! What the findings of [`crate::analyze`] are made of: GPU work (kernels,
+//! memcpy, memset) with only the columns the rules need, and the CUDA runtime
+//! calls of chosen names, merged in time order.
+//!
+//! Calls are chosen by name in SQL (`nameId IN (...)`, the ids found with the
+//! `LIKE` patterns the rules are defined by), so a report of millions of
+//! launches sends only its few synchronizing and copying calls. The
+//! pre-scan of the memcpy and memset tables notes which (process,
+//! correlationId) launched a copy or memset, a bit each: a call says
+//! whether its operation is in the export, and one whose operation is not
+//! (cropped exports) need not be kept waiting for it.
+
+use rusqlite::Row;
+use rustc_hash::FxHashMap;
+
+use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::ids::{pid_of, tid_of};
+use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::select::{Col, Select};
+use super::Report;
+
+/// A CUDA runtime call.
+pub struct Call<'r> {
+    pub start: i64,
+    pub end: i64,
+    pub pid: u32,
+    pub tid: u32,
+    pub correlation_id: Option<i64>,
+    /// As recorded (`cudaMemcpyAsync_v3020`).
+    pub name: &'r str,
+    /// Whether the export has a memcpy or memset of this call (its process
+    /// and correlationId), to come after it.
+    pub copies: bool,
+}
+
+/// What a GPU operation is, with what the rules look at.
+#[derive(Clone, Copy, Debug)]
+pub enum OpKind {
+    Kernel,
+    Memcpy {
+        bytes: Option<i64>,
+        copy_kind: Option<i64>,
+        src_kind: Option<i64>,
+        dst_kind: Option<i64>,
+        src_device: Option<i64>,
+        dst_device: Option<i64>,
+    },
+    Memset {
+        bytes: Option<i64>,
+        memory_kind: Option<i64>,
+    },
+}
+
+/// A kernel, memcpy or memset as the GPU ran it.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuOp {
+    pub start: i64,
+    pub end: i64,
+    /// `None` where the export names no process (see `Report::pid_column`).
+    pub pid: Option<u32>,
+    pub device: i64,
+    pub context: Option<i64>,
+    pub stream: Option<i64>,
+    pub correlation_id: Option<i64>,
+    pub kind: OpKind,
+}
+
+/// Reads what kind of operation a row is, and its own columns.
+type DecodeKind = Box<dyn Fn(&Row) -> rusqlite::Result<OpKind> + Send>;
+
+pub enum Work<'r> {
+    Call(Call<'r>),
+    Op(GpuOp),
+}
+
+fn key(work: &Work) -> OrderKey {
+    match work {
+        Work::Call(c) => order_key(c.start, c.end),
+        Work::Op(o) => order_key(o.start, o.end),
+    }
+}
+
+impl Report {
+    /// The StringIds ids of the strings matching any of `patterns` (SQL
+    /// `LIKE` patterns, which ignore ASCII case).
+    pub(crate) fn string_ids_like(&self, patterns: &[&str]) -> rusqlite::Result<Vec<i64>> {
+        let Some(mut s) = self.select("StringIds") else {
+            return Ok(Vec::new());
+        };
+        let id = s.required::<i64>("id");
+        if !s.has("value") || patterns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = patterns
+            .iter()
+            .map(|p| format!("value LIKE '{}'", p.replace('\'', "''")))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let mut ids = Vec::new();
+        self.each_selected(&s, &filter, |r| {
+            ids.push(id.get(r)?);
+            Ok(())
+        })?;
+        Ok(ids)
+    }
+
+    /// Calls `f` in time order with the runtime calls whose `nameId` is one
+    /// of `call_names` (records that only repeat a call for its backtrace
+    /// left out) and, if `ops`, with every kernel, memcpy and memset.
+    pub(crate) fn for_each_gpu_work<'r, E: From<rusqlite::Error>>(
+        &'r self,
+        call_names: &[i64],
+        ops: bool,
+        mut f: impl FnMut(Work<'r>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut scans = Vec::new();
+        let mut prescan = CopyLaunches::default();
+        if !call_names.is_empty() {
+            if let Some(scan) = self.call_scan(call_names) {
+                scans.push(scan);
+                prescan.columns.push(None);
+            }
+        }
+        if ops {
+            for table in [KERNEL, MEMCPY, MEMSET] {
+                let Some(scan) = self.op_scan(table) else {
+                    continue;
+                };
+                let mut launch = Select::new(&self.schema, table);
+                let columns = (table != KERNEL).then(|| LaunchColumns {
+                    pid: launch.expr(self.pid_column(table)),
+                    correlation: launch.optional("correlationId"),
+                });
+                prescan.columns.push(columns);
+                scans.push(scan.prescan(&launch));
+            }
+        }
+        if scans.is_empty() {
+            return Ok(());
+        }
+        self.stream(scans, prescan, |item| match item {
+            Streamed::Prescanned(()) => Ok(()),
+            Streamed::Event(work) => f(work),
+        })
+    }
+
+    fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
+        let mut s = self.select(RUNTIME)?;
+        let start = s.required("start");
+        let end = s.required("end");
+        let gtid = s.required::<i64>("globalTid");
+        let correlation = s.optional("correlationId");
+        let name = s.required::<i64>("nameId");
+        if !self.readable(&s) {
+            return None;
+        }
+        let ids = names
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut filter = format!("\"nameId\" IN ({ids})");
+        // "CUDA backtrace" records (eventClass 67, 68) repeat a call to carry its stack.
+        if s.has("eventClass") {
+            filter.push_str(" AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN (67, 68))");
+        }
+        let strings = &self.strings;
+        let decode = move |r: &Row| {
+            let gtid = gtid.get(r)?;
+            Ok(Work::Call(Call {
+                start: start.get(r)?,
+                end: end.get(r)?,
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                correlation_id: correlation.get(r)?,
+                name: strings.name(Some(name.get(r)?)),
+                copies: false,
+            }))
+        };
+        Some(TableScan::new(&s, decode, key).filter(filter))
+    }
+
+    fn op_scan(&self, table: &str) -> Option<TableScan<'_, Work<'_>>> {
+        let mut s = self.select(table)?;
+        let start = s.required::<i64>("start");
+        let end = s.required::<i64>("end");
+        let pid: Col<Option<i64>> = s.expr(self.pid_column(table));
+        let device = s.optional("deviceId");
+        let context = s.optional("contextId");
+        let stream = s.optional("streamId");
+        let correlation = s.optional("correlationId");
+        let kind: DecodeKind = match table {
+            MEMCPY => {
+                let bytes = s.optional("bytes");
+                let copy_kind = s.optional("copyKind");
+                let src_kind = s.optional("srcKind");
+                let dst_kind = s.optional("dstKind");
+                let src_device = s.optional("srcDeviceId");
+                let dst_device = s.optional("dstDeviceId");
+                Box::new(move |r| {
+                    Ok(OpKind::Memcpy {
+                        bytes: bytes.get(r)?,
+                        copy_kind: copy_kind.get(r)?,
+                        src_kind: src_kind.get(r)?,
+                        dst_kind: dst_kind.get(r)?,
+                        src_device: src_device.get(r)?,
+                        dst_device: dst_device.get(r)?,
+                    })
+                })
+            }
+            MEMSET => {
+                let bytes = s.optional("bytes");
+                let memory_kind = s.optional("memKind");
+                Box::new(move |r| {
+                    Ok(OpKind::Memset {
+                        bytes: bytes.get(r)?,
+                        memory_kind: memory_kind.get(r)?,
+                    })
+                })
+            }
+            _ => Box::new(|_| Ok(OpKind::Kernel)),
+        };
+        if !self.readable(&s) {
+            return None;
+        }
+        let decode = move |r: &Row| {
+            Ok(Work::Op(GpuOp {
+                start: start.get(r)?,
+                end: end.get(r)?,
+                pid: pid.get(r)?.map(|p| p as u32),
+                device: device.get(r)?.unwrap_or(0),
+                context: context.get(r)?,
+                stream: stream.get(r)?,
+                correlation_id: correlation.get(r)?,
+                kind: kind(r)?,
+            }))
+        };
+        Some(TableScan::new(&s, decode, key))
+    }
+}
+
+/// What the pre-scan of a memcpy or memset table reads.
+#[derive(Clone, Copy)]
+struct LaunchColumns {
+    pid: Col<Option<i64>>,
+    correlation: Col<Option<i64>>,
+}
+
+/// The (process, correlationId) pairs of the memcpy and memset operations,
+/// a bit each: by (pid, correlationId / 64), bit `correlationId % 64`. The
+/// pid is `None` for operations of no known process.
+#[derive(Default)]
+struct CopyLaunches {
+    /// By scan: the columns of a memcpy or memset table's pre-scan.
+    columns: Vec<Option<LaunchColumns>>,
+    seen: FxHashMap<(Option<u32>, i64), u64>,
+}
+
+impl CopyLaunches {
+    fn has(&self, pid: Option<u32>, corr: i64) -> bool {
+        let bit = 1u64 << corr.rem_euclid(64);
+        self.seen
+            .get(&(pid, corr.div_euclid(64)))
+            .is_some_and(|word| word & bit != 0)
+    }
+}
+
+impl Prescan<Work<'_>> for CopyLaunches {
+    type Summary = ();
+
+    fn row(&mut self, scan: usize, row: &Row) -> rusqlite::Result<()> {
+        let Some(Some(c)) = self.columns.get(scan) else {
+            return Ok(());
+        };
+        if let Some(corr) = c.correlation.get(row)? {
+            let pid = c.pid.get(row)?.map(|p| p as u32);
+            *self.seen.entry((pid, corr.div_euclid(64))).or_default() |= 1 << corr.rem_euclid(64);
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self) {}
+
+    fn complete(&self, work: &mut Work<'_>) {
+        if let Work::Call(call) = work {
+            call.copies = call
+                .correlation_id
+                .is_some_and(|corr| self.has(Some(call.pid), corr) || self.has(None, corr));
+        }
+    }
+}
