@@ -609,11 +609,11 @@ mod signals {
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            // Signalled once the trace is being written.
+            // Signalled while it converts: the temporary trace is made
+            // before the first row is read (and filled only at the end, too
+            // briefly to be caught on a loaded machine).
             wait_for(&mut child, "a temporary trace", || {
-                temp_files(d)
-                    .iter()
-                    .any(|n| std::fs::metadata(d.join(n)).is_ok_and(|m| m.len() > 0))
+                !temp_files(d).is_empty()
             });
             signal(&child, sig);
             let out = child.wait_with_output().unwrap();
