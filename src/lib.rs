@@ -38,6 +38,7 @@
 mod convert;
 mod error;
 mod file;
+mod filter;
 mod nsys;
 mod output;
 pub mod perfetto;
@@ -51,6 +52,7 @@ use std::sync::Arc;
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
+pub use filter::{Filter, TimeWindow};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
@@ -69,6 +71,8 @@ pub struct Options {
     pub nsys: PathBuf,
     /// What the trace carries (everything by default).
     pub parts: Parts,
+    /// Which events of those parts it keeps (all by default).
+    pub filter: Filter,
     /// Set it (from a signal handler, another thread) to stop the conversion:
     /// it then fails with [`Error::Interrupted`] soon after, having stopped
     /// nsys and removed the temporary trace and export.
@@ -81,6 +85,7 @@ impl Default for Options {
             gzip: Some(DEFAULT_GZIP_LEVEL),
             nsys: PathBuf::from("nsys"),
             parts: Parts::all(),
+            filter: Filter::default(),
             cancel: None,
         }
     }
@@ -113,17 +118,31 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
-    let (out, mut summary) = convert::convert(report, out, &options.parts, options.gzip, progress)
-        .map_err(|f| match f {
-            _ if options.cancelled() => Error::Interrupted {
-                path: report.path().to_owned(),
-            },
-            convert::ConvertError::Read(e) => Error::Damaged {
-                path: report.path().to_owned(),
-                cause: DatabaseError(e),
-            },
-            convert::ConvertError::Write(cause) => Error::Writer { cause },
-        })?;
+    let converted = {
+        // The filter applies to the report's readers for this conversion.
+        let _one_at_a_time = report.converting();
+        report.set_filter(Some(&options.filter));
+        let converted = convert::convert(
+            report,
+            out,
+            &options.parts,
+            &options.filter,
+            options.gzip,
+            progress,
+        );
+        report.set_filter(None);
+        converted
+    };
+    let (out, mut summary) = converted.map_err(|f| match f {
+        _ if options.cancelled() => Error::Interrupted {
+            path: report.path().to_owned(),
+        },
+        convert::ConvertError::Read(e) => Error::Damaged {
+            path: report.path().to_owned(),
+            cause: DatabaseError(e),
+        },
+        convert::ConvertError::Write(cause) => Error::Writer { cause },
+    })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))
 }

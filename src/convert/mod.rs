@@ -31,6 +31,7 @@ pub use summary::Summary;
 
 pub(crate) use pipeline::RowTicker;
 
+use crate::filter::Filter;
 use crate::nsys::{EventStream, Report};
 use crate::perfetto::Trace;
 
@@ -64,11 +65,17 @@ pub fn convert<W: Write + Send>(
     report: &Report,
     out: W,
     parts: &Parts,
+    filter: &Filter,
     gzip: Option<u32>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), ConvertError> {
     let namespace = namespace(report)?;
     let trace = Trace::new(out, namespace, gzip);
+    let window = filter.time;
+    if !window.is_everything() {
+        let at = |t: Option<i64>| t.and_then(trace_time);
+        trace.set_window(at(window.start), at(window.end));
+    }
     let total: u64 = Part::ALL
         .iter()
         .filter(|p| parts.has(**p))
@@ -89,6 +96,9 @@ pub fn convert<W: Write + Send>(
         })
     })?;
     summary.unreadable = report.unreadable();
+    for (table, rows) in report.filtered_out() {
+        *summary.filtered_out.entry(category_of(&table)).or_default() += rows;
+    }
     // Tables of the parts left out are left out on purpose.
     let excluded: Vec<String> = Part::ALL
         .into_iter()
@@ -238,6 +248,34 @@ pub struct Progress {
     pub rows_read: u64,
     /// An estimate of the rows there are to read, from the event tables' sizes.
     pub rows_total: u64,
+}
+
+/// The category of what a table's rows become (the slices' category, or
+/// the kind of counter or sample), or the table's name where that varies.
+fn category_of(table: &str) -> String {
+    use crate::nsys::{cpu, cuda as c, graphs as g, metrics as m, nvtx as n, overhead as o};
+    let category = match table {
+        c::RUNTIME | c::DRIVER => cuda::API,
+        c::KERNEL => cuda::KERNEL,
+        c::MEMCPY => cuda::MEMCPY,
+        c::MEMSET => cuda::MEMSET,
+        c::SYNC => cuda::SYNC,
+        c::GRAPH_TRACE => cuda::GRAPH,
+        n::TABLE => nvtx::NVTX,
+        cpu::OSRT => osrt::OSRT,
+        cpu::SAMPLES => samples::SAMPLES,
+        cpu::SCHED => sched::SCHED,
+        m::MEMORY_USAGE => metrics::CUDA_MEMORY,
+        m::GPU_METRICS => metrics::GPU_METRICS,
+        m::MEMORY_POOLS => memory_pools::MEMORY_POOL,
+        m::UM_GPU_FAULTS | m::UM_CPU_FAULTS => metrics::UNIFIED_MEMORY,
+        g::GRAPH_EVENTS | g::GRAPH_NODE_EVENTS => graphs::GRAPH_CREATION,
+        o::PROFILER_OVERHEAD => overhead::NSYS_OVERHEAD,
+        o::CUPTI_OVERHEAD => overhead::CUPTI_OVERHEAD,
+        o::DIAGNOSTICS => overhead::DIAGNOSTIC,
+        _ => table,
+    };
+    category.to_owned()
 }
 
 /// A number that tells this report's tracks and flows apart from another's.

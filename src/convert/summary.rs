@@ -49,6 +49,9 @@ pub struct Summary {
     pub event_waits_before_record: u64,
     /// CUDA event records whose recording call is not in the trace.
     pub event_records_without_call: u64,
+    /// Events the filter left out, by category (by table for tables whose
+    /// rows are not slices).
+    pub filtered_out: BTreeMap<String, u64>,
 }
 
 impl Summary {
@@ -78,7 +81,11 @@ impl Summary {
             event_waits_unrecorded,
             event_waits_before_record,
             event_records_without_call,
+            filtered_out,
         } = other;
+        for (category, n) in filtered_out {
+            *self.filtered_out.entry(category).or_default() += n;
+        }
         for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
         }
@@ -111,6 +118,16 @@ impl Summary {
             _ => {
                 self.inverted += 1;
                 start
+            }
+        }
+    }
+
+    /// Counts an event the filter left out.
+    pub(crate) fn filter_out(&mut self, category: &str) {
+        match self.filtered_out.get_mut(category) {
+            Some(n) => *n += 1,
+            None => {
+                self.filtered_out.insert(category.to_owned(), 1);
             }
         }
     }
@@ -270,6 +287,14 @@ impl fmt::Display for Summary {
                     "GPU operations have"
                 )
             )?;
+        }
+        if !self.filtered_out.is_empty() {
+            let by: Vec<String> = self
+                .filtered_out
+                .iter()
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            write!(f, "; filtered out: {}", by.join(", "))?;
         }
         Ok(())
     }

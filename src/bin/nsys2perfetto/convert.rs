@@ -10,7 +10,9 @@ use std::time::Instant;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, Part, Parts, Progress};
+use nsys2perfetto::{
+    convert_file, convert_to_writer, Error, Filter, Options, Part, Parts, Progress, TimeWindow,
+};
 
 use crate::signals::Signals;
 use crate::{human_bytes, INTERRUPTED, USAGE};
@@ -49,6 +51,42 @@ pub struct Args {
     #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
     exclude: Vec<Part>,
 
+    /// Only these parts in the trace (then --exclude leaves out of them).
+    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
+    only: Vec<Part>,
+
+    /// Keep only events that overlap this span of session time, START:END,
+    /// either side optional, each in ns, us, ms or s (ns without a unit):
+    /// `1.5s:2s`, `500ms:`, `:100us`. Slices reaching beyond it are cut at
+    /// its edges, their recorded times in the args clipped_start/clipped_end.
+    #[arg(long, value_name = "START:END", allow_hyphen_values = true)]
+    time: Option<TimeWindow>,
+
+    /// Keep only the events of these processes (GPU metrics, which belong
+    /// to no process, stay).
+    #[arg(long, value_name = "PID,...", value_delimiter = ',')]
+    pid: Vec<u32>,
+
+    /// Keep only the GPU work, GPU metrics, CUDA memory and page faults of
+    /// these GPUs (deviceId).
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    gpu: Vec<i64>,
+
+    /// Keep only the kernels whose short or demangled name matches this
+    /// regular expression (other GPU work stays).
+    #[arg(long, value_name = "REGEX")]
+    kernels: Option<String>,
+
+    /// Keep only the NVTX ranges and marks whose name matches this regular
+    /// expression.
+    #[arg(long, value_name = "REGEX")]
+    nvtx: Option<String>,
+
+    /// Keep only the NVTX events of this domain (`default` for NVTX's
+    /// default domain); repeat it for several.
+    #[arg(long, value_name = "NAME")]
+    nvtx_domain: Vec<String>,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
@@ -74,14 +112,49 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         no_gzip,
         level,
         exclude,
+        only,
+        time,
+        pid,
+        gpu,
+        kernels,
+        nvtx,
+        nvtx_domain,
         nsys,
         quiet,
     } = args;
     let mut options = Options::default();
     options.gzip = (!no_gzip).then_some(level);
-    options.parts = exclude
-        .iter()
-        .fold(Parts::all(), |parts, p| parts.without(*p));
+    let chosen = match only.is_empty() {
+        true => Parts::all(),
+        false => Part::ALL
+            .into_iter()
+            .filter(|p| !only.contains(p))
+            .fold(Parts::all(), |parts, p| parts.without(p)),
+    };
+    options.parts = exclude.iter().fold(chosen, |parts, p| parts.without(*p));
+    let filter = || -> nsys2perfetto::Result<Filter> {
+        let mut f = Filter::default()
+            .time(time.unwrap_or_default())
+            .pids(pid)
+            .gpus(gpu);
+        if let Some(pattern) = &kernels {
+            f = f.kernels(pattern)?;
+        }
+        if let Some(pattern) = &nvtx {
+            f = f.nvtx(pattern)?;
+        }
+        for domain in &nvtx_domain {
+            f = f.nvtx_domain(domain);
+        }
+        Ok(f)
+    };
+    options.filter = match filter() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::from(USAGE);
+        }
+    };
     options.nsys = nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let targets = match plan(&inputs, output.as_deref()) {
