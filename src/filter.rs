@@ -36,6 +36,7 @@ pub struct Filter {
     pub(crate) kernels: Option<Regex>,
     pub(crate) nvtx: Option<Regex>,
     pub(crate) nvtx_domains: Vec<String>,
+    pub(crate) gpu_in_nvtx: bool,
 }
 
 impl Filter {
@@ -83,6 +84,15 @@ impl Filter {
         self
     }
 
+    /// Keeps only the CUDA API calls made inside the NVTX ranges kept (on
+    /// the same thread), and the GPU work they launched: the kernels, copies
+    /// and memsets of an NVTX range, each with its launch. Synchronizations,
+    /// launched by no call, are left out.
+    pub fn gpu_in_nvtx(mut self) -> Self {
+        self.gpu_in_nvtx = true;
+        self
+    }
+
     /// Whether it keeps everything.
     pub fn is_empty(&self) -> bool {
         self.time.is_everything()
@@ -91,6 +101,7 @@ impl Filter {
             && self.kernels.is_none()
             && self.nvtx.is_none()
             && self.nvtx_domains.is_empty()
+            && !self.gpu_in_nvtx
     }
 
     /// Whether an NVTX event with this name, of the domain with this name

@@ -460,3 +460,87 @@ fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
         assert!(!out.exists(), "{bad:?}: no trace is written");
     }
 }
+
+/// SQL for the CUDA API calls `r` made inside an NVTX range (push/pop or
+/// start/end, begun and ended on the call's thread) whose name matches the
+/// GLOB `pattern`; the ranges go in a temporary table first.
+fn call_in_range_sql(db: &Connection, pattern: &str) -> String {
+    db.execute_batch(&format!(
+        "DROP TABLE IF EXISTS temp.kept_ranges;
+         CREATE TEMP TABLE kept_ranges AS
+           SELECT n.globalTid AS tid, n.start AS start, COALESCE(n.\"end\", 1 << 62) AS stop
+           FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId
+           WHERE n.eventType IN (59, 60, 70, 71)
+             AND (n.endGlobalTid IS NULL OR n.endGlobalTid = n.globalTid)
+             AND COALESCE(n.text, s.value) GLOB '{pattern}';"
+    ))
+    .unwrap();
+    "EXISTS (SELECT 1 FROM temp.kept_ranges k
+       WHERE k.tid = r.globalTid AND k.start <= r.start AND k.stop >= r.start)"
+        .to_owned()
+}
+
+#[test]
+fn gpu_in_nvtx_keeps_the_calls_inside_kept_ranges_and_what_they_launched() {
+    for (name, regex, glob) in [
+        ("h100_torch_graph_node.sqlite", "^step", "step*"),
+        ("nsys-ai_h100_2gpu_1s.sqlite", "^aten::mm", "aten::mm*"),
+    ] {
+        let Some(input) = fixture(name) else { return };
+        let db = open(&input);
+        let inside = call_in_range_sql(&db, glob);
+        let calls = count(
+            &db,
+            &format!("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.start >= 0 AND {inside}"),
+        );
+        let all_calls = count(
+            &db,
+            "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= 0",
+        );
+        assert!(
+            calls > 0 && calls < all_calls,
+            "{name}: {calls} of {all_calls}"
+        );
+        let filter = Filter::default().nvtx(regex).unwrap().gpu_in_nvtx();
+        let (trace, summary) = convert(&input, &options(filter));
+        trace.assert_valid();
+        assert_eq!(trace.count("cuda_api"), calls, "{name}");
+        assert_eq!(
+            filtered_out(&summary, "cuda_api"),
+            all_calls - calls,
+            "{name}"
+        );
+        assert_eq!(trace.count("cuda_sync"), 0, "{name}");
+        let mut launched_total = 0;
+        for (category, table) in cuda_tables(&db) {
+            if category == "cuda_api" || category == "cuda_sync" {
+                continue;
+            }
+            // The first call of each launch (pid, correlationId) owns it.
+            let launched = count(
+                &db,
+                &format!(
+                    "SELECT COUNT(*) FROM {table} o JOIN (
+                       SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr,
+                              MIN(start) AS start, globalTid
+                       FROM CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY 1, 2) r
+                     ON r.pid = ((o.globalPid >> 24) & 16777215) AND r.corr = o.correlationId
+                     WHERE o.start >= 0 AND r.start <= o.start AND {inside}"
+                ),
+            );
+            assert_eq!(trace.count(category), launched, "{name}: {category}");
+            launched_total += launched;
+        }
+        assert!(launched_total > 0, "{name}");
+        // Every GPU operation kept arrives by a flow from its launch.
+        let flows_to_gpu = trace
+            .flows
+            .iter()
+            .filter(|&&(from, to)| {
+                trace.slices[from].category == "cuda_api" && trace.slices[to].category != "nvtx"
+            })
+            .count() as u64;
+        assert_eq!(flows_to_gpu, launched_total, "{name}");
+        assert_eq!(summary.flows, launched_total, "{name}");
+    }
+}

@@ -8,6 +8,7 @@
 
 mod cuda;
 mod events;
+mod filter;
 mod flows;
 mod gpu;
 mod graphs;

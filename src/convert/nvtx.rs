@@ -145,7 +145,7 @@ pub fn write<W: Write>(
 
 /// What names an event without a message: its domain's name, `NVTX` for the
 /// default domain, `NVTX domain <id>` for a domain the report does not name.
-fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -> String {
+pub(super) fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -> String {
     match (domain, meta.nvtx_domains.get(&(pid, domain))) {
         (_, Some(name)) if !name.is_empty() => name.clone(),
         (0, _) => "NVTX".to_owned(),

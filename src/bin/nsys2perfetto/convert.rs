@@ -87,6 +87,12 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     nvtx_domain: Vec<String>,
 
+    /// Keep only the CUDA API calls made inside the NVTX ranges kept (by
+    /// --nvtx, --nvtx-domain; any range without them) and the GPU work they
+    /// launched; synchronizations are left out.
+    #[arg(long)]
+    gpu_in_nvtx: bool,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
@@ -119,6 +125,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         kernels,
         nvtx,
         nvtx_domain,
+        gpu_in_nvtx,
         nsys,
         quiet,
     } = args;
@@ -145,6 +152,9 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         }
         for domain in &nvtx_domain {
             f = f.nvtx_domain(domain);
+        }
+        if gpu_in_nvtx {
+            f = f.gpu_in_nvtx();
         }
         Ok(f)
     };
