@@ -100,6 +100,25 @@ fn a_time_window_keeps_what_overlaps_it_and_clips_slices_at_its_edges() {
             assert_eq!(with("clipped_start"), clipped_start, "{name}: {category}");
             assert_eq!(with("clipped_end"), clipped_end, "{name}: {category}");
         }
+        if has_table(&db, "OSRT_API") {
+            let kept = count(&db, &format!(
+                "SELECT COUNT(*) FROM OSRT_API WHERE start >= 0 AND \"end\" >= {from} AND start <= {to}"
+            ));
+            assert_eq!(trace.count("osrt"), kept, "{name}: osrt");
+        }
+        if has_table(&db, "NVTX_EVENTS") {
+            // Marks inside the window; ranges overlapping it, those never
+            // ended included.
+            let kept = count(
+                &db,
+                &format!(
+                    "SELECT COUNT(*) FROM NVTX_EVENTS WHERE start >= 0 AND start <= {to} AND (
+                   (eventType IN (34, 65) AND start >= {from})
+                   OR (eventType IN (59, 60, 70, 71) AND COALESCE(\"end\", 1 << 62) >= {from}))"
+                ),
+            );
+            assert_eq!(trace.count("nvtx"), kept, "{name}: nvtx");
+        }
         for s in &trace.slices {
             assert!(
                 s.ts >= from as u64 && s.ts + s.dur <= to as u64,
