@@ -563,3 +563,49 @@ fn gpu_in_nvtx_keeps_the_calls_inside_kept_ranges_and_what_they_launched() {
         assert_eq!(summary.flows, launched_total, "{name}");
     }
 }
+
+#[test]
+fn gpu_metrics_follow_their_gpu_and_the_window() {
+    use rusqlite::types::Value as Sql;
+    let (_dir, input) = support::convert::synthetic(|s| {
+        for gpu in [0i64, 1] {
+            s.gpu(gpu, "NVIDIA H100");
+            // A metric set's low byte is its GPU.
+            let set = 0x100 | gpu;
+            s.row(
+                "TARGET_INFO_GPU_METRICS",
+                vec![
+                    ("typeId", set.into()),
+                    ("sourceId", gpu.into()),
+                    ("typeName", Sql::Text("GH100".into())),
+                    ("metricId", 0.into()),
+                    ("metricName", Sql::Text("SMs Active [Throughput %]".into())),
+                ],
+            );
+            for ts in [1000i64, 2000, 3000, 4000] {
+                s.row(
+                    "GPU_METRICS",
+                    vec![
+                        ("timestamp", ts.into()),
+                        ("typeId", set.into()),
+                        ("metricId", 0.into()),
+                        ("value", (ts / 100 + gpu * 1000).into()),
+                    ],
+                );
+            }
+        }
+    });
+    let (all, _) = convert(&input, &Options::default());
+    assert_eq!(all.counters.len(), 8);
+    let window = TimeWindow {
+        start: Some(2000),
+        end: Some(3000),
+    };
+    let (trace, summary) = convert(&input, &options(Filter::default().gpus([1]).time(window)));
+    trace.assert_valid();
+    let kept: Vec<u64> = trace.counters.iter().map(|c| c.ts).collect();
+    assert_eq!(kept, [2000, 3000]);
+    assert_eq!(filtered_out(&summary, "gpu_metrics"), 6);
+    let values: Vec<f64> = trace.counters.iter().map(|c| c.value).collect();
+    assert_eq!(values, [1020.0, 1030.0], "GPU 1's values");
+}
