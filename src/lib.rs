@@ -41,6 +41,7 @@ mod chrome;
 mod convert;
 mod error;
 mod file;
+mod filter;
 mod nsys;
 mod output;
 pub mod perfetto;
@@ -56,6 +57,7 @@ pub use analyze::{analyze, Finding, Rule, Thresholds};
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
+pub use filter::{Filter, TimeWindow};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
@@ -74,6 +76,8 @@ pub struct Options {
     pub nsys: PathBuf,
     /// What the trace carries (everything by default).
     pub parts: Parts,
+    /// Which events of those parts it keeps (all by default).
+    pub filter: Filter,
     /// Set it (from a signal handler, another thread) to stop the conversion:
     /// it then fails with [`Error::Interrupted`] soon after, having stopped
     /// nsys and removed the temporary trace and export.
@@ -118,6 +122,7 @@ impl Default for Options {
             gzip: Some(DEFAULT_GZIP_LEVEL),
             nsys: PathBuf::from("nsys"),
             parts: Parts::all(),
+            filter: Filter::default(),
             cancel: None,
             format: Format::Perfetto,
             findings: None,
@@ -152,39 +157,42 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
-    let findings = options.findings.as_ref();
-    let converted = match options.format {
-        Format::Perfetto => convert::convert(
-            report,
-            out,
-            &options.parts,
-            options.gzip,
-            findings,
-            progress,
-        ),
-        Format::Json => {
-            // Chrome's JSON has no CPU samples or context switches: their
-            // tables are told as not converted.
-            let left_out = [Part::Samples, Part::Sched];
-            let parts = left_out.iter().fold(options.parts, |p, &l| p.without(l));
-            let unconverted: Vec<Unconverted> = left_out
-                .iter()
-                .filter(|&&p| options.parts.has(p))
-                .flat_map(|p| p.tables(report))
-                .map(|table| Unconverted {
-                    rows: report.rows(&table),
-                    table,
-                })
-                .filter(|u| u.rows > 0)
-                .collect();
-            chrome::convert(report, out, &parts, options.gzip, findings, progress).map(
-                |(out, mut summary, transcoded)| {
-                    summary.json_flows_on_nested = transcoded.flows_on_nested;
-                    summary.unconverted.extend(unconverted);
-                    (out, summary)
-                },
-            )
-        }
+    let converted = {
+        // The filter applies to the report's readers for this conversion.
+        let _one_at_a_time = report.converting();
+        report.set_filter(Some(&options.filter));
+        let converted = match options.format {
+            Format::Perfetto => convert::convert(report, out, options, progress),
+            Format::Json => {
+                // Chrome's JSON has no CPU samples or context switches: their
+                // tables are told as not converted.
+                let left_out = [Part::Samples, Part::Sched];
+                let parts = left_out.iter().fold(options.parts, |p, &l| p.without(l));
+                let unconverted: Vec<Unconverted> = left_out
+                    .iter()
+                    .filter(|&&p| options.parts.has(p))
+                    .flat_map(|p| p.tables(report))
+                    .map(|table| Unconverted {
+                        rows: report.rows(&table),
+                        table,
+                    })
+                    .filter(|u| u.rows > 0)
+                    .collect();
+                let options = Options {
+                    parts,
+                    ..options.clone()
+                };
+                chrome::convert(report, out, &options, progress).map(
+                    |(out, mut summary, transcoded)| {
+                        summary.json_flows_on_nested = transcoded.flows_on_nested;
+                        summary.unconverted.extend(unconverted);
+                        (out, summary)
+                    },
+                )
+            }
+        };
+        report.set_filter(None);
+        converted
     };
     let (out, mut summary) = converted.map_err(|f| match f {
         _ if options.cancelled() => Error::Interrupted {

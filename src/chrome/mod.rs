@@ -18,19 +18,25 @@ use flate2::Compression;
 
 pub use transcode::Transcoded;
 
-use crate::convert::{self, ConvertError, Parts, Progress, Summary};
+use crate::convert::{self, ConvertError, Progress, Summary};
 use crate::nsys::Report;
+use crate::Options;
 
 /// Converts the `parts` of `report` into JSON written to `out`, gzipped at
 /// level `gzip` if given.
 pub fn convert<W: Write + Send>(
     report: &Report,
     out: W,
-    parts: &Parts,
-    gzip: Option<u32>,
-    findings: Option<&crate::analyze::Thresholds>,
+    options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary, Transcoded), ConvertError> {
+    let gzip = options.gzip;
+    // No gzip between the writer and the transcoder: it would be undone at
+    // once.
+    let protobuf = Options {
+        gzip: None,
+        ..options.clone()
+    };
     let (writer, reader) = pipe::pipe();
     std::thread::scope(|scope| {
         let transcoder = scope.spawn(move || match gzip {
@@ -41,9 +47,7 @@ pub fn convert<W: Write + Send>(
             }
             None => transcode::transcode(reader, out),
         });
-        // No gzip between the writer and the transcoder: it would be undone
-        // at once.
-        let converted = convert::convert(report, writer, parts, None, findings, progress)
+        let converted = convert::convert(report, writer, &protobuf, progress)
             .and_then(|(writer, summary)| Ok((writer.finish()?, summary)));
         // The pipe is closed now (finished, or dropped with the error), so
         // the transcoder ends.

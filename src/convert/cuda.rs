@@ -9,6 +9,7 @@ use crate::nsys::{Report, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::events::EventWaits;
+use super::filter::NvtxSpans;
 use super::flows::Launches;
 use super::gpu::GpuTracks;
 use super::graphs::GraphCreations;
@@ -36,8 +37,14 @@ pub fn write<'s, W: Write>(
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), ConvertError> {
+    let scope = report.filter();
+    let in_nvtx = match scope.as_ref().map(|s| &s.filter) {
+        Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, f)?),
+        _ => None,
+    };
     let mut mapper = Mapper {
         report,
+        in_nvtx,
         seq,
         summary,
         gpu: GpuTracks::default(),
@@ -70,6 +77,8 @@ pub fn write<'s, W: Write>(
 
 struct Mapper<'a, 's, W: Write> {
     report: &'a Report,
+    /// Where calls are kept, when only those inside NVTX ranges are.
+    in_nvtx: Option<NvtxSpans>,
     seq: &'a mut SequenceWriter<'s, W>,
     projector: Option<Projector<'a, 's, W>>,
     /// Reused space for the backtraces of API calls.
@@ -112,6 +121,12 @@ impl<W: Write> Mapper<'_, '_, W> {
             self.summary.skip_negative(API);
             return Ok(());
         };
+        if let Some(spans) = &self.in_nvtx {
+            if !spans.covers(call.pid, call.tid, call.start) {
+                self.summary.filter_out(API);
+                return Ok(());
+            }
+        }
         let key = (call.pid, call.tid);
         let track = match self.api_tracks.get(&key) {
             Some(&t) => t,
@@ -151,7 +166,8 @@ impl<W: Write> Mapper<'_, '_, W> {
         }
         let recorded = call.correlation_id.and_then(|corr| {
             let key = (call.pid, corr);
-            let flows = !call.repeats_a_call;
+            // Synchronizations are not kept with the calls inside NVTX ranges.
+            let flows = !call.repeats_a_call && self.in_nvtx.is_none();
             self.events
                 .record_call(key, flows, &mut self.flow_ids, self.summary)
         });
@@ -254,6 +270,10 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 
     fn sync(&mut self, s: &Sync) -> Result<(), ConvertError> {
+        if self.in_nvtx.is_some() {
+            self.summary.filter_out(SYNC);
+            return Ok(());
+        }
         let meta = self.report.meta();
         let sync_type = label(&meta.sync_types, s.sync_type);
         let mut args = Vec::with_capacity(10);
@@ -294,6 +314,17 @@ impl<W: Write> Mapper<'_, '_, W> {
             self.summary.skip_negative(category);
             return Ok(());
         };
+        if self.in_nvtx.is_some() {
+            let launched = match (op.place.pid, op.correlation_id) {
+                (Some(pid), Some(corr)) => self.launches.is_open(pid, corr),
+                _ => false,
+            };
+            if !launched {
+                // Not launched by a call that is kept.
+                self.summary.filter_out(category);
+                return Ok(());
+            }
+        }
         let mut flow = None;
         if category != SYNC {
             match (op.place.pid, op.correlation_id) {

@@ -53,6 +53,11 @@ impl Launches {
         Some(self.flow_id(pid, correlation_id, k))
     }
 
+    /// Whether launch (pid, correlationId) is in the trace with operations to come.
+    pub fn is_open(&self, pid: u32, correlation_id: i64) -> bool {
+        self.open.contains_key(&(pid, correlation_id))
+    }
+
     /// GPU operations whose launch was written but which never arrived after it.
     pub fn unmatched(&self) -> u64 {
         self.open.values().map(|o| u64::from(o.left)).sum()

@@ -45,6 +45,11 @@ pub fn write<W: Write>(
         gpu_faults: FxHashMap::default(),
         cpu_faults: FxHashMap::default(),
         pools: MemoryPools::new(POOLS_RANK),
+        window_start: report
+            .filter()
+            .and_then(|f| f.filter.time.start)
+            .and_then(trace_time)
+            .unwrap_or(0),
     };
     report.for_each_device_event(|event| -> Result<(), ConvertError> {
         rows.tick();
@@ -65,6 +70,9 @@ struct Mapper<'a, 's, W: Write> {
     gpu_faults: FxHashMap<i64, SliceTrack>,
     cpu_faults: FxHashMap<u32, SliceTrack>,
     pools: MemoryPools,
+    /// The start of the filter's time window (0 without one): memory use
+    /// before it is added up but not written.
+    window_start: u64,
 }
 
 impl<W: Write> Mapper<'_, '_, W> {
@@ -87,6 +95,12 @@ impl<W: Write> Mapper<'_, '_, W> {
                 let Some(ts) = self.time(ts, CUDA_MEMORY) else {
                     return Ok(());
                 };
+                if ts < self.window_start {
+                    let change = if freed { -bytes } else { bytes };
+                    *self.memory_in_use(device, pid) += change;
+                    self.summary.filter_out(CUDA_MEMORY);
+                    return Ok(());
+                }
                 if let Some(state) = pool {
                     self.pools.sample(
                         self.seq,
@@ -191,29 +205,33 @@ impl<W: Write> Mapper<'_, '_, W> {
 
     /// `change` bytes allocated (or freed, when negative) by `pid` on `device`.
     fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), ConvertError> {
-        let (track, total) = match self.memory.get_mut(&(device, pid)) {
-            Some(entry) => entry,
-            None => {
-                let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
-                let name = format!(
-                    "CUDA memory: {} (pid {pid})",
-                    super::threads::process_name(self.meta, pid)
-                );
-                let mut spec = TrackSpec::new(Some(group), name);
-                spec.rank = Some(MEMORY_RANK);
-                spec.description = Some(
-                    "Device memory the process allocated during the capture, less what it freed"
-                        .to_owned(),
-                );
-                let track = self.seq.add_counter_track(spec, CounterUnit::Bytes);
-                self.memory.entry((device, pid)).or_insert((track, 0))
-            }
-        };
-        *total += change;
-        let (track, total) = (*track, *total);
+        *self.memory_in_use(device, pid) += change;
+        let (track, total) = self.memory[&(device, pid)];
         self.seq.counter(track, ts, CounterValue::Int(total))?;
         self.summary.counter_values += 1;
         Ok(())
+    }
+
+    /// The bytes `pid` has in use on `device`, on a counter track made at
+    /// the first change.
+    fn memory_in_use(&mut self, device: i64, pid: u32) -> &mut i64 {
+        if !self.memory.contains_key(&(device, pid)) {
+            let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
+            let name = format!(
+                "CUDA memory: {} (pid {pid})",
+                super::threads::process_name(self.meta, pid)
+            );
+            let mut spec = TrackSpec::new(Some(group), name);
+            spec.rank = Some(MEMORY_RANK);
+            spec.description = Some(
+                "Device memory the process allocated during the capture, less what it freed"
+                    .to_owned(),
+            );
+            let track = self.seq.add_counter_track(spec, CounterUnit::Bytes);
+            self.memory.insert((device, pid), (track, 0));
+        }
+        let (_, total) = self.memory.get_mut(&(device, pid)).expect("made above");
+        total
     }
 
     fn gpu_faults(

@@ -8,6 +8,7 @@
 
 mod cuda;
 mod events;
+mod filter;
 mod findings;
 mod flows;
 mod gpu;
@@ -34,6 +35,7 @@ pub(crate) use pipeline::RowTicker;
 
 use crate::nsys::{EventStream, Report};
 use crate::perfetto::Trace;
+use crate::Options;
 
 /// Why a conversion stopped.
 #[derive(Debug)]
@@ -54,8 +56,9 @@ impl From<io::Error> for ConvertError {
     }
 }
 
-/// Converts the `parts` of `report` into a Perfetto trace written to `out`,
-/// gzipped at level `gzip` if given. `progress` is called now and then with a
+/// Converts the chosen parts of `report`, as filtered, into a Perfetto trace
+/// written to `out`, gzipped if `options` say so (their format and nsys are
+/// the caller's business). `progress` is called now and then with a
 /// [`Progress`], on the calling thread.
 ///
 /// The parts are converted at once on three threads, each part on a
@@ -64,13 +67,24 @@ impl From<io::Error> for ConvertError {
 pub fn convert<W: Write + Send>(
     report: &Report,
     out: W,
-    parts: &Parts,
-    gzip: Option<u32>,
-    findings: Option<&crate::analyze::Thresholds>,
+    options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), ConvertError> {
+    let Options {
+        parts,
+        filter,
+        gzip,
+        findings,
+        ..
+    } = options;
+    let (gzip, findings) = (*gzip, findings.as_ref());
     let namespace = namespace(report)?;
     let trace = Trace::new(out, namespace, gzip);
+    let window = filter.time;
+    if !window.is_everything() {
+        let at = |t: Option<i64>| t.and_then(trace_time);
+        trace.set_window(at(window.start), at(window.end));
+    }
     let total: u64 = Part::ALL
         .iter()
         .filter(|p| parts.has(**p))
@@ -98,6 +112,9 @@ pub fn convert<W: Write + Send>(
         },
     )?;
     summary.unreadable = report.unreadable();
+    for (table, rows) in report.filtered_out() {
+        *summary.filtered_out.entry(category_of(&table)).or_default() += rows;
+    }
     // Tables of the parts left out are left out on purpose.
     let excluded: Vec<String> = Part::ALL
         .into_iter()
@@ -247,6 +264,34 @@ pub struct Progress {
     pub rows_read: u64,
     /// An estimate of the rows there are to read, from the event tables' sizes.
     pub rows_total: u64,
+}
+
+/// The category of what a table's rows become (the slices' category, or
+/// the kind of counter or sample), or the table's name where that varies.
+fn category_of(table: &str) -> String {
+    use crate::nsys::{cpu, cuda as c, graphs as g, metrics as m, nvtx as n, overhead as o};
+    let category = match table {
+        c::RUNTIME | c::DRIVER => cuda::API,
+        c::KERNEL => cuda::KERNEL,
+        c::MEMCPY => cuda::MEMCPY,
+        c::MEMSET => cuda::MEMSET,
+        c::SYNC => cuda::SYNC,
+        c::GRAPH_TRACE => cuda::GRAPH,
+        n::TABLE => nvtx::NVTX,
+        cpu::OSRT => osrt::OSRT,
+        cpu::SAMPLES => samples::SAMPLES,
+        cpu::SCHED => sched::SCHED,
+        m::MEMORY_USAGE => metrics::CUDA_MEMORY,
+        m::GPU_METRICS => metrics::GPU_METRICS,
+        m::MEMORY_POOLS => memory_pools::MEMORY_POOL,
+        m::UM_GPU_FAULTS | m::UM_CPU_FAULTS => metrics::UNIFIED_MEMORY,
+        g::GRAPH_EVENTS | g::GRAPH_NODE_EVENTS => graphs::GRAPH_CREATION,
+        o::PROFILER_OVERHEAD => overhead::NSYS_OVERHEAD,
+        o::CUPTI_OVERHEAD => overhead::CUPTI_OVERHEAD,
+        o::DIAGNOSTICS => overhead::DIAGNOSTIC,
+        _ => table,
+    };
+    category.to_owned()
 }
 
 /// A number that tells this report's tracks and flows apart from another's.

@@ -29,8 +29,31 @@ pub fn write<W: Write>(
     let mut thread_tracks: FxHashMap<(u32, u32, i64), SliceTrack> = FxHashMap::default();
     let mut process_tracks: FxHashMap<(u32, i64), SliceTrack> = FxHashMap::default();
     let meta = report.meta();
+    let scope = report.filter();
+    let by_name = scope
+        .as_ref()
+        .map(|s| &s.filter)
+        .filter(|f| f.nvtx.is_some() || !f.nvtx_domains.is_empty());
     report.for_each_nvtx_event(|e: NvtxEvent| -> Result<(), ConvertError> {
         rows.tick();
+        if let Some(filter) = by_name {
+            let domain = match e.domain {
+                0 => None,
+                id => Some(
+                    meta.nvtx_domains
+                        .get(&(e.pid, id))
+                        .map_or("", String::as_str),
+                ),
+            };
+            let keep = match e.text.as_ref().map(|t| t.as_str()) {
+                Some(text) if !text.is_empty() => filter.keeps_nvtx(text, domain),
+                _ => filter.keeps_nvtx(&domain_name(meta, e.pid, e.domain), domain),
+            };
+            if !keep {
+                summary.filter_out(NVTX);
+                return Ok(());
+            }
+        }
         let Some(start) = trace_time(e.start) else {
             summary.skip_negative(NVTX);
             return Ok(());
@@ -122,7 +145,7 @@ pub fn write<W: Write>(
 
 /// What names an event without a message: its domain's name, `NVTX` for the
 /// default domain, `NVTX domain <id>` for a domain the report does not name.
-fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -> String {
+pub(super) fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -> String {
     match (domain, meta.nvtx_domains.get(&(pid, domain))) {
         (_, Some(name)) if !name.is_empty() => name.clone(),
         (0, _) => "NVTX".to_owned(),

@@ -52,6 +52,9 @@ pub struct Summary {
     /// Flows of JSON output that leave or enter a slice at the very time a
     /// slice nested in it starts: JSON readers bind them to the nested one.
     pub json_flows_on_nested: u64,
+    /// Events the filter left out, by category (by table for tables whose
+    /// rows are not slices).
+    pub filtered_out: BTreeMap<String, u64>,
 }
 
 impl Summary {
@@ -82,7 +85,11 @@ impl Summary {
             event_waits_before_record,
             event_records_without_call,
             json_flows_on_nested,
+            filtered_out,
         } = other;
+        for (category, n) in filtered_out {
+            *self.filtered_out.entry(category).or_default() += n;
+        }
         for (category, n) in slices {
             *self.slices.entry(category).or_default() += n;
         }
@@ -116,6 +123,16 @@ impl Summary {
             _ => {
                 self.inverted += 1;
                 start
+            }
+        }
+    }
+
+    /// Counts an event the filter left out.
+    pub(crate) fn filter_out(&mut self, category: &str) {
+        match self.filtered_out.get_mut(category) {
+            Some(n) => *n += 1,
+            None => {
+                self.filtered_out.insert(category.to_owned(), 1);
             }
         }
     }
@@ -282,6 +299,14 @@ impl fmt::Display for Summary {
                     "GPU operations have"
                 )
             )?;
+        }
+        if !self.filtered_out.is_empty() {
+            let by: Vec<String> = self
+                .filtered_out
+                .iter()
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            write!(f, "; filtered out: {}", by.join(", "))?;
         }
         Ok(())
     }

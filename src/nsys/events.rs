@@ -196,7 +196,12 @@ impl Report {
             return Ok(waits);
         }
         let columns = WaitColumns::declare(&mut s, &self.pid_column(SYNC));
-        self.each_selected(&s, "\"start\" >= 0", |r| {
+        // The synchronizations the filter keeps, where there is one.
+        let kept = match self.filter_sql(SYNC, "start") {
+            f if f.is_empty() => String::new(),
+            f => format!(" AND {f}"),
+        };
+        self.each_selected(&s, &format!("\"start\" >= 0{kept}"), |r| {
             if let Waited::Record(key) = records.waited(&columns.decode(r)?) {
                 *waits.entry(key).or_default() += 1;
             }

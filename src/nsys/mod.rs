@@ -20,6 +20,7 @@ pub mod cuda;
 mod durations;
 pub mod events;
 mod export;
+mod filtered;
 pub mod gpu_work;
 pub mod graphs;
 pub mod ids;
@@ -39,7 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::Connection;
 
@@ -74,6 +75,12 @@ pub struct Report {
     cancel: Option<Arc<AtomicBool>>,
     /// Every table a reader has declared its columns for (see [`Report::readable`]).
     declared: Mutex<BTreeSet<String>>,
+    /// The filter of the conversion in progress (see `filtered`).
+    scope: RwLock<Option<Arc<filtered::Scope>>>,
+    /// Rows the filter left out, by table.
+    filtered_out: Mutex<BTreeMap<String, u64>>,
+    /// Held by a conversion of the report, whose filter the readers apply.
+    converting: Mutex<()>,
 }
 
 /// An event table whose rows cannot be converted: it lacks columns they need.
@@ -151,6 +158,9 @@ impl Report {
             unreadable: Mutex::default(),
             cancel,
             declared: Mutex::default(),
+            scope: RwLock::default(),
+            filtered_out: Mutex::default(),
+            converting: Mutex::default(),
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)

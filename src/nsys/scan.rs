@@ -38,6 +38,8 @@ type Decode<'r, T> = Box<dyn Fn(&Row) -> rusqlite::Result<T> + Send + 'r>;
 /// How to read one table: the columns its events are decoded from (a
 /// [`Select`]) and the order they go in.
 pub struct TableScan<'r, T> {
+    /// The table's name.
+    table: String,
     /// The table, as SQL (quoted).
     from: String,
     /// The column of the rows' times (`start`, or `timestamp` in GPU_METRICS).
@@ -60,6 +62,7 @@ impl<'r, T> TableScan<'r, T> {
         key: fn(&T) -> OrderKey,
     ) -> Self {
         Self {
+            table: select.table().to_owned(),
             from: quote(select.table()),
             time: "start",
             columns: select.sql(),
@@ -145,14 +148,15 @@ impl Reader {
     /// Calls `f` with every row of `scans`, decoded, in [`OrderKey`] order.
     /// First each table is pre-scanned in the order given, and `visit` sees
     /// each row of its pre-scan (with the index of its scan); then `prescanned`
-    /// is called, then `f` with each row.
+    /// is called, then `f` with each row. Returns the rows read of each scan.
     pub(crate) fn merge_in_time_order<T, E: From<rusqlite::Error>>(
         &self,
         mut scans: Vec<TableScan<'_, T>>,
         visit: &mut dyn FnMut(usize, &Row) -> rusqlite::Result<()>,
         prescanned: impl FnOnce() -> Result<(), E>,
         mut f: impl FnMut(T) -> Result<(), E>,
-    ) -> Result<(), E> {
+    ) -> Result<Vec<u64>, E> {
+        let mut read = vec![0u64; scans.len()];
         let mut runs: Vec<(usize, Run)> = Vec::new();
         for (i, scan) in scans.iter_mut().enumerate() {
             let mut found = self.runs(scan, &mut |row| visit(i, row))?;
@@ -191,9 +195,10 @@ impl Reader {
                 sources.push(source);
             }
             let Some(Reverse((_, i))) = heads.pop() else {
-                return Ok(());
+                return Ok(read);
             };
             let source = &mut sources[i];
+            read[source.table] += 1;
             let (_, event) = source.rows.pop_front().expect("a head has a row");
             if source.rows.is_empty() {
                 source.refill(&self.conn, &scans[source.table])?;
@@ -205,6 +210,14 @@ impl Reader {
             }
             f(event)?;
         }
+    }
+
+    /// The rows of `from` (a quoted table) that match `filter`.
+    fn count(&self, from: &str, filter: &str) -> rusqlite::Result<u64> {
+        let sql = format!("SELECT COUNT(*) FROM {from} {}", where_clause(filter));
+        self.conn
+            .query_row(&sql, [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
     }
 
     /// Copies the rows of `from` (a quoted table), sorted by time, into a
@@ -347,6 +360,8 @@ impl Report {
     {
         let uri = &self.uri;
         let cancel = self.cancel.as_ref();
+        let mut scans = scans;
+        let filtered = self.apply_filter(&mut scans);
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Message<T, P::Summary>>(8);
             let reader = scope.spawn(move || -> Result<(), Stop> {
@@ -356,7 +371,7 @@ impl Report {
                 super::watch(&reader.conn, cancel);
                 let prescan = std::cell::RefCell::new(prescan);
                 let mut batch = Vec::with_capacity(SEND);
-                reader.merge_in_time_order(
+                let read = reader.merge_in_time_order(
                     scans,
                     &mut |scan, row| prescan.borrow_mut().row(scan, row),
                     || {
@@ -377,6 +392,12 @@ impl Report {
                 if !batch.is_empty() {
                     tx.send(Message::Events(batch))
                         .map_err(|_| Stop::Receiver)?;
+                }
+                for (f, read) in filtered.iter().zip(read) {
+                    if let Some(f) = f {
+                        let rows = reader.count(&f.from, &f.unfiltered)?;
+                        self.note_filtered_out(&f.table, rows.saturating_sub(read));
+                    }
                 }
                 Ok(())
             });
@@ -409,7 +430,39 @@ impl Report {
     }
 }
 
+/// A scan that the conversion's filter narrowed: what it read before.
+struct Narrowed {
+    table: String,
+    from: String,
+    /// The scan's own condition, without the filter's.
+    unfiltered: String,
+}
+
 impl Report {
+    /// Adds the filter's conditions to `scans`; says, by scan, what each
+    /// narrowed scan would read without them.
+    fn apply_filter<T>(&self, scans: &mut [TableScan<'_, T>]) -> Vec<Option<Narrowed>> {
+        scans
+            .iter_mut()
+            .map(|scan| {
+                let sql = self.filter_sql(&scan.table, scan.time);
+                if sql.is_empty() {
+                    return None;
+                }
+                let unfiltered = std::mem::take(&mut scan.filter);
+                scan.filter = match unfiltered.is_empty() {
+                    true => sql,
+                    false => format!("({unfiltered}) AND {sql}"),
+                };
+                Some(Narrowed {
+                    table: scan.table.clone(),
+                    from: scan.from.clone(),
+                    unfiltered,
+                })
+            })
+            .collect()
+    }
+
     /// Reads `scans` in time order on a reader thread and calls `f` here with
     /// each event: [`Report::stream`] without a pre-scan.
     pub(crate) fn stream_events<'r, T: Send, E: From<rusqlite::Error>>(

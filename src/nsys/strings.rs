@@ -40,6 +40,14 @@ impl StringTable {
             .and_then(|v| v.as_deref())
     }
 
+    /// Every (id, string) there is.
+    pub fn ids(&self) -> impl Iterator<Item = (i64, &str)> {
+        self.values
+            .iter()
+            .enumerate()
+            .filter_map(|(id, v)| Some((id as i64, v.as_deref()?)))
+    }
+
     /// The string of an id column's value, if both are there.
     pub fn lookup(&self, id: Option<i64>) -> Option<&str> {
         id.and_then(|id| self.get(id))

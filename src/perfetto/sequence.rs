@@ -57,6 +57,8 @@ pub struct Trace<W: Write> {
     holder: AtomicUsize,
     sequences: AtomicU32,
     gzip: Option<Compression>,
+    /// The span slices are clipped to (see [`Trace::set_window`]).
+    window: std::sync::OnceLock<(u64, u64)>,
 }
 
 struct Shared<W: Write> {
@@ -100,7 +102,18 @@ impl<W: Write> Trace<W> {
             holder: AtomicUsize::new(NO_THREAD),
             sequences: AtomicU32::new(0),
             gzip: gzip.map(Compression::new),
+            window: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Clips the slices of every sequence to `[start, end]` (open where
+    /// `None`): a slice that begins before or ends after it is cut there,
+    /// with its own start or end in the arg `clipped_start` or `clipped_end`.
+    /// Set once, before the first slice.
+    pub fn set_window(&self, start: Option<u64>, end: Option<u64>) {
+        let _ = self
+            .window
+            .set((start.unwrap_or(0), end.unwrap_or(u64::MAX)));
     }
 
     /// Ties trace time 0 to a wall-clock time (ns since the Unix epoch).
@@ -404,6 +417,11 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Writes `slice` on `track`. Its start must not precede the previous slice's.
     pub fn slice(&mut self, track: SliceTrack, slice: &Slice) -> io::Result<()> {
+        if let Some(&(from, to)) = self.trace.window.get() {
+            if slice.start < from || slice.end.is_some_and(|end| end > to) {
+                return self.clipped(track, slice, (from, to));
+            }
+        }
         debug_assert!(
             slice.start >= self.last_ts,
             "slices are given in start order"
@@ -521,6 +539,31 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         self.write_ends_until(OPEN - 1)?;
         self.trace.lock().saw(self.last_ts);
         Ok(())
+    }
+
+    /// Writes `slice` cut to `[from, to]`, saying where it was cut.
+    fn clipped(
+        &mut self,
+        track: SliceTrack,
+        slice: &Slice,
+        (from, to): (u64, u64),
+    ) -> io::Result<()> {
+        let start = slice.start.max(from).min(to);
+        let end = slice.end.map(|end| end.min(to).max(start));
+        let mut args = slice.args.to_vec();
+        if slice.start < from {
+            args.push(Arg::new("clipped_start", ArgValue::Uint(slice.start)));
+        }
+        if let Some(end) = slice.end.filter(|&end| end > to) {
+            args.push(Arg::new("clipped_end", ArgValue::Uint(end)));
+        }
+        let cut = Slice {
+            start,
+            end,
+            args: &args,
+            ..*slice
+        };
+        self.slice(track, &cut)
     }
 
     /// Ends the slices that never ended at `at` (the end of the trace, say:

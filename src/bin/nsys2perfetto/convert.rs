@@ -11,7 +11,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use nsys2perfetto::{
-    convert_file, convert_to_writer, Error, Format, Options, Part, Parts, Progress,
+    convert_file, convert_to_writer, Error, Filter, Format, Options, Part, Parts, Progress,
+    TimeWindow,
 };
 
 use crate::signals::Signals;
@@ -63,6 +64,48 @@ pub struct Args {
     #[arg(long)]
     findings: bool,
 
+    /// Only these parts in the trace (then --exclude leaves out of them).
+    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
+    only: Vec<Part>,
+
+    /// Keep only events that overlap this span of session time, START:END,
+    /// either side optional, each in ns, us, ms or s (ns without a unit):
+    /// `1.5s:2s`, `500ms:`, `:100us`. Slices reaching beyond it are cut at
+    /// its edges, their recorded times in the args clipped_start/clipped_end.
+    #[arg(long, value_name = "START:END", allow_hyphen_values = true)]
+    time: Option<TimeWindow>,
+
+    /// Keep only the events of these processes (GPU metrics, which belong
+    /// to no process, stay).
+    #[arg(long, value_name = "PID,...", value_delimiter = ',')]
+    pid: Vec<u32>,
+
+    /// Keep only the GPU work, GPU metrics, CUDA memory and page faults of
+    /// these GPUs (deviceId).
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    gpu: Vec<i64>,
+
+    /// Keep only the kernels whose short or demangled name matches this
+    /// regular expression (other GPU work stays).
+    #[arg(long, value_name = "REGEX")]
+    kernels: Option<String>,
+
+    /// Keep only the NVTX ranges and marks whose name matches this regular
+    /// expression.
+    #[arg(long, value_name = "REGEX")]
+    nvtx: Option<String>,
+
+    /// Keep only the NVTX events of this domain (`default` for NVTX's
+    /// default domain); repeat it for several.
+    #[arg(long, value_name = "NAME")]
+    nvtx_domain: Vec<String>,
+
+    /// Keep only the CUDA API calls made inside the NVTX ranges kept (by
+    /// --nvtx, --nvtx-domain; any range without them) and the GPU work they
+    /// launched; synchronizations are left out.
+    #[arg(long)]
+    gpu_in_nvtx: bool,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
@@ -90,14 +133,53 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         format,
         exclude,
         findings,
+        only,
+        time,
+        pid,
+        gpu,
+        kernels,
+        nvtx,
+        nvtx_domain,
+        gpu_in_nvtx,
         nsys,
         quiet,
     } = args;
     let mut options = Options::default();
     options.gzip = (!no_gzip).then_some(level);
-    options.parts = exclude
-        .iter()
-        .fold(Parts::all(), |parts, p| parts.without(*p));
+    let chosen = match only.is_empty() {
+        true => Parts::all(),
+        false => Part::ALL
+            .into_iter()
+            .filter(|p| !only.contains(p))
+            .fold(Parts::all(), |parts, p| parts.without(p)),
+    };
+    options.parts = exclude.iter().fold(chosen, |parts, p| parts.without(*p));
+    let filter = || -> nsys2perfetto::Result<Filter> {
+        let mut f = Filter::default()
+            .time(time.unwrap_or_default())
+            .pids(pid)
+            .gpus(gpu);
+        if let Some(pattern) = &kernels {
+            f = f.kernels(pattern)?;
+        }
+        if let Some(pattern) = &nvtx {
+            f = f.nvtx(pattern)?;
+        }
+        for domain in &nvtx_domain {
+            f = f.nvtx_domain(domain);
+        }
+        if gpu_in_nvtx {
+            f = f.gpu_in_nvtx();
+        }
+        Ok(f)
+    };
+    options.filter = match filter() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::from(USAGE);
+        }
+    };
     options.nsys = nsys;
     options.findings = findings.then(nsys2perfetto::Thresholds::default);
     options.cancel = Some(Arc::clone(&signals.cancel));

@@ -1,0 +1,611 @@
+//! Filters on a conversion: each keeps exactly the rows that SQL over the
+//! source export with the same condition finds, says how many it left out,
+//! and leaves a trace that imports cleanly (no flow without both ends).
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use nsys2perfetto::{Filter, Options, Part, Parts, Summary, TimeWindow};
+use rusqlite::Connection;
+use support::checker::{Checked, Value};
+use support::convert::{convert, convert_into};
+use support::fixtures::fixture;
+use support::source::{has_column, has_table, open, CUDA_TABLES};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+
+fn count(db: &Connection, sql: &str) -> u64 {
+    db.query_row(sql, [], |r| r.get::<_, i64>(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}")) as u64
+}
+
+fn options(filter: Filter) -> Options {
+    let mut options = Options::default();
+    options.filter = filter;
+    options
+}
+
+/// The CUDA tables of the export, with their slice category.
+fn cuda_tables(db: &Connection) -> Vec<(&'static str, &'static str)> {
+    CUDA_TABLES
+        .into_iter()
+        .filter(|(_, t)| has_table(db, t))
+        .collect()
+}
+
+/// A window over the middle of the CUDA API calls, from the start of the
+/// call 30% of the way through them to that of the call 60% through.
+fn middle_window(db: &Connection) -> (i64, i64) {
+    let n = count(
+        db,
+        "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= 0",
+    );
+    let at = |k: u64| -> i64 {
+        db.query_row(
+            "SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= 0 ORDER BY start LIMIT 1 OFFSET ?1",
+            [k as i64],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    (at(n * 3 / 10), at(n * 6 / 10))
+}
+
+fn filtered_out(summary: &Summary, category: &str) -> u64 {
+    summary.filtered_out.get(category).copied().unwrap_or(0)
+}
+
+#[test]
+fn a_time_window_keeps_what_overlaps_it_and_clips_slices_at_its_edges() {
+    for name in [
+        "h100_torch_graph_node.sqlite",
+        "nsys-ai_h100_2gpu_1s.sqlite",
+        "abacus_report1.sqlite",
+    ] {
+        let Some(input) = fixture(name) else { return };
+        let db = open(&input);
+        let (from, to) = middle_window(&db);
+        let window = TimeWindow {
+            start: Some(from),
+            end: Some(to),
+        };
+        let (trace, summary) = convert(&input, &options(Filter::default().time(window)));
+        trace.assert_valid();
+        for (category, table) in cuda_tables(&db) {
+            let all = count(
+                &db,
+                &format!("SELECT COUNT(*) FROM {table} WHERE start >= 0"),
+            );
+            let overlapping = format!(
+                "SELECT COUNT(*) FROM {table} WHERE start >= 0 AND \"end\" >= {from} AND start <= {to}"
+            );
+            let kept = count(&db, &overlapping);
+            assert_eq!(trace.count(category), kept, "{name}: {category}");
+            assert_eq!(
+                filtered_out(&summary, category),
+                all - kept,
+                "{name}: {category}"
+            );
+            let clipped_start = count(&db, &format!("{overlapping} AND start < {from}"));
+            let clipped_end = count(&db, &format!("{overlapping} AND \"end\" > {to}"));
+            let with = |arg: &str| {
+                trace
+                    .slices
+                    .iter()
+                    .filter(|s| s.category == category && s.args.contains_key(arg))
+                    .count() as u64
+            };
+            assert_eq!(with("clipped_start"), clipped_start, "{name}: {category}");
+            assert_eq!(with("clipped_end"), clipped_end, "{name}: {category}");
+        }
+        if has_table(&db, "OSRT_API") {
+            let kept = count(&db, &format!(
+                "SELECT COUNT(*) FROM OSRT_API WHERE start >= 0 AND \"end\" >= {from} AND start <= {to}"
+            ));
+            assert_eq!(trace.count("osrt"), kept, "{name}: osrt");
+        }
+        if has_table(&db, "NVTX_EVENTS") {
+            // Marks inside the window; ranges overlapping it, those never
+            // ended included.
+            let kept = count(
+                &db,
+                &format!(
+                    "SELECT COUNT(*) FROM NVTX_EVENTS WHERE start >= 0 AND start <= {to} AND (
+                   (eventType IN (34, 65) AND start >= {from})
+                   OR (eventType IN (59, 60, 70, 71) AND COALESCE(\"end\", 1 << 62) >= {from}))"
+                ),
+            );
+            assert_eq!(trace.count("nvtx"), kept, "{name}: nvtx");
+        }
+        for s in &trace.slices {
+            assert!(
+                s.ts >= from as u64 && s.ts + s.dur <= to as u64,
+                "{name}: {} at {}+{} is outside the window",
+                s.name,
+                s.ts,
+                s.dur
+            );
+            if let Some(Value::Uint(start)) = s.args.get("clipped_start") {
+                assert!(*start < from as u64 && s.ts == from as u64);
+            }
+        }
+        assert!(
+            trace.count("cuda_api") > 0,
+            "{name}: the window holds calls"
+        );
+    }
+}
+
+#[test]
+fn memory_use_in_a_window_counts_what_was_allocated_before_it() {
+    let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    let (from, _) = middle_window(&db);
+    let (whole, _) = convert(&input, &Options::default());
+    let window = TimeWindow {
+        start: Some(from),
+        end: None,
+    };
+    let (part, summary) = convert(&input, &options(Filter::default().time(window)));
+    part.assert_valid();
+    let values = |t: &Checked| -> BTreeMap<(u64, String), f64> {
+        t.counters
+            .iter()
+            .filter(|c| {
+                t.tracks[&c.track]
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("CUDA memory"))
+            })
+            .map(|c| ((c.ts, t.tracks[&c.track].name.clone().unwrap()), c.value))
+            .collect()
+    };
+    let whole_values = values(&whole);
+    let part_values = values(&part);
+    let before = count(
+        &db,
+        &format!(
+            "SELECT COUNT(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE start >= 0 AND start < {from}"
+        ),
+    );
+    assert!(
+        before > 0 && !part_values.is_empty(),
+        "the window splits the allocations"
+    );
+    assert_eq!(filtered_out(&summary, "cuda_memory"), before);
+    for (key, value) in &part_values {
+        assert!(key.0 >= from as u64);
+        assert_eq!(whole_values.get(key), Some(value), "{key:?}");
+    }
+    assert_eq!(
+        part_values.len(),
+        whole_values.keys().filter(|k| k.0 >= from as u64).count()
+    );
+}
+
+#[test]
+fn pids_keep_their_own_processes_only() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    let pid: i64 = db
+        .query_row(
+            "SELECT (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let (trace, summary) = convert(&input, &options(Filter::default().pids([pid as u32])));
+    trace.assert_valid();
+    for (category, table) in cuda_tables(&db) {
+        let column = match has_column(&db, table, "globalPid") {
+            true => "globalPid",
+            false => "globalTid",
+        };
+        let sql = format!("SELECT COUNT(*) FROM {table} WHERE start >= 0 AND ((\"{column}\" >> 24) & 16777215) = {pid}");
+        let all = count(
+            &db,
+            &format!("SELECT COUNT(*) FROM {table} WHERE start >= 0"),
+        );
+        let kept = count(&db, &sql);
+        assert_eq!(trace.count(category), kept, "{category}");
+        assert_eq!(filtered_out(&summary, category), all - kept, "{category}");
+    }
+    let nvtx = count(
+        &db,
+        &format!("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60, 65, 70, 71) AND ((globalTid >> 24) & 16777215) = {pid}"),
+    );
+    assert_eq!(trace.count("nvtx"), nvtx);
+    for s in &trace.slices {
+        let root = trace.root_of(s.track);
+        if let Some(p) = root.pid {
+            assert_eq!(i64::from(p), pid, "{} on {:?}", s.name, root.name);
+        }
+    }
+}
+
+#[test]
+fn gpus_keep_the_work_of_their_devices_and_launches_link_to_it_alone() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    let (trace, summary) = convert(&input, &options(Filter::default().gpus([1])));
+    trace.assert_valid();
+    for (category, table) in cuda_tables(&db) {
+        if !has_column(&db, table, "deviceId") {
+            continue;
+        }
+        let kept = count(
+            &db,
+            &format!("SELECT COUNT(*) FROM {table} WHERE start >= 0 AND deviceId = 1"),
+        );
+        assert_eq!(trace.count(category), kept, "{category}");
+        assert!(filtered_out(&summary, category) > 0, "{category}");
+    }
+    let (whole, _) = convert(&input, &Options::default());
+    assert_eq!(trace.count("cuda_api"), whole.count("cuda_api"));
+    assert!(trace.flows.len() < whole.flows.len() && !trace.flows.is_empty());
+    for &(from, to) in &trace.flows {
+        let to = &trace.slices[to];
+        assert!(trace.slices[from].category == "cuda_api");
+        if to.category != "cuda_sync" {
+            assert_eq!(to.args.get("device"), Some(&Value::Int(1)), "{}", to.name);
+        }
+    }
+}
+
+#[test]
+fn kernels_by_name_keep_the_matching_ones_and_their_flows() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    // SQLite's LIKE ignores ASCII case, as (?i) does.
+    let names = "(SELECT id FROM StringIds WHERE value LIKE '%gemm%')";
+    let kept = count(
+        &db,
+        &format!("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start >= 0 AND (shortName IN {names} OR demangledName IN {names})"),
+    );
+    let all = count(
+        &db,
+        "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start >= 0",
+    );
+    assert!(kept > 0 && kept < all);
+    let (trace, summary) = convert(
+        &input,
+        &options(Filter::default().kernels("(?i)gemm").unwrap()),
+    );
+    trace.assert_valid();
+    assert_eq!(trace.count("cuda_kernel"), kept);
+    assert_eq!(filtered_out(&summary, "cuda_kernel"), all - kept);
+    let (whole, _) = convert(&input, &Options::default());
+    for category in ["cuda_api", "cuda_memcpy", "cuda_memset", "cuda_sync"] {
+        assert_eq!(trace.count(category), whole.count(category), "{category}");
+    }
+    let linked_kernels = trace
+        .flows
+        .iter()
+        .filter(|&&(_, to)| trace.slices[to].category == "cuda_kernel")
+        .count();
+    let whole_linked_matching = whole
+        .flows
+        .iter()
+        .filter(|&&(_, to)| {
+            let s = &whole.slices[to];
+            let demangled = match s.args.get("demangled_name") {
+                Some(Value::Str(d)) => d.to_lowercase().contains("gemm"),
+                _ => false,
+            };
+            s.category == "cuda_kernel" && (s.name.to_lowercase().contains("gemm") || demangled)
+        })
+        .count();
+    assert_eq!(linked_kernels, whole_linked_matching);
+}
+
+/// NVTX timeline events whose name matches `keep`, by SQL and `keep`.
+fn nvtx_matching(db: &Connection, keep: impl Fn(&str, i64) -> bool) -> (u64, u64) {
+    let mut stmt = db
+        .prepare(
+            "SELECT COALESCE(e.text, s.value, ''), COALESCE(e.domainId, 0) FROM NVTX_EVENTS e
+             LEFT JOIN StringIds s ON s.id = e.textId
+             WHERE e.eventType IN (34, 59, 60, 65, 70, 71) AND e.start >= 0",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .unwrap();
+    let (mut kept, mut all) = (0, 0);
+    for row in rows {
+        let (text, domain) = row.unwrap();
+        all += 1;
+        kept += u64::from(keep(&text, domain));
+    }
+    (kept, all)
+}
+
+#[test]
+fn nvtx_names_keep_the_matching_ranges() {
+    for (name, pattern) in [
+        ("nsys-ai_h100_2gpu_1s.sqlite", "^aten::(mul|add)"),
+        ("memfusion_report1.sqlite", "Conv_2[0-9]+$"),
+        ("h100_torch_graph_node.sqlite", "^step"),
+    ] {
+        let Some(input) = fixture(name) else { return };
+        let db = open(&input);
+        let re = regex::Regex::new(pattern).unwrap();
+        let (kept, all) = nvtx_matching(&db, |text, _| !text.is_empty() && re.is_match(text));
+        let (trace, summary) = convert(&input, &options(Filter::default().nvtx(pattern).unwrap()));
+        trace.assert_valid();
+        assert_eq!(trace.count("nvtx"), kept, "{name}");
+        assert_eq!(filtered_out(&summary, "nvtx"), all - kept, "{name}");
+        assert!(kept > 0 && kept < all, "{name}: {kept} of {all}");
+        // The GPU projection is of the kept ranges alone.
+        for s in trace.slices.iter().filter(|s| s.category == "nvtx_gpu") {
+            assert!(re.is_match(&s.name), "{name}: {}", s.name);
+        }
+    }
+}
+
+#[test]
+fn an_nvtx_domain_keeps_its_own_events() {
+    let Some(input) = fixture("pipit_saxpy_mpi_cuda_rank0.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    let mpi: Vec<i64> = db
+        .prepare("SELECT DISTINCT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(!mpi.is_empty());
+    let (kept, all) = nvtx_matching(&db, |_, domain| mpi.contains(&domain));
+    assert!(kept > 0 && kept < all, "{kept} of {all}");
+    let (trace, summary) = convert(&input, &options(Filter::default().nvtx_domain("MPI")));
+    trace.assert_valid();
+    assert_eq!(trace.count("nvtx"), kept);
+    assert_eq!(filtered_out(&summary, "nvtx"), all - kept);
+    let (default_only, _) = convert(&input, &options(Filter::default().nvtx_domain("default")));
+    let (in_default, _) = nvtx_matching(&db, |_, domain| domain == 0);
+    assert_eq!(default_only.count("nvtx"), in_default);
+}
+
+#[test]
+fn filters_combine_and_no_filter_changes_nothing() {
+    let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    let (from, to) = middle_window(&db);
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, plain_summary) = convert_into(&input, &dir.path().join("a"), &Options::default());
+    let empty = Filter::default()
+        .time(TimeWindow::default())
+        .pids([])
+        .gpus([]);
+    let (same, same_summary) = convert_into(&input, &dir.path().join("b"), &options(empty));
+    assert_eq!(plain_summary, same_summary);
+    assert!(same_summary.filtered_out.is_empty());
+    assert_eq!(
+        std::fs::read(dir.path().join("a")).unwrap(),
+        std::fs::read(dir.path().join("b")).unwrap()
+    );
+    assert_eq!(plain.slices.len(), same.slices.len());
+    let both = Filter::default()
+        .time(TimeWindow {
+            start: Some(from),
+            end: Some(to),
+        })
+        .gpus([0])
+        .kernels("(?i)gemm|elementwise")
+        .unwrap();
+    let mut opts = options(both);
+    opts.parts = Parts::all().without(Part::Osrt);
+    let (trace, summary) = convert(&input, &opts);
+    trace.assert_valid();
+    assert!(summary.to_string().contains("filtered out: "), "{summary}");
+    assert_eq!(trace.count("osrt"), 0);
+}
+
+fn run(args: &[&str]) -> (bool, i32, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (
+        out.status.success(),
+        out.status.code().unwrap_or(-1),
+        stderr,
+    )
+}
+
+#[test]
+fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
+    let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.perfetto-trace");
+    let (input, out_s) = (input.to_str().unwrap(), out.to_str().unwrap());
+    let (ok, _, stderr) = run(&[
+        "convert",
+        input,
+        "-o",
+        out_s,
+        "--only",
+        "cuda,nvtx",
+        "--time",
+        "1.2s:",
+        "--kernels",
+        "gemm",
+        "--pid",
+        "1,2",
+        "--gpu",
+        "0",
+    ]);
+    assert!(ok, "{stderr}");
+    let checked = support::convert::check_trace(&out);
+    checked.assert_valid();
+    assert_eq!(checked.count("osrt"), 0);
+    assert!(stderr.contains("filtered out: "), "{stderr}");
+    for (bad, says) in [
+        (
+            vec!["--nvtx", "("],
+            "--nvtx '(' is not a regular expression",
+        ),
+        (
+            vec!["--kernels", "[a-"],
+            "--kernels '[a-' is not a regular expression",
+        ),
+        (vec!["--time", "2s:1s"], "ends before it starts"),
+        (vec!["--time", "5m:"], "unknown unit"),
+        (vec!["--pid", "x"], "invalid value"),
+    ] {
+        std::fs::remove_file(&out).ok();
+        let mut args = vec!["convert", input, "-o", out_s];
+        args.extend(bad.iter().copied());
+        let (ok, code, stderr) = run(&args);
+        assert!(!ok && code == 2, "{bad:?}: {code} {stderr}");
+        assert!(stderr.contains(says), "{bad:?}: {stderr}");
+        assert!(
+            stderr.lines().next().unwrap().contains(says),
+            "{bad:?}: {stderr}"
+        );
+        assert!(!out.exists(), "{bad:?}: no trace is written");
+    }
+}
+
+/// SQL for the CUDA API calls `r` made inside an NVTX range (push/pop or
+/// start/end, begun and ended on the call's thread) whose name matches the
+/// GLOB `pattern`; the ranges go in a temporary table first.
+fn call_in_range_sql(db: &Connection, pattern: &str) -> String {
+    db.execute_batch(&format!(
+        "DROP TABLE IF EXISTS temp.kept_ranges;
+         CREATE TEMP TABLE kept_ranges AS
+           SELECT n.globalTid AS tid, n.start AS start, COALESCE(n.\"end\", 1 << 62) AS stop
+           FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId
+           WHERE n.eventType IN (59, 60, 70, 71)
+             AND (n.endGlobalTid IS NULL OR n.endGlobalTid = n.globalTid)
+             AND COALESCE(n.text, s.value) GLOB '{pattern}';"
+    ))
+    .unwrap();
+    "EXISTS (SELECT 1 FROM temp.kept_ranges k
+       WHERE k.tid = r.globalTid AND k.start <= r.start AND k.stop >= r.start)"
+        .to_owned()
+}
+
+#[test]
+fn gpu_in_nvtx_keeps_the_calls_inside_kept_ranges_and_what_they_launched() {
+    for (name, regex, glob) in [
+        ("h100_torch_graph_node.sqlite", "^step", "step*"),
+        ("nsys-ai_h100_2gpu_1s.sqlite", "^aten::mm", "aten::mm*"),
+    ] {
+        let Some(input) = fixture(name) else { return };
+        let db = open(&input);
+        let inside = call_in_range_sql(&db, glob);
+        let calls = count(
+            &db,
+            &format!("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.start >= 0 AND {inside}"),
+        );
+        let all_calls = count(
+            &db,
+            "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= 0",
+        );
+        assert!(
+            calls > 0 && calls < all_calls,
+            "{name}: {calls} of {all_calls}"
+        );
+        let filter = Filter::default().nvtx(regex).unwrap().gpu_in_nvtx();
+        let (trace, summary) = convert(&input, &options(filter));
+        trace.assert_valid();
+        assert_eq!(trace.count("cuda_api"), calls, "{name}");
+        assert_eq!(
+            filtered_out(&summary, "cuda_api"),
+            all_calls - calls,
+            "{name}"
+        );
+        assert_eq!(trace.count("cuda_sync"), 0, "{name}");
+        let mut launched_total = 0;
+        for (category, table) in cuda_tables(&db) {
+            if category == "cuda_api" || category == "cuda_sync" {
+                continue;
+            }
+            // The first call of each launch (pid, correlationId) owns it.
+            let launched = count(
+                &db,
+                &format!(
+                    "SELECT COUNT(*) FROM {table} o JOIN (
+                       SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr,
+                              MIN(start) AS start, globalTid
+                       FROM CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY 1, 2) r
+                     ON r.pid = ((o.globalPid >> 24) & 16777215) AND r.corr = o.correlationId
+                     WHERE o.start >= 0 AND r.start <= o.start AND {inside}"
+                ),
+            );
+            assert_eq!(trace.count(category), launched, "{name}: {category}");
+            launched_total += launched;
+        }
+        assert!(launched_total > 0, "{name}");
+        // Every GPU operation kept arrives by a flow from its launch.
+        let flows_to_gpu = trace
+            .flows
+            .iter()
+            .filter(|&&(from, to)| {
+                trace.slices[from].category == "cuda_api" && trace.slices[to].category != "nvtx"
+            })
+            .count() as u64;
+        assert_eq!(flows_to_gpu, launched_total, "{name}");
+        assert_eq!(summary.flows, launched_total, "{name}");
+    }
+}
+
+#[test]
+fn gpu_metrics_follow_their_gpu_and_the_window() {
+    use rusqlite::types::Value as Sql;
+    let (_dir, input) = support::convert::synthetic(|s| {
+        for gpu in [0i64, 1] {
+            s.gpu(gpu, "NVIDIA H100");
+            // A metric set's low byte is its GPU.
+            let set = 0x100 | gpu;
+            s.row(
+                "TARGET_INFO_GPU_METRICS",
+                vec![
+                    ("typeId", set.into()),
+                    ("sourceId", gpu.into()),
+                    ("typeName", Sql::Text("GH100".into())),
+                    ("metricId", 0.into()),
+                    ("metricName", Sql::Text("SMs Active [Throughput %]".into())),
+                ],
+            );
+            for ts in [1000i64, 2000, 3000, 4000] {
+                s.row(
+                    "GPU_METRICS",
+                    vec![
+                        ("timestamp", ts.into()),
+                        ("typeId", set.into()),
+                        ("metricId", 0.into()),
+                        ("value", (ts / 100 + gpu * 1000).into()),
+                    ],
+                );
+            }
+        }
+    });
+    let (all, _) = convert(&input, &Options::default());
+    assert_eq!(all.counters.len(), 8);
+    let window = TimeWindow {
+        start: Some(2000),
+        end: Some(3000),
+    };
+    let (trace, summary) = convert(&input, &options(Filter::default().gpus([1]).time(window)));
+    trace.assert_valid();
+    let kept: Vec<u64> = trace.counters.iter().map(|c| c.ts).collect();
+    assert_eq!(kept, [2000, 3000]);
+    assert_eq!(filtered_out(&summary, "gpu_metrics"), 6);
+    let values: Vec<f64> = trace.counters.iter().map(|c| c.value).collect();
+    assert_eq!(values, [1020.0, 1030.0], "GPU 1's values");
+}
