@@ -41,6 +41,7 @@ mod file;
 mod nsys;
 mod output;
 pub mod perfetto;
+mod series;
 mod worker;
 
 use std::io::{self, Write};
@@ -52,6 +53,9 @@ pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
+pub use series::{
+    measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
+};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// README.md): level 3 is within 10% of level 6's size at 40% of its cost;
