@@ -48,7 +48,8 @@ impl EventKind {
 ///
 /// Written `KIND:REGEX`, with `KIND` one of `kernel`, `api`, `cudnn`,
 /// `cublas`, `nvtx`, `nvtx-gpu`; without a known prefix, a pattern is over
-/// kernel names (which may themselves hold colons: `cudnn::.*`). The regular
+/// kernel names (which may themselves hold colons: a prefix followed by a
+/// second colon, as in `cudnn::detail::.*`, is part of the name). The regular
 /// expression matches anywhere in a name unless anchored (`^...$`).
 #[derive(Clone, Debug)]
 pub struct EventPattern {
@@ -61,7 +62,12 @@ impl EventPattern {
     pub fn parse(text: &str) -> Result<EventPattern> {
         let (kind, expression) = EventKind::PREFIXES
             .iter()
-            .find_map(|&(kind, prefix)| text.strip_prefix(prefix).map(|rest| (kind, rest)))
+            .find_map(|&(kind, prefix)| {
+                text.strip_prefix(prefix)
+                    // `cudnn::` opens a C++ name, not a pattern of cuDNN calls.
+                    .filter(|rest| !rest.starts_with(':'))
+                    .map(|rest| (kind, rest))
+            })
             .unwrap_or((EventKind::Kernel, text));
         let regex = Regex::new(expression).map_err(|e| {
             // The regex crate's message spans lines, pointing at the error.

@@ -33,14 +33,7 @@ const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 
 pub(super) fn plot(series: &Series) -> String {
     let x = XAxis::new(series);
-    let max_total = series
-        .cells
-        .iter()
-        .flatten()
-        .map(|c| c.total_ns.max(0))
-        .max()
-        .unwrap_or(0);
-    let y = YAxis::new(max_total);
+    let y = YAxis::new(series);
 
     let legend_chars = (0..series.patterns.len())
         .map(|p| {
@@ -97,9 +90,9 @@ pub(super) fn plot(series: &Series) -> String {
     let _ = writeln!(s, "</g>");
     let _ = writeln!(
         s,
-        r#"<text transform="translate(22 {:.1}) rotate(-90)" text-anchor="middle">total time ({})</text>"#,
+        r#"<text transform="translate(22 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
         TOP + PLOT_HEIGHT / 2.0,
-        y.unit
+        y.title
     );
 
     // x axis.
@@ -302,17 +295,54 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// The time axis: from zero to a round number at or above the largest total.
+/// The time axis: linear from zero to a round number at or above the
+/// largest total; logarithmic, by decades, where some line would otherwise
+/// lie flat along the bottom (its largest total under 1/50 of the largest).
 struct YAxis {
-    unit: &'static str,
-    /// Nanoseconds at the top of the plot.
-    top_ns: f64,
-    /// (nanoseconds, label in `unit`).
+    title: String,
+    scale: YScale,
+    /// (nanoseconds, label).
     ticks: Vec<(f64, String)>,
 }
 
+enum YScale {
+    /// Nanoseconds at the top of the plot.
+    Linear { top_ns: f64 },
+    /// Decades (log10 of nanoseconds) at the bottom and top; zero sits
+    /// below the bottom decade.
+    Log { low: f64, high: f64 },
+}
+
+/// Below the lowest decade of a log axis: where zeros are drawn.
+const ZERO_BAND: f64 = 20.0;
+/// A line whose largest total is under 1/this of the largest calls for a log axis.
+const FLAT_RATIO: i64 = 50;
+
 impl YAxis {
-    fn new(max_ns: i64) -> Self {
+    fn new(series: &Series) -> Self {
+        let drawn: Vec<&Vec<SeriesCell>> = series.cells.iter().filter(|c| !no_events(c)).collect();
+        let line_max =
+            |cells: &&Vec<SeriesCell>| cells.iter().map(|c| c.total_ns).max().unwrap_or(0);
+        let max_ns = drawn.iter().map(line_max).max().unwrap_or(0).max(1);
+        let smallest_line = drawn.iter().map(line_max).filter(|&m| m > 0).min();
+        match smallest_line {
+            Some(small) if small.saturating_mul(FLAT_RATIO) < max_ns => {
+                let min_positive = drawn
+                    .iter()
+                    .flat_map(|cells| cells.iter().map(|c| c.total_ns))
+                    .filter(|&t| t > 0)
+                    .min()
+                    .unwrap_or(1);
+                let any_zero = drawn
+                    .iter()
+                    .any(|cells| cells.iter().any(|c| c.total_ns <= 0));
+                Self::log(min_positive, max_ns, any_zero)
+            }
+            _ => Self::linear(max_ns),
+        }
+    }
+
+    fn linear(max_ns: i64) -> Self {
         let max_ns = max_ns.max(1) as u64;
         let (unit, scale) = unit_for(max_ns);
         let max = max_ns as f64 / scale as f64;
@@ -328,15 +358,56 @@ impl YAxis {
             })
             .collect();
         YAxis {
-            unit,
-            top_ns: top * scale as f64,
+            title: format!("total time ({unit})"),
+            scale: YScale::Linear {
+                top_ns: top * scale as f64,
+            },
+            ticks,
+        }
+    }
+
+    fn log(min_ns: i64, max_ns: i64, zero: bool) -> Self {
+        let low = (min_ns.max(1) as f64).log10().floor();
+        let mut high = (max_ns.max(1) as f64 * 1.04).log10().ceil();
+        if high <= low {
+            high = low + 1.0;
+        }
+        let decades = (high - low) as usize;
+        // At most about eight labels.
+        let every = decades.div_ceil(8).max(1);
+        let mut ticks: Vec<(f64, String)> = (0..=decades)
+            .filter(|k| k % every == 0)
+            .map(|k| {
+                let ns = 10f64.powi((low as i32) + k as i32);
+                (ns, human_decade(ns))
+            })
+            .collect();
+        if zero {
+            ticks.insert(0, (0.0, "0".to_owned()));
+        }
+        YAxis {
+            title: "total time (log scale)".to_owned(),
+            scale: YScale::Log { low, high },
             ticks,
         }
     }
 
     fn pixel(&self, ns: f64) -> f64 {
-        TOP + PLOT_HEIGHT - ns / self.top_ns * PLOT_HEIGHT
+        match self.scale {
+            YScale::Linear { top_ns } => TOP + PLOT_HEIGHT - ns / top_ns * PLOT_HEIGHT,
+            YScale::Log { .. } if ns <= 0.0 => TOP + PLOT_HEIGHT,
+            YScale::Log { low, high } => {
+                let band = PLOT_HEIGHT - ZERO_BAND;
+                TOP + band - (ns.log10() - low) / (high - low) * band
+            }
+        }
     }
+}
+
+/// A power of ten of nanoseconds in the unit that shows it whole: 10 ns, 100 µs, 1 s.
+fn human_decade(ns: f64) -> String {
+    let (unit, scale) = unit_for(ns.round() as u64);
+    format!("{} {unit}", (ns / scale as f64).round())
 }
 
 /// 1, 2, 2.5 or 5 times a power of ten, at or above `raw`.
@@ -453,12 +524,25 @@ mod tests {
 
     #[test]
     fn the_y_axis_covers_the_largest_total_in_its_unit() {
-        let y = YAxis::new(143_200_000);
-        assert_eq!(y.unit, "ms");
-        assert!(y.top_ns >= 143_200_000.0);
+        let y = YAxis::linear(143_200_000);
+        assert_eq!(y.title, "total time (ms)");
+        assert!(y.pixel(143_200_000.0) > TOP);
         let labels: Vec<&str> = y.ticks.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["0", "50", "100", "150"]);
-        assert_eq!(YAxis::new(0).unit, "ns");
+        assert_eq!(YAxis::linear(0).title, "total time (ns)");
+    }
+
+    #[test]
+    fn a_log_axis_runs_by_decades_with_zero_below() {
+        let y = YAxis::log(7_000, 4_900_000_000, true);
+        let labels: Vec<&str> = y.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["0", "1 µs", "10 µs", "100 µs", "1 ms", "10 ms", "100 ms", "1 s", "10 s"]
+        );
+        assert_eq!(y.pixel(0.0), TOP + PLOT_HEIGHT);
+        assert_eq!(y.pixel(1e10), TOP);
+        assert!(y.pixel(1e3) < TOP + PLOT_HEIGHT - ZERO_BAND + 0.01);
     }
 
     #[test]
