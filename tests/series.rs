@@ -745,3 +745,22 @@ fn a_pipe_as_output_is_written_into_and_stays_a_pipe() {
     let table = reader.join().unwrap();
     assert!(table.starts_with("event,kind,rank=0 count"), "{table}");
 }
+
+#[test]
+fn a_cancelled_series_stops_with_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.sqlite");
+    let mut s = Synth::new(&path);
+    let main = Thread { pid: 1, tid: 1 };
+    s.process(1, "p");
+    s.cudnn(main, 0..10, "cudnnConvolutionForward");
+    s.finish();
+    let mut options = Options::default();
+    options.cancel = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
+        true,
+    )));
+    let runs = [SeriesRun::new("1", &path)];
+    let e =
+        measure_series("n", &runs, &patterns(&["cudnn:.*"]), &options, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, nsys2perfetto::Error::Interrupted { .. }), "{e}");
+}

@@ -120,6 +120,12 @@ pub fn measure_series(
     check(parameter, runs, patterns)?;
     let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
     for run in runs {
+        // Small reports finish before SQLite looks at the flag: look here too.
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: run.input.clone(),
+            });
+        }
         progress(run);
         let measured = measure_file(&run.input, patterns, options)?;
         for (row, cell) in cells.iter_mut().zip(measured) {
