@@ -764,3 +764,84 @@ fn a_cancelled_series_stops_with_interrupted() {
         measure_series("n", &runs, &patterns(&["cudnn:.*"]), &options, &mut |_| {}).unwrap_err();
     assert!(matches!(e, nsys2perfetto::Error::Interrupted { .. }), "{e}");
 }
+
+/// `nvtx-gpu:.*` counts and sums the projections `nsys stats --report
+/// nvtxgpuproj` lists, run here on each fixture with NVTX ranges and GPU work.
+#[test]
+fn nvtx_gpu_cells_equal_the_projections_of_nsys_stats() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    if require(Need::Nsys).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    let mut durations = Vec::new();
+    for name in [
+        "dlprof_nsys_profile",
+        "h100_torch_graph_node",
+        "llama3_real_inference_simulation",
+        "memfusion_report1",
+        // nsys-ai_h100_2gpu_1s too, where nsys takes 40 s: the SQL test covers it.
+        "pipit_saxpy_mpi_cuda_rank0",
+    ] {
+        let export = shared.join(format!("fixtures/sqlite/{name}.sqlite"));
+        // nsys writes tables of its own into the export: give it a copy.
+        let copy = dir.path().join(format!("{name}.sqlite"));
+        std::fs::copy(&export, &copy).unwrap();
+        let mut permissions = std::fs::metadata(&copy).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        permissions.set_readonly(false);
+        std::fs::set_permissions(&copy, permissions).unwrap();
+        let out = Command::new("nsys")
+            .args([
+                "stats",
+                "--report",
+                "nvtxgpuproj",
+                "--format",
+                "csv",
+                "--output",
+                "-",
+            ])
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "nsys stats on {name}");
+        let text: String = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("Processing"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let rows = support::nsys::csv_rows(&text);
+        let header = &rows[0];
+        let column = header
+            .iter()
+            .position(|c| c == "Projected Duration (ns)")
+            .unwrap_or_else(|| panic!("{name}: {header:?}"));
+        let projected: Vec<i64> = rows[1..]
+            .iter()
+            .filter(|r| r.len() == header.len())
+            .map(|r| r[column].parse().unwrap())
+            .collect();
+        assert!(!projected.is_empty(), "{name}: nsys projects nothing");
+        durations.push(projected);
+        runs.push(SeriesRun::new(name, export));
+    }
+    let series = measure_series(
+        "report",
+        &runs,
+        &patterns(&["nvtx-gpu:.*"]),
+        &Options::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    for ((cell, projected), run) in series.cells[0].iter().zip(durations).zip(&runs) {
+        let got = Expected {
+            count: cell.count,
+            total: cell.total_ns,
+            median: cell.median_ns,
+        };
+        assert_eq!(got, expected(projected), "{}", run.value);
+    }
+}
