@@ -99,8 +99,11 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
             eprintln!("nsys2perfetto: error: {e}");
             return ExitCode::from(USAGE);
         }
-        Err(e @ Error::Interrupted { .. }) => {
-            eprintln!("nsys2perfetto: {e}");
+        Err(Error::Interrupted { path }) => {
+            eprintln!(
+                "nsys2perfetto: interrupted while measuring {}; nothing written",
+                path.display()
+            );
             return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
         }
         Err(e) => {
