@@ -12,7 +12,7 @@ use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
 
 use super::pattern::{EventKind, EventPattern};
-use super::projection::{ProjectedRange, Projection};
+use super::projection::{ProjectedRange, Projection, OPEN};
 use super::SeriesCell;
 
 /// The cells of `report`, one per pattern, in the order of `patterns`.
@@ -21,20 +21,23 @@ pub(super) fn measure(
     patterns: &[EventPattern],
 ) -> rusqlite::Result<Vec<SeriesCell>> {
     let mut durations: Vec<Vec<i64>> = vec![Vec::new(); patterns.len()];
-    let of_kind = |kinds: &[EventKind]| -> Vec<usize> {
+    let of_kind = |kind: EventKind| -> Vec<usize> {
         (0..patterns.len())
-            .filter(|&i| kinds.contains(&patterns[i].kind()))
+            .filter(|&i| patterns[i].kind() == kind)
             .collect()
     };
-    let mut kernels = Matcher::new(patterns, of_kind(&[EventKind::Kernel]));
-    let mut api = Matcher::new(patterns, of_kind(&[EventKind::CudaApi]));
-    let mut cudnn = Matcher::new(patterns, of_kind(&[EventKind::Cudnn]));
-    let mut cublas = Matcher::new(patterns, of_kind(&[EventKind::Cublas]));
-    let mut nvtx = Matcher::new(patterns, of_kind(&[EventKind::Nvtx]));
-    let mut nvtx_gpu = Matcher::new(patterns, of_kind(&[EventKind::NvtxGpu]));
+    let mut kernels = Matcher::new(patterns, of_kind(EventKind::Kernel));
+    let mut api = Matcher::new(patterns, of_kind(EventKind::CudaApi));
+    let mut cudnn = Matcher::new(patterns, of_kind(EventKind::Cudnn));
+    let mut cublas = Matcher::new(patterns, of_kind(EventKind::Cublas));
+    let mut nvtx = Matcher::new(patterns, of_kind(EventKind::Nvtx));
+    let mut nvtx_gpu = Matcher::new(patterns, of_kind(EventKind::NvtxGpu));
 
     // NVTX first: the ranges to project are needed before the CUDA pass.
     let mut projected: Vec<ProjectedRange> = Vec::new();
+    // The sets of patterns ranges match, each kept once: ranges name theirs by index.
+    let mut pattern_sets: Vec<Box<[usize]>> = Vec::new();
+    let mut set_index: FxHashMap<Box<[usize]>, u32> = FxHashMap::default();
     if !(nvtx.is_empty() && nvtx_gpu.is_empty()) {
         report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
             if e.kind == NvtxKind::Mark {
@@ -50,12 +53,21 @@ pub(super) fn measure(
             if e.end_tid.is_none() {
                 let matching = nvtx_gpu.matching_text(name);
                 if !matching.is_empty() {
+                    let set = match set_index.get(matching) {
+                        Some(&set) => set,
+                        None => {
+                            let set = pattern_sets.len() as u32;
+                            pattern_sets.push(matching.into());
+                            set_index.insert(matching.into(), set);
+                            set
+                        }
+                    };
                     projected.push(ProjectedRange {
                         start: e.start,
-                        end: e.end,
+                        end: e.end.unwrap_or(OPEN),
                         pid: e.pid,
                         tid: e.tid,
-                        patterns: matching.into(),
+                        patterns: set,
                     });
                 }
             }
@@ -119,8 +131,8 @@ pub(super) fn measure(
         })?;
     }
     if let Some(projection) = projection {
-        for (patterns, duration) in projection.finish() {
-            for &p in patterns.iter() {
+        for (set, duration) in projection.finish() {
+            for &p in pattern_sets[set as usize].iter() {
                 durations[p].push(duration);
             }
         }

@@ -15,13 +15,17 @@ use rustc_hash::FxHashMap;
 /// A range to project, as the NVTX pass found it.
 pub(super) struct ProjectedRange {
     pub start: i64,
-    /// `None` for a range still open when the capture stopped.
-    pub end: Option<i64>,
+    /// [`OPEN`] for a range still open when the capture stopped (not an
+    /// `Option`: ranges are many, and this keeps each to 32 bytes).
+    pub end: i64,
     pub pid: u32,
     pub tid: u32,
-    /// The patterns that matched its name.
-    pub patterns: Box<[usize]>,
+    /// The set of patterns that matched its name (an index the caller keeps).
+    pub patterns: u32,
 }
+
+/// The end of a range still open when the capture stopped.
+pub(super) const OPEN: i64 = i64::MAX;
 
 struct Launch {
     /// Indices into `Projection::ranges`.
@@ -64,7 +68,10 @@ impl Projection {
     }
 
     fn end(&self, range: usize) -> i64 {
-        self.ranges[range].end.unwrap_or(self.open_until)
+        match self.ranges[range].end {
+            OPEN => self.open_until,
+            end => end,
+        }
     }
 
     /// A call of thread (pid, tid) during [start, end] that launched `ops`
@@ -130,8 +137,8 @@ impl Projection {
         }
     }
 
-    /// Each projected range: the patterns that matched it, and its projected duration.
-    pub fn finish(self) -> impl Iterator<Item = (Box<[usize]>, i64)> {
+    /// Each projected range: its set of patterns, and its projected duration.
+    pub fn finish(self) -> impl Iterator<Item = (u32, i64)> {
         self.ranges
             .into_iter()
             .zip(self.first.into_iter().zip(self.last))
