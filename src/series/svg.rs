@@ -63,8 +63,9 @@ pub(super) fn plot(series: &Series) -> String {
     );
     let _ = writeln!(
         s,
-        r##"<text x="{LEFT}" y="42" fill="#555">{} runs; GPU time for kernels and NVTX GPU projections, CPU time for calls and NVTX ranges</text>"##,
-        series.runs.len()
+        r##"<text x="{LEFT}" y="42" fill="#555">{} run{}; GPU time for kernels and NVTX GPU projections, CPU time for calls and NVTX ranges</text>"##,
+        series.runs.len(),
+        if series.runs.len() == 1 { "" } else { "s" }
     );
 
     // Grid and y axis.
