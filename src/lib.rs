@@ -45,6 +45,7 @@ mod filter;
 mod nsys;
 mod output;
 pub mod perfetto;
+mod series;
 pub mod stats;
 mod worker;
 
@@ -59,6 +60,9 @@ pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
 pub use filter::{Filter, TimeWindow};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
+pub use series::{
+    measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
+};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// README.md): level 3 is within 10% of level 6's size at 40% of its cost;

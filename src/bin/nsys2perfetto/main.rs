@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod analyze;
 mod compare;
 mod convert;
+mod series;
 mod signals;
 mod stats;
 
@@ -27,6 +28,7 @@ enum Command {
     Stats(stats::Args),
     Compare(compare::Args),
     Analyze(analyze::Args),
+    Series(series::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => stats::run(args, &signals),
         Command::Compare(args) => compare::run(args, &signals),
         Command::Analyze(args) => analyze::run(args, &signals),
+        Command::Series(args) => series::run(args, &signals),
     }
 }
 

@@ -1,0 +1,201 @@
+//! `series`: the time of chosen events across runs that differ in one parameter.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use nsys2perfetto::{measure_series, Error, EventPattern, Options, Series, SeriesRun};
+
+use crate::signals::Signals;
+use crate::{INTERRUPTED, USAGE};
+
+/// Measure events across a series of runs: a CSV table and an SVG plot.
+///
+/// For each run (a report labelled with its value of one parameter) and
+/// each event pattern: the count of matching events and their total, mean
+/// and median duration. Patterns are regular expressions over event names,
+/// prefixed with what they match: `kernel:` (the default: kernels by short or
+/// demangled name, GPU time), `api:` (CUDA API calls), `cudnn:`, `cublas:`
+/// (library calls), `nvtx:` (NVTX ranges, CPU time), `nvtx-gpu:` (NVTX ranges
+/// projected onto the GPU).
+///
+/// Example: `series --param batch=8 a.sqlite --param batch=16 b.sqlite
+/// --events sgemm nvtx:forward --svg plot.svg`
+#[derive(clap::Args)]
+pub struct Args {
+    /// A run: its value of the parameter and its report (an SQLite export or
+    /// a .nsys-rep/.qdrep report). Repeat for each run; every run names the
+    /// same parameter.
+    #[arg(long, num_args = 2, value_names = ["NAME=VALUE", "REPORT"],
+          action = clap::ArgAction::Append, required_unless_present = "pattern")]
+    param: Vec<String>,
+
+    /// The reports of the runs, named by a template in which `$p` stands for
+    /// the value (`run_$p.sqlite`); with --values.
+    #[arg(
+        long,
+        value_name = "TEMPLATE",
+        requires = "values",
+        conflicts_with = "param"
+    )]
+    pattern: Option<String>,
+
+    /// The values `$p` of --pattern takes, in order.
+    #[arg(
+        long,
+        value_name = "V,...",
+        value_delimiter = ',',
+        requires = "pattern"
+    )]
+    values: Vec<String>,
+
+    /// The name of the parameter with --pattern (default: p).
+    #[arg(long, value_name = "NAME", requires = "pattern")]
+    name: Option<String>,
+
+    /// Event patterns, one row of the table and one line of the plot each.
+    #[arg(long, required = true, num_args = 1.., value_name = "PATTERN")]
+    events: Vec<String>,
+
+    /// Where the CSV table goes (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Also draw the plot of total time against the parameter, as SVG.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
+
+    /// No progress lines; errors only.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    let (parameter, runs, patterns) = match plan(&args) {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("nsys2perfetto: error: {message}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let mut options = Options::default();
+    options.nsys = args.nsys.clone();
+    options.cancel = Some(Arc::clone(&signals.cancel));
+    let quiet = args.quiet;
+    let mut progress = |run: &SeriesRun| {
+        if !quiet {
+            eprintln!("{parameter}={}: {}", run.value, run.input.display());
+        }
+    };
+    let series = match measure_series(&parameter, &runs, &patterns, &options, &mut progress) {
+        Ok(series) => series,
+        // Refused before any report was read: a value given twice, say.
+        Err(e @ Error::InvalidOption(_)) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::from(USAGE);
+        }
+        Err(Error::Interrupted { path }) => {
+            eprintln!(
+                "nsys2perfetto: interrupted while measuring {}; nothing written",
+                path.display()
+            );
+            return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
+        }
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match write(&series, args.output.as_deref(), args.svg.as_deref()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The parameter, the runs and the patterns, or why the command line is wrong.
+fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), String> {
+    let patterns = args
+        .events
+        .iter()
+        .map(|p| EventPattern::parse(p).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (parameter, runs) = match &args.pattern {
+        Some(template) => {
+            if !template.contains("$p") {
+                return Err(format!(
+                    "--pattern {template:?} has no $p to stand for the value"
+                ));
+            }
+            let name = args.name.clone().unwrap_or_else(|| "p".to_owned());
+            (name, SeriesRun::from_template(template, &args.values))
+        }
+        None => {
+            let mut parameter: Option<String> = None;
+            let mut runs = Vec::new();
+            for pair in args.param.chunks(2) {
+                let [setting, report] = pair else {
+                    return Err("--param takes NAME=VALUE and a report".into());
+                };
+                let Some((name, value)) = setting.split_once('=') else {
+                    return Err(format!(
+                        "--param {setting:?}: write NAME=VALUE (batch=8), then the report"
+                    ));
+                };
+                match &parameter {
+                    Some(first) if first != name => {
+                        return Err(format!(
+                            "--param names {first:?} and {name:?}: a series varies one parameter"
+                        ))
+                    }
+                    _ => parameter = Some(name.to_owned()),
+                }
+                runs.push(SeriesRun::new(value, report));
+            }
+            (parameter.unwrap_or_default(), runs)
+        }
+    };
+    let outputs = [args.output.as_deref(), args.svg.as_deref()];
+    for output in outputs.into_iter().flatten() {
+        if let Some(run) = runs
+            .iter()
+            .find(|r| nsys2perfetto::same_file(&r.input, output))
+        {
+            return Err(format!(
+                "cannot write {}: it is the report of {parameter}={}",
+                output.display(),
+                run.value
+            ));
+        }
+    }
+    if args.output.is_some() && args.output == args.svg {
+        return Err("-o and --svg name the same file".into());
+    }
+    Ok((parameter, runs, patterns))
+}
+
+fn write(series: &Series, table: Option<&Path>, plot: Option<&Path>) -> nsys2perfetto::Result<()> {
+    if let Some(path) = plot {
+        series.save_svg(path)?;
+    }
+    match table {
+        Some(path) if path != Path::new("-") => series.save_csv(path),
+        _ => {
+            let mut out = std::io::stdout().lock();
+            let written = series.write_csv(&mut out).and_then(|()| out.flush());
+            match written {
+                // A reader that stopped early (`| head`) wanted no more.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(cause) => Err(Error::Writer { cause }),
+                Ok(()) => Ok(()),
+            }
+        }
+    }
+}

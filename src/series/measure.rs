@@ -1,0 +1,231 @@
+//! The time and count of the events of one report that match each pattern,
+//! in one streamed pass over each event table the patterns need.
+//!
+//! Memory holds the durations of the matching events (for their median) and
+//! the NVTX ranges that `nvtx-gpu:` patterns match, not the report.
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::cuda::CudaEvent;
+use crate::nsys::libraries::Library;
+use crate::nsys::nvtx::NvtxKind;
+use crate::nsys::{Report, Streamed};
+
+use super::pattern::{EventKind, EventPattern};
+use super::projection::{ProjectedRange, Projection, OPEN};
+use super::SeriesCell;
+
+/// The cells of `report`, one per pattern, in the order of `patterns`.
+pub(super) fn measure(
+    report: &Report,
+    patterns: &[EventPattern],
+) -> rusqlite::Result<Vec<SeriesCell>> {
+    let mut durations: Vec<Vec<i64>> = vec![Vec::new(); patterns.len()];
+    let of_kind = |kind: EventKind| -> Vec<usize> {
+        (0..patterns.len())
+            .filter(|&i| patterns[i].kind() == kind)
+            .collect()
+    };
+    let mut kernels = Matcher::new(patterns, of_kind(EventKind::Kernel));
+    let mut api = Matcher::new(patterns, of_kind(EventKind::CudaApi));
+    let mut cudnn = Matcher::new(patterns, of_kind(EventKind::Cudnn));
+    let mut cublas = Matcher::new(patterns, of_kind(EventKind::Cublas));
+    let mut nvtx = Matcher::new(patterns, of_kind(EventKind::Nvtx));
+    let mut nvtx_gpu = Matcher::new(patterns, of_kind(EventKind::NvtxGpu));
+
+    // NVTX first: the ranges to project are needed before the CUDA pass.
+    let mut projected: Vec<ProjectedRange> = Vec::new();
+    // The sets of patterns ranges match, each kept once: ranges name theirs by index.
+    let mut pattern_sets: Vec<Box<[usize]>> = Vec::new();
+    let mut set_index: FxHashMap<Box<[usize]>, u32> = FxHashMap::default();
+    if !(nvtx.is_empty() && nvtx_gpu.is_empty()) {
+        report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+            if e.kind == NvtxKind::Mark {
+                return Ok(());
+            }
+            let name = e.text.as_ref().map_or("", |t| t.as_str());
+            if let Some(end) = e.end {
+                for &p in nvtx.matching_text(name) {
+                    durations[p].push(end - e.start);
+                }
+            }
+            // NVIDIA projects only ranges that start and end on one thread.
+            if e.end_tid.is_none() {
+                let matching = nvtx_gpu.matching_text(name);
+                if !matching.is_empty() {
+                    let set = match set_index.get(matching) {
+                        Some(&set) => set,
+                        None => {
+                            let set = pattern_sets.len() as u32;
+                            pattern_sets.push(matching.into());
+                            set_index.insert(matching.into(), set);
+                            set
+                        }
+                    };
+                    projected.push(ProjectedRange {
+                        start: e.start,
+                        end: e.end.unwrap_or(OPEN),
+                        pid: e.pid,
+                        tid: e.tid,
+                        patterns: set,
+                    });
+                }
+            }
+            Ok(())
+        })?;
+    }
+    let mut projection = match projected.is_empty() {
+        true => None,
+        // Ranges still open when the capture stopped end at the last time
+        // of any NVTX row, as nsys ends them.
+        false => Some(Projection::new(
+            projected,
+            report.nvtx_last_time()?.unwrap_or(i64::MAX),
+        )),
+    };
+
+    if !(kernels.is_empty() && api.is_empty() && projection.is_none()) {
+        report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            let Streamed::Event(event) = streamed else {
+                return Ok(());
+            };
+            match &event {
+                CudaEvent::Api(call) => {
+                    // A record that repeats a call (to carry its stack) is no call of its own.
+                    if !call.repeats_a_call {
+                        for &p in api.matching(call.name, "") {
+                            durations[p].push(call.end - call.start);
+                        }
+                    }
+                    if let (Some(projection), Some(corr)) = (&mut projection, call.correlation_id) {
+                        projection.launch(
+                            (call.pid, call.tid),
+                            corr,
+                            (call.start, call.end),
+                            call.gpu_ops,
+                        );
+                    }
+                }
+                CudaEvent::Kernel(k) => {
+                    let demangled = k.demangled_name.unwrap_or("");
+                    for &p in kernels.matching(k.short_name, demangled) {
+                        durations[p].push(k.common.end - k.common.start);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(projection) = &mut projection {
+                let (common, counted) = match &event {
+                    CudaEvent::Kernel(k) => (&k.common, true),
+                    CudaEvent::Memcpy(m) => (&m.common, true),
+                    CudaEvent::Memset(m) => (&m.common, true),
+                    // NVIDIA's projection leaves out graphs traced as a whole.
+                    CudaEvent::Graph(g) => (&g.common, false),
+                    _ => return Ok(()),
+                };
+                if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
+                    projection.op(pid, corr, (common.start, common.end), counted);
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if let Some(projection) = projection {
+        for (set, duration) in projection.finish() {
+            for &p in pattern_sets[set as usize].iter() {
+                durations[p].push(duration);
+            }
+        }
+    }
+
+    if !(cudnn.is_empty() && cublas.is_empty()) {
+        report.for_each_library_call(|call| -> rusqlite::Result<()> {
+            let matcher = match call.library {
+                Library::Cudnn => &mut cudnn,
+                Library::Cublas => &mut cublas,
+                _ => return Ok(()),
+            };
+            for &p in matcher.matching(call.name, "") {
+                durations[p].push(call.end - call.start);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(durations.into_iter().map(SeriesCell::of).collect())
+}
+
+/// The most NVTX messages whose matches are remembered at once.
+const TEXT_CACHE: usize = 4096;
+
+/// The patterns of one kind, and which of them each name seen so far matched.
+struct Matcher<'p> {
+    patterns: &'p [EventPattern],
+    /// Indices into `patterns`.
+    mine: Vec<usize>,
+    /// By the address and length of the names (strings of the report's
+    /// StringIds, which stay put): events repeat few names many times.
+    by_address: FxHashMap<(usize, usize, usize, usize), Box<[usize]>>,
+    /// By text, for names that are not StringIds (NVTX messages inline).
+    by_text: FxHashMap<Box<str>, Box<[usize]>>,
+}
+
+impl<'p> Matcher<'p> {
+    fn new(patterns: &'p [EventPattern], mine: Vec<usize>) -> Self {
+        Self {
+            patterns,
+            mine,
+            by_address: FxHashMap::default(),
+            by_text: FxHashMap::default(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.mine.is_empty()
+    }
+
+    /// The patterns that match `name` or `other_name` (a kernel's short and
+    /// demangled names); both are strings of the report's StringIds.
+    fn matching(&mut self, name: &str, other_name: &str) -> &[usize] {
+        if self.mine.is_empty() {
+            return &[];
+        }
+        let key = (
+            name.as_ptr() as usize,
+            name.len(),
+            other_name.as_ptr() as usize,
+            other_name.len(),
+        );
+        let (patterns, mine) = (self.patterns, &self.mine);
+        self.by_address.entry(key).or_insert_with(|| {
+            mine.iter()
+                .copied()
+                .filter(|&p| {
+                    patterns[p].matches(name)
+                        || (!other_name.is_empty() && patterns[p].matches(other_name))
+                })
+                .collect()
+        })
+    }
+
+    /// The patterns that match `name`, of any origin.
+    fn matching_text(&mut self, name: &str) -> &[usize] {
+        if self.mine.is_empty() {
+            return &[];
+        }
+        if !self.by_text.contains_key(name) {
+            // Names that number their ranges ("step 1234") never repeat:
+            // keep the cache from growing with the report.
+            if self.by_text.len() >= TEXT_CACHE {
+                self.by_text.clear();
+            }
+            let found = self
+                .mine
+                .iter()
+                .copied()
+                .filter(|&p| self.patterns[p].matches(name))
+                .collect();
+            self.by_text.insert(name.into(), found);
+        }
+        &self.by_text[name]
+    }
+}

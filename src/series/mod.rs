@@ -1,0 +1,345 @@
+//! Series: how the time of chosen events changes across runs that differ in
+//! one parameter (a batch size, a rank, a thread count).
+//!
+//! Each run's report is measured on its own, streamed (see `measure`): per
+//! event pattern, the count of matching events and their total, mean and
+//! median duration. [`measure_series`] measures every run; the [`Series`] it
+//! returns is written as a CSV table ([`Series::write_csv`]) and as an SVG
+//! plot of time against the parameter ([`Series::write_svg`]).
+
+mod measure;
+mod pattern;
+mod projection;
+mod svg;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+pub use pattern::{EventKind, EventPattern};
+
+use crate::error::{DatabaseError, Error, Result};
+use crate::{nsys, output, Options};
+
+/// One run of a series: its value of the parameter, and its report (an
+/// SQLite export, or a `.nsys-rep`/`.qdrep` report exported with nsys).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesRun {
+    pub value: String,
+    pub input: PathBuf,
+}
+
+impl SeriesRun {
+    pub fn new(value: impl Into<String>, input: impl Into<PathBuf>) -> Self {
+        Self {
+            value: value.into(),
+            input: input.into(),
+        }
+    }
+
+    /// The runs whose reports are named by `template` with `$p` replaced by
+    /// each value (`run_$p.sqlite` and 8, 16: `run_8.sqlite`, `run_16.sqlite`).
+    pub fn from_template(template: &str, values: &[String]) -> Vec<SeriesRun> {
+        values
+            .iter()
+            .map(|v| SeriesRun::new(v.clone(), template.replace("$p", v)))
+            .collect()
+    }
+}
+
+/// The events of one report that match one pattern.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeriesCell {
+    pub count: u64,
+    /// The sum of their durations, in nanoseconds.
+    pub total_ns: i64,
+    /// The median duration (the mean of the middle two for an even count);
+    /// `None` without events.
+    pub median_ns: Option<f64>,
+}
+
+impl SeriesCell {
+    fn of(mut durations: Vec<i64>) -> Self {
+        let n = durations.len();
+        let median_ns = match n {
+            0 => None,
+            _ => {
+                let (_, &mut upper, _) = durations.select_nth_unstable(n / 2);
+                Some(match n % 2 {
+                    1 => upper as f64,
+                    _ => {
+                        // The largest of the lower half.
+                        let lower = *durations[..n / 2].iter().max().expect("n >= 2");
+                        (lower as f64 + upper as f64) / 2.0
+                    }
+                })
+            }
+        };
+        SeriesCell {
+            count: n as u64,
+            total_ns: durations.iter().sum(),
+            median_ns,
+        }
+    }
+
+    /// The mean duration; `None` without events.
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.total_ns as f64 / self.count as f64)
+    }
+}
+
+/// The measurements of a series: a cell per pattern and run.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// The name of the parameter (`batch`).
+    pub parameter: String,
+    pub runs: Vec<SeriesRun>,
+    pub patterns: Vec<EventPattern>,
+    /// By pattern, then by run.
+    pub cells: Vec<Vec<SeriesCell>>,
+}
+
+/// Measures the events of `report` that match each of `patterns`: one cell
+/// per pattern, in their order.
+pub fn measure_events(report: &nsys::Report, patterns: &[EventPattern]) -> Result<Vec<SeriesCell>> {
+    measure::measure(report, patterns).map_err(|e| Error::Damaged {
+        path: report.path().to_owned(),
+        cause: DatabaseError(e),
+    })
+}
+
+/// Measures each run of a series, in turn, streaming over its report;
+/// `progress` hears of each run as it starts. `options` gives the nsys CLI
+/// that exports reports, and the flag that stops the work.
+pub fn measure_series(
+    parameter: &str,
+    runs: &[SeriesRun],
+    patterns: &[EventPattern],
+    options: &Options,
+    progress: &mut dyn FnMut(&SeriesRun),
+) -> Result<Series> {
+    check(parameter, runs, patterns)?;
+    let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
+    for run in runs {
+        // Small reports finish before SQLite looks at the flag: look here too.
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: run.input.clone(),
+            });
+        }
+        progress(run);
+        let measured = measure_file(&run.input, patterns, options)?;
+        for (row, cell) in cells.iter_mut().zip(measured) {
+            row.push(cell);
+        }
+    }
+    Ok(Series {
+        parameter: parameter.to_owned(),
+        runs: runs.to_vec(),
+        patterns: patterns.to_vec(),
+        cells,
+    })
+}
+
+/// Refuses a series that cannot be measured or drawn, before any report is read.
+fn check(parameter: &str, runs: &[SeriesRun], patterns: &[EventPattern]) -> Result<()> {
+    let invalid = |m: String| Err(Error::InvalidOption(m));
+    if parameter.trim().is_empty() {
+        return invalid("the parameter of a series needs a name".into());
+    }
+    if runs.is_empty() {
+        return invalid("a series needs at least one run".into());
+    }
+    if patterns.is_empty() {
+        return invalid("a series needs at least one event pattern".into());
+    }
+    for (i, run) in runs.iter().enumerate() {
+        if run.value.is_empty() {
+            return invalid(format!("{} has an empty value", run.input.display()));
+        }
+        if let Some(other) = runs[..i].iter().find(|r| r.value == run.value) {
+            return invalid(format!(
+                "{parameter}={} is given twice ({} and {})",
+                run.value,
+                other.input.display(),
+                run.input.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Measures the report or export at `input`, exporting a report with nsys
+/// into a temporary directory first.
+fn measure_file(
+    input: &Path,
+    patterns: &[EventPattern],
+    options: &Options,
+) -> Result<Vec<SeriesCell>> {
+    let interrupted = || Error::Interrupted {
+        path: input.to_owned(),
+    };
+    let mut export_dir = None;
+    let sqlite = match nsys::sniff(input)? {
+        nsys::FileKind::Sqlite => input.to_owned(),
+        nsys::FileKind::NsysReport => {
+            let dir = export_dir.insert(tempfile::tempdir().map_err(|cause| Error::Output {
+                path: std::env::temp_dir(),
+                cause,
+            })?);
+            nsys::export_to_sqlite(input, &options.nsys, dir.path(), options.cancel.as_deref())?
+        }
+    };
+    // Errors name the file the user gave, not a temporary export.
+    let named = |e: Error| match e {
+        _ if options.cancelled() => interrupted(),
+        Error::Damaged { cause, .. } => Error::Damaged {
+            path: input.to_owned(),
+            cause,
+        },
+        Error::UnknownFormat { .. } => Error::UnknownFormat {
+            path: input.to_owned(),
+        },
+        Error::NotAnExport { .. } => Error::NotAnExport {
+            path: input.to_owned(),
+        },
+        e => e,
+    };
+    let report = nsys::Report::open_cancellable(&sqlite, options.cancel.clone()).map_err(named)?;
+    measure_events(&report, patterns).map_err(named)
+}
+
+impl Series {
+    /// The table: a row per pattern; per run, the count of matching events
+    /// and their total, mean and median duration in nanoseconds.
+    pub fn write_csv(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut header = vec!["event".to_owned(), "kind".to_owned()];
+        for run in &self.runs {
+            for column in ["count", "total_ns", "mean_ns", "median_ns"] {
+                header.push(format!("{}={} {column}", self.parameter, run.value));
+            }
+        }
+        write_csv_row(out, &header)?;
+        for (pattern, cells) in self.patterns.iter().zip(&self.cells) {
+            let mut row = vec![
+                pattern.text().to_owned(),
+                kind_name(pattern.kind()).to_owned(),
+            ];
+            for cell in cells {
+                row.push(cell.count.to_string());
+                row.push(cell.total_ns.to_string());
+                row.push(cell.mean_ns().map_or(String::new(), decimal));
+                row.push(cell.median_ns.map_or(String::new(), decimal));
+            }
+            write_csv_row(out, &row)?;
+        }
+        Ok(())
+    }
+
+    /// The plot: total time of each pattern against the parameter, as SVG.
+    pub fn write_svg(&self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(svg::plot(self).as_bytes())
+    }
+
+    /// Writes the table to `path`, which appears only when complete.
+    pub fn save_csv(&self, path: &Path) -> Result<()> {
+        save(path, |out| self.write_csv(out))
+    }
+
+    /// Writes the plot to `path`, which appears only when complete.
+    pub fn save_svg(&self, path: &Path) -> Result<()> {
+        save(path, |out| self.write_svg(out))
+    }
+}
+
+fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    let failed = |cause| Error::Output {
+        path: path.to_owned(),
+        cause,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(Error::OutputIsDirectory {
+            path: path.to_owned(),
+        }),
+        // A device or a pipe (/dev/null, /dev/stdout) is written in place:
+        // renaming a file over it would replace the device.
+        Ok(m) if !m.is_file() => {
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(failed)?;
+            write(&mut out).and_then(|()| out.flush()).map_err(failed)
+        }
+        _ => output::write_atomically(path, |out| write(out).map_err(failed)),
+    }
+}
+
+/// How the table names a kind: its pattern prefix.
+fn kind_name(kind: EventKind) -> &'static str {
+    EventKind::PREFIXES
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or("", |(_, prefix)| prefix.trim_end_matches(':'))
+}
+
+/// Nanoseconds to one decimal, as nsys prints averages.
+fn decimal(ns: f64) -> String {
+    format!("{ns:.1}")
+}
+
+fn write_csv_row(out: &mut dyn Write, fields: &[String]) -> io::Result<()> {
+    let quoted: Vec<String> = fields
+        .iter()
+        .map(|f| match f.contains([',', '"', '\n', '\r']) {
+            true => format!("\"{}\"", f.replace('"', "\"\"")),
+            false => f.clone(),
+        })
+        .collect();
+    writeln!(out, "{}", quoted.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_of_odd_and_even_counts() {
+        assert_eq!(SeriesCell::of(vec![]).median_ns, None);
+        assert_eq!(SeriesCell::of(vec![]).mean_ns(), None);
+        let c = SeriesCell::of(vec![5, 1, 9]);
+        assert_eq!((c.count, c.total_ns, c.median_ns), (3, 15, Some(5.0)));
+        let c = SeriesCell::of(vec![10, 1, 4, 7]);
+        assert_eq!(c.median_ns, Some(5.5));
+        assert_eq!(c.mean_ns(), Some(5.5));
+        assert_eq!(SeriesCell::of(vec![3, 3]).median_ns, Some(3.0));
+    }
+
+    #[test]
+    fn templates_name_one_report_per_value() {
+        let runs = SeriesRun::from_template("out/run_$p/b$p.sqlite", &["8".into(), "16".into()]);
+        assert_eq!(
+            runs,
+            [
+                SeriesRun::new("8", "out/run_8/b8.sqlite"),
+                SeriesRun::new("16", "out/run_16/b16.sqlite")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_given_twice_is_refused_before_reading() {
+        let p = [EventPattern::parse("gemm").unwrap()];
+        let runs = [SeriesRun::new("8", "a"), SeriesRun::new("8", "b")];
+        let e = check("batch", &runs, &p).unwrap_err().to_string();
+        assert_eq!(e, "batch=8 is given twice (a and b)");
+    }
+
+    #[test]
+    fn csv_fields_with_commas_are_quoted() {
+        let mut out = Vec::new();
+        write_csv_row(&mut out, &["a,b".into(), "say \"x\"".into(), "c".into()]).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"a,b\",\"say \"\"x\"\"\",c\n"
+        );
+    }
+}
