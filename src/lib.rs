@@ -38,6 +38,7 @@
 mod convert;
 mod error;
 mod file;
+mod merge;
 mod nsys;
 mod output;
 pub mod perfetto;
@@ -51,6 +52,10 @@ use std::sync::Arc;
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
+pub use merge::{
+    merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
+    MAX_REPORTS, PID_STRIDE,
+};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see

@@ -69,12 +69,6 @@ pub fn convert<W: Write + Send>(
 ) -> Result<(W, Summary), ConvertError> {
     let namespace = namespace(report)?;
     let trace = Trace::new(out, namespace, gzip);
-    let total: u64 = Part::ALL
-        .iter()
-        .filter(|p| parts.has(**p))
-        .flat_map(|p| p.tables(report))
-        .map(|t| report.approximate_rows(&t))
-        .sum();
     if let Some(t0) = report
         .meta()
         .session_start_unix_ns
@@ -82,7 +76,27 @@ pub fn convert<W: Write + Send>(
     {
         trace.set_wall_clock(t0);
     }
-    let mut summary = pipeline::run(report, &trace, *parts, namespace, &mut |rows_read| {
+    let summary = convert_into(report, &trace, parts, namespace, progress)?;
+    Ok((trace.finish()?, summary))
+}
+
+/// Converts the `parts` of `report` into `trace`, in the trace's current
+/// scope, with flow ids made from `namespace`. Every sequence it starts is
+/// closed when it returns.
+pub fn convert_into<W: Write + Send>(
+    report: &Report,
+    trace: &Trace<W>,
+    parts: &Parts,
+    namespace: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary, ConvertError> {
+    let total: u64 = Part::ALL
+        .iter()
+        .filter(|p| parts.has(**p))
+        .flat_map(|p| p.tables(report))
+        .map(|t| report.approximate_rows(&t))
+        .sum();
+    let mut summary = pipeline::run(report, trace, *parts, namespace, &mut |rows_read| {
         progress(Progress {
             rows_read,
             rows_total: total.max(rows_read),
@@ -96,7 +110,7 @@ pub fn convert<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .collect();
     summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
-    Ok((trace.finish()?, summary))
+    Ok(summary)
 }
 
 /// The kinds of data a trace can carry; all by default, any can be left out.
@@ -241,7 +255,7 @@ pub struct Progress {
 }
 
 /// A number that tells this report's tracks and flows apart from another's.
-fn namespace(report: &Report) -> Result<u64, ConvertError> {
+pub fn namespace(report: &Report) -> Result<u64, ConvertError> {
     Ok(flows::mix(report.fingerprint()?))
 }
 

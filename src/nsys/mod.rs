@@ -29,6 +29,7 @@ pub mod overhead;
 mod scan;
 mod schema;
 mod select;
+mod span;
 mod strings;
 mod tables;
 mod version;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod convert;
+mod merge;
 mod signals;
 
 #[derive(Parser)]
@@ -21,6 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Convert(convert::Args),
+    Merge(merge::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
+        Command::Merge(args) => merge::run(args, &signals),
     }
 }
 
