@@ -14,14 +14,14 @@ use regex::Regex;
 use support::checker::Checked;
 use support::fixtures::{require, Need};
 
-/// The Cori job's 8 exports: report1's from ../shared, the others exported
-/// here by nsys from their .qdrep reports.
-fn cori_exports(dir: &Path) -> Option<Vec<PathBuf>> {
+/// The exports of the Cori job's first `ranks` ranks: report1's from
+/// ../shared, the others exported here by nsys from their .qdrep reports.
+fn cori_exports(dir: &Path, ranks: usize) -> Option<Vec<PathBuf>> {
     let shared = require(Need::Shared)?;
     let nsys = require(Need::Nsys)?;
     let fixtures = shared.join("fixtures");
     let mut exports = vec![fixtures.join("sqlite/cori_run1_report1.sqlite")];
-    for rank in 2..=8 {
+    for rank in 2..=ranks {
         let report = fixtures.join(format!("reports/cori_run1_report{rank}.qdrep"));
         let export = dir.join(format!("cori_run1_report{rank}.sqlite"));
         let status = std::process::Command::new(&nsys)
@@ -85,7 +85,7 @@ fn session_start(export: &Path) -> i64 {
 #[test]
 fn the_ranks_of_a_job_merge_into_one_trace_with_every_event_exact() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(exports) = cori_exports(dir.path()) else {
+    let Some(exports) = cori_exports(dir.path(), 8) else {
         return;
     };
     let merged_path = dir.path().join("job.perfetto-trace");
@@ -357,4 +357,71 @@ fn traces_of_ranks_with_one_pid_collide_when_concatenated_and_not_when_merged() 
         let second = 100 + i64::from(nsys2perfetto::PID_STRIDE);
         assert_eq!(pids, BTreeMap::from([(100, 1), (second, 2)]));
     }
+}
+
+/// The `stats` rows of `trace` that are import errors, by name.
+fn import_errors(trace: &Path) -> Option<BTreeMap<String, u64>> {
+    let binary = support::convert::trace_processor()?;
+    let out = std::process::Command::new(binary)
+        .arg("query")
+        .arg(trace)
+        .arg(
+            "SELECT name, SUM(value) FROM stats WHERE value > 0 \
+             AND severity IN ('error', 'data_loss') GROUP BY name",
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = support::nsys::csv_rows(&String::from_utf8_lossy(&out.stdout));
+    Some(
+        rows.iter()
+            .skip(1)
+            .map(|r| (r[0].clone(), r[1].parse().unwrap()))
+            .collect(),
+    )
+}
+
+#[test]
+fn concatenated_ranks_of_one_node_mix_their_cpus_unless_sched_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exports) = cori_exports(dir.path(), 2) else {
+        return;
+    };
+    if support::convert::trace_processor().is_none() {
+        return;
+    }
+    let join = |options: &Options, name: &str| {
+        let mut joined = Vec::new();
+        for (i, export) in exports.iter().enumerate() {
+            let output = dir.path().join(format!("{name}{i}.perfetto-trace"));
+            nsys2perfetto::convert_file(export, &output, options, &mut |_| {}).unwrap();
+            joined.extend(std::fs::read(&output).unwrap());
+        }
+        let path = dir.path().join(format!("{name}.perfetto-trace"));
+        std::fs::write(&path, joined).unwrap();
+        import_errors(&path).unwrap()
+    };
+    let with_sched = join(&Options::default(), "all");
+    assert!(
+        with_sched.get("mismatched_sched_switch_tids") > Some(&0),
+        "{with_sched:?}"
+    );
+    let mut options = Options::default();
+    options.parts = nsys2perfetto::Parts::all().without(nsys2perfetto::Part::Sched);
+    assert_eq!(join(&options, "nosched"), BTreeMap::new());
+    // Merged, their CPUs are apart.
+    let merged = dir.path().join("merged.perfetto-trace");
+    merge_files(
+        &exports,
+        &merged,
+        &Options::default(),
+        &MergeOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(import_errors(&merged).unwrap(), BTreeMap::new());
 }

@@ -136,9 +136,9 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
         }
         if let Some((_, RankFrom::Order)) = r.rank {
             eprintln!(
-                "nsys2perfetto: note: {}: no MPI_RANKS{}: rank from its place on the command line",
+                "nsys2perfetto: note: {}: no MPI_RANKS and no --rank-from-name match: \
+                 rank from its place on the command line",
                 r.path.display(),
-                " and no --rank-from-name match"
             );
         }
         eprintln!(
