@@ -425,3 +425,48 @@ fn concatenated_ranks_of_one_node_mix_their_cpus_unless_sched_is_left_out() {
     .unwrap();
     assert_eq!(import_errors(&merged).unwrap(), BTreeMap::new());
 }
+
+#[test]
+fn a_scope_shifts_every_timestamp_and_names_its_top_level_tracks() {
+    use nsys2perfetto::perfetto::{
+        CounterUnit, CounterValue, Scope, Slice, Stacking, Trace, TrackSpec,
+    };
+    let trace = Trace::new(Vec::new(), 0, None);
+    for (i, offset) in [(0u64, 0u64), (1, 1_000)] {
+        trace.begin_scope(Scope {
+            namespace: i + 1,
+            time_offset: offset,
+            label: Some(format!("run {i}")),
+            ..Scope::default()
+        });
+        let mut seq = trace.sequence();
+        let group = seq.add_track(TrackSpec::new(None, "GPU 0"));
+        let track = seq.slice_track(TrackSpec::new(Some(group), "stream"), Stacking::Nest);
+        seq.slice(track, &Slice::new(10, Some(20), "k", "cuda_kernel", &[]))
+            .unwrap();
+        let counter =
+            seq.add_counter_track(TrackSpec::new(Some(group), "memory"), CounterUnit::Bytes);
+        // Earlier than the slice: written with an absolute timestamp.
+        seq.counter(counter, 5, CounterValue::Int(7)).unwrap();
+        seq.close(0).unwrap();
+        trace.settle().unwrap();
+    }
+    let checked = support::checker::check(&trace.finish().unwrap());
+    checked.assert_valid();
+    let mut slices: Vec<(String, u64, u64)> = checked
+        .slices
+        .iter()
+        .map(|s| (root_name(&checked, s.track).to_owned(), s.ts, s.dur))
+        .collect();
+    slices.sort();
+    assert_eq!(
+        slices,
+        [
+            ("run 0: GPU 0".to_owned(), 10, 10),
+            ("run 1: GPU 0".to_owned(), 1_010, 10)
+        ]
+    );
+    let mut counters: Vec<u64> = checked.counters.iter().map(|c| c.ts).collect();
+    counters.sort();
+    assert_eq!(counters, [5, 1_005]);
+}
