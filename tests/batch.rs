@@ -157,3 +157,33 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn two_directories_that_would_write_one_trace_are_refused_before_converting() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    for sub in ["x", "y"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        std::os::unix::fs::symlink(
+            shared.join("fixtures/sqlite/nsys-ai_mock.sqlite"),
+            dir.path().join(sub).join("mock.sqlite"),
+        )
+        .unwrap();
+    }
+    let run = Command::new(BIN)
+        .arg("convert")
+        .arg(dir.path().join("x"))
+        .arg(dir.path().join("y"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("would both be written to"), "{stderr}");
+    assert_eq!(walk(&out).len(), 0, "nothing converted");
+}

@@ -95,6 +95,21 @@ pub fn run(
         );
         return ExitCode::FAILURE;
     }
+    // Two inputs of one name (a report and its .qdrep twin, or files of
+    // two directories mirrored into one -o) would write one trace.
+    let mut targets = std::collections::HashMap::new();
+    for job in &work {
+        if let Some(first) = targets.insert(job.output.clone(), &job.input) {
+            eprintln!(
+                "nsys2perfetto: error: {} and {} would both be written to {}; \
+                 convert them separately, each with its own -o",
+                first.display(),
+                job.input.display(),
+                job.output.display()
+            );
+            return ExitCode::from(USAGE);
+        }
+    }
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, work.len());
