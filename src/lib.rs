@@ -8,7 +8,9 @@
 //! [`convert`] turns an open [`Report`] into a trace written to any writer;
 //! [`convert_file`] adds what a tool needs around it: `.nsys-rep` reports
 //! exported through the `nsys` CLI, and an output file that appears only when
-//! complete. An export need not be a file: here one is built in memory.
+//! complete. [`merge_files`] puts several reports into one trace (the ranks
+//! of a job on one time line, or two runs side by side). An export need not
+//! be a file: here one is built in memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};

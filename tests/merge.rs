@@ -470,3 +470,49 @@ fn a_scope_shifts_every_timestamp_and_names_its_top_level_tracks() {
     counters.sort();
     assert_eq!(counters, [5, 1_005]);
 }
+
+#[test]
+fn the_merge_command_prints_each_rank_and_refuses_bad_input_in_one_line() {
+    let (Some(a), Some(b)) = (
+        support::fixtures::fixture("nsys-ai_mock.sqlite"),
+        support::fixtures::fixture("openacc_report12.sqlite"),
+    ) else {
+        return;
+    };
+    let bin = env!("CARGO_BIN_EXE_nsys2perfetto");
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("job.perfetto-trace");
+    let run = std::process::Command::new(bin)
+        .arg("merge")
+        .args([&a, &b])
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("rank 0 (DESKTOP-KBEMEQS): "), "{stderr}");
+    assert!(stderr.contains("rank 1: "), "{stderr}");
+    assert!(
+        stderr.contains("records no session start"),
+        "openacc_report12 has none: {stderr}"
+    );
+    assert!(stderr.contains("2 reports -> "), "{stderr}");
+    support::convert::check_trace(&output).assert_valid();
+
+    let broken = dir.path().join("broken.sqlite");
+    std::fs::write(&broken, b"not a database").unwrap();
+    let refused = dir.path().join("refused.perfetto-trace");
+    let run = std::process::Command::new(bin)
+        .arg("merge")
+        .args([&a, &broken])
+        .arg("-o")
+        .arg(&refused)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("nsys2perfetto: error: "), "{stderr}");
+    assert!(!refused.exists());
+}
