@@ -56,7 +56,7 @@ pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
 pub use merge::{
     merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
-    MAX_REPORTS, PID_STRIDE,
+    MAX_CPUS, MAX_REPORTS, PID_STRIDE,
 };
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 

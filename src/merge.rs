@@ -104,6 +104,9 @@ pub struct MergedReport {
     pub pid_offset: u32,
     /// Added to its CPU numbers.
     pub cpu_offset: u32,
+    /// Its CPUs did not fit below [`MAX_CPUS`] after the reports before it:
+    /// its context switches were left out, its CPU samples have no CPU.
+    pub sched_left_out: bool,
     pub summary: Summary,
 }
 
@@ -121,6 +124,8 @@ pub struct MergeProgress {
 /// Each report's pids and tids move up by this much times its place: Linux
 /// pids stay below 2^22 (`PID_MAX_LIMIT`), and perfetto's pids are `i32`.
 pub const PID_STRIDE: u32 = 1 << 22;
+/// CPU numbers trace_processor accepts: below 1024.
+pub const MAX_CPUS: u32 = 1024;
 /// The most reports one trace can hold with pids kept apart.
 pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
 
@@ -188,6 +193,11 @@ pub fn merge_files(
         let mut cpu_offset = 0u32;
         for (i, ((export, facts), offset)) in placed.into_iter().zip(&plan.offsets).enumerate() {
             let report = export.open(options)?;
+            let sched_left_out = cpu_offset.saturating_add(facts.cpus) > MAX_CPUS;
+            let mut parts = options.parts;
+            if sched_left_out {
+                parts = parts.without(crate::Part::Sched);
+            }
             let namespace = convert::namespace(&report)
                 .map_err(|e| converting(e, &export.input, output, options))?;
             let scope = Scope {
@@ -197,11 +207,12 @@ pub fn merge_files(
                 time_offset: offset.0,
                 pid_offset: i as u32 * PID_STRIDE,
                 cpu_offset,
+                drop_cpus: sched_left_out,
                 label: Some(facts.label.clone()),
             };
             trace.begin_scope(scope.clone());
             let summary =
-                convert::convert_into(&report, &trace, &options.parts, scope.namespace, &mut |p| {
+                convert::convert_into(&report, &trace, &parts, scope.namespace, &mut |p| {
                     progress(MergeProgress {
                         report: i,
                         reports,
@@ -226,9 +237,12 @@ pub fn merge_files(
                 offset_ns: offset.0,
                 pid_offset: scope.pid_offset,
                 cpu_offset,
+                sched_left_out,
                 summary,
             });
-            cpu_offset = cpu_offset.saturating_add(facts.cpus);
+            if !sched_left_out {
+                cpu_offset = cpu_offset.saturating_add(facts.cpus);
+            }
         }
         let mut out = trace.finish().map_err(|cause| Error::Output {
             path: output.to_owned(),

@@ -29,6 +29,7 @@ fn cori_exports(dir: &Path, ranks: usize) -> Option<Vec<PathBuf>> {
             .arg(&export)
             .arg(&report)
             .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .status()
             .unwrap();
         assert!(status.success(), "nsys export {}", report.display());
@@ -515,4 +516,42 @@ fn the_merge_command_prints_each_rank_and_refuses_bad_input_in_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("nsys2perfetto: error: "), "{stderr}");
     assert!(!refused.exists());
+}
+
+#[test]
+fn reports_whose_cpus_do_not_fit_leave_their_context_switches_out_and_say_so() {
+    // 119 CPUs each: the 9th report's would end above CPU 1023, the most
+    // trace_processor takes.
+    let Some(input) = support::fixtures::fixture("pipit_saxpy_mpi_cuda_rank0.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("nine.perfetto-trace");
+    let inputs = vec![input.clone(); 9];
+    let reports = merge_files(
+        &inputs,
+        &output,
+        &Options::default(),
+        &MergeOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let merged = support::convert::check_trace(&output);
+    merged.assert_valid();
+    let left_out: Vec<bool> = reports.iter().map(|r| r.sched_left_out).collect();
+    assert_eq!(
+        left_out,
+        [false, false, false, false, false, false, false, false, true]
+    );
+    assert_eq!(reports[8].summary.sched_events, 0);
+    assert!(reports[0].summary.sched_events > 0);
+    let sched: u64 = reports.iter().map(|r| r.summary.sched_events).sum();
+    assert_eq!(sched, 8 * reports[0].summary.sched_events);
+    assert_eq!(reports[7].cpu_offset, 7 * 119);
+    let samples: u64 = reports.iter().map(|r| r.summary.cpu_samples).sum();
+    assert_eq!(
+        merged.samples.len() as u64,
+        samples,
+        "every sample, the 9th's too"
+    );
 }

@@ -141,7 +141,7 @@ impl<W: Write> Trace<W> {
         shared.shift = Shift {
             time: scope.time_offset,
             pid: scope.pid_offset,
-            cpu: scope.cpu_offset,
+            cpu: (!scope.drop_cpus).then_some(scope.cpu_offset),
         };
         shared.last_timestamp = None;
         shared.scope_base = self.sequences.load(Ordering::Relaxed);
@@ -281,11 +281,23 @@ impl<W: Write> Trace<W> {
 }
 
 /// What a scope adds to what its sequences write (see [`Trace::begin_scope`]).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Shift {
     time: u64,
     pid: u32,
-    cpu: u32,
+    /// `None` when the scope's CPU numbers are dropped.
+    cpu: Option<u32>,
+}
+
+impl Default for Shift {
+    /// No scope: everything as it is.
+    fn default() -> Self {
+        Shift {
+            time: 0,
+            pid: 0,
+            cpu: Some(0),
+        }
+    }
 }
 
 impl Shift {
@@ -589,7 +601,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         let mut packet = self.packet(
             ts,
             trace_packet::Data::PerfSample(PerfSample {
-                cpu: cpu.map(|c| c + self.shift.cpu),
+                cpu: cpu.zip(self.shift.cpu).map(|(c, offset)| c + offset),
                 pid: Some(self.shift.id(pid)),
                 tid: Some(self.shift.id(tid)),
                 callstack_iid: Some(callstack),
@@ -601,10 +613,15 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Writes context switches of one CPU (in time order), as one ftrace bundle.
     pub fn context_switches(&mut self, cpu: u32, switches: &[ContextSwitch]) -> io::Result<()> {
+        let Some(cpu_offset) = self.shift.cpu else {
+            return Err(io::Error::other(
+                "context switches in a scope whose CPU numbers are dropped",
+            ));
+        };
         // Ftrace events carry their own absolute times: the packet needs none.
         let packet = TracePacket {
             data: Some(trace_packet::Data::FtraceEvents(FtraceEventBundle {
-                cpu: Some(cpu + self.shift.cpu),
+                cpu: Some(cpu + cpu_offset),
                 event: switches
                     .iter()
                     .map(|s| s.to_ftrace(self.shift.time, self.shift.pid))

@@ -57,6 +57,9 @@ pub struct Scope {
     pub pid_offset: u32,
     /// Added to every CPU number.
     pub cpu_offset: u32,
+    /// The scope's CPU numbers do not fit in the trace: its CPU samples go
+    /// without theirs, and it has no context switches to write.
+    pub drop_cpus: bool,
     /// Put before the names of the scope's top-level tracks (its processes,
     /// its GPUs), as `label: name`.
     pub label: Option<String>,

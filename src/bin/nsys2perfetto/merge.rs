@@ -134,6 +134,16 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
                 r.path.display()
             );
         }
+        if r.sched_left_out {
+            eprintln!(
+                "nsys2perfetto: warning: {}: its context switches are left out and its CPU \
+                 samples have no CPU: the reports before it number {} CPUs, and \
+                 trace_processor takes CPU numbers below {}",
+                r.path.display(),
+                r.cpu_offset,
+                nsys2perfetto::MAX_CPUS
+            );
+        }
         if let Some((_, RankFrom::Order)) = r.rank {
             eprintln!(
                 "nsys2perfetto: note: {}: no MPI_RANKS and no --rank-from-name match: \
