@@ -62,7 +62,7 @@ pub fn convert_to_writer<W: Write + Send>(
 /// Refuses an output that cannot be written before anything is read: the
 /// input itself (by path or by link), a directory, or a path in a directory
 /// that does not exist.
-fn check_output(input: &Path, output: &Path) -> Result<()> {
+pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
     if same_file(input, output) {
         return Err(Error::OutputIsInput {
             output: output.to_owned(),
@@ -179,7 +179,7 @@ impl<'a> Source<'a> {
 }
 
 /// An error about the temporary export of `input`, told about `input`.
-fn rename(e: Error, input: &Path) -> Error {
+pub(crate) fn rename(e: Error, input: &Path) -> Error {
     match e {
         Error::Damaged { cause, .. } => Error::Damaged {
             path: input.to_owned(),

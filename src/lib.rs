@@ -9,7 +9,9 @@
 //! (Perfetto's protobuf, or Chrome's trace event JSON: [`Format`]);
 //! [`convert_file`] adds what a tool needs around it: `.nsys-rep` reports
 //! exported through the `nsys` CLI, and an output file that appears only when
-//! complete. An export need not be a file: here one is built in memory.
+//! complete. [`merge_files`] puts several reports into one trace (the ranks
+//! of a job on one time line, or two runs side by side). An export need not
+//! be a file: here one is built in memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};
@@ -42,6 +44,7 @@ mod convert;
 mod error;
 mod file;
 mod filter;
+mod merge;
 mod nsys;
 mod output;
 pub mod perfetto;
@@ -59,6 +62,10 @@ pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
 pub use filter::{Filter, TimeWindow};
+pub use merge::{
+    merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
+    MAX_CPUS, MAX_REPORTS, PID_STRIDE,
+};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 pub use series::{
     measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,

@@ -70,16 +70,35 @@ pub fn convert<W: Write + Send>(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), ConvertError> {
+    let namespace = namespace(report)?;
+    let trace = Trace::new(out, namespace, options.gzip);
+    if let Some(t0) = report
+        .meta()
+        .session_start_unix_ns
+        .and_then(|t| u64::try_from(t).ok())
+    {
+        trace.set_wall_clock(t0);
+    }
+    let summary = convert_into(report, &trace, options, namespace, progress)?;
+    Ok((trace.finish()?, summary))
+}
+
+/// Converts the chosen parts of `report` into `trace`, in the trace's
+/// current scope, with flow ids made from `namespace`. Every sequence it
+/// starts is closed when it returns.
+pub fn convert_into<W: Write + Send>(
+    report: &Report,
+    trace: &Trace<W>,
+    options: &Options,
+    namespace: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary, ConvertError> {
     let Options {
         parts,
         filter,
-        gzip,
         findings,
         ..
     } = options;
-    let (gzip, findings) = (*gzip, findings.as_ref());
-    let namespace = namespace(report)?;
-    let trace = Trace::new(out, namespace, gzip);
     let window = filter.time;
     if !window.is_everything() {
         let at = |t: Option<i64>| t.and_then(trace_time);
@@ -91,18 +110,11 @@ pub fn convert<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .map(|t| report.approximate_rows(&t))
         .sum();
-    if let Some(t0) = report
-        .meta()
-        .session_start_unix_ns
-        .and_then(|t| u64::try_from(t).ok())
-    {
-        trace.set_wall_clock(t0);
-    }
     let mut summary = pipeline::run(
         report,
-        &trace,
+        trace,
         *parts,
-        findings,
+        findings.as_ref(),
         namespace,
         &mut |rows_read| {
             progress(Progress {
@@ -122,7 +134,7 @@ pub fn convert<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .collect();
     summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
-    Ok((trace.finish()?, summary))
+    Ok(summary)
 }
 
 /// The kinds of data a trace can carry; all by default, any can be left out.
@@ -295,7 +307,7 @@ fn category_of(table: &str) -> String {
 }
 
 /// A number that tells this report's tracks and flows apart from another's.
-fn namespace(report: &Report) -> Result<u64, ConvertError> {
+pub fn namespace(report: &Report) -> Result<u64, ConvertError> {
     Ok(flows::mix(report.fingerprint()?))
 }
 

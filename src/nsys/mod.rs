@@ -32,6 +32,7 @@ pub mod overhead;
 mod scan;
 mod schema;
 mod select;
+mod span;
 mod strings;
 mod tables;
 mod version;

@@ -40,7 +40,7 @@ pub use sched::{ContextSwitch, EndState, Task};
 pub use sequence::{SequenceWriter, Trace};
 pub use slice::{Arg, ArgValue, CounterValue, Slice};
 pub use stacks::StackFrame;
-pub use tracks::{CounterUnit, TrackId, TrackSpec, Tracks};
+pub use tracks::{CounterUnit, Scope, TrackId, TrackSpec, Tracks};
 
 /// The clock the report's timestamps are written in (trace_processor's default trace clock).
 pub const BOOTTIME: u32 = 6;

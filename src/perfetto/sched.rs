@@ -55,17 +55,23 @@ pub struct ContextSwitch<'a> {
 }
 
 impl ContextSwitch<'_> {
-    pub(super) fn to_ftrace(self) -> FtraceEvent {
+    /// The ftrace event, `time_offset` later, with tids other than the idle
+    /// task's `tid_offset` higher.
+    pub(super) fn to_ftrace(self, time_offset: u64, tid_offset: u32) -> FtraceEvent {
+        let tid = |task: Task| match task.tid {
+            0 => 0,
+            tid => tid + tid_offset as i32,
+        };
         FtraceEvent {
-            timestamp: Some(self.ts),
-            pid: Some(self.prev.tid as u32),
+            timestamp: Some(self.ts + time_offset),
+            pid: Some(tid(self.prev) as u32),
             event: Some(ftrace_event::Event::SchedSwitch(SchedSwitchFtraceEvent {
                 prev_comm: Some(self.prev.name.to_owned()),
-                prev_pid: Some(self.prev.tid),
+                prev_pid: Some(tid(self.prev)),
                 prev_prio: None,
                 prev_state: self.prev_state.map(EndState::bits),
                 next_comm: Some(self.next.name.to_owned()),
-                next_pid: Some(self.next.tid),
+                next_pid: Some(tid(self.next)),
                 next_prio: None,
             })),
         }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Seek, SeekFrom, Write};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -21,9 +21,9 @@ use super::proto::{
 };
 use super::sched::ContextSwitch;
 use super::slice::{Arg, ArgValue, CounterValue, Slice};
-use super::spill::Spill;
+use super::spill::{in_temp_dir, Spill};
 use super::stacks::{StackFrame, StackInterner};
-use super::tracks::{CounterUnit, Maker, TrackId, TrackSpec, Tracks};
+use super::tracks::{CounterUnit, Maker, Scope, TrackId, TrackSpec, Tracks};
 use super::wire;
 use super::{BOOTTIME, REALTIME};
 
@@ -65,9 +65,17 @@ struct Shared<W: Write> {
     out: W,
     tracks: Tracks,
     wall_clock: Option<TracePacket>,
+    /// The latest timestamp seen in the current scope, before its shift.
     last_timestamp: Option<u64>,
+    /// What the current scope adds to timestamps, pids, tids and CPUs.
+    shift: Shift,
+    /// The number of sequences started before the current scope began.
+    scope_base: u32,
     /// The closed sequences, by id.
     sequences: BTreeMap<u32, Written>,
+    /// Closed sequences already put in trace order, with how many there are
+    /// (see [`Trace::settle`]).
+    settled: Option<(File, u32)>,
 }
 
 /// A closed sequence's packets (gzipped if the trace is).
@@ -97,7 +105,10 @@ impl<W: Write> Trace<W> {
                 tracks: Tracks::new(namespace),
                 wall_clock: None,
                 last_timestamp: None,
+                shift: Shift::default(),
+                scope_base: 0,
                 sequences: BTreeMap::new(),
+                settled: None,
             }),
             holder: AtomicUsize::new(NO_THREAD),
             sequences: AtomicU32::new(0),
@@ -130,13 +141,64 @@ impl<W: Write> Trace<W> {
         });
     }
 
+    /// Starts a new scope: what one source (one report of several) writes
+    /// into the trace from now on. Its timestamps are shifted by
+    /// `scope.time_offset`, its pids and tids by `scope.pid_offset`, its
+    /// CPUs by `scope.cpu_offset`; its tracks are made afresh (a pid or
+    /// group key seen in an earlier scope is another track) with uuids from
+    /// `scope.namespace`, and its top-level tracks are named after
+    /// `scope.label`. Start it when no sequence of the previous scope is
+    /// open; [`last_timestamp`](Self::last_timestamp) starts again.
+    pub fn begin_scope(&self, scope: Scope) {
+        let mut shared = self.lock();
+        shared.shift = Shift {
+            time: scope.time_offset,
+            pid: scope.pid_offset,
+            cpu: (!scope.drop_cpus).then_some(scope.cpu_offset),
+        };
+        shared.last_timestamp = None;
+        shared.scope_base = self.sequences.load(Ordering::Relaxed);
+        shared.tracks.begin_scope(scope);
+    }
+
+    /// Moves the sequences closed so far out of memory, in trace order, into
+    /// one temporary file: a trace of many sources then holds neither a
+    /// buffer nor an open file for each of their sequences. Call it once
+    /// every open sequence is closed (between two scopes, say): sequences
+    /// closed later must have higher ids.
+    pub fn settle(&self) -> io::Result<()> {
+        let gzip = self.gzip;
+        let mut shared = self.lock();
+        let closed = std::mem::take(&mut shared.sequences);
+        if closed.is_empty() {
+            return Ok(());
+        }
+        let (file, count) = match &mut shared.settled {
+            Some(settled) => settled,
+            None => shared
+                .settled
+                .insert((tempfile::tempfile().map_err(in_temp_dir)?, 0)),
+        };
+        for written in closed.into_values() {
+            write_written(file, written, gzip)?;
+            *count += 1;
+        }
+        Ok(())
+    }
+
     /// Starts a new packet sequence, with its own interning and delta clock.
     /// Sequence ids count up from 1 in the order sequences are started.
     pub fn sequence(&self) -> SequenceWriter<'_, W> {
         let id = self.sequences.fetch_add(1, Ordering::Relaxed) + 1;
+        let (shift, maker) = {
+            let shared = self.lock();
+            (shared.shift, Maker(id - shared.scope_base))
+        };
         let mut seq = SequenceWriter {
             trace: self,
             id,
+            maker,
+            shift,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             spill: None,
             event_buf: Vec::with_capacity(256),
@@ -150,12 +212,12 @@ impl<W: Write> Trace<W> {
             lanes: Lanes::default(),
             uuids: Vec::new(),
         };
-        seq.push(&start_packet(id, 0));
+        seq.push(&start_packet(id, shift.time));
         seq
     }
 
     /// The latest timestamp of the packets written so far by the sequences
-    /// that were drained or closed.
+    /// of the current scope that were drained or closed, before its shift.
     pub fn last_timestamp(&self) -> Option<u64> {
         self.lock().last_timestamp
     }
@@ -164,13 +226,17 @@ impl<W: Write> Trace<W> {
     /// writer. trace_processor refuses a trace with no packets, so an empty
     /// report still gets one (its clock snapshot).
     pub fn finish(self) -> io::Result<W> {
-        if self.lock().sequences.is_empty() {
+        let nothing = {
+            let shared = self.lock();
+            shared.sequences.is_empty() && shared.settled.is_none()
+        };
+        if nothing {
             self.sequence().close(0)?;
         }
         let gzip = self.gzip;
         let shared = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
         debug_assert_eq!(
-            shared.sequences.len(),
+            shared.sequences.len() + shared.settled.as_ref().map_or(0, |s| s.1 as usize),
             self.sequences.load(Ordering::Relaxed) as usize,
             "every sequence is closed before the trace is put together"
         );
@@ -194,13 +260,12 @@ impl<W: Write> Trace<W> {
             encode_packet(&packet, &mut head);
         }
         write_member(&mut out, &head, gzip)?;
+        if let Some((mut file, _)) = shared.settled {
+            file.seek(SeekFrom::Start(0))?;
+            io::copy(&mut BufReader::with_capacity(FLUSH_AT, file), &mut out)?;
+        }
         for written in shared.sequences.into_values() {
-            match written {
-                Written::Buffered(bytes) => write_member(&mut out, &bytes, gzip)?,
-                Written::Spilled(file) => {
-                    io::copy(&mut BufReader::with_capacity(FLUSH_AT, file), &mut out)?;
-                }
-            }
+            write_written(&mut out, written, gzip)?;
         }
         Ok(out)
     }
@@ -224,6 +289,36 @@ impl<W: Write> Trace<W> {
         Locked {
             guard,
             holder: &self.holder,
+        }
+    }
+}
+
+/// What a scope adds to what its sequences write (see [`Trace::begin_scope`]).
+#[derive(Clone, Copy, Debug)]
+struct Shift {
+    time: u64,
+    pid: u32,
+    /// `None` when the scope's CPU numbers are dropped.
+    cpu: Option<u32>,
+}
+
+impl Default for Shift {
+    /// No scope: everything as it is.
+    fn default() -> Self {
+        Shift {
+            time: 0,
+            pid: 0,
+            cpu: Some(0),
+        }
+    }
+}
+
+impl Shift {
+    /// A pid or tid of the scope, as the trace knows it.
+    fn id(self, id: u32) -> u32 {
+        match id {
+            0 => 0,
+            id => id + self.pid,
         }
     }
 }
@@ -261,6 +356,20 @@ impl<W: Write> Deref for Locked<'_, W> {
 impl<W: Write> DerefMut for Locked<'_, W> {
     fn deref_mut(&mut self) -> &mut Shared<W> {
         &mut self.guard
+    }
+}
+
+/// Writes a closed sequence's packets.
+fn write_written<W: Write>(
+    out: &mut W,
+    written: Written,
+    gzip: Option<Compression>,
+) -> io::Result<()> {
+    match written {
+        Written::Buffered(bytes) => write_member(out, &bytes, gzip),
+        Written::Spilled(file) => {
+            io::copy(&mut BufReader::with_capacity(FLUSH_AT, file), out).map(drop)
+        }
     }
 }
 
@@ -324,6 +433,10 @@ fn sequence_id(id: u32) -> trace_packet::OptionalTrustedPacketSequenceId {
 pub struct SequenceWriter<'t, W: Write> {
     trace: &'t Trace<W>,
     id: u32,
+    /// Who makes this sequence's tracks: its place in its scope.
+    maker: Maker,
+    /// Its scope's shift, applied to what it writes.
+    shift: Shift,
     /// Encoded packets not yet handed to the spill.
     buf: Vec<u8>,
     /// Made when the buffer first fills: a short sequence stays in memory.
@@ -375,10 +488,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// A new counter track, made by this sequence.
     pub fn add_counter_track(&mut self, spec: TrackSpec, unit: CounterUnit) -> TrackId {
-        self.trace
-            .lock()
-            .tracks
-            .add_counter(Maker(self.id), spec, unit)
+        self.trace.lock().tracks.add_counter(self.maker, spec, unit)
     }
 
     /// Writes the value of counter `track` from `ts` on. Counter values, like
@@ -407,7 +517,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// A new track that holds no slices itself (a group, say), made by this sequence.
     pub fn add_track(&mut self, spec: TrackSpec) -> TrackId {
-        self.trace.lock().tracks.add(Maker(self.id), spec)
+        self.trace.lock().tracks.add(self.maker, spec)
     }
 
     /// A new slice track (with lanes as needed) described by `spec`.
@@ -433,9 +543,9 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             Some(end) => Some(end),
             None => Some(OPEN),
         };
-        let (trace, id) = (self.trace, self.id);
+        let (trace, maker) = (self.trace, self.maker);
         let lane = self.lanes.place(
-            |spec| trace.lock().tracks.add(Maker(id), spec.clone()),
+            |spec| trace.lock().tracks.add(maker, spec.clone()),
             track,
             slice.start,
             end,
@@ -509,9 +619,9 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         let mut packet = self.packet(
             ts,
             trace_packet::Data::PerfSample(PerfSample {
-                cpu,
-                pid: Some(pid),
-                tid: Some(tid),
+                cpu: cpu.zip(self.shift.cpu).map(|(c, offset)| c + offset),
+                pid: Some(self.shift.id(pid)),
+                tid: Some(self.shift.id(tid)),
                 callstack_iid: Some(callstack),
             }),
         );
@@ -521,11 +631,19 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Writes context switches of one CPU (in time order), as one ftrace bundle.
     pub fn context_switches(&mut self, cpu: u32, switches: &[ContextSwitch]) -> io::Result<()> {
+        let Some(cpu_offset) = self.shift.cpu else {
+            return Err(io::Error::other(
+                "context switches in a scope whose CPU numbers are dropped",
+            ));
+        };
         // Ftrace events carry their own absolute times: the packet needs none.
         let packet = TracePacket {
             data: Some(trace_packet::Data::FtraceEvents(FtraceEventBundle {
-                cpu: Some(cpu),
-                event: switches.iter().map(|s| s.to_ftrace()).collect(),
+                cpu: Some(cpu + cpu_offset),
+                event: switches
+                    .iter()
+                    .map(|s| s.to_ftrace(self.shift.time, self.shift.pid))
+                    .collect(),
             })),
             optional_trusted_packet_sequence_id: Some(sequence_id(self.id)),
             ..Default::default()
@@ -705,14 +823,15 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// The timestamp of a packet at `ts` and, for a time before the previous
     /// packet's, the clock it is given in: deltas are unsigned, so an earlier
-    /// time is written in absolute terms.
+    /// time is written in absolute terms (shifted: deltas need no shift, as
+    /// the delta clock starts at the shift).
     fn timestamp(&mut self, ts: u64) -> (u64, Option<u32>) {
         if ts >= self.last_ts {
             let delta = ts - self.last_ts;
             self.last_ts = ts;
             (delta, None)
         } else {
-            (ts, Some(BOOTTIME))
+            (ts + self.shift.time, Some(BOOTTIME))
         }
     }
 

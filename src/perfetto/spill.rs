@@ -69,7 +69,7 @@ impl Spill {
 
 /// Says that an error concerns a temporary file, and where those go: the
 /// user's message otherwise names only the output.
-fn in_temp_dir(e: io::Error) -> io::Error {
+pub(super) fn in_temp_dir(e: io::Error) -> io::Error {
     let dir = std::env::temp_dir();
     io::Error::new(
         e.kind(),

@@ -43,6 +43,28 @@ impl TrackSpec {
     }
 }
 
+/// One source of a trace that holds several (see
+/// [`Trace::begin_scope`](super::Trace::begin_scope)): what sets its events
+/// apart from the other sources'.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Keeps the uuids of the scope's tracks apart from other scopes': its
+    /// low 24 bits tell named tracks apart, all of it the others.
+    pub namespace: u64,
+    /// Added to every timestamp.
+    pub time_offset: u64,
+    /// Added to every pid and tid but 0 (the idle task).
+    pub pid_offset: u32,
+    /// Added to every CPU number.
+    pub cpu_offset: u32,
+    /// The scope's CPU numbers do not fit in the trace: its CPU samples go
+    /// without theirs, and it has no context switches to write.
+    pub drop_cpus: bool,
+    /// Put before the names of the scope's top-level tracks (its processes,
+    /// its GPUs), as `label: name`.
+    pub label: Option<String>,
+}
+
 /// What a counter counts, for the UI's axis.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CounterUnit {
@@ -85,6 +107,8 @@ pub struct Maker(pub(super) u32);
 ///   `namespace << 24 | maker << 20 | n` for the maker's n-th track.
 pub struct Tracks {
     namespace: u64,
+    pid_offset: u32,
+    label: Option<String>,
     kinds: Vec<Kind>,
     uuids: Vec<u64>,
     /// Whether something refers to the track, directly or through a child.
@@ -99,6 +123,8 @@ impl Tracks {
     pub fn new(namespace: u64) -> Self {
         Self {
             namespace,
+            pid_offset: 0,
+            label: None,
             kinds: Vec::new(),
             uuids: Vec::new(),
             used: Vec::new(),
@@ -109,8 +135,45 @@ impl Tracks {
         }
     }
 
-    fn push(&mut self, kind: Kind, uuid: u64) -> TrackId {
+    /// Makes the tracks of a new scope from now on: the keys of earlier
+    /// scopes' processes, threads, groups and makers no longer apply.
+    pub(super) fn begin_scope(&mut self, scope: Scope) {
+        self.namespace = scope.namespace;
+        self.pid_offset = scope.pid_offset;
+        self.label = scope.label;
+        self.made.clear();
+        self.processes.clear();
+        self.threads.clear();
+        self.groups.clear();
+    }
+
+    /// A pid or tid as the trace knows it (0, the idle task, as it is).
+    fn shifted(&self, id: i64) -> i64 {
+        match id {
+            0 => 0,
+            id => id + i64::from(self.pid_offset),
+        }
+    }
+
+    /// `name` with the scope's label in front, for a top-level track.
+    fn labelled(&self, name: String) -> String {
+        match &self.label {
+            Some(label) => format!("{label}: {name}"),
+            None => name,
+        }
+    }
+
+    fn push(&mut self, mut kind: Kind, uuid: u64) -> TrackId {
         let id = TrackId(u32::try_from(self.kinds.len()).expect("fewer than 2^32 tracks"));
+        if self.label.is_some() {
+            match &mut kind {
+                Kind::Process { name, .. } => *name = self.labelled(std::mem::take(name)),
+                Kind::Named(spec) | Kind::Counter(spec, _) if spec.parent.is_none() => {
+                    spec.name = self.labelled(std::mem::take(&mut spec.name));
+                }
+                _ => {}
+            }
+        }
         self.kinds.push(kind);
         self.uuids.push(uuid);
         self.used.push(false);
@@ -135,8 +198,12 @@ impl Tracks {
         if let Some(&id) = self.processes.get(&pid) {
             return id;
         }
+        let shifted = self.shifted(pid.into()) as i32;
         let id = self.push(
-            Kind::Process { pid, name: name() },
+            Kind::Process {
+                pid: shifted,
+                name: name(),
+            },
             self.mix([pid as u64, u64::MAX]),
         );
         self.processes.insert(pid, id);
@@ -159,8 +226,8 @@ impl Tracks {
         let id = self.push(
             Kind::Thread {
                 process,
-                pid,
-                tid,
+                pid: self.shifted(pid.into()) as i32,
+                tid: self.shifted(tid),
                 name: name(),
             },
             self.mix([pid as u64, tid as u64]),

@@ -27,9 +27,16 @@ use crate::{human_bytes, INTERRUPTED, USAGE};
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports (`nsys export --type sqlite`), or reports
-    /// (.nsys-rep, .qdrep), which are exported first with the nsys CLI.
+    /// (.nsys-rep, .qdrep), which are exported first with the nsys CLI; or
+    /// directories, whose every export and report below is converted (-o
+    /// then names a directory that mirrors their tree).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<PathBuf>,
+
+    /// With directories: how many files to convert at once (default: the
+    /// number of cores).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 
     /// Output file (default: INPUT with extension .perfetto-trace), or a
     /// directory to write each trace into (the only choice with several
@@ -143,6 +150,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         gpu_in_nvtx,
         nsys,
         quiet,
+        jobs,
     } = args;
     let mut options = Options::default();
     options.gzip = (!no_gzip).then_some(level);
@@ -204,6 +212,10 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         Format::Json => "json",
         _ => "perfetto-trace",
     };
+    if inputs.iter().any(|i| i.is_dir()) {
+        let jobs = jobs.map(usize::from);
+        return crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
+    }
     let targets = match plan(&inputs, output.as_deref(), extension) {
         Ok(targets) => targets,
         Err(message) => {

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod analyze;
+mod batch;
 mod compare;
 mod convert;
+mod merge;
 mod series;
 mod signals;
 mod stats;
@@ -29,6 +31,7 @@ enum Command {
     Compare(compare::Args),
     Analyze(analyze::Args),
     Series(series::Args),
+    Merge(merge::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args, &signals),
         Command::Analyze(args) => analyze::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
+        Command::Merge(args) => merge::run(args, &signals),
     }
 }
 

@@ -1,0 +1,170 @@
+//! `merge`: the reports of one job (one per MPI rank or node) in one trace.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use regex::Regex;
+
+use nsys2perfetto::{
+    merge_files, AlignedOn, Error, Labels, MergeOptions, MergeProgress, MergedReport, Options,
+    RankFrom,
+};
+
+use crate::signals::Signals;
+use crate::{human_bytes, INTERRUPTED};
+
+/// Merge the reports of one job (one per MPI rank or node) into one trace.
+///
+/// The reports are aligned on their wall-clock session starts; every process
+/// and GPU is labelled with its rank and host; pids, tids and CPUs of each
+/// report are moved to numbers of their own (report k's by k x 4194304), so
+/// nothing collides. Durations are exact: events are only shifted.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Nsight Systems SQLite exports or reports (.nsys-rep, .qdrep), one per
+    /// rank.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+
+    /// The merged trace.
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+
+    /// Where a report's MPI_RANKS table does not give its rank: take it from
+    /// the file name with this regex (its first group, or the whole match).
+    /// Without it, or when it does not match, the rank is the file's place
+    /// on the command line, from 0.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    rank_from_name: Option<Regex>,
+
+    /// Write raw protobuf instead of gzip.
+    #[arg(long, conflicts_with = "level")]
+    no_gzip: bool,
+
+    /// Gzip level: 1 is fastest, 9 smallest.
+    #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
+          value_parser = clap::value_parser!(u32).range(1..=9))]
+    level: u32,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
+
+    /// No progress bar and no summary; errors only.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn parse_regex(s: &str) -> Result<Regex, String> {
+    Regex::new(s).map_err(|e| e.to_string())
+}
+
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    let mut options = Options::default();
+    options.gzip = (!args.no_gzip).then_some(args.level);
+    options.nsys = args.nsys;
+    options.cancel = Some(Arc::clone(&signals.cancel));
+    let mut merge = MergeOptions::default();
+    merge.labels = Labels::Ranks {
+        from_name: args.rank_from_name,
+    };
+    let started = Instant::now();
+    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
+        let style = "{msg} [{bar:30}] {percent:>3}%";
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template(style)
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let mut progress = |p: MergeProgress| {
+        let Some(bar) = &bar else { return };
+        match p.conversion {
+            None => {
+                bar.set_message(format!("opening report {}/{}", p.report + 1, p.reports));
+                bar.set_length(p.reports as u64);
+                bar.set_position(p.report as u64);
+            }
+            Some(c) => {
+                bar.set_message(format!("converting report {}/{}", p.report + 1, p.reports));
+                // Each report counts as one step, its rows as a share of it.
+                let share = c.rows_read as f64 / c.rows_total.max(1) as f64;
+                bar.set_length(1000 * p.reports as u64);
+                bar.set_position(1000 * p.report as u64 + (1000.0 * share) as u64);
+            }
+        }
+    };
+    let merged = merge_files(&args.inputs, &args.output, &options, &merge, &mut progress);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match merged {
+        Ok(reports) => {
+            if !args.quiet {
+                print_summary(&reports, &args.output, started);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("nsys2perfetto: {e}");
+            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
+        }
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: Instant) {
+    for r in reports {
+        for warning in r.summary.warnings() {
+            eprintln!("nsys2perfetto: warning: {}: {warning}", r.path.display());
+        }
+        if r.aligned_on == AlignedOn::FirstEvent {
+            eprintln!(
+                "nsys2perfetto: warning: {} records no session start \
+                 (TARGET_INFO_SESSION_START_TIME): aligned on its first event",
+                r.path.display()
+            );
+        }
+        if r.sched_left_out {
+            eprintln!(
+                "nsys2perfetto: warning: {}: its context switches are left out and its CPU \
+                 samples have no CPU: the reports before it number {} CPUs, and \
+                 trace_processor takes CPU numbers below {}",
+                r.path.display(),
+                r.cpu_offset,
+                nsys2perfetto::MAX_CPUS
+            );
+        }
+        if let Some((_, RankFrom::Order)) = r.rank {
+            eprintln!(
+                "nsys2perfetto: note: {}: no MPI_RANKS and no --rank-from-name match: \
+                 rank from its place on the command line",
+                r.path.display(),
+            );
+        }
+        eprintln!(
+            "{}: {} at +{:.3} ms: {}",
+            r.label,
+            r.path.display(),
+            r.offset_ns as f64 / 1e6,
+            r.summary
+        );
+    }
+    let size = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "{} reports -> {} ({}) in {:.2}s",
+        reports.len(),
+        output.display(),
+        human_bytes(size),
+        started.elapsed().as_secs_f64()
+    );
+}

@@ -1,0 +1,486 @@
+//! Several reports in one trace: the ranks of one job, or two runs side by
+//! side.
+//!
+//! The reports are converted one after the other into the same trace, each in
+//! a scope of its own (see [`Trace::begin_scope`]): its timestamps shifted by
+//! its place on a common time line, its pids, tids and CPUs moved to numbers
+//! no other report uses, its tracks and flows made from a namespace of its
+//! own, and its processes and GPUs named after its label. Durations are kept
+//! exactly: a report's events are only shifted. Between two reports the
+//! trace moves what the previous one wrote out of memory, so memory does not
+//! grow with the number of reports.
+//!
+//! Placing the reports needs a few facts of each (its session start, its
+//! first event, its CPUs), read in a first pass over their small tables;
+//! `.nsys-rep` reports are exported once, and their exports kept on disk
+//! until converted.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+use crate::convert::{self, ConvertError};
+use crate::error::{DatabaseError, Error, Result};
+use crate::file::{check_output, rename};
+use crate::nsys::{self, Report};
+use crate::perfetto::{Scope, Trace};
+use crate::{output, Cancellable, Options, Progress, Summary};
+
+/// What the reports are aligned on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Alignment {
+    /// Their wall-clock session starts (`TARGET_INFO_SESSION_START_TIME`):
+    /// what happened at the same moment lines up. A report whose export
+    /// lacks its start is aligned on its first event instead, with the
+    /// earliest first event of those that have one.
+    #[default]
+    SessionStart,
+    /// Their first GPU work (kernel, copy, set, graph), or first event for a
+    /// report with none: runs of one program, compared.
+    FirstGpuWork,
+}
+
+/// How the reports' processes and GPUs are labelled.
+#[derive(Clone, Debug)]
+pub enum Labels {
+    /// `rank N (host)`: the rank from the report's `MPI_RANKS`, else from
+    /// the file name by this regex (its first group, or the whole match, as
+    /// a number), else the report's place among the inputs (from 0); the host
+    /// where the export records it.
+    Ranks { from_name: Option<Regex> },
+    /// These labels, one for each input, in order.
+    Given(Vec<String>),
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels::Ranks { from_name: None }
+    }
+}
+
+/// How to merge, beside the [`Options`] of the conversion.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct MergeOptions {
+    pub alignment: Alignment,
+    pub labels: Labels,
+}
+
+/// Where a report's rank came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankFrom {
+    /// The report's `MPI_RANKS` table names one rank.
+    MpiRanks,
+    /// The file name, by the regex given.
+    FileName,
+    /// The report's place among the inputs.
+    Order,
+}
+
+/// What a report was aligned on, in the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlignedOn {
+    SessionStart,
+    /// Its export lacks the session start, or the alignment asked for it.
+    FirstEvent,
+    FirstGpuWork,
+}
+
+/// One report of a merged trace.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct MergedReport {
+    pub path: PathBuf,
+    /// What its processes and GPUs are named after.
+    pub label: String,
+    /// With [`Labels::Ranks`], its rank and where that came from.
+    pub rank: Option<(i64, RankFrom)>,
+    pub host: Option<String>,
+    pub aligned_on: AlignedOn,
+    /// Added to the report's timestamps (ns).
+    pub offset_ns: u64,
+    /// Added to its pids and tids (0 stays 0: the idle task).
+    pub pid_offset: u32,
+    /// Added to its CPU numbers.
+    pub cpu_offset: u32,
+    /// Its CPUs did not fit below [`MAX_CPUS`] after the reports before it:
+    /// its context switches were left out, its CPU samples have no CPU.
+    pub sched_left_out: bool,
+    pub summary: Summary,
+}
+
+/// How far a merge is.
+#[derive(Clone, Copy, Debug)]
+pub struct MergeProgress {
+    /// The report being read (from 0).
+    pub report: usize,
+    pub reports: usize,
+    /// How far its conversion is; `None` while the reports are being
+    /// opened (and exported) to be placed.
+    pub conversion: Option<Progress>,
+}
+
+/// Each report's pids and tids move up by this much times its place: Linux
+/// pids stay below 2^22 (`PID_MAX_LIMIT`), and perfetto's pids are `i32`.
+pub const PID_STRIDE: u32 = 1 << 22;
+/// CPU numbers trace_processor accepts: below 1024.
+pub const MAX_CPUS: u32 = 1024;
+/// The most reports one trace can hold with pids kept apart.
+pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
+
+/// Converts the reports or exports at `inputs` into one trace at `output`
+/// (written to a temporary file and renamed when complete), as `options`
+/// say, placed and labelled as `merge` says.
+pub fn merge_files(
+    inputs: &[PathBuf],
+    output: &Path,
+    options: &Options,
+    merge: &MergeOptions,
+    progress: &mut dyn FnMut(MergeProgress),
+) -> Result<Vec<MergedReport>> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidOption("no report to merge".into()));
+    }
+    if inputs.len() > MAX_REPORTS {
+        return Err(Error::InvalidOption(format!(
+            "{} reports: one trace holds at most {MAX_REPORTS} with their pids kept apart; \
+             merge them in groups, or concatenate traces converted one by one",
+            inputs.len()
+        )));
+    }
+    if let Labels::Given(labels) = &merge.labels {
+        if labels.len() != inputs.len() {
+            return Err(Error::InvalidOption(format!(
+                "{} labels for {} reports",
+                labels.len(),
+                inputs.len()
+            )));
+        }
+    }
+    if let Some(level) = options.gzip.filter(|l| !(1..=9).contains(l)) {
+        return Err(Error::InvalidOption(format!(
+            "gzip level {level} is not between 1 and 9"
+        )));
+    }
+    for input in inputs {
+        check_output(input, output)?;
+    }
+    let reports = inputs.len();
+    let mut placed = Vec::with_capacity(reports);
+    for (i, input) in inputs.iter().enumerate() {
+        progress(MergeProgress {
+            report: i,
+            reports,
+            conversion: None,
+        });
+        let export = Export::new(input, options)?;
+        let report = export.open(options)?;
+        let facts = Facts::read(&report, input, i, merge)?;
+        placed.push((export, facts));
+    }
+    let plan = Plan::new(&placed, merge.alignment);
+    output::write_atomically(output, |out| {
+        let out = Cancellable {
+            out,
+            cancel: options.cancel.as_deref(),
+        };
+        let trace = Trace::new(out, 0, options.gzip);
+        if let Some(t0) = plan.wall_clock {
+            trace.set_wall_clock(t0);
+        }
+        let mut merged = Vec::with_capacity(reports);
+        let mut cpu_offset = 0u32;
+        for (i, ((export, facts), offset)) in placed.into_iter().zip(&plan.offsets).enumerate() {
+            let report = export.open(options)?;
+            let sched_left_out = cpu_offset.saturating_add(facts.cpus) > MAX_CPUS;
+            let mut parts = options.parts;
+            if sched_left_out {
+                parts = parts.without(crate::Part::Sched);
+            }
+            let namespace = convert::namespace(&report)
+                .map_err(|e| converting(e, &export.input, output, options))?;
+            let scope = Scope {
+                // Flows and tracks apart from every other report's, the same
+                // report given twice included.
+                namespace: (namespace & !0xFF_FFFF) | (i as u64 + 1),
+                time_offset: offset.0,
+                pid_offset: i as u32 * PID_STRIDE,
+                cpu_offset,
+                drop_cpus: sched_left_out,
+                label: Some(facts.label.clone()),
+            };
+            trace.begin_scope(scope.clone());
+            let this_report = Options {
+                parts,
+                ..options.clone()
+            };
+            report.set_filter(Some(&options.filter));
+            let summary =
+                convert::convert_into(&report, &trace, &this_report, scope.namespace, &mut |p| {
+                    progress(MergeProgress {
+                        report: i,
+                        reports,
+                        conversion: Some(p),
+                    })
+                })
+                .map_err(|e| converting(e, &export.input, output, options))
+                .map(|mut s| {
+                    s.no_event_tables = !report.has_event_tables();
+                    s
+                })?;
+            trace
+                .settle()
+                .map_err(|e| converting(ConvertError::Write(e), &export.input, output, options))?;
+            drop(report);
+            merged.push(MergedReport {
+                path: export.input.clone(),
+                label: facts.label,
+                rank: facts.rank,
+                host: facts.host,
+                aligned_on: offset.1,
+                offset_ns: offset.0,
+                pid_offset: scope.pid_offset,
+                cpu_offset,
+                sched_left_out,
+                summary,
+            });
+            if !sched_left_out {
+                cpu_offset = cpu_offset.saturating_add(facts.cpus);
+            }
+        }
+        let mut out = trace.finish().map_err(|cause| Error::Output {
+            path: output.to_owned(),
+            cause,
+        })?;
+        out.flush().map_err(|cause| Error::Output {
+            path: output.to_owned(),
+            cause,
+        })?;
+        Ok(merged)
+    })
+    .map_err(|e| match e {
+        _ if options.cancelled() => Error::Interrupted {
+            path: output.to_owned(),
+        },
+        e => e,
+    })
+}
+
+/// A report's export: the file itself, or one made by nsys into a temporary
+/// directory that lives as long as this.
+struct Export {
+    input: PathBuf,
+    sqlite: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Export {
+    fn new(input: &Path, options: &Options) -> Result<Self> {
+        let interrupted = || Error::Interrupted {
+            path: input.to_owned(),
+        };
+        let (sqlite, dir) = match nsys::sniff(input)? {
+            nsys::FileKind::Sqlite => (input.to_owned(), None),
+            nsys::FileKind::NsysReport => {
+                let dir = tempfile::tempdir().map_err(|cause| Error::Output {
+                    path: std::env::temp_dir(),
+                    cause,
+                })?;
+                let sqlite = nsys::export_to_sqlite(
+                    input,
+                    &options.nsys,
+                    dir.path(),
+                    options.cancel.as_deref(),
+                )
+                .map_err(|e| {
+                    if options.cancelled() {
+                        interrupted()
+                    } else {
+                        e
+                    }
+                })?;
+                (sqlite, Some(dir))
+            }
+        };
+        Ok(Export {
+            input: input.to_owned(),
+            sqlite,
+            _dir: dir,
+        })
+    }
+
+    fn open(&self, options: &Options) -> Result<Report> {
+        match Report::open_cancellable(&self.sqlite, options.cancel.clone()) {
+            Err(_) if options.cancelled() => Err(Error::Interrupted {
+                path: self.input.clone(),
+            }),
+            Err(e) => Err(rename(e, &self.input)),
+            Ok(report) => Ok(report),
+        }
+    }
+}
+
+/// What placing and labelling a report needs to know of it.
+struct Facts {
+    session_start: Option<i64>,
+    first_event: Option<i64>,
+    first_gpu_work: Option<i64>,
+    cpus: u32,
+    label: String,
+    rank: Option<(i64, RankFrom)>,
+    host: Option<String>,
+}
+
+impl Facts {
+    fn read(report: &Report, input: &Path, place: usize, merge: &MergeOptions) -> Result<Self> {
+        let meta = report.meta();
+        let highest_pid = meta
+            .processes
+            .keys()
+            .chain(meta.threads.keys().flat_map(|(p, t)| [p, t]))
+            .max()
+            .copied()
+            .unwrap_or(0);
+        if highest_pid >= PID_STRIDE {
+            return Err(Error::InvalidOption(format!(
+                "{} has pid or tid {highest_pid}, above the {PID_STRIDE} that keeps \
+                 the reports of a merged trace apart",
+                input.display()
+            )));
+        }
+        let host = report.hostname().map_err(|e| damaged(input, e))?;
+        let (label, rank) = match &merge.labels {
+            Labels::Given(labels) => (labels[place].clone(), None),
+            Labels::Ranks { from_name } => {
+                let (rank, from) = rank_of(report, input, from_name.as_ref(), place);
+                let label = match &host {
+                    Some(host) => format!("rank {rank} ({host})"),
+                    None => format!("rank {rank}"),
+                };
+                (label, Some((rank, from)))
+            }
+        };
+        let read = |e| damaged(input, e);
+        let first_gpu_work = match merge.alignment {
+            Alignment::FirstGpuWork => report.first_gpu_time().map_err(read)?,
+            Alignment::SessionStart => None,
+        };
+        Ok(Facts {
+            session_start: meta.session_start_unix_ns,
+            first_event: report.first_event_time().map_err(read)?,
+            first_gpu_work,
+            cpus: report.cpu_count().map_err(read)?,
+            label,
+            rank,
+            host,
+        })
+    }
+}
+
+fn rank_of(
+    report: &Report,
+    input: &Path,
+    from_name: Option<&Regex>,
+    place: usize,
+) -> (i64, RankFrom) {
+    let mut ranks = report.meta().mpi_ranks.values().flatten();
+    if let Some(&first) = ranks.next() {
+        if ranks.all(|&r| r == first) {
+            return (first, RankFrom::MpiRanks);
+        }
+    }
+    let name = input
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let named = from_name.and_then(|regex| {
+        let found = regex.captures(&name)?;
+        let text = found.get(1).or_else(|| found.get(0))?.as_str();
+        text.parse::<i64>().ok()
+    });
+    match named {
+        Some(rank) => (rank, RankFrom::FileName),
+        None => (place as i64, RankFrom::Order),
+    }
+}
+
+/// Where each report goes on the common time line.
+struct Plan {
+    /// Each report's shift, and what it was aligned on.
+    offsets: Vec<(u64, AlignedOn)>,
+    /// The wall-clock time of trace time 0, when the reports were aligned
+    /// on their session starts and at least one records it.
+    wall_clock: Option<u64>,
+}
+
+impl Plan {
+    fn new(placed: &[(Export, Facts)], alignment: Alignment) -> Self {
+        // Each report's session time 0 on a common time line.
+        let mut starts: Vec<(i128, AlignedOn)> = Vec::with_capacity(placed.len());
+        let mut wall = false;
+        match alignment {
+            Alignment::SessionStart => {
+                // Where the first events of the reports with a start fall,
+                // for those without one.
+                let earliest = placed
+                    .iter()
+                    .filter_map(|(_, f)| {
+                        Some(i128::from(f.session_start?) + i128::from(f.first_event.unwrap_or(0)))
+                    })
+                    .min()
+                    .unwrap_or(0);
+                for (_, facts) in placed {
+                    starts.push(match facts.session_start {
+                        Some(start) => {
+                            wall = true;
+                            (i128::from(start), AlignedOn::SessionStart)
+                        }
+                        None => (
+                            earliest - i128::from(facts.first_event.unwrap_or(0)),
+                            AlignedOn::FirstEvent,
+                        ),
+                    });
+                }
+            }
+            Alignment::FirstGpuWork => {
+                for (_, facts) in placed {
+                    starts.push(match (facts.first_gpu_work, facts.first_event) {
+                        (Some(t), _) => (-i128::from(t), AlignedOn::FirstGpuWork),
+                        (None, t) => (-i128::from(t.unwrap_or(0)), AlignedOn::FirstEvent),
+                    });
+                }
+            }
+        }
+        let zero = starts.iter().map(|s| s.0).min().unwrap_or(0);
+        let offsets = starts
+            .iter()
+            .map(|&(start, on)| (u64::try_from(start - zero).unwrap_or(u64::MAX), on))
+            .collect();
+        Plan {
+            offsets,
+            wall_clock: wall.then(|| u64::try_from(zero).ok()).flatten(),
+        }
+    }
+}
+
+fn damaged(path: &Path, e: rusqlite::Error) -> Error {
+    Error::Damaged {
+        path: path.to_owned(),
+        cause: DatabaseError(e),
+    }
+}
+
+/// The error of converting `input` into the trace at `output`.
+fn converting(e: ConvertError, input: &Path, output: &Path, options: &Options) -> Error {
+    match e {
+        _ if options.cancelled() => Error::Interrupted {
+            path: input.to_owned(),
+        },
+        ConvertError::Read(e) => damaged(input, e),
+        ConvertError::Write(cause) => Error::Output {
+            path: output.to_owned(),
+            cause,
+        },
+    }
+}

@@ -1,0 +1,189 @@
+//! `convert DIR`: every report below a directory, converted in parallel;
+//! one broken file fails alone.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use support::fixtures::{require, Need};
+
+const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+
+/// A tree of links to real exports and reports, an export beside its own
+/// report, and a broken file.
+fn tree(shared: &Path, root: &Path) {
+    let fixtures = shared.join("fixtures");
+    let link = |from: &str, to: &str| {
+        let to = root.join(to);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(fixtures.join(from), to).unwrap();
+    };
+    link("sqlite/nsys-ai_mock.sqlite", "a/mock.sqlite");
+    link("sqlite/nsys-ai_healthy_1pct.sqlite", "a/b/healthy.sqlite");
+    link("reports/dlprof_nsys_profile.nsys-rep", "c/dlprof.nsys-rep");
+    // The report's own export, beside it: converted once, as the report.
+    link("sqlite/dlprof_nsys_profile.sqlite", "c/dlprof.sqlite");
+    std::fs::write(root.join("a/b/broken.sqlite"), b"not a database at all").unwrap();
+    std::fs::write(root.join("a/notes.txt"), b"not a report").unwrap();
+}
+
+#[test]
+fn a_directory_converts_every_report_below_and_one_failure_fails_alone() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    if require(Need::Nsys).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let output = dir.path().join("out");
+    tree(&shared, &input);
+    std::fs::create_dir(&output).unwrap();
+    let run = Command::new(BIN)
+        .arg("convert")
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .args(["-j", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    // The table names every file, the broken one with its error.
+    for name in [
+        "mock.sqlite",
+        "healthy.sqlite",
+        "dlprof.nsys-rep",
+        "broken.sqlite",
+    ] {
+        assert!(stderr.contains(name), "{name} not in: {stderr}");
+    }
+    assert!(!stderr.contains("dlprof.sqlite"), "{stderr}");
+    assert!(stderr.contains("3 converted, 1 failed"), "{stderr}");
+    let broken_line = stderr
+        .lines()
+        .find(|l| l.contains("broken.sqlite"))
+        .unwrap();
+    assert!(broken_line.contains("error:"), "{broken_line}");
+
+    // The output mirrors the tree; each trace is valid and holds what a
+    // conversion of its own file holds.
+    let expected = [
+        ("a/mock.perfetto-trace", "a/mock.sqlite"),
+        ("a/b/healthy.perfetto-trace", "a/b/healthy.sqlite"),
+        ("c/dlprof.perfetto-trace", "c/dlprof.nsys-rep"),
+    ];
+    for (trace, source) in expected {
+        let trace = output.join(trace);
+        assert!(trace.is_file(), "{} missing", trace.display());
+        let checked = support::convert::check_trace(&trace);
+        checked.assert_valid();
+        let (single, _) =
+            support::convert::convert(&input.join(source), &nsys2perfetto::Options::default());
+        assert_eq!(checked.slices.len(), single.slices.len(), "{source}");
+        let events: u64 = checked.slices.len() as u64;
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(Path::new(source).file_name().unwrap().to_str().unwrap()))
+            .unwrap();
+        assert!(
+            line.split_whitespace()
+                .any(|w| w.parse::<u64>().ok() >= Some(events)),
+            "{line}"
+        );
+    }
+    assert!(!output.join("a/b/broken.perfetto-trace").exists());
+    let written: Vec<_> = walk(&output);
+    assert_eq!(written.len(), 3, "{written:?}");
+}
+
+#[test]
+fn without_o_traces_go_beside_their_reports() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(input.join("x")).unwrap();
+    std::os::unix::fs::symlink(
+        shared.join("fixtures/sqlite/nsys-ai_mock.sqlite"),
+        input.join("x/mock.sqlite"),
+    )
+    .unwrap();
+    let run = Command::new(BIN)
+        .arg("convert")
+        .arg(&input)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.stderr.is_empty(), "--quiet prints nothing on success");
+    support::convert::check_trace(&input.join("x/mock.perfetto-trace")).assert_valid();
+}
+
+#[test]
+fn a_directory_with_nothing_to_convert_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), b"text").unwrap();
+    let run = Command::new(BIN)
+        .arg("convert")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no .sqlite, .nsys-rep or .qdrep file"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn two_directories_that_would_write_one_trace_are_refused_before_converting() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    for sub in ["x", "y"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        std::os::unix::fs::symlink(
+            shared.join("fixtures/sqlite/nsys-ai_mock.sqlite"),
+            dir.path().join(sub).join("mock.sqlite"),
+        )
+        .unwrap();
+    }
+    let run = Command::new(BIN)
+        .arg("convert")
+        .arg(dir.path().join("x"))
+        .arg(dir.path().join("y"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("would both be written to"), "{stderr}");
+    assert_eq!(walk(&out).len(), 0, "nothing converted");
+}
