@@ -41,6 +41,7 @@ mod file;
 mod nsys;
 mod output;
 pub mod perfetto;
+mod serve;
 mod worker;
 
 use std::io::{self, Write};
@@ -51,7 +52,12 @@ use std::sync::Arc;
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use file::{convert_file, convert_to_writer, same_file};
+pub use nsys::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
+pub use serve::{
+    estimated_tab_memory, spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer,
+    BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN,
+};
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// README.md): level 3 is within 10% of level 6's size at 40% of its cost;

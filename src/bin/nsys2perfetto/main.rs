@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod convert;
+mod open;
+mod profile;
 mod signals;
 
 #[derive(Parser)]
@@ -21,6 +23,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Convert(convert::Args),
+    Profile(profile::Args),
+    Open(open::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -41,6 +45,8 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
+        Command::Profile(args) => profile::run(args, &signals),
+        Command::Open(args) => open::run(args, &signals),
     }
 }
 
