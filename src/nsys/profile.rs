@@ -108,18 +108,9 @@ impl NsysProfile {
         }
         // Files older than this were not made by this run.
         let started = SystemTime::now() - Duration::from_secs(1);
-        let session = format!(
-            "nsys2perfetto-{}-{}",
-            std::process::id(),
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        );
         let mut command = Command::new(&self.nsys);
         command
             .arg("profile")
-            .arg(format!("--session-new={session}"))
             .arg("--output")
             .arg(base_name(&self.output));
         if let Some(trace) = &self.trace {
@@ -141,15 +132,18 @@ impl NsysProfile {
             },
         })?;
         let status = match wait(&mut child, cancel) {
-            Waited::Exited(status) => status,
+            Waited::Exited(status) => {
+                end_session_agent(child.id());
+                status
+            }
             Waited::Failed(e) => {
-                stop_profiling(&mut child, &self.nsys, &session);
+                stop_profiling(&mut child, &self.nsys);
                 return Err(Error::ProfileFailed {
                     reason: format!("nsys could not be waited for: {}", plain(&e)),
                 });
             }
             Waited::Cancelled => {
-                stop_profiling(&mut child, &self.nsys, &session);
+                stop_profiling(&mut child, &self.nsys);
                 for path in [&report, &qdstrm] {
                     if made_since(path, started) {
                         let _ = std::fs::remove_file(path);
@@ -284,27 +278,30 @@ const GRACE: Duration = Duration::from_secs(20);
 /// Ends the profiling session: nsys is asked to end the collection (SIGINT,
 /// as a Ctrl-C would), and it stops the command (which it runs in a session
 /// of its own) with SIGTERM. An nsys that does not end in time has its
-/// session shut down (the command killed), its process group killed, and
-/// the agent it started for the session, which lives outside that group,
-/// killed too.
-fn stop_profiling(child: &mut Child, nsys: &Path, session: &str) {
+/// session shut down (the command killed) and its process group killed;
+/// then the agent it started for the session, which lives outside that
+/// group, is ended too.
+fn stop_profiling(child: &mut Child, nsys: &Path) {
+    let nsys_pid = child.id();
     #[cfg(unix)]
     {
-        let pid = child.id() as libc::pid_t;
+        let pid = nsys_pid as libc::pid_t;
         // SAFETY: kill(2) has no memory-safety preconditions.
         unsafe { libc::kill(pid, libc::SIGINT) };
         if !exits_within(child, GRACE) {
-            let shutdown = Command::new(nsys)
-                .args(["shutdown", "--kill=sigkill"])
-                .arg(format!("--session={session}"))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn();
-            if let Ok(mut shutdown) = shutdown {
-                if !exits_within(&mut shutdown, Duration::from_secs(5)) {
-                    let _ = shutdown.kill();
-                    let _ = shutdown.wait();
+            if let Some((_, session)) = session_agent(nsys_pid) {
+                let shutdown = Command::new(nsys)
+                    .args(["shutdown", "--kill=sigkill"])
+                    .arg(format!("--session={session}"))
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn();
+                if let Ok(mut shutdown) = shutdown {
+                    if !exits_within(&mut shutdown, Duration::from_secs(5)) {
+                        let _ = shutdown.kill();
+                        let _ = shutdown.wait();
+                    }
                 }
             }
             exits_within(child, Duration::from_secs(2));
@@ -315,41 +312,63 @@ fn stop_profiling(child: &mut Child, nsys: &Path, session: &str) {
     }
     let _ = child.kill();
     let _ = child.wait();
-    kill_session_agent(session);
+    end_session_agent(nsys_pid);
 }
 
-/// Kills the agent process that nsys started for `session`, if it is still
-/// there (it outlives an nsys that did not end its session): the process
-/// whose command line names exactly this session, which no other has.
-fn kill_session_agent(session: &str) {
+/// Ends the agent that the nsys of pid `nsys_pid` started for its session
+/// once that nsys is gone: it quits by itself after a session that ended
+/// well, and lingers (and upsets later sessions) after one that did not.
+fn end_session_agent(nsys_pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while let Some((pid, _)) = session_agent(nsys_pid) {
+        if Instant::now() >= deadline {
+            #[cfg(unix)]
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL)
+            };
+            return;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The pid and session name of the agent that the nsys of pid `nsys_pid`
+/// started: the process run as `nsys --start-agent`, whose session is named
+/// `profile-<program>-<nsys_pid>` (nsys's own naming of unnamed sessions).
+fn session_agent(nsys_pid: u32) -> Option<(u32, String)> {
     #[cfg(target_os = "linux")]
     {
-        let wanted = format!("--session-name={session}");
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        for entry in entries.flatten() {
+        let suffix = format!("-{nsys_pid}");
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
             let Some(pid) = entry
                 .file_name()
                 .to_str()
-                .and_then(|n| n.parse::<libc::pid_t>().ok())
+                .and_then(|n| n.parse::<u32>().ok())
             else {
                 continue;
             };
             let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
                 continue;
             };
-            if cmdline
-                .split(|&b| b == 0)
-                .any(|arg| arg == wanted.as_bytes())
-            {
-                // SAFETY: kill(2) has no memory-safety preconditions.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            if !args.contains(&&b"--start-agent"[..]) {
+                continue;
+            }
+            let session = args.iter().find_map(|a| a.strip_prefix(b"--session-name="));
+            if let Some(session) = session.and_then(|s| std::str::from_utf8(s).ok()) {
+                if session.starts_with("profile-") && session.ends_with(&suffix) {
+                    return Some((pid, session.to_owned()));
+                }
             }
         }
+        None
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = session;
+    {
+        let _ = nsys_pid;
+        None
+    }
 }
 
 /// Imports `qdstrm` into `report` with `importer` (`QdstrmImporter`), and

@@ -74,7 +74,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
     let mut profile = NsysProfile::new(command);
     profile.nsys = nsys.clone();
     profile.trace = trace;
-    profile.output = output.unwrap_or_else(|| unused_report_name(Path::new(".")));
+    profile.output = output.unwrap_or_else(|| unused_report_name(Path::new("")));
     profile.nsys_args = nsys_args;
     profile.overwrite = force;
     let trace_path = profile.report_path().with_extension("perfetto-trace");
