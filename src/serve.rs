@@ -412,10 +412,10 @@ pub fn estimated_tab_memory(path: &Path, kind: TraceKind) -> Result<u64> {
     let mut file = File::open(path).map_err(unreadable)?;
     let size = file.metadata().map_err(unreadable)?.len();
     let raw = match kind {
-        // gzip's last 4 bytes are the uncompressed size of its last member,
-        // modulo 4 GiB: the whole where there is one member (as written
-        // here) and it is under 4 GiB. Traces of this converter compress
-        // about 5 times: that bounds it from below.
+        // gzip's last 4 bytes are the uncompressed size of its last member
+        // modulo 4 GiB: the whole only for a single member under 4 GiB.
+        // Traces of this converter are several members (a part each) and
+        // compress about 5 times: that bounds the size from below.
         TraceKind::GzipTrace if size >= 4 => {
             use std::io::{Seek, SeekFrom};
             let mut tail = [0u8; 4];

@@ -406,3 +406,83 @@ fn refuses_bad_input() {
     }
     drop(taken);
 }
+
+/// Chromium (Debian's, headless), where installed: a page of another origin
+/// cannot read the trace (the server refuses it, and the browser's CORS
+/// check fails) while the server stays up; the browser then fetches the
+/// trace itself, and `open` ends. Optional: without Chromium it says so and
+/// passes, in CI too.
+#[test]
+fn headless_chromium_is_refused_elsewhere_and_fetches_it() {
+    use std::os::unix::process::CommandExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let Some(chromium) = ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    }) else {
+        eprintln!("SKIP: no chromium on PATH (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("demo.perfetto-trace");
+    let status = Command::new(BIN)
+        .args(["convert", "-q"])
+        .arg(demo())
+        .arg("-o")
+        .arg(&trace)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let port = free_port();
+    let mut child = spawn_open(&trace, port, &[]);
+    drop(connect(&mut child, port));
+    let browser = |url: &str| {
+        let mut command = Command::new(&chromium);
+        command
+            .args(["--headless", "--no-sandbox", "--disable-gpu"])
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.path().join("chromium").display()
+            ))
+            .args(["--virtual-time-budget=5000", "--dump-dom", url])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0);
+        command.spawn().unwrap()
+    };
+    let page = format!(
+        "data:text/html,<body><script>fetch('http://127.0.0.1:{port}/demo.perfetto-trace')\
+         .then(r=>r.arrayBuffer()).then(b=>document.body.textContent='read '+b.byteLength)\
+         .catch(e=>document.body.textContent='refused')</script></body>"
+    );
+    let mut other_origin = browser(&page);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while other_origin.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(-(other_origin.id() as libc::pid_t), libc::SIGKILL) };
+            panic!("chromium did not finish the page in two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dom = other_origin.wait_with_output().unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("refused"), "{dom}");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "open ended on a refused fetch"
+    );
+
+    // Chromium downloads the trace and then waits: it is stopped once
+    // `open` has ended.
+    let fetching = browser(&format!("http://127.0.0.1:{port}/demo.perfetto-trace"));
+    let (status, stderr) = finish(child);
+    // SAFETY: as above.
+    unsafe { libc::kill(-(fetching.id() as libc::pid_t), libc::SIGKILL) };
+    let _ = fetching.wait_with_output();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("the trace was fetched"), "{stderr}");
+    assert!(port_is_free(port));
+}

@@ -322,15 +322,39 @@ fn end_session_agent(nsys_pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(2);
     while let Some((pid, _)) = session_agent(nsys_pid) {
         if Instant::now() >= deadline {
+            // The raw capture it was writing, in the temporary directory,
+            // goes with it: nsys is gone and will not move it into place.
+            let captures = open_captures(pid);
             #[cfg(unix)]
             // SAFETY: kill(2) has no memory-safety preconditions.
             unsafe {
                 libc::kill(pid as libc::pid_t, libc::SIGKILL)
             };
+            std::thread::sleep(POLL);
+            for capture in captures {
+                let _ = std::fs::remove_file(capture);
+            }
             return;
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// The raw captures (`nsys-report-*.qdstrm`, nsys's temporary name) that
+/// the process `pid` has open.
+fn open_captures(pid: u32) -> Vec<PathBuf> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|target| {
+            target
+                .file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|name| name.starts_with("nsys-report-") && name.ends_with(".qdstrm"))
+        })
+        .collect()
 }
 
 /// The pid and session name of the agent that the nsys of pid `nsys_pid`
