@@ -70,6 +70,43 @@ pub enum Error {
     #[error("{0}")]
     InvalidOption(String),
 
+    /// `nsys profile` made no report.
+    #[error("cannot profile: {reason}")]
+    ProfileFailed { reason: String },
+
+    /// A report of the name asked for exists already.
+    #[error("{} exists: choose another name, or overwrite it", path.display())]
+    ReportExists { path: PathBuf },
+
+    /// nsys left its raw capture, which it could not import, and no
+    /// `QdstrmImporter` was found for it.
+    #[error(
+        "nsys left only {} (it could not import it, and no QdstrmImporter was found near {} or on PATH): \
+         import it with `QdstrmImporter -i {}` from the host-linux-x64 folder of an Nsight Systems install, \
+         then convert the .nsys-rep it makes",
+        qdstrm.display(),
+        nsys.display(),
+        qdstrm.display()
+    )]
+    QdstrmOnly { qdstrm: PathBuf, nsys: PathBuf },
+
+    /// `QdstrmImporter` failed on nsys's raw capture.
+    #[error("{} could not import {}: {reason}", importer.display(), qdstrm.display())]
+    ImportFailed {
+        qdstrm: PathBuf,
+        importer: PathBuf,
+        reason: String,
+    },
+
+    /// The cancellation flag was set while profiling: nsys was stopped and
+    /// what it had written removed.
+    #[error("interrupted while profiling {command}; nsys was stopped and no report kept")]
+    ProfilingInterrupted { command: String },
+
+    /// A trace could not be served to the UI.
+    #[error("{reason}")]
+    Serve { reason: String },
+
     /// The cancellation flag was set: nothing was left behind.
     #[error("interrupted while converting {}; no trace written", path.display())]
     Interrupted { path: PathBuf },

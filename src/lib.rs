@@ -49,6 +49,7 @@ mod nsys;
 mod output;
 pub mod perfetto;
 mod series;
+pub mod serve;
 pub mod stats;
 mod worker;
 
@@ -66,6 +67,7 @@ pub use merge::{
     merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
     MAX_CPUS, MAX_REPORTS, PID_STRIDE,
 };
+pub use nsys::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
 pub use series::{
     measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,

@@ -225,7 +225,7 @@ fn says_version_unsupported(said: &str) -> bool {
 }
 
 /// The most telling line of nsys's output, for a one-line error.
-fn nsys_message(text: &str) -> Option<String> {
+pub(super) fn nsys_message(text: &str) -> Option<String> {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

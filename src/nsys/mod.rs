@@ -29,6 +29,7 @@ mod meta;
 pub mod metrics;
 pub mod nvtx;
 pub mod overhead;
+mod profile;
 mod scan;
 mod schema;
 mod select;
@@ -47,6 +48,7 @@ use rusqlite::Connection;
 
 pub use export::{export_to_sqlite, sniff, FileKind};
 pub use meta::{CudaContext, Metadata};
+pub use profile::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use scan::Streamed;
 pub use schema::Schema;
 use select::Select;

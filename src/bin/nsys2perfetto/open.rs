@@ -1,0 +1,248 @@
+//! `open`: a trace (or a report, converted first) opened in ui.perfetto.dev.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nsys2perfetto::serve::{
+    estimated_tab_memory, spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer,
+    BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN,
+};
+use nsys2perfetto::{convert_file, Error, Options};
+
+use crate::signals::Signals;
+use crate::{human_bytes, INTERRUPTED};
+
+/// Open a trace in ui.perfetto.dev, converting a report first.
+///
+/// The trace is served once on 127.0.0.1 (only ui.perfetto.dev may fetch
+/// it) and the UI opened on it in the browser; the command ends once the
+/// trace was fetched, or at Ctrl-C. A trace too big for a browser tab is
+/// loaded by trace_processor_shell instead, which the UI then uses as its
+/// accelerator, until Ctrl-C.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A Perfetto trace, or a report or export to convert first (into a
+    /// temporary file, removed afterwards).
+    #[arg(value_name = "TRACE_OR_REPORT")]
+    input: PathBuf,
+
+    /// The port on 127.0.0.1 (the UI fetches from 9001 only; another port
+    /// suits a tunnel or a test).
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
+
+    /// trace_processor_shell, for traces too big for a browser tab
+    /// (default: trace_processor_shell, then trace_processor, on PATH).
+    #[arg(long, value_name = "PATH")]
+    tp: Option<PathBuf>,
+
+    /// Load the trace in trace_processor_shell whatever its size.
+    #[arg(long)]
+    native: bool,
+
+    /// Print the URL, open no browser.
+    #[arg(long)]
+    no_browser: bool,
+
+    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
+    #[arg(long, value_name = "PATH", default_value = "nsys")]
+    nsys: PathBuf,
+}
+
+pub fn run(args: Args, signals: &Signals) -> ExitCode {
+    match open(args, signals) {
+        Ok(code) => code,
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("nsys2perfetto: {e}");
+            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
+        }
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn open(args: Args, signals: &Signals) -> Result<ExitCode, Error> {
+    let kind = trace_kind(&args.input)?;
+    // A converted report lives in a directory removed when this returns.
+    let mut _converted_dir = None;
+    let (trace, kind) = match kind {
+        TraceKind::Report => {
+            let dir = tempfile::tempdir().map_err(|cause| Error::Output {
+                path: std::env::temp_dir(),
+                cause,
+            })?;
+            let name = Path::new(args.input.file_name().unwrap_or(args.input.as_os_str()))
+                .with_extension("perfetto-trace");
+            let trace = dir.path().join(name);
+            let mut options = Options::default();
+            options.nsys = args.nsys.clone();
+            options.cancel = Some(Arc::clone(&signals.cancel));
+            let started = Instant::now();
+            let summary = convert_file(&args.input, &trace, &options, &mut |_| {})?;
+            eprintln!(
+                "{}: {summary} in {:.2}s",
+                args.input.display(),
+                started.elapsed().as_secs_f64()
+            );
+            _converted_dir = Some(dir);
+            (trace, TraceKind::GzipTrace)
+        }
+        kind => (args.input.clone(), kind),
+    };
+    let memory = estimated_tab_memory(&trace, kind)?;
+    if args.native || memory > BROWSER_TAB_LIMIT {
+        if !args.native {
+            eprintln!(
+                "{} needs about {} in trace_processor, more than a browser tab has ({}): \
+                 it is loaded by trace_processor_shell instead",
+                trace.display(),
+                human_bytes(memory),
+                human_bytes(BROWSER_TAB_LIMIT)
+            );
+        }
+        return serve_native(&args, &trace, signals);
+    }
+    let server = TraceServer::bind(&trace, args.port)?;
+    let url = server.ui_url();
+    let opened = !args.no_browser && open_browser(&url);
+    if opened {
+        eprintln!("opened {url}");
+    } else {
+        eprintln!("open {url}");
+    }
+    if !opened || std::env::var_os("SSH_CONNECTION").is_some() {
+        let port = server.local_addr().port();
+        eprintln!(
+            "on another machine than the browser's, first: ssh -L {port}:127.0.0.1:{port} {}",
+            host_name()
+        );
+    }
+    eprintln!(
+        "serving {} ({}) once on {}; Ctrl-C stops",
+        trace.display(),
+        human_bytes(std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0)),
+        server.trace_url()
+    );
+    match server.serve(&signals.cancel)? {
+        Served::Fetched => {
+            eprintln!("the trace was fetched");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => {
+            eprintln!("nsys2perfetto: interrupted before the trace was fetched");
+            Ok(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)))
+        }
+    }
+}
+
+/// trace_processor_shell serving the trace to the UI until Ctrl-C.
+fn serve_native(args: &Args, trace: &Path, signals: &Signals) -> Result<ExitCode, Error> {
+    let tp = match &args.tp {
+        Some(tp) => tp.clone(),
+        None => {
+            on_path(&["trace_processor_shell", "trace_processor"]).ok_or_else(|| Error::Serve {
+                reason: "trace_processor_shell is not on PATH: pass --tp PATH \
+                         (https://perfetto.dev/docs/analysis/trace-processor)"
+                    .into(),
+            })?
+        }
+    };
+    if std::net::TcpListener::bind(("127.0.0.1", args.port)).is_err() {
+        return Err(Error::Serve {
+            reason: format!(
+                "port {} of 127.0.0.1 is in use: stop what uses it, or choose another port",
+                args.port
+            ),
+        });
+    }
+    let mut child = spawn_trace_processor(&tp, trace, args.port)?;
+    let url = format!("{UI_ORIGIN}/#!/");
+    eprintln!(
+        "{} loads {} on 127.0.0.1:{}; the UI at {url} offers to use it (\"Use loaded trace\"); Ctrl-C stops it",
+        tp.display(),
+        trace.display(),
+        args.port
+    );
+    if !args.no_browser {
+        open_browser(&url);
+    }
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break Some(status);
+        }
+        if signals.cancel.load(Ordering::Relaxed) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    match status {
+        Some(status) => Err(Error::Serve {
+            reason: format!("{} stopped ({status})", tp.display()),
+        }),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("nsys2perfetto: trace_processor stopped");
+            Ok(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)))
+        }
+    }
+}
+
+/// Opens `url` with $BROWSER (a list separated by colons), xdg-open or
+/// open; whether one of them did.
+fn open_browser(url: &str) -> bool {
+    let mut candidates: Vec<String> = std::env::var("BROWSER")
+        .map(|b| {
+            b.split(':')
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    candidates.extend(["xdg-open".to_owned(), "open".to_owned()]);
+    candidates.iter().any(|program| {
+        let child = Command::new(program)
+            .arg(url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(mut child) = child else {
+            return false;
+        };
+        // xdg-open returns once the browser has the URL, and fails without
+        // a desktop; a browser itself may keep running.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return status.success(),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                _ => return true,
+            }
+        }
+    })
+}
+
+fn on_path(programs: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    programs.iter().find_map(|program| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "HOST".to_owned())
+}
