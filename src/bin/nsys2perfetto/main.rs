@@ -9,13 +9,10 @@ mod analyze;
 mod batch;
 mod compare;
 mod convert;
-<<<<<<< HEAD
 mod merge;
-mod series;
-=======
 mod open;
 mod profile;
->>>>>>> profile
+mod series;
 mod signals;
 mod stats;
 
@@ -32,16 +29,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Convert(convert::Args),
-<<<<<<< HEAD
-    Stats(stats::Args),
-    Compare(compare::Args),
-    Analyze(analyze::Args),
-    Series(series::Args),
-    Merge(merge::Args),
-=======
     Profile(profile::Args),
     Open(open::Args),
->>>>>>> profile
+    Merge(merge::Args),
+    Stats(stats::Args),
+    Analyze(analyze::Args),
+    Compare(compare::Args),
+    Series(series::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -62,16 +56,13 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
-<<<<<<< HEAD
-        Command::Stats(args) => stats::run(args, &signals),
-        Command::Compare(args) => compare::run(args, &signals),
-        Command::Analyze(args) => analyze::run(args, &signals),
-        Command::Series(args) => series::run(args, &signals),
-        Command::Merge(args) => merge::run(args, &signals),
-=======
         Command::Profile(args) => profile::run(args, &signals),
         Command::Open(args) => open::run(args, &signals),
->>>>>>> profile
+        Command::Merge(args) => merge::run(args, &signals),
+        Command::Stats(args) => stats::run(args, &signals),
+        Command::Analyze(args) => analyze::run(args, &signals),
+        Command::Compare(args) => compare::run(args, &signals),
+        Command::Series(args) => series::run(args, &signals),
     }
 }
 
