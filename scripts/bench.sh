@@ -13,11 +13,17 @@
 #   floor gzip      examples/gzip_floor.rs: our compressor on our raw (--no-gzip) trace
 #   stats           nsys2perfetto stats, the summaries in STATS_REPORTS, as CSV
 #   nsys-stats      `nsys stats` on the same export and summaries (when nsys is on PATH)
+#   one core        nsys2perfetto again, pinned to one core (taskset -c 0)
+# Then, on the inputs of LOAD_SCALES (default 50), the time to open: each trace
+# loaded by Perfetto's trace_processor (../shared/tools/trace_processor_shell),
+# ours and nsys-chrome's JSON, RUNS times taking turns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS=${RUNS:-5}
 SCALES=${SCALES:-"50 500"}
+LOAD_SCALES=${LOAD_SCALES:-"50"}
+TRACE_PROCESSOR=${TRACE_PROCESSOR:-../shared/tools/trace_processor_shell}
 WORK=${WORK:-target/bench}
 SOURCE=${SOURCE:-../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite}
 STATS_REPORTS=${STATS_REPORTS:-cudaapisum,gpukernsum,gpumemtimesum,gpumemsizesum,gpusum,nvtxsum}
@@ -42,12 +48,17 @@ if [ ! -x "$PEER" ]; then
   chmod +x "$PEER"
 fi
 
-# once NAME CMD...: runs CMD once, appends a "name wall_s rss_kb" line.
+# once NAME CMD...: runs CMD once, appends a "name wall_s rss_kb user_s sys_s" line.
 once() {
   local name=$1
   shift
-  /usr/bin/time -f "$name %e %M" -a -o "$WORK/times.txt" "$@" >/dev/null 2>&1
+  /usr/bin/time -f "$name %e %M %U %S" -a -o "$WORK/times.txt" "$@" >/dev/null 2>&1
 }
+# One core of the machine's, for how the conversion scales (none when it has one).
+ONE_CORE=()
+if [ "$(nproc)" -gt 1 ] && command -v taskset >/dev/null; then
+  ONE_CORE=(taskset -c 0)
+fi
 
 : >"$WORK/times.txt"
 : >"$WORK/sizes.txt"
@@ -80,7 +91,24 @@ PY
       once "x$scale nsys-stats" nsys stats -q --format csv --report "$STATS_REPORTS" \
         --force-overwrite true -o "$WORK/nsys_stats_x$scale" "$input"
     fi
+    if [ ${#ONE_CORE[@]} -gt 0 ]; then
+      once "x$scale one-core" "${ONE_CORE[@]}" "$OURS" convert "$input" -o "$WORK/out_x$scale.1core" -q
+    fi
   done
+  rm -f "$WORK/out_x$scale.1core"
+  # Time to open: the load into trace_processor, of our trace and of the JSON.
+  if [[ " $LOAD_SCALES " == *" $scale "* ]] && [ -x "$TRACE_PROCESSOR" ]; then
+    count="select count(*) from slice"
+    for _ in $(seq "$RUNS"); do
+      once "x$scale load-nsys2perfetto" "$TRACE_PROCESSOR" query "$WORK/out_x$scale.perfetto-trace" "$count"
+      once "x$scale load-nsys-chrome" "$TRACE_PROCESSOR" query "$WORK/out_x$scale.json.gz" "$count"
+    done
+    for tool in nsys2perfetto nsys-chrome; do
+      out="$WORK/out_x$scale.perfetto-trace"
+      [ "$tool" = nsys-chrome ] && out="$WORK/out_x$scale.json.gz"
+      echo "x$scale slices-$tool $("$TRACE_PROCESSOR" query "$out" "$count" 2>/dev/null | tail -1)" >>"$WORK/sizes.txt"
+    done
+  fi
   echo "x$scale nsys2perfetto $(stat -c %s "$WORK/out_x$scale.perfetto-trace")" >>"$WORK/sizes.txt"
   echo "x$scale nsys-chrome $(stat -c %s "$WORK/out_x$scale.json.gz")" >>"$WORK/sizes.txt"
   echo "x$scale raw $(stat -c %s "$WORK/out_x$scale.pb")" >>"$WORK/sizes.txt"

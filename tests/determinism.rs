@@ -47,6 +47,18 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     raw
 }
 
+/// How many gzip members `bytes` holds, one after the other.
+fn gzip_members(mut bytes: &[u8]) -> usize {
+    let mut members = 0;
+    while !bytes.is_empty() {
+        let mut member = flate2::bufread::GzDecoder::new(bytes);
+        std::io::copy(&mut member, &mut std::io::sink()).expect("valid gzip");
+        bytes = member.into_inner();
+        members += 1;
+    }
+    members
+}
+
 /// Checks the layout that makes the bytes repeatable: first the clock
 /// snapshot and every track descriptor, on a sequence of their own; then each
 /// other sequence whole, in increasing id order. Returns the number of those.
@@ -218,7 +230,7 @@ fn write_part(seq: &mut SequenceWriter<'_, Vec<u8>>, part: usize, seed: Option<u
     );
     let mut tracks: FxHashMap<i64, SliceTrack> = FxHashMap::default();
     let names: Vec<String> = (0..40).map(|i| format!("op {i} of part {part}")).collect();
-    for k in 0..12_000u64 {
+    for k in 0..60_000u64 {
         pause();
         // The parts take the shared threads in different orders.
         let tid = 100 + (k * (part as u64 + 1) + part as u64) as i64 % 5;
@@ -253,8 +265,12 @@ fn sequences_written_in_any_interleaving_give_the_same_bytes() {
     for gzip in [None, Some(3)] {
         let first = write_trace(Schedule::OneByOne([0, 1, 2]), gzip);
         assert_eq!(assert_layout(&first), 3);
-        // Each of the three sequences outgrew its buffer.
-        assert!(gunzip(&first).len() > 3 * (256 << 10));
+        // Each of the three sequences outgrew its buffer several times:
+        // gzipped, its chunks are members compressed by several threads.
+        assert!(gunzip(&first).len() > 3 * 3 * (1 << 20));
+        if gzip.is_some() {
+            assert!(gzip_members(&first) > 3 * 3, "{}", gzip_members(&first));
+        }
         let others = [
             Schedule::OneByOne([2, 1, 0]),
             Schedule::OneByOne([1, 2, 0]),

@@ -339,10 +339,10 @@ impl<W: Write> Mapper<'_, '_, W> {
                 (Some(_), None) => self.summary.gpu_ops_without_launch += 1,
             }
         }
+        // Device, process, context and stream are the track's: its name,
+        // description and GPU group say them once for all its slices. A
+        // stream may run work of several green contexts, so that stays.
         push_int(&mut args, "correlation_id", op.correlation_id);
-        args.push(Arg::new("device", ArgValue::Int(op.place.device)));
-        push_int(&mut args, "context", op.place.context);
-        args.push(Arg::new("stream", ArgValue::Int(op.place.stream)));
         push_int(&mut args, "green_context", op.green_context);
         push_int(&mut args, "graph_node_id", op.graph_node);
         let end = self.end_of(start, op.end);

@@ -3,13 +3,19 @@
 //! Each sequence writes into a spill of its own, so that what it writes does
 //! not depend on what other sequences do meanwhile: an anonymous temporary
 //! file (unlinked from the start, so nothing is left behind whatever happens
-//! to the process). When the trace is gzipped, the spill holds the sequence as
-//! one gzip member, compressed on a thread of its own beside the one that
-//! produces the packets.
+//! to the process). When the trace is gzipped, each chunk the sequence hands
+//! over becomes a gzip member of its own, compressed by the trace's
+//! [`Compressors`]: a few threads shared by all sequences, as many as the
+//! process may use cores. The members go into the file in the order of their
+//! chunks, so the bytes do not depend on which thread compressed what, or
+//! when. Readers take concatenated members as one stream.
 
+use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::num::NonZeroUsize;
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 
 use flate2::write::GzEncoder;
@@ -17,24 +23,28 @@ use flate2::Compression;
 
 use crate::worker::outcome;
 
-/// Chunks on their way to the compressor: enough to keep it busy while the
-/// producer fills the next, little memory.
-const CHUNKS_IN_FLIGHT: usize = 2;
-/// The compressor's output buffer: fewer, larger writes to the file.
-const OUTPUT_BUFFER: usize = 256 << 10;
+/// Chunks of one spill being compressed or waiting to be: enough to keep
+/// the compressors busy while the sequence fills the next, little memory.
+const CHUNKS_IN_FLIGHT: usize = 1;
 
 pub(super) struct Spill(Sink);
 
 enum Sink {
     Raw(File),
-    Gzip(Compressor),
+    Gzip(Members),
 }
 
 impl Spill {
-    pub fn new(gzip: Option<Compression>) -> io::Result<Self> {
+    /// A spill of raw packets, or, given `compressors`, of gzip members.
+    pub fn new(compressors: Option<CompressorHandle>) -> io::Result<Self> {
         let file = tempfile::tempfile().map_err(in_temp_dir)?;
-        Ok(Spill(match gzip {
-            Some(level) => Sink::Gzip(Compressor::new(file, level)?),
+        Ok(Spill(match compressors {
+            Some(compressors) => Sink::Gzip(Members {
+                file,
+                compressors,
+                in_flight: VecDeque::with_capacity(CHUNKS_IN_FLIGHT + 1),
+                spare: Vec::new(),
+            }),
             None => Sink::Raw(file),
         }))
     }
@@ -51,7 +61,7 @@ impl Spill {
                 chunk.clear();
                 Ok(())
             }
-            Sink::Gzip(compressor) => compressor.send(chunk),
+            Sink::Gzip(members) => members.send(chunk),
         }
     }
 
@@ -59,7 +69,7 @@ impl Spill {
     pub fn finish(self) -> io::Result<File> {
         let finished = match self.0 {
             Sink::Raw(file) => Ok(file),
-            Sink::Gzip(compressor) => compressor.finish(),
+            Sink::Gzip(members) => members.finish(),
         };
         let mut file = finished.map_err(in_temp_dir)?;
         file.seek(SeekFrom::Start(0))?;
@@ -77,79 +87,152 @@ pub(super) fn in_temp_dir(e: io::Error) -> io::Error {
     )
 }
 
-/// Gzips the chunks it is sent into a file, on a thread of its own.
-struct Compressor {
-    chunks: Option<SyncSender<Vec<u8>>>,
-    /// Emptied chunks coming back, to be filled again.
-    spare: Receiver<Vec<u8>>,
-    thread: Option<JoinHandle<io::Result<File>>>,
+/// A spill's gzip members, written to its file in the order of their chunks.
+struct Members {
+    file: File,
+    compressors: CompressorHandle,
+    /// The members being compressed, oldest first.
+    in_flight: VecDeque<Receiver<Compressed>>,
+    /// Emptied chunks, to be filled again.
+    spare: Vec<Vec<u8>>,
 }
 
-impl Compressor {
-    fn new(file: File, level: Compression) -> io::Result<Self> {
-        let (chunks, incoming) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
-        let (recycle, spare) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 1);
-        let thread =
-            thread::Builder::new()
-                .name("gzip".into())
-                .spawn(move || -> io::Result<File> {
-                    let out = BufWriter::with_capacity(OUTPUT_BUFFER, file);
-                    let mut gz = GzEncoder::new(out, level);
-                    for mut chunk in incoming {
-                        gz.write_all(&chunk)?;
-                        chunk.clear();
-                        // Hand the buffer back; if the producer is gone, drop it.
-                        let _ = recycle.try_send(chunk);
-                    }
-                    gz.finish()?.into_inner().map_err(|e| e.into_error())
-                })?;
-        Ok(Self {
-            chunks: Some(chunks),
-            spare,
-            thread: Some(thread),
-        })
-    }
-
+impl Members {
     fn send(&mut self, chunk: &mut Vec<u8>) -> io::Result<()> {
         let next = self
             .spare
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(chunk.capacity()));
-        let full = std::mem::replace(chunk, next);
-        match self.chunks.as_ref().map(|c| c.send(full)) {
-            Some(Ok(())) => Ok(()),
-            // The compressor stopped: its own error says why.
-            _ => Err(self
-                .join()
-                .err()
-                .unwrap_or_else(|| io::Error::other("compressor stopped"))),
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(chunk.capacity()));
+        let raw = std::mem::replace(chunk, next);
+        let (done, member) = mpsc::sync_channel(1);
+        let job = Job {
+            raw,
+            level: self.compressors.level,
+            done,
+        };
+        if self.compressors.jobs.send(job).is_err() {
+            return Err(stopped());
         }
+        self.in_flight.push_back(member);
+        while self.in_flight.len() > CHUNKS_IN_FLIGHT {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest member and writes it.
+    fn write_oldest(&mut self) -> io::Result<()> {
+        let Some(member) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        let Compressed { mut raw, member } = member.recv().map_err(|_| stopped())?;
+        self.file.write_all(&member?)?;
+        raw.clear();
+        if self.spare.len() < CHUNKS_IN_FLIGHT {
+            self.spare.push(raw);
+        }
+        Ok(())
     }
 
     fn finish(mut self) -> io::Result<File> {
-        self.join()?
-            .ok_or_else(|| io::Error::other("compressor already stopped"))
-    }
-
-    fn join(&mut self) -> io::Result<Option<File>> {
-        self.chunks = None;
-        match self.thread.take() {
-            Some(thread) => outcome(thread.join()).map(Some),
-            None => Ok(None),
+        while !self.in_flight.is_empty() {
+            self.write_oldest()?;
         }
+        Ok(self.file)
     }
 }
 
-impl Drop for Compressor {
+/// A compressor thread stopped without an answer: it panicked, and joining
+/// it (see [`Compressors`]'s drop) resumes that panic.
+fn stopped() -> io::Error {
+    io::Error::other("a compressor thread stopped")
+}
+
+/// A chunk to compress, and where its member goes.
+struct Job {
+    raw: Vec<u8>,
+    level: Compression,
+    done: SyncSender<Compressed>,
+}
+
+/// A compressed chunk: the member, and the chunk's buffer back for reuse.
+struct Compressed {
+    raw: Vec<u8>,
+    member: io::Result<Vec<u8>>,
+}
+
+/// The threads that compress the chunks of a trace's spills, started on
+/// first use: one per core the process may run on.
+#[derive(Default)]
+pub(super) struct Compressors {
+    jobs: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// What a spill needs to have its chunks compressed.
+pub(super) struct CompressorHandle {
+    jobs: Sender<Job>,
+    level: Compression,
+}
+
+impl Compressors {
+    /// A handle for a new spill, starting the threads if none runs yet.
+    pub fn handle(&mut self, level: Compression) -> io::Result<CompressorHandle> {
+        let jobs = match &self.jobs {
+            Some(jobs) => jobs.clone(),
+            None => self.start()?,
+        };
+        Ok(CompressorHandle { jobs, level })
+    }
+
+    fn start(&mut self) -> io::Result<Sender<Job>> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let queue = Arc::new(Mutex::new(queue));
+        let cores = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        for _ in 0..cores {
+            let queue = Arc::clone(&queue);
+            let thread = thread::Builder::new()
+                .name("gzip".into())
+                .spawn(move || compress_jobs(&queue))?;
+            self.threads.push(thread);
+        }
+        self.jobs = Some(jobs.clone());
+        Ok(jobs)
+    }
+}
+
+/// Compresses jobs until every sender is gone.
+fn compress_jobs(queue: &Mutex<Receiver<Job>>) {
+    loop {
+        // The lock is held only to take a job, not while compressing it.
+        let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok(Job { raw, level, done }) = job else {
+            return;
+        };
+        let member = gzip_member(&raw, level);
+        // A spill that gave up (a failure elsewhere) no longer listens.
+        let _ = done.send(Compressed { raw, member });
+    }
+}
+
+/// `bytes` as one gzip member.
+pub(super) fn gzip_member(bytes: &[u8], level: Compression) -> io::Result<Vec<u8>> {
+    // Traces compress about 5 to 1.
+    let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), level);
+    gz.write_all(bytes)?;
+    gz.finish()
+}
+
+impl Drop for Compressors {
     fn drop(&mut self) {
-        // Still running: the sequence was given up (a failure elsewhere),
-        // and the file goes unread.
-        self.chunks = None;
-        if let Some(thread) = self.thread.take() {
+        // The threads end once the spills' handles are gone too: every
+        // spill has been finished or given up by now.
+        self.jobs = None;
+        for thread in self.threads.drain(..) {
             let joined = thread.join();
             // A second panic while one unwinds would abort the process.
             if !thread::panicking() {
-                let _ = outcome(joined);
+                outcome(joined);
             }
         }
     }
