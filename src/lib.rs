@@ -69,6 +69,7 @@ pub use merge::{
 };
 pub use nsys::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
+pub use output::write_atomically;
 pub use series::{
     measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
 };

@@ -7,6 +7,10 @@ use crate::error::{Error, Result};
 
 /// Runs `write` on a writer into a temporary file beside `path`, and moves the
 /// file into place only if it succeeds.
+///
+/// A `path` that is a device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO)
+/// is written in place instead: renaming a file over it would replace the
+/// device, for every program on the machine.
 pub fn write_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
@@ -15,6 +19,16 @@ pub fn write_atomically<T>(
         path: path.to_owned(),
         cause,
     };
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(failed)?;
+        let mut out = BufWriter::with_capacity(BUFFER, file);
+        let value = write(&mut out)?;
+        out.flush().map_err(failed)?;
+        return Ok(value);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -735,3 +735,52 @@ fn a_cancelled_conversion_writes_nothing() {
     );
     assert!(listing(dir.path()).is_empty());
 }
+
+/// A named pipe as the output is written into, not replaced by a file (the
+/// rule that keeps `-o /dev/null` and `-o /dev/stdout` from replacing those
+/// devices for the whole machine).
+#[cfg(unix)]
+#[test]
+fn a_pipe_as_output_is_written_into_not_replaced() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.fifo");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    for args in [
+        vec!["convert", demo().to_str().unwrap(), "-o"],
+        vec!["stats", demo().to_str().unwrap(), "-o"],
+    ] {
+        let child = Command::new(BIN)
+            .args(&args)
+            .arg(&fifo)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut bytes = Vec::new();
+        std::fs::File::open(&fifo)
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!bytes.is_empty(), "{args:?}: nothing came through the pipe");
+        if args[0] == "convert" {
+            assert_eq!(bytes[..2], [0x1f, 0x8b], "a gzipped trace");
+        }
+        let kind = std::fs::metadata(&fifo).unwrap().file_type();
+        assert!(
+            std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+            "{args:?} replaced the pipe"
+        );
+        assert_eq!(
+            listing(dir.path()),
+            ["trace.fifo"],
+            "{args:?} left files behind"
+        );
+    }
+}

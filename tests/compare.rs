@@ -270,3 +270,64 @@ fn the_command_prints_a_report_against_itself_as_no_change() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(1));
 }
+
+/// `--trace`: both runs in one trace, each under top-level tracks labelled
+/// `A: ` or `B: `, their first GPU work at the same time, and every slice of
+/// each run there.
+#[test]
+fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work() {
+    let (Some(a), Some(b)) = (
+        fixture("h100_torch_graph_node.sqlite"),
+        fixture("h100_torch_graph_whole.sqlite"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("both.perfetto-trace");
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--format", "csv", "--trace"])
+        .arg(&trace)
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = support::convert::check_trace(&trace);
+    merged.assert_valid();
+    let label = |s: &support::checker::Slice| {
+        let root = merged.root_of(s.track);
+        let name = match (root.pid, root.tid) {
+            (Some(pid), Some(_)) => merged
+                .tracks
+                .values()
+                .find(|t| t.pid == Some(pid) && t.tid.is_none())
+                .and_then(|p| p.process_name.clone()),
+            _ => root.name.clone().or(root.process_name.clone()),
+        };
+        name.unwrap_or_default().chars().take(3).collect::<String>()
+    };
+    let gpu_work = ["cuda_kernel", "cuda_memcpy", "cuda_memset"];
+    let mut first = BTreeMap::new();
+    let mut count = BTreeMap::new();
+    for s in &merged.slices {
+        let side = label(s);
+        *count.entry(side.clone()).or_insert(0usize) += 1;
+        if gpu_work.contains(&s.category.as_str()) {
+            let t = first.entry(side).or_insert(u64::MAX);
+            *t = (*t).min(s.ts);
+        }
+    }
+    for (side, input) in [("A: ", &a), ("B: ", &b)] {
+        let (single, _) = support::convert::convert(input, &nsys2perfetto::Options::default());
+        assert_eq!(
+            count.get(side),
+            Some(&single.slices.len()),
+            "{side}{count:?}"
+        );
+    }
+    assert_eq!(count.len(), 2, "every slice is under A or B: {count:?}");
+    assert_eq!(first["A: "], first["B: "], "first GPU work aligned");
+}

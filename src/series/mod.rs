@@ -260,15 +260,6 @@ fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Re
         Ok(m) if m.is_dir() => Err(Error::OutputIsDirectory {
             path: path.to_owned(),
         }),
-        // A device or a pipe (/dev/null, /dev/stdout) is written in place:
-        // renaming a file over it would replace the device.
-        Ok(m) if !m.is_file() => {
-            let mut out = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(failed)?;
-            write(&mut out).and_then(|()| out.flush()).map_err(failed)
-        }
         _ => output::write_atomically(path, |out| write(out).map_err(failed)),
     }
 }

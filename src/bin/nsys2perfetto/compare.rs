@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nsys2perfetto::stats::{compare, compare_files, comparison_table, Format};
-use nsys2perfetto::{Error, Options};
+use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options};
 
 use crate::signals::Signals;
 use crate::stats::write_output;
@@ -31,6 +31,11 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// Also write a Perfetto trace holding both runs, as process groups
+    /// labelled `A: ...` and `B: ...`, aligned at their first GPU work.
+    #[arg(long, value_name = "OUT")]
+    trace: Option<PathBuf>,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
@@ -54,5 +59,23 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
     table
         .write(&mut text, args.format, &source)
         .expect("writing to memory");
-    write_output(args.output.as_deref(), &text)
+    let written = write_output(args.output.as_deref(), &text);
+    let Some(trace) = &args.trace else {
+        return written;
+    };
+    let mut merge = MergeOptions::default();
+    merge.alignment = Alignment::FirstGpuWork;
+    merge.labels = Labels::Given(vec!["A".into(), "B".into()]);
+    let inputs = [args.a.clone(), args.b.clone()];
+    match merge_files(&inputs, trace, &options, &merge, &mut |_| {}) {
+        Ok(_) => {
+            eprintln!("both runs -> {}", trace.display());
+            written
+        }
+        Err(Error::Interrupted { .. }) => ExitCode::from(INTERRUPTED),
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -7,14 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{
-    convert_file, convert_to_writer, Error, Filter, Format, Options, Part, Parts, Progress,
-    TimeWindow,
-};
+use nsys2perfetto::{convert_file, convert_to_writer, Error, Format, Options, Progress};
 
+use crate::conversion::Conversion;
 use crate::signals::Signals;
 use crate::{human_bytes, INTERRUPTED, USAGE};
 
@@ -44,10 +41,6 @@ pub struct Args {
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
 
-    /// Write raw protobuf instead of gzip.
-    #[arg(long, conflicts_with = "level")]
-    no_gzip: bool,
-
     /// Write Perfetto's protobuf, or Chrome's trace event JSON for tools that
     /// read only JSON (default: json when -o ends in .json or .json.gz).
     /// JSON goes to INPUT.json by default and is gzipped only when its name
@@ -55,63 +48,8 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT", value_parser = ["perfetto", "json"])]
     format: Option<String>,
 
-    /// Gzip level: 1 is fastest, 9 smallest. Level 1 compresses in half
-    /// the default's time into 29% more bytes; 6 saves 9% at 2.4 times the time.
-    #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
-          value_parser = clap::value_parser!(u32).range(1..=9))]
-    level: u32,
-
-    /// Leave these out of the trace, for a lighter one (see README.md for
-    /// what each part holds).
-    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
-    exclude: Vec<Part>,
-
-    /// Add an "Analysis" track group: what `nsys2perfetto analyze` finds
-    /// (with its default thresholds), as slices over the offending time.
-    #[arg(long)]
-    findings: bool,
-
-    /// Only these parts in the trace (then --exclude leaves out of them).
-    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
-    only: Vec<Part>,
-
-    /// Keep only events that overlap this span of session time, START:END,
-    /// either side optional, each in ns, us, ms or s (ns without a unit):
-    /// `1.5s:2s`, `500ms:`, `:100us`. Slices reaching beyond it are cut at
-    /// its edges, their recorded times in the args clipped_start/clipped_end.
-    #[arg(long, value_name = "START:END", allow_hyphen_values = true)]
-    time: Option<TimeWindow>,
-
-    /// Keep only the events of these processes (GPU metrics, which belong
-    /// to no process, stay).
-    #[arg(long, value_name = "PID,...", value_delimiter = ',')]
-    pid: Vec<u32>,
-
-    /// Keep only the GPU work, GPU metrics, CUDA memory and page faults of
-    /// these GPUs (deviceId).
-    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
-    gpu: Vec<i64>,
-
-    /// Keep only the kernels whose short or demangled name matches this
-    /// regular expression (other GPU work stays).
-    #[arg(long, value_name = "REGEX")]
-    kernels: Option<String>,
-
-    /// Keep only the NVTX ranges and marks whose name matches this regular
-    /// expression.
-    #[arg(long, value_name = "REGEX")]
-    nvtx: Option<String>,
-
-    /// Keep only the NVTX events of this domain (`default` for NVTX's
-    /// default domain); repeat it for several.
-    #[arg(long, value_name = "NAME")]
-    nvtx_domain: Vec<String>,
-
-    /// Keep only the CUDA API calls made inside the NVTX ranges kept (by
-    /// --nvtx, --nvtx-domain; any range without them) and the GPU work they
-    /// launched; synchronizations are left out.
-    #[arg(long)]
-    gpu_in_nvtx: bool,
+    #[command(flatten)]
+    conversion: Conversion,
 
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
@@ -122,74 +60,25 @@ pub struct Args {
     quiet: bool,
 }
 
-/// The parts `--exclude` accepts, named as the library names them.
-fn part_parser() -> impl TypedValueParser<Value = Part> {
-    PossibleValuesParser::new(Part::ALL.map(Part::name)).map(|name| {
-        name.parse::<Part>()
-            .expect("each possible value names a part")
-    })
-}
-
 /// Converts each input in turn; one that fails does not stop the others.
 pub fn run(args: Args, signals: &Signals) -> ExitCode {
     let Args {
         inputs,
         output,
-        no_gzip,
-        level,
         format,
-        exclude,
-        findings,
-        only,
-        time,
-        pid,
-        gpu,
-        kernels,
-        nvtx,
-        nvtx_domain,
-        gpu_in_nvtx,
+        conversion,
         nsys,
         quiet,
         jobs,
     } = args;
-    let mut options = Options::default();
-    options.gzip = (!no_gzip).then_some(level);
-    let chosen = match only.is_empty() {
-        true => Parts::all(),
-        false => Part::ALL
-            .into_iter()
-            .filter(|p| !only.contains(p))
-            .fold(Parts::all(), |parts, p| parts.without(p)),
-    };
-    options.parts = exclude.iter().fold(chosen, |parts, p| parts.without(*p));
-    let filter = || -> nsys2perfetto::Result<Filter> {
-        let mut f = Filter::default()
-            .time(time.unwrap_or_default())
-            .pids(pid)
-            .gpus(gpu);
-        if let Some(pattern) = &kernels {
-            f = f.kernels(pattern)?;
-        }
-        if let Some(pattern) = &nvtx {
-            f = f.nvtx(pattern)?;
-        }
-        for domain in &nvtx_domain {
-            f = f.nvtx_domain(domain);
-        }
-        if gpu_in_nvtx {
-            f = f.gpu_in_nvtx();
-        }
-        Ok(f)
-    };
-    options.filter = match filter() {
-        Ok(f) => f,
+    let mut options = match conversion.options() {
+        Ok(options) => options,
         Err(e) => {
             eprintln!("nsys2perfetto: error: {e}");
             return ExitCode::from(USAGE);
         }
     };
     options.nsys = nsys;
-    options.findings = findings.then(nsys2perfetto::Thresholds::default);
     options.cancel = Some(Arc::clone(&signals.cancel));
     options.format = match format.as_deref() {
         Some("json") => Format::Json,
@@ -200,7 +89,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
             .map_or(Format::Perfetto, Format::of_name),
     };
     if options.format == Format::Json
-        && no_gzip
+        && options.gzip.is_none()
         && output
             .as_deref()
             .is_some_and(|o| o.to_string_lossy().ends_with(".gz"))
@@ -236,7 +125,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         if options.format == Format::Json {
             // JSON is gzipped by name: readers of JSON often take only plain text.
             let gz = matches!(target, Target::File(p) if p.to_string_lossy().ends_with(".gz"));
-            options.gzip = (gz && !no_gzip).then_some(level);
+            options.gzip = options.gzip.filter(|_| gz);
         }
         match convert_one(input, target, &options, quiet) {
             Ok(()) => {}

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod analyze;
 mod batch;
 mod compare;
+mod conversion;
 mod convert;
 mod merge;
 mod open;

@@ -6,10 +6,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use nsys2perfetto::{convert_file, unused_report_name, Error, NsysProfile, Options};
+use nsys2perfetto::{
+    convert_file, measure_series, unused_report_name, Error, EventPattern, NsysProfile, Options,
+    SeriesRun,
+};
 
+use crate::conversion::Conversion;
 use crate::signals::Signals;
-use crate::{human_bytes, INTERRUPTED};
+use crate::{human_bytes, INTERRUPTED, USAGE};
 
 /// Profile a command with `nsys profile`, then convert its report.
 ///
@@ -50,6 +54,44 @@ pub struct Args {
     #[arg(short, long)]
     quiet: bool,
 
+    #[command(flatten)]
+    conversion: Conversion,
+
+    /// Profile the command once per value, `$p` in the command standing for
+    /// it (`--series batch=8,16,32 -- python train.py --batch $p`); then
+    /// measure --events across the runs as `series` does. The reports are
+    /// NAME_VALUE (-o NAME, default run).
+    #[arg(
+        long,
+        value_name = "NAME=V,...",
+        requires = "events",
+        help_heading = "Series"
+    )]
+    series: Option<String>,
+
+    /// With --series: the event patterns to measure (as for `series`).
+    #[arg(long, num_args = 1.., value_name = "PATTERN", requires = "series",
+          help_heading = "Series")]
+    events: Vec<String>,
+
+    /// With --series: where the CSV table goes (default: standard output).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "series",
+        help_heading = "Series"
+    )]
+    table: Option<PathBuf>,
+
+    /// With --series: also draw the plot of total time against the value, as SVG.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "series",
+        help_heading = "Series"
+    )]
+    svg: Option<PathBuf>,
+
     /// The command to profile and its arguments (after `--` when it has
     /// options of its own).
     #[arg(
@@ -62,43 +104,74 @@ pub struct Args {
 }
 
 pub fn run(args: Args, signals: &Signals) -> ExitCode {
-    let Args {
-        trace,
-        output,
-        force,
-        nsys,
-        nsys_args,
-        quiet,
-        command,
-    } = args;
-    let mut profile = NsysProfile::new(command);
-    profile.nsys = nsys.clone();
-    profile.trace = trace;
-    profile.output = output.unwrap_or_else(|| unused_report_name(Path::new("")));
-    profile.nsys_args = nsys_args;
+    let mut options = match args.conversion.clone().options() {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    options.nsys = args.nsys.clone();
+    options.cancel = Some(Arc::clone(&signals.cancel));
+    match &args.series {
+        Some(series) => run_series(series, &args, &options, signals),
+        None => {
+            let mut profile = NsysProfile::new(args.command.clone());
+            profile.output = args
+                .output
+                .clone()
+                .unwrap_or_else(|| unused_report_name(Path::new("")));
+            match profile_and_convert(profile, &args, &options, signals) {
+                Ok(profiled) => ExitCode::from(profiled.status),
+                Err(status) => status,
+            }
+        }
+    }
+}
+
+/// A command profiled and its report converted.
+struct Run {
+    report: PathBuf,
+    /// The command's exit status, or 1 where it succeeded and the
+    /// conversion failed.
+    status: u8,
+}
+
+/// Profiles `profile`'s command and converts its report, saying where both
+/// are; the exit status to end with where nothing was profiled.
+fn profile_and_convert(
+    mut profile: NsysProfile,
+    args: &Args,
+    options: &Options,
+    signals: &Signals,
+) -> Result<Run, ExitCode> {
+    let (force, quiet) = (args.force, args.quiet);
+    profile.nsys = args.nsys.clone();
+    profile.trace = args.trace.clone();
+    profile.nsys_args = args.nsys_args.clone();
     profile.overwrite = force;
     let trace_path = profile.report_path().with_extension("perfetto-trace");
     if !force && trace_path.exists() {
         let e = Error::ReportExists { path: trace_path };
         eprintln!("nsys2perfetto: error: {e} (-o NAME, --force)");
-        return ExitCode::FAILURE;
+        return Err(ExitCode::FAILURE);
     }
     let profiled = match profile.run(Some(&signals.cancel)) {
         Ok(profiled) => profiled,
         Err(e @ Error::ProfilingInterrupted { .. }) => {
             eprintln!("nsys2perfetto: {e}");
-            return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
+            return Err(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)));
         }
         Err(e @ Error::ReportExists { .. }) => {
             eprintln!("nsys2perfetto: error: {e} (-o NAME, --force)");
-            return ExitCode::FAILURE;
+            return Err(ExitCode::FAILURE);
         }
         Err(e) => {
             eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::FAILURE;
+            return Err(ExitCode::FAILURE);
         }
     };
-    let report = &profiled.report;
+    let report = profiled.report;
     if !quiet {
         if let Some(importer) = &profiled.imported_by {
             eprintln!(
@@ -107,11 +180,8 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
             );
         }
     }
-    let mut options = Options::default();
-    options.nsys = nsys;
-    options.cancel = Some(Arc::clone(&signals.cancel));
     let started = Instant::now();
-    let converted = convert_file(report, &trace_path, &options, &mut |_| {});
+    let converted = convert_file(&report, &trace_path, options, &mut |_| {});
     // The command's own status, unless it succeeded and the conversion did not.
     let command_status = u8::try_from(profiled.exit_code).unwrap_or(1);
     match converted {
@@ -131,22 +201,105 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
                 eprintln!("report: {}", report.display());
                 eprintln!("trace:  {}", trace_path.display());
             }
-            ExitCode::from(command_status)
+            Ok(Run {
+                report,
+                status: command_status,
+            })
         }
         Err(e @ Error::Interrupted { .. }) => {
             eprintln!("nsys2perfetto: {e}; the report is {}", report.display());
-            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
+            Err(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)))
         }
         Err(e) => {
             eprintln!(
                 "nsys2perfetto: error: {e}; the report is {}",
                 report.display()
             );
-            ExitCode::from(if command_status == 0 {
-                1
-            } else {
-                command_status
+            Ok(Run {
+                report,
+                status: if command_status == 0 {
+                    1
+                } else {
+                    command_status
+                },
             })
+        }
+    }
+}
+
+/// `--series NAME=V,...`: the command profiled once per value, then the
+/// events measured across the reports. Ends with the first run's non-zero
+/// status, if any.
+fn run_series(series: &str, args: &Args, options: &Options, signals: &Signals) -> ExitCode {
+    let plan = || -> Result<(String, Vec<String>, Vec<EventPattern>), String> {
+        let (name, values) = series
+            .split_once('=')
+            .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+            .ok_or_else(|| format!("--series {series:?}: write NAME=V,... (batch=8,16,32)"))?;
+        if !args
+            .command
+            .iter()
+            .any(|a| a.to_string_lossy().contains("$p"))
+        {
+            return Err("--series: the command has no $p to stand for the value".into());
+        }
+        let patterns = args
+            .events
+            .iter()
+            .map(|p| EventPattern::parse(p).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let values = values.split(',').map(str::to_owned).collect();
+        Ok((name.to_owned(), values, patterns))
+    };
+    let (parameter, values, patterns) = match plan() {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("nsys2perfetto: error: {message}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    let base = args.output.clone().unwrap_or_else(|| PathBuf::from("run"));
+    let mut runs = Vec::new();
+    let mut status = 0;
+    for value in &values {
+        let command: Vec<OsString> = args
+            .command
+            .iter()
+            .map(|a| match a.to_str() {
+                Some(text) => OsString::from(text.replace("$p", value)),
+                None => a.clone(),
+            })
+            .collect();
+        let mut profile = NsysProfile::new(command);
+        let mut name = base.clone().into_os_string();
+        name.push(format!("_{value}"));
+        profile.output = PathBuf::from(name);
+        if !args.quiet {
+            eprintln!("{parameter}={value}:");
+        }
+        match profile_and_convert(profile, args, options, signals) {
+            Ok(run) => {
+                if status == 0 {
+                    status = run.status;
+                }
+                runs.push(SeriesRun::new(value.clone(), run.report));
+            }
+            Err(exit) => return exit,
+        }
+    }
+    let measured = measure_series(&parameter, &runs, &patterns, options, &mut |_| {});
+    let written = measured.and_then(|series| {
+        crate::series::write(&series, args.table.as_deref(), args.svg.as_deref())
+    });
+    match written {
+        Ok(()) => ExitCode::from(status),
+        Err(Error::Interrupted { .. }) => {
+            eprintln!("nsys2perfetto: interrupted while measuring the series; nothing written");
+            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
+        }
+        Err(e) => {
+            eprintln!("nsys2perfetto: error: {e}");
+            ExitCode::FAILURE
         }
     }
 }

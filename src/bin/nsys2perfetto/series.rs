@@ -181,7 +181,13 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
     Ok((parameter, runs, patterns))
 }
 
-fn write(series: &Series, table: Option<&Path>, plot: Option<&Path>) -> nsys2perfetto::Result<()> {
+/// Writes the table (to standard output without a file, or for `-`) and
+/// the plot.
+pub fn write(
+    series: &Series,
+    table: Option<&Path>,
+    plot: Option<&Path>,
+) -> nsys2perfetto::Result<()> {
     if let Some(path) = plot {
         series.save_svg(path)?;
     }

@@ -77,18 +77,24 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
 /// Writes `text` to `output`, or to standard output.
 pub fn write_output(output: Option<&Path>, text: &[u8]) -> ExitCode {
     let written = match output {
-        Some(path) => std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display())),
+        Some(path) => nsys2perfetto::write_atomically(path, |out| {
+            out.write_all(text).map_err(|cause| Error::Output {
+                path: path.to_owned(),
+                cause,
+            })
+        })
+        .map_err(|e| e.to_string()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text)
                 .and_then(|()| out.flush())
-                .map_err(|e| format!("standard output: {e}"))
+                .map_err(|e| format!("cannot write standard output: {e}"))
         }
     };
     match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("nsys2perfetto: error: cannot write {e}");
+            eprintln!("nsys2perfetto: error: {e}");
             ExitCode::FAILURE
         }
     }
