@@ -257,7 +257,11 @@ fn gpus_keep_the_work_of_their_devices_and_launches_link_to_it_alone() {
         if to.category != "cuda_sync" {
             // The GPU is named by the track group the work is on.
             let gpu = trace.root_of(to.track).name.as_deref().unwrap_or("");
-            assert!(gpu == "GPU 1" || gpu.starts_with("GPU 1:"), "{} on {gpu}", to.name);
+            assert!(
+                gpu == "GPU 1" || gpu.starts_with("GPU 1:"),
+                "{} on {gpu}",
+                to.name
+            );
         }
     }
 }

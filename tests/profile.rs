@@ -98,6 +98,26 @@ fn executable(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// Builds NVTX_PROGRAM as `dir/nvtx_demo`; false (having said why) where
+/// there is no C compiler.
+fn build_nvtx_demo(dir: &Path, include: &Path) -> bool {
+    std::fs::write(dir.join("nvtx_demo.c"), NVTX_PROGRAM).unwrap();
+    let cc = Command::new("cc")
+        .current_dir(dir)
+        .arg("-I")
+        .arg(include)
+        .args(["nvtx_demo.c", "-o", "nvtx_demo", "-ldl"])
+        .output();
+    match cc {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => panic!("cc failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            support::fixtures::skip(&format!("no C compiler (cc): {e}"));
+            false
+        }
+    }
+}
+
 /// The real nsys 2022.4 profiles a C program with NVTX on this CPU-only
 /// machine: the trace holds the program's ranges and mark at their nesting,
 /// the command's exit code comes out, and nsys's raw capture is not left.
@@ -112,20 +132,8 @@ fn profiles_a_c_program_and_its_nvtx_ranges() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(d.join("nvtx_demo.c"), NVTX_PROGRAM).unwrap();
-    let cc = Command::new("cc")
-        .current_dir(d)
-        .arg("-I")
-        .arg(&include)
-        .args(["nvtx_demo.c", "-o", "nvtx_demo", "-ldl"])
-        .output();
-    match cc {
-        Ok(out) if out.status.success() => {}
-        Ok(out) => panic!("cc failed: {}", String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            support::fixtures::skip(&format!("no C compiler (cc): {e}"));
-            return;
-        }
+    if !build_nvtx_demo(d, &include) {
+        return;
     }
     let _one_session = NSYS.lock().unwrap_or_else(|e| e.into_inner());
     let args = [
@@ -547,4 +555,86 @@ fn ctrl_c_stops_the_real_nsys_and_its_agent() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(running(), Vec::<String>::new(), "still running");
+}
+
+/// `--series`: the command profiled once per value with `$p` replaced, each
+/// report converted, and the events measured across the reports; the first
+/// non-zero exit code of the command comes out.
+#[test]
+fn profiles_a_series_and_measures_it() {
+    if require(Need::Nsys).is_none() {
+        return;
+    }
+    let Some(include) = nvtx_include() else {
+        support::fixtures::skip("no NVTX headers beside nsys (target-linux-x64/nvtx/include)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    if !build_nvtx_demo(d, &include) {
+        return;
+    }
+    let _one_session = NSYS.lock().unwrap_or_else(|e| e.into_inner());
+    let args = [
+        "profile",
+        "-t",
+        "nvtx",
+        "--force",
+        "-q",
+        "--series",
+        "code=0,3",
+        "--events",
+        "nvtx:inner",
+        "nvtx:outer",
+        "--table",
+        "table.csv",
+        "--svg",
+        "plot.svg",
+        "--",
+        "./nvtx_demo",
+        "$p",
+    ];
+    let out = (0..3)
+        .find_map(|_| run_watched(d, &args))
+        .unwrap_or_else(|| panic!("nsys hung three times in a row"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the first non-zero exit code: {stderr}"
+    );
+    let files = listing(d);
+    for name in [
+        "run_0.nsys-rep",
+        "run_0.perfetto-trace",
+        "run_3.nsys-rep",
+        "run_3.perfetto-trace",
+    ] {
+        assert!(
+            files.contains(&name.to_owned()),
+            "{name} missing: {files:?}"
+        );
+    }
+    let table = std::fs::read_to_string(d.join("table.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = table.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows[0][..4],
+        ["event", "kind", "code=0 count", "code=0 total_ns"],
+        "{table}"
+    );
+    let count = |event: &str, column: usize| -> u64 {
+        let row = rows
+            .iter()
+            .find(|r| r[0] == event)
+            .unwrap_or_else(|| panic!("{table}"));
+        row[column].parse().unwrap()
+    };
+    // Three inner ranges of at least 2 ms and one outer range in each run.
+    for first in [2, 6] {
+        assert_eq!(count("nvtx:inner", first), 3, "{table}");
+        assert!(count("nvtx:inner", first + 1) >= 6_000_000, "{table}");
+        assert_eq!(count("nvtx:outer", first), 1, "{table}");
+    }
+    let svg = std::fs::read_to_string(d.join("plot.svg")).unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg}");
 }
