@@ -410,8 +410,8 @@ fn refuses_bad_input() {
 /// Chromium (Debian's, headless), where installed: a page of another origin
 /// cannot read the trace (the server refuses it, and the browser's CORS
 /// check fails) while the server stays up; the browser then fetches the
-/// trace itself, and `open` ends. Optional: without Chromium it says so and
-/// passes, in CI too.
+/// trace itself, and `open` ends. Without Chromium it skips and says so
+/// (CI installs it, so there it fails instead).
 #[test]
 fn headless_chromium_is_refused_elsewhere_and_fetches_it() {
     use std::os::unix::process::CommandExt;
@@ -421,7 +421,7 @@ fn headless_chromium_is_refused_elsewhere_and_fetches_it() {
             .map(|d| d.join(name))
             .find(|p| p.is_file())
     }) else {
-        eprintln!("SKIP: no chromium on PATH (apt-get install chromium)");
+        support::fixtures::skip("no chromium on PATH (apt-get install chromium)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
