@@ -98,6 +98,18 @@ fn executable(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// A directory holding NVTX_PROGRAM built as `nvtx_demo`, or `None` (having
+/// said why) without nsys, its NVTX headers or a C compiler.
+fn nvtx_demo() -> Option<tempfile::TempDir> {
+    require(Need::Nsys)?;
+    let Some(include) = nvtx_include() else {
+        support::fixtures::skip("no NVTX headers beside nsys (target-linux-x64/nvtx/include)");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    build_nvtx_demo(dir.path(), &include).then_some(dir)
+}
+
 /// Builds NVTX_PROGRAM as `dir/nvtx_demo`; false (having said why) where
 /// there is no C compiler.
 fn build_nvtx_demo(dir: &Path, include: &Path) -> bool {
@@ -123,18 +135,10 @@ fn build_nvtx_demo(dir: &Path, include: &Path) -> bool {
 /// the command's exit code comes out, and nsys's raw capture is not left.
 #[test]
 fn profiles_a_c_program_and_its_nvtx_ranges() {
-    if require(Need::Nsys).is_none() {
-        return;
-    }
-    let Some(include) = nvtx_include() else {
-        support::fixtures::skip("no NVTX headers beside nsys (target-linux-x64/nvtx/include)");
+    let Some(dir) = nvtx_demo() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    if !build_nvtx_demo(d, &include) {
-        return;
-    }
     let _one_session = NSYS.lock().unwrap_or_else(|e| e.into_inner());
     let args = [
         "profile",
@@ -562,18 +566,10 @@ fn ctrl_c_stops_the_real_nsys_and_its_agent() {
 /// non-zero exit code of the command comes out.
 #[test]
 fn profiles_a_series_and_measures_it() {
-    if require(Need::Nsys).is_none() {
-        return;
-    }
-    let Some(include) = nvtx_include() else {
-        support::fixtures::skip("no NVTX headers beside nsys (target-linux-x64/nvtx/include)");
+    let Some(dir) = nvtx_demo() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    if !build_nvtx_demo(d, &include) {
-        return;
-    }
     let _one_session = NSYS.lock().unwrap_or_else(|e| e.into_inner());
     let args = [
         "profile",

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 pub use pattern::{EventKind, EventPattern};
 
 use crate::error::{DatabaseError, Error, Result};
+use crate::file::Source;
 use crate::{nsys, output, Options};
 
 /// One run of a series: its value of the parameter, and its report (an
@@ -175,37 +176,12 @@ fn measure_file(
     patterns: &[EventPattern],
     options: &Options,
 ) -> Result<Vec<SeriesCell>> {
-    let interrupted = || Error::Interrupted {
-        path: input.to_owned(),
-    };
-    let mut export_dir = None;
-    let sqlite = match nsys::sniff(input)? {
-        nsys::FileKind::Sqlite => input.to_owned(),
-        nsys::FileKind::NsysReport => {
-            let dir = export_dir.insert(tempfile::tempdir().map_err(|cause| Error::Output {
-                path: std::env::temp_dir(),
-                cause,
-            })?);
-            nsys::export_to_sqlite(input, &options.nsys, dir.path(), options.cancel.as_deref())?
-        }
-    };
-    // Errors name the file the user gave, not a temporary export.
-    let named = |e: Error| match e {
-        _ if options.cancelled() => interrupted(),
-        Error::Damaged { cause, .. } => Error::Damaged {
-            path: input.to_owned(),
-            cause,
-        },
-        Error::UnknownFormat { .. } => Error::UnknownFormat {
-            path: input.to_owned(),
-        },
-        Error::NotAnExport { .. } => Error::NotAnExport {
-            path: input.to_owned(),
-        },
-        e => e,
-    };
-    let report = nsys::Report::open_cancellable(&sqlite, options.cancel.clone()).map_err(named)?;
-    measure_events(&report, patterns).map_err(named)
+    let source = Source::open(input, options)?;
+    measure_events(source.report(), patterns).map_err(|e| match e {
+        _ if options.cancelled() => source.interrupted(),
+        // Errors name the file the user gave, not a temporary export.
+        e => source.rename(e),
+    })
 }
 
 impl Series {
