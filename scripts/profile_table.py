@@ -56,7 +56,7 @@ with open(sys.argv[2], "w") as out:
         out.write(";".join([r] + fr) + f" {n}\n")
         leaf = fr[-1] if fr else ""
         if r == "gzip":
-            what = "deflate (zlib-rs)"
+            what = "deflate (libdeflate)"
         elif r.endswith("reader"):
             if has(fr, "sqlite3"):
                 what = "SQLite: step, VDBE, B-tree, column values"

@@ -34,7 +34,7 @@ pub fn write<W: Write>(
         .as_ref()
         .map(|s| &s.filter)
         .filter(|f| f.nvtx.is_some() || !f.nvtx_domains.is_empty());
-    report.for_each_nvtx_event(|e: NvtxEvent| -> Result<(), ConvertError> {
+    let last = report.nvtx_events_to_last_time(|e: NvtxEvent| -> Result<(), ConvertError> {
         rows.tick();
         if let Some(filter) = by_name {
             let domain = match e.domain {
@@ -137,7 +137,7 @@ pub fn write<W: Write>(
     })?;
     // Ranges still open when the capture stopped are projected up to the
     // last time of any NVTX row (domain and category rows too), as nsys does.
-    if let (Some(feed), Some(last)) = (feed, report.nvtx_last_time()?.and_then(trace_time)) {
+    if let (Some(feed), Some(last)) = (feed, last.and_then(trace_time)) {
         feed.saw(last);
     }
     Ok(())

@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
-use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME};
+use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME, TIMELINE_TYPES};
 use super::schema::Schema;
 use super::select::Select;
 use super::strings::StringTable;
@@ -58,6 +58,10 @@ pub struct Metadata {
     pub memory_kinds: FxHashMap<i64, String>,
     pub sync_types: FxHashMap<i64, String>,
     pub launch_types: FxHashMap<i64, String>,
+    /// The latest start or end of the rows of `NVTX_EVENTS` that are not on
+    /// the timeline (domains, categories, thread names), read with their names
+    /// (see [`Report::nvtx_last_time`](super::Report)).
+    pub(crate) nvtx_names_last_time: Option<i64>,
 }
 
 impl Metadata {
@@ -217,11 +221,18 @@ impl Metadata {
         let text_id = s.optional("textId");
         let domain = s.optional::<i64>("domainId");
         let category = s.optional::<i64>("category");
+        // Every row off the timeline, for its time too: the scan costs the
+        // same, and the last NVTX time then needs no scan of its own.
+        let start = s.optional::<i64>("start");
+        let end = s.optional::<i64>("end");
+        let timeline = TIMELINE_TYPES.map(|t| t.to_string()).join(", ");
         let sql = format!(
-            "SELECT {} FROM {T} WHERE eventType IN ({CATEGORY}, {THREAD_NAME}, {DOMAIN_CREATE})",
+            "SELECT {} FROM {T} WHERE eventType NOT IN ({timeline})",
             s.sql()
         );
         each_row(conn, &sql, |r| {
+            let last = start.get(r)?.max(end.get(r)?);
+            self.nvtx_names_last_time = self.nvtx_names_last_time.max(last);
             let Some(gtid) = gtid.get(r)? else {
                 return Ok(());
             };
@@ -243,9 +254,10 @@ impl Metadata {
                     // nsys's own thread names win; NVTX names threads it could not.
                     self.threads.entry((pid, tid)).or_insert(text);
                 }
-                _ => {
+                DOMAIN_CREATE => {
                     self.nvtx_domains.insert((pid, domain), text);
                 }
+                _ => {}
             }
             Ok(())
         })

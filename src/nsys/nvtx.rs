@@ -4,7 +4,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, OrderKey, TableScan};
+use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::select::{Col, Select};
 use super::Report;
 
 pub const TABLE: &str = "NVTX_EVENTS";
@@ -144,8 +145,22 @@ impl Report {
     where
         E: From<rusqlite::Error>,
     {
+        self.nvtx_events_to_last_time(f).map(drop)
+    }
+
+    /// [`for_each_nvtx_event`](Self::for_each_nvtx_event), then returns
+    /// [`nvtx_last_time`](Self::nvtx_last_time): from the rows the stream's
+    /// pre-scan reads anyway and the metadata's, where those are all the
+    /// rows (no filter narrows the read), instead of a scan of its own.
+    pub(crate) fn nvtx_events_to_last_time<E>(
+        &self,
+        mut f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
+    ) -> Result<Option<i64>, E>
+    where
+        E: From<rusqlite::Error>,
+    {
         let Some(mut s) = self.select(TABLE) else {
-            return Ok(());
+            return Ok(self.nvtx_last_time()?);
         };
         let event_type = s.required::<i64>("eventType");
         let start = s.required("start");
@@ -172,7 +187,7 @@ impl Report {
         let json_text = s.optional::<String>("jsonText");
         let json_text_id = s.optional("jsonTextId");
         if !self.readable(&s) {
-            return Ok(());
+            return Ok(self.nvtx_last_time()?);
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
@@ -215,8 +230,50 @@ impl Report {
             })
         };
         let types: Vec<String> = TIMELINE_TYPES.iter().map(i64::to_string).collect();
+        let mut times = Select::new(&self.schema, TABLE);
+        let last = LastTime {
+            start: times.optional("start"),
+            end: times.optional("end"),
+            last: None,
+        };
         let scan = TableScan::new(&s, decode, key)
-            .filter(format!("\"eventType\" IN ({})", types.join(", ")));
-        self.stream_events(vec![scan], f)
+            .filter(format!("\"eventType\" IN ({})", types.join(", ")))
+            .prescan(&times);
+        let mut timeline_last = None;
+        self.stream(vec![scan], last, |item| match item {
+            Streamed::Prescanned(last) => {
+                timeline_last = last;
+                Ok(())
+            }
+            Streamed::Event(event) => f(event),
+        })?;
+        match self.filter() {
+            // The pre-scan saw only the rows the filter keeps.
+            Some(_) => Ok(self.nvtx_last_time()?),
+            None => Ok(timeline_last.max(self.meta.nvtx_names_last_time)),
+        }
     }
+}
+
+/// The pre-scan of the timeline rows: their latest start or end.
+struct LastTime {
+    start: Col<Option<i64>>,
+    end: Col<Option<i64>>,
+    last: Option<i64>,
+}
+
+impl<T> Prescan<T> for LastTime {
+    type Summary = Option<i64>;
+
+    fn row(&mut self, _: usize, row: &Row) -> rusqlite::Result<()> {
+        let last = self.start.get(row)?.max(self.end.get(row)?);
+        self.last = self.last.max(last);
+        Ok(())
+    }
+
+    fn summary(&mut self) -> Option<i64> {
+        self.last
+    }
+
+    fn complete(&self, _: &mut T) {}
 }

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufReader, Seek, SeekFrom, Write};
 
-use flate2::Compression;
 use prost::Message;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -20,7 +19,7 @@ use super::proto::{
 };
 use super::sched::ContextSwitch;
 use super::slice::{Arg, ArgValue, CounterValue, Slice};
-use super::spill::{gzip_member, in_temp_dir, Compressors, Spill};
+use super::spill::{gzip_member, in_temp_dir, Compressors, Level, Spill};
 use super::stacks::{StackFrame, StackInterner};
 use super::tracks::{CounterUnit, Maker, Scope, TrackId, TrackSpec, Tracks};
 use super::wire;
@@ -55,7 +54,7 @@ pub struct Trace<W: Write> {
     /// The thread holding `shared`, if any (see [`Trace::lock`]).
     holder: AtomicUsize,
     sequences: AtomicU32,
-    gzip: Option<Compression>,
+    gzip: Option<Level>,
     /// The span slices are clipped to (see [`Trace::set_window`]).
     window: std::sync::OnceLock<(u64, u64)>,
 }
@@ -115,7 +114,7 @@ impl<W: Write> Trace<W> {
             }),
             holder: AtomicUsize::new(NO_THREAD),
             sequences: AtomicU32::new(0),
-            gzip: gzip.map(Compression::new),
+            gzip: gzip.map(Level::new),
             window: std::sync::OnceLock::new(),
         }
     }
@@ -363,11 +362,7 @@ impl<W: Write> DerefMut for Locked<'_, W> {
 }
 
 /// Writes a closed sequence's packets.
-fn write_written<W: Write>(
-    out: &mut W,
-    written: Written,
-    gzip: Option<Compression>,
-) -> io::Result<()> {
+fn write_written<W: Write>(out: &mut W, written: Written, gzip: Option<Level>) -> io::Result<()> {
     match written {
         Written::Buffered(bytes) => write_member(out, &bytes, gzip),
         Written::Spilled(file) => {
@@ -377,7 +372,7 @@ fn write_written<W: Write>(
 }
 
 /// Writes `bytes` as they are, or as a gzip member of their own.
-fn write_member<W: Write>(out: &mut W, bytes: &[u8], gzip: Option<Compression>) -> io::Result<()> {
+fn write_member<W: Write>(out: &mut W, bytes: &[u8], gzip: Option<Level>) -> io::Result<()> {
     match gzip {
         _ if bytes.is_empty() => Ok(()),
         Some(level) => out.write_all(&gzip_member(bytes, level)?),

@@ -18,8 +18,7 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 
-use flate2::write::GzEncoder;
-use flate2::Compression;
+use libdeflater::{CompressionLvl, Compressor};
 
 use crate::worker::outcome;
 
@@ -151,7 +150,7 @@ fn stopped() -> io::Error {
 /// A chunk to compress, and where its member goes.
 struct Job {
     raw: Vec<u8>,
-    level: Compression,
+    level: Level,
     done: SyncSender<Compressed>,
 }
 
@@ -172,12 +171,12 @@ pub(super) struct Compressors {
 /// What a spill needs to have its chunks compressed.
 pub(super) struct CompressorHandle {
     jobs: Sender<Job>,
-    level: Compression,
+    level: Level,
 }
 
 impl Compressors {
     /// A handle for a new spill, starting the threads if none runs yet.
-    pub fn handle(&mut self, level: Compression) -> io::Result<CompressorHandle> {
+    pub fn handle(&mut self, level: Level) -> io::Result<CompressorHandle> {
         let jobs = match &self.jobs {
             Some(jobs) => jobs.clone(),
             None => self.start()?,
@@ -203,24 +202,63 @@ impl Compressors {
 
 /// Compresses jobs until every sender is gone.
 fn compress_jobs(queue: &Mutex<Receiver<Job>>) {
+    // A compressor holds a few hundred KiB of tables: one per thread, kept
+    // from job to job (made again only if the level changes).
+    let mut compressor: Option<(Level, Compressor)> = None;
+    let mut out = Vec::new();
     loop {
         // The lock is held only to take a job, not while compressing it.
         let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok(Job { raw, level, done }) = job else {
             return;
         };
-        let member = gzip_member(&raw, level);
+        let compressor = match &mut compressor {
+            Some((made_for, compressor)) if *made_for == level => compressor,
+            slot => &mut slot.insert((level, Compressor::new(level.0))).1,
+        };
+        let member = compress(compressor, &raw, &mut out);
         // A spill that gave up (a failure elsewhere) no longer listens.
         let _ = done.send(Compressed { raw, member });
     }
 }
 
+/// A gzip level, 1 (fastest) to 9 (smallest); 0 stores without compressing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Level(CompressionLvl);
+
+impl Level {
+    /// `level`, or the nearest level libdeflate has (0 to 12).
+    pub fn new(level: u32) -> Self {
+        // 0 to 12 are all valid, so the default is never used.
+        Level(CompressionLvl::new(level.min(12) as i32).unwrap_or_default())
+    }
+}
+
 /// `bytes` as one gzip member.
-pub(super) fn gzip_member(bytes: &[u8], level: Compression) -> io::Result<Vec<u8>> {
-    // Traces compress about 5 to 1.
-    let mut gz = GzEncoder::new(Vec::with_capacity(bytes.len() / 4), level);
-    gz.write_all(bytes)?;
-    gz.finish()
+pub(super) fn gzip_member(bytes: &[u8], level: Level) -> io::Result<Vec<u8>> {
+    let mut compressor = Compressor::new(level.0);
+    compress(&mut compressor, bytes, &mut Vec::new())
+}
+
+/// `bytes` as one gzip member, made in `scratch` (kept for the next call,
+/// as big as the largest member's bound) and copied out at its size.
+///
+/// libdeflate compresses whole buffers only, which suits chunks that are each
+/// a member of their own; its members are the same bytes for the same input
+/// and level, whatever the thread.
+fn compress(
+    compressor: &mut Compressor,
+    bytes: &[u8],
+    scratch: &mut Vec<u8>,
+) -> io::Result<Vec<u8>> {
+    let bound = compressor.gzip_compress_bound(bytes.len());
+    if scratch.len() < bound {
+        scratch.resize(bound, 0);
+    }
+    let len = compressor
+        .gzip_compress(bytes, scratch)
+        .map_err(|e| io::Error::other(format!("gzip: {e}")))?;
+    Ok(scratch[..len].to_vec())
 }
 
 impl Drop for Compressors {
