@@ -47,6 +47,7 @@ mod filter;
 mod merge;
 mod nsys;
 mod output;
+mod projection;
 pub mod perfetto;
 mod series;
 pub mod serve;

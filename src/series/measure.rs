@@ -10,9 +10,9 @@ use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
+use crate::projection::{Projector, Range};
 
 use super::pattern::{EventKind, EventPattern};
-use super::projection::{ProjectedRange, Projection, OPEN};
 use super::SeriesCell;
 
 /// The cells of `report`, one per pattern, in the order of `patterns`.
@@ -34,7 +34,7 @@ pub(super) fn measure(
     let mut nvtx_gpu = Matcher::new(patterns, of_kind(EventKind::NvtxGpu));
 
     // NVTX first: the ranges to project are needed before the CUDA pass.
-    let mut projected: Vec<ProjectedRange> = Vec::new();
+    let mut projected: Vec<Range<u32>> = Vec::new();
     // The sets of patterns ranges match, each kept once: ranges name theirs by index.
     let mut pattern_sets: Vec<Box<[usize]>> = Vec::new();
     let mut set_index: FxHashMap<Box<[usize]>, u32> = FxHashMap::default();
@@ -62,13 +62,16 @@ pub(super) fn measure(
                             set
                         }
                     };
-                    projected.push(ProjectedRange {
-                        start: e.start,
-                        end: e.end.unwrap_or(OPEN),
-                        pid: e.pid,
-                        tid: e.tid,
-                        patterns: set,
-                    });
+                    // Times before the capture's origin cannot be projected.
+                    if let Ok(start) = u64::try_from(e.start) {
+                        projected.push(Range {
+                            start,
+                            end: e.end.and_then(|end| u64::try_from(end).ok()),
+                            pid: e.pid,
+                            tid: e.tid,
+                            data: set,
+                        });
+                    }
                 }
             }
             Ok(())
@@ -76,12 +79,13 @@ pub(super) fn measure(
     }
     let mut projection = match projected.is_empty() {
         true => None,
-        // Ranges still open when the capture stopped end at the last time
-        // of any NVTX row, as nsys ends them.
-        false => Some(Projection::new(
-            projected,
-            report.nvtx_last_time()?.unwrap_or(i64::MAX),
-        )),
+        false => {
+            let mut projector = Projector::default();
+            // Ranges still open when the capture stopped end at the last time
+            // of any NVTX row, as nsys ends them.
+            projector.set_open_until(report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok()));
+            Some((projector, projected.into_iter().peekable()))
+        }
     };
 
     if !(kernels.is_empty() && api.is_empty() && projection.is_none()) {
@@ -89,6 +93,14 @@ pub(super) fn measure(
             let Streamed::Event(event) = streamed else {
                 return Ok(());
             };
+            if let Some((projector, ranges)) = &mut projection {
+                if let Ok(t) = u64::try_from(event.span().0) {
+                    while let Some(range) = ranges.next_if(|r| r.start <= t) {
+                        projector.start(range);
+                    }
+                    projector.advance(t);
+                }
+            }
             match &event {
                 CudaEvent::Api(call) => {
                     // A record that repeats a call (to carry its stack) is no call of its own.
@@ -97,13 +109,13 @@ pub(super) fn measure(
                             durations[p].push(call.end - call.start);
                         }
                     }
-                    if let (Some(projection), Some(corr)) = (&mut projection, call.correlation_id) {
-                        projection.launch(
-                            (call.pid, call.tid),
-                            corr,
-                            (call.start, call.end),
-                            call.gpu_ops,
-                        );
+                    if let (Some((projector, _)), Some(corr), Ok(start), Ok(end)) = (
+                        &mut projection,
+                        call.correlation_id,
+                        u64::try_from(call.start),
+                        u64::try_from(call.end),
+                    ) {
+                        projector.launch((call.pid, call.tid), corr, (start, end), call.gpu_ops);
                     }
                 }
                 CudaEvent::Kernel(k) => {
@@ -114,7 +126,7 @@ pub(super) fn measure(
                 }
                 _ => {}
             }
-            if let Some(projection) = &mut projection {
+            if let Some((projector, _)) = &mut projection {
                 let (common, counted) = match &event {
                     CudaEvent::Kernel(k) => (&k.common, true),
                     CudaEvent::Memcpy(m) => (&m.common, true),
@@ -124,18 +136,24 @@ pub(super) fn measure(
                     _ => return Ok(()),
                 };
                 if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
-                    projection.op(pid, corr, (common.start, common.end), counted);
+                    match (counted, u64::try_from(common.start), u64::try_from(common.end)) {
+                        (true, Ok(start), Ok(end)) => {
+                            projector.op(pid, corr, common.place.device, (start, end))
+                        }
+                        _ => projector.op_not_projected(pid, corr),
+                    }
                 }
+                take_projected(projector, &pattern_sets, &mut durations);
             }
             Ok(())
         })?;
     }
-    if let Some(projection) = projection {
-        for (set, duration) in projection.finish() {
-            for &p in pattern_sets[set as usize].iter() {
-                durations[p].push(duration);
-            }
+    if let Some((mut projector, ranges)) = projection {
+        for range in ranges {
+            projector.start(range);
         }
+        projector.finish();
+        take_projected(&mut projector, &pattern_sets, &mut durations);
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
@@ -152,6 +170,20 @@ pub(super) fn measure(
         })?;
     }
     Ok(durations.into_iter().map(SeriesCell::of).collect())
+}
+
+/// Each finished projection's duration, for each pattern of its range.
+fn take_projected(
+    projector: &mut Projector<u32>,
+    pattern_sets: &[Box<[usize]>],
+    durations: &mut [Vec<i64>],
+) {
+    while let Some(p) = projector.next_ready() {
+        let duration = i64::try_from(p.last - p.first).unwrap_or(i64::MAX);
+        for &pattern in pattern_sets[p.range.data as usize].iter() {
+            durations[pattern].push(duration);
+        }
+    }
 }
 
 /// The most NVTX messages whose matches are remembered at once.
