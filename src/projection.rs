@@ -21,6 +21,8 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use rustc_hash::FxHashMap;
 
+use crate::nsys::cuda::CudaEvent;
+
 /// A range to project, with what the caller keeps of it (`data`).
 pub(crate) struct Range<T> {
     pub start: u64,
@@ -121,6 +123,8 @@ pub(crate) struct Projector<T> {
     finished: BinaryHeap<Reverse<ReadyOrder>>,
     done: FxHashMap<u64, Pending<T>>,
     now: u64,
+    /// Ranges known before the CUDA events, not yet started (see [`Projector::with_ranges`]).
+    queued: std::iter::Peekable<std::vec::IntoIter<Range<T>>>,
 }
 
 impl<T> Default for Projector<T> {
@@ -137,11 +141,56 @@ impl<T> Default for Projector<T> {
             finished: BinaryHeap::new(),
             done: FxHashMap::default(),
             now: 0,
+            queued: Vec::new().into_iter().peekable(),
         }
     }
 }
 
 impl<T> Projector<T> {
+    /// A projector of `ranges` (in start order), known before the CUDA
+    /// events: each starts as [`Projector::cuda_event`] reaches it.
+    pub fn with_ranges(ranges: Vec<Range<T>>, open_until: Option<u64>) -> Self {
+        debug_assert!(ranges.windows(2).all(|w| w[0].start <= w[1].start));
+        let mut projector = Self::default();
+        projector.queued = ranges.into_iter().peekable();
+        projector.open_until = open_until;
+        projector
+    }
+
+    /// One event of the report's CUDA stream (in time order), for callers
+    /// that read the stream as it comes: an API call is a launch of its
+    /// `gpu_ops` operations; kernels, copies and memsets are projected; a
+    /// graph traced as a whole only settles its launch. Events before the
+    /// capture's origin cannot be projected.
+    pub fn cuda_event(&mut self, event: &CudaEvent<'_>) {
+        let Ok(t) = u64::try_from(event.span().0) else {
+            return;
+        };
+        while let Some(range) = self.queued.next_if(|r| r.start <= t) {
+            self.start(range);
+        }
+        self.advance(t);
+        let (common, counted) = match event {
+            CudaEvent::Api(call) => {
+                if let (Some(corr), Ok(end)) = (call.correlation_id, u64::try_from(call.end)) {
+                    self.launch((call.pid, call.tid), corr, (t, end), call.gpu_ops);
+                }
+                return;
+            }
+            CudaEvent::Kernel(k) => (&k.common, true),
+            CudaEvent::Memcpy(m) => (&m.common, true),
+            CudaEvent::Memset(m) => (&m.common, true),
+            CudaEvent::Graph(g) => (&g.common, false),
+            _ => return,
+        };
+        if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
+            match (counted, u64::try_from(common.end)) {
+                (true, Ok(end)) => self.op(pid, corr, common.place.device, (t, end)),
+                _ => self.op_not_projected(pid, corr),
+            }
+        }
+    }
+
     /// Where ranges still open when the capture stopped end (the last NVTX
     /// time, as nsys ends them), once known.
     pub fn set_open_until(&mut self, t: Option<u64>) {
@@ -281,6 +330,9 @@ impl<T> Projector<T> {
     /// The stream is over: launches still waiting never get their remaining
     /// operations; every projection becomes ready.
     pub fn finish(&mut self) {
+        while let Some(range) = self.queued.next() {
+            self.start(range);
+        }
         for (_, launch) in std::mem::take(&mut self.launches) {
             for id in launch.inside {
                 let p = self.ranges.get_mut(&id).expect("a range");

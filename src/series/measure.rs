@@ -77,15 +77,14 @@ pub(super) fn measure(
             Ok(())
         })?;
     }
+    // Ranges still open when the capture stopped end at the last time of
+    // any NVTX row, as nsys ends them.
     let mut projection = match projected.is_empty() {
         true => None,
-        false => {
-            let mut projector = Projector::default();
-            // Ranges still open when the capture stopped end at the last time
-            // of any NVTX row, as nsys ends them.
-            projector.set_open_until(report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok()));
-            Some((projector, projected.into_iter().peekable()))
-        }
+        false => Some(Projector::with_ranges(
+            projected,
+            report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok()),
+        )),
     };
 
     if !(kernels.is_empty() && api.is_empty() && projection.is_none()) {
@@ -93,14 +92,6 @@ pub(super) fn measure(
             let Streamed::Event(event) = streamed else {
                 return Ok(());
             };
-            if let Some((projector, ranges)) = &mut projection {
-                if let Ok(t) = u64::try_from(event.span().0) {
-                    while let Some(range) = ranges.next_if(|r| r.start <= t) {
-                        projector.start(range);
-                    }
-                    projector.advance(t);
-                }
-            }
             match &event {
                 CudaEvent::Api(call) => {
                     // A record that repeats a call (to carry its stack) is no call of its own.
@@ -108,14 +99,6 @@ pub(super) fn measure(
                         for &p in api.matching(call.name, "") {
                             durations[p].push(call.end - call.start);
                         }
-                    }
-                    if let (Some((projector, _)), Some(corr), Ok(start), Ok(end)) = (
-                        &mut projection,
-                        call.correlation_id,
-                        u64::try_from(call.start),
-                        u64::try_from(call.end),
-                    ) {
-                        projector.launch((call.pid, call.tid), corr, (start, end), call.gpu_ops);
                     }
                 }
                 CudaEvent::Kernel(k) => {
@@ -126,32 +109,14 @@ pub(super) fn measure(
                 }
                 _ => {}
             }
-            if let Some((projector, _)) = &mut projection {
-                let (common, counted) = match &event {
-                    CudaEvent::Kernel(k) => (&k.common, true),
-                    CudaEvent::Memcpy(m) => (&m.common, true),
-                    CudaEvent::Memset(m) => (&m.common, true),
-                    // NVIDIA's projection leaves out graphs traced as a whole.
-                    CudaEvent::Graph(g) => (&g.common, false),
-                    _ => return Ok(()),
-                };
-                if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
-                    match (counted, u64::try_from(common.start), u64::try_from(common.end)) {
-                        (true, Ok(start), Ok(end)) => {
-                            projector.op(pid, corr, common.place.device, (start, end))
-                        }
-                        _ => projector.op_not_projected(pid, corr),
-                    }
-                }
+            if let Some(projector) = &mut projection {
+                projector.cuda_event(&event);
                 take_projected(projector, &pattern_sets, &mut durations);
             }
             Ok(())
         })?;
     }
-    if let Some((mut projector, ranges)) = projection {
-        for range in ranges {
-            projector.start(range);
-        }
+    if let Some(mut projector) = projection {
         projector.finish();
         take_projected(&mut projector, &pattern_sets, &mut durations);
     }
