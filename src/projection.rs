@@ -299,6 +299,16 @@ impl<T> Projector<T> {
         self.one_less(pid, corr);
     }
 
+    /// The ranges (by id) that launch (pid, corr) lies in, while it waits
+    /// for operations.
+    pub fn launch_ranges(&self, pid: u32, corr: i64) -> impl Iterator<Item = (u64, &Range<T>)> {
+        self.launches
+            .get(&LaunchKey { pid, corr })
+            .into_iter()
+            .flat_map(|launch| launch.inside.iter())
+            .map(|id| (*id, &self.ranges[id].range))
+    }
+
     /// An operation of launch (pid, corr) that NVIDIA's projection does not
     /// count: a CUDA graph traced as a whole (`GRAPH_TRACE`). It only stops
     /// the launch from waiting for it.

@@ -13,6 +13,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
 use crate::projection::{Projector, Range};
@@ -64,7 +65,12 @@ struct Group {
     children: u64,
 }
 
-pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+/// The ranges that can be projected, in start order, with their place in the
+/// tree of ranges; the (name, push/pop) keys their groups index; where ranges
+/// never ended end.
+type Collected = (Vec<(String, bool)>, Vec<Range<RangeInfo>>, Option<i64>);
+
+fn collect_ranges(report: &Report) -> rusqlite::Result<Collected> {
     let last = report.nvtx_last_time()?;
     let domains = &report.meta().nvtx_domains;
     let mut keys: Vec<(String, bool)> = Vec::new();
@@ -127,7 +133,18 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
         });
         Ok(())
     })?;
-    drop(open);
+    Ok((keys, ranges, last))
+}
+
+fn style(push_pop: bool) -> &'static str {
+    match push_pop {
+        true => "PushPop",
+        false => "StartEnd",
+    }
+}
+
+pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let (keys, ranges, last) = collect_ranges(report)?;
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
@@ -174,12 +191,11 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
             continue;
         };
         let n = s.count as f64;
-        let style = if push_pop { "PushPop" } else { "StartEnd" };
         rows.push((
             s.total,
             vec![
                 Cell::Text(name),
-                Cell::Text(style.to_owned()),
+                Cell::Text(style(push_pop).to_owned()),
                 Cell::Int(s.total),
                 Cell::Int(g.range_time),
                 Cell::Int(i128::from(s.count)),
@@ -197,4 +213,171 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     Ok(rows.into_iter().map(|(_, row)| row).collect())
+}
+
+pub(super) const KERNEL_COLUMNS: [&str; 13] = [
+    "NVTX Range",
+    "Style",
+    "PID",
+    "TID",
+    "NVTX Inst",
+    "Kern Inst",
+    "Total Time (ns)",
+    "Avg (ns)",
+    "Med (ns)",
+    "Min (ns)",
+    "Max (ns)",
+    "StdDev (ns)",
+    "Kernel Name",
+];
+
+/// A row of `nvtx_kern_sum`: kernels of one name launched by one thread
+/// inside ranges of one name and style (`None`: outside every range).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct KernelKey {
+    range: Option<u32>,
+    thread: Option<(u32, u32)>,
+    kernel: String,
+}
+
+#[derive(Default)]
+struct KernelGroup {
+    durations: Values,
+    kernels: u64,
+    /// The last kernel counted, so that one in two ranges of a name counts once.
+    last_kernel: Option<u64>,
+    ranges: rustc_hash::FxHashSet<u64>,
+}
+
+/// `nvtx_kern_sum`: kernel durations by the NVTX ranges their launches lie
+/// in (each enclosing range, nested ones included) and by launching thread,
+/// as nsys 2025.3 sums them. Kernels launched outside every range make rows
+/// of their own, with no range.
+pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let (keys, ranges, last) = collect_ranges(report)?;
+    let open_until = last.and_then(|t| u64::try_from(t).ok());
+    let mut projector = Projector::with_ranges(ranges, open_until);
+    // The threads of launches whose operations have not all come, and how many are left.
+    let mut launches: FxHashMap<(u32, i64), (u32, u32)> = FxHashMap::default();
+    let mut index: FxHashMap<KernelKey, usize> = FxHashMap::default();
+    let mut groups: Vec<(KernelKey, KernelGroup)> = Vec::new();
+    let mut kernel_seq = 0u64;
+    let mut in_ranges: Vec<(u64, u32)> = Vec::new();
+    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+        let Streamed::Event(event) = streamed else {
+            return Ok(());
+        };
+        let common = match &event {
+            CudaEvent::Api(call) => {
+                if let (Some(corr), true) = (call.correlation_id, call.gpu_ops > 0) {
+                    launches.insert((call.pid, corr), (call.tid, call.gpu_ops));
+                }
+                projector.cuda_event(&event);
+                while projector.next_ready().is_some() {}
+                return Ok(());
+            }
+            CudaEvent::Kernel(k) => &k.common,
+            CudaEvent::Memcpy(m) => &m.common,
+            CudaEvent::Memset(m) => &m.common,
+            CudaEvent::Graph(g) => &g.common,
+            _ => return Ok(()),
+        };
+        let launch = common.place.pid.zip(common.correlation_id);
+        let thread = launch.and_then(|(pid, corr)| {
+            let (tid, left) = launches.get_mut(&(pid, corr))?;
+            let tid = *tid;
+            *left -= 1;
+            if *left == 0 {
+                launches.remove(&(pid, corr));
+            }
+            Some((pid, tid))
+        });
+        if let CudaEvent::Kernel(k) = &event {
+            in_ranges.clear();
+            if let Some((pid, corr)) = launch {
+                in_ranges.extend(
+                    projector
+                        .launch_ranges(pid, corr)
+                        .map(|(id, r)| (id, r.data.group)),
+                );
+            }
+            let kernel = k.demangled_name.unwrap_or(k.short_name);
+            let duration = k.common.end - k.common.start;
+            let seq = kernel_seq;
+            kernel_seq += 1;
+            let mut add = |range: Option<(u64, u32)>| {
+                let key = KernelKey {
+                    range: range.map(|r| r.1),
+                    thread,
+                    kernel: kernel.to_owned(),
+                };
+                let at = *index.entry(key.clone()).or_insert_with(|| {
+                    groups.push((key, KernelGroup::default()));
+                    groups.len() - 1
+                });
+                let g = &mut groups[at].1;
+                g.durations.push(duration);
+                if g.last_kernel != Some(seq) {
+                    g.last_kernel = Some(seq);
+                    g.kernels += 1;
+                }
+                if let Some((id, _)) = range {
+                    g.ranges.insert(id);
+                }
+            };
+            match in_ranges.is_empty() {
+                true => add(None),
+                false => in_ranges.iter().for_each(|&r| add(Some(r))),
+            }
+        }
+        projector.cuda_event(&event);
+        while projector.next_ready().is_some() {}
+        Ok(())
+    })?;
+
+    let mut rows: Vec<(KernelKey, i128, Vec<Cell>)> = Vec::new();
+    for (key, mut g) in groups {
+        let Some(s) = g.durations.stats() else {
+            continue;
+        };
+        let (range, style) = match key.range {
+            Some(r) => {
+                let (name, push_pop) = &keys[r as usize];
+                (
+                    Cell::Text(name.clone()),
+                    Cell::Text(style(*push_pop).to_owned()),
+                )
+            }
+            None => (Cell::Empty, Cell::Empty),
+        };
+        let (pid, tid) = match key.thread {
+            Some((pid, tid)) => (Cell::Int(pid.into()), Cell::Int(tid.into())),
+            None => (Cell::Empty, Cell::Empty),
+        };
+        let row = vec![
+            range,
+            style,
+            pid,
+            tid,
+            Cell::Int(g.ranges.len() as i128),
+            Cell::Int(i128::from(g.kernels)),
+            Cell::Int(s.total),
+            Cell::Real(s.mean, 1),
+            Cell::Real(s.median, 1),
+            Cell::Int(i128::from(s.min)),
+            Cell::Int(i128::from(s.max)),
+            Cell::Real(s.stddev, 1),
+            Cell::Text(key.kernel.clone()),
+        ];
+        rows.push((key, s.total, row));
+    }
+    // By range name (no range first), process, thread, total descending.
+    rows.sort_by(|a, b| {
+        let name = |k: &KernelKey| k.range.map(|r| keys[r as usize].0.as_str());
+        name(&a.0)
+            .cmp(&name(&b.0))
+            .then(a.0.thread.cmp(&b.0.thread))
+            .then(b.1.cmp(&a.1))
+    });
+    Ok(rows.into_iter().map(|(_, _, row)| row).collect())
 }
