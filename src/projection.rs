@@ -151,10 +151,11 @@ impl<T> Projector<T> {
     /// events: each starts as [`Projector::cuda_event`] reaches it.
     pub fn with_ranges(ranges: Vec<Range<T>>, open_until: Option<u64>) -> Self {
         debug_assert!(ranges.windows(2).all(|w| w[0].start <= w[1].start));
-        let mut projector = Self::default();
-        projector.queued = ranges.into_iter().peekable();
-        projector.open_until = open_until;
-        projector
+        Self {
+            queued: ranges.into_iter().peekable(),
+            open_until,
+            ..Self::default()
+        }
     }
 
     /// One event of the report's CUDA stream (in time order), for callers

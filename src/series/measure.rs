@@ -93,12 +93,10 @@ pub(super) fn measure(
                 return Ok(());
             };
             match &event {
-                CudaEvent::Api(call) => {
-                    // A record that repeats a call (to carry its stack) is no call of its own.
-                    if !call.repeats_a_call {
-                        for &p in api.matching(call.name, "") {
-                            durations[p].push(call.end - call.start);
-                        }
+                // A record that repeats a call (to carry its stack) is no call of its own.
+                CudaEvent::Api(call) if !call.repeats_a_call => {
+                    for &p in api.matching(call.name, "") {
+                        durations[p].push(call.end - call.start);
                     }
                 }
                 CudaEvent::Kernel(k) => {

@@ -269,6 +269,10 @@ struct KernelKey {
     kernel: String,
 }
 
+/// A launch waiting for its operations: the launching thread, the
+/// operations still to come, the spans of the call's records.
+type KernelLaunch = (u32, u32, Vec<(i64, i64)>);
+
 #[derive(Default)]
 struct KernelGroup {
     durations: Values,
@@ -299,7 +303,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     // are left, and the spans of the launching call's records: nsys joins
     // each kernel with every record of its call (a call recorded again, to
     // carry its stack, is a second row in each range that holds it).
-    let mut launches: FxHashMap<(u32, i64), (u32, u32, Vec<(i64, i64)>)> = FxHashMap::default();
+    let mut launches: FxHashMap<(u32, i64), KernelLaunch> = FxHashMap::default();
     // Repeated records of calls not yet seen, with their spans.
     let mut repeats: Vec<((u32, i64), (i64, i64))> = Vec::new();
     let mut records: Vec<(i64, i64)> = Vec::new();
@@ -454,4 +458,21 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
             .then(b.1.cmp(&a.1))
     });
     Ok(rows.into_iter().map(|(_, _, row)| row).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_bounds_round_outwards_as_sqlite_rtree_stores_them() {
+        // Values SQLite's R-tree gave for ranges of a real capture: a start
+        // rounded down by more than one float step, an end rounded up.
+        assert_eq!(rtree_low(156_071_714_865) as i64, 156_071_690_240);
+        assert_eq!(rtree_low(156_071_714_055) as i64, 156_071_706_624);
+        assert_eq!(rtree_high(156_071_729_945) as i64, 156_071_755_776);
+        // Exact floats stay.
+        assert_eq!(rtree_low(1024) as i64, 1024);
+        assert_eq!(rtree_high(1024) as i64, 1024);
+    }
 }
