@@ -48,6 +48,7 @@ mod merge;
 mod nsys;
 mod output;
 pub mod perfetto;
+mod projection;
 mod series;
 pub mod serve;
 pub mod stats;

@@ -20,7 +20,7 @@ use support::fixtures::{all, require, Need};
 use support::synth::Thread;
 
 /// The summaries and their names in nsys 2022.4.
-const OLD_NAMES: [(StatsReport, &str); 13] = [
+const OLD_NAMES: [(StatsReport, &str); 15] = [
     (StatsReport::CudaApiSum, "cudaapisum"),
     (StatsReport::GpuKernSum, "gpukernsum"),
     (StatsReport::GpuMemTimeSum, "gpumemtimesum"),
@@ -34,6 +34,8 @@ const OLD_NAMES: [(StatsReport, &str); 13] = [
     (StatsReport::OpenAccSum, "openaccsum"),
     (StatsReport::UmCpuPageFaultsSum, "umcpupagefaults"),
     (StatsReport::OpenMpEventSum, "openmpevtsum"),
+    (StatsReport::NvtxGpuProjSum, "nvtxgpuproj"),
+    (StatsReport::NvtxKernSum, "nvtxkernsum"),
 ];
 
 /// Summaries of data no fixture has: checked on a synthetic export instead.
@@ -44,7 +46,7 @@ const NOT_IN_FIXTURES: [StatsReport; 3] = [
 ];
 
 /// The columns that name a row (the others are numbers).
-const KEY_COLUMNS: [&str; 10] = [
+const KEY_COLUMNS: [&str; 11] = [
     "CPU Instruction Address",
     "Name",
     "Operation",
@@ -55,6 +57,7 @@ const KEY_COLUMNS: [&str; 10] = [
     "DevId",
     "API Name",
     "Kernel Name",
+    "NVTX Range",
 ];
 
 /// nsys 2022.4's tables of `input`, by summary: the CSV rows, or `None`
@@ -86,9 +89,87 @@ fn nsys_2022_tables(input: &Path) -> BTreeMap<StatsReport, Option<Vec<Vec<String
                 .ok()
                 .filter(|t| !t.is_empty())
                 .map(|t| csv_rows(&t));
+            // 2022.4 lists the projected ranges; 2025.3 sums them.
+            let rows = match report {
+                StatsReport::NvtxGpuProjSum => rows.map(|r| projection_sum_2022(&r)),
+                _ => rows,
+            };
             (*report, rows)
         })
         .collect()
+}
+
+/// nsys 2022.4's `nvtxgpuproj` (one row per projected range) summed as
+/// 2025.3's `nvtx_gpu_proj_sum` sums it: by range name and style, the
+/// statistics of the projected durations, the range durations and GPU
+/// operations added up, the levels and child counts averaged.
+fn projection_sum_2022(rows: &[Vec<String>]) -> Vec<Vec<String>> {
+    let mut groups: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
+    for row in by_column(rows) {
+        let key = (row["Name"].clone(), row["Style"].clone());
+        groups.entry(key).or_default().push(row);
+    }
+    let header = [
+        "Range",
+        "Style",
+        "Total Proj Time (ns)",
+        "Total Range Time (ns)",
+        "Range Instances",
+        "Proj Avg (ns)",
+        "Proj Med (ns)",
+        "Proj Min (ns)",
+        "Proj Max (ns)",
+        "Proj StdDev (ns)",
+        "Total GPU Ops",
+        "Avg GPU Ops",
+        "Avg Range Lvl",
+        "Avg Num Child",
+    ];
+    let mut out = vec![header.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>()];
+    for ((name, style), rows) in groups {
+        let int = |r: &Row, c: &str| -> i128 {
+            r[c].parse()
+                .unwrap_or_else(|_| panic!("nvtxgpuproj {name}: {c} is {:?}", r[c]))
+        };
+        let sum = |c: &str| rows.iter().map(|r| int(r, c)).sum::<i128>();
+        let mut proj: Vec<i128> = rows
+            .iter()
+            .map(|r| int(r, "Projected Duration (ns)"))
+            .collect();
+        proj.sort_unstable();
+        let n = proj.len();
+        let total: i128 = proj.iter().sum();
+        let mean = total as f64 / n as f64;
+        let median = match n % 2 {
+            1 => proj[n / 2] as f64,
+            _ => (proj[n / 2 - 1] + proj[n / 2]) as f64 / 2.0,
+        };
+        let stddev = match n {
+            1 => 0.0,
+            _ => {
+                let squares: f64 = proj.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
+                (squares / (n - 1) as f64).sqrt()
+            }
+        };
+        let average = |c: &str| (sum(c) as f64 / n as f64).to_string();
+        out.push(vec![
+            name.clone(),
+            style,
+            total.to_string(),
+            sum("Orig Duration (ns)").to_string(),
+            n.to_string(),
+            mean.to_string(),
+            median.to_string(),
+            proj[0].to_string(),
+            proj[n - 1].to_string(),
+            stddev.to_string(),
+            sum("NumGPUOps").to_string(),
+            average("NumGPUOps"),
+            average("Lvl"),
+            average("NumChild"),
+        ]);
+    }
+    out
 }
 
 /// 2022.4's names of memory copies (`[CUDA memcpy HtoD]`) as 2025.3 names them.
@@ -209,6 +290,12 @@ fn compare_with_2022(fixture: &str, ours: &Table, theirs: &[Vec<String>]) -> usi
         if let Some(op) = row.get_mut("Operation") {
             *op = memcpy_2025_name(op);
         }
+        // nvtxkernsum's kernels outside every range: no range, no style.
+        for column in ["NVTX Range", "Style", "PID", "TID"] {
+            if let Some(v) = row.get_mut(column).filter(|v| *v == "None") {
+                v.clear();
+            }
+        }
     }
     // 2022.4 writes the default NVTX domain's ranges without the `:` that
     // 2025.3 puts before them.
@@ -218,7 +305,7 @@ fn compare_with_2022(fixture: &str, ours: &Table, theirs: &[Vec<String>]) -> usi
     let our_key = |row: &[Cell]| {
         let mut k = key(&ours.columns, |i| {
             let text = row[i].text();
-            match ours.columns[i] == "Range" {
+            match ours.columns[i] == "Range" || ours.columns[i] == "NVTX Range" {
                 true => text.strip_prefix(':').unwrap_or(&text).to_owned(),
                 false => text,
             }

@@ -182,6 +182,11 @@ impl Report {
             .any(|t| self.schema.has_column(t, "start") || self.schema.has_column(t, "timestamp"))
     }
 
+    /// Whether the export has `table`.
+    pub(crate) fn has_table(&self, table: &str) -> bool {
+        self.schema.has_table(table)
+    }
+
     pub fn meta(&self) -> &Metadata {
         &self.meta
     }

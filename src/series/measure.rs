@@ -10,9 +10,9 @@ use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
+use crate::projection::{Projector, Range};
 
 use super::pattern::{EventKind, EventPattern};
-use super::projection::{ProjectedRange, Projection, OPEN};
 use super::SeriesCell;
 
 /// The cells of `report`, one per pattern, in the order of `patterns`.
@@ -34,7 +34,7 @@ pub(super) fn measure(
     let mut nvtx_gpu = Matcher::new(patterns, of_kind(EventKind::NvtxGpu));
 
     // NVTX first: the ranges to project are needed before the CUDA pass.
-    let mut projected: Vec<ProjectedRange> = Vec::new();
+    let mut projected: Vec<Range<u32>> = Vec::new();
     // The sets of patterns ranges match, each kept once: ranges name theirs by index.
     let mut pattern_sets: Vec<Box<[usize]>> = Vec::new();
     let mut set_index: FxHashMap<Box<[usize]>, u32> = FxHashMap::default();
@@ -62,25 +62,28 @@ pub(super) fn measure(
                             set
                         }
                     };
-                    projected.push(ProjectedRange {
-                        start: e.start,
-                        end: e.end.unwrap_or(OPEN),
-                        pid: e.pid,
-                        tid: e.tid,
-                        patterns: set,
-                    });
+                    // Times before the capture's origin cannot be projected.
+                    if let Ok(start) = u64::try_from(e.start) {
+                        projected.push(Range {
+                            start,
+                            end: e.end.and_then(|end| u64::try_from(end).ok()),
+                            pid: e.pid,
+                            tid: e.tid,
+                            data: set,
+                        });
+                    }
                 }
             }
             Ok(())
         })?;
     }
+    // Ranges still open when the capture stopped end at the last time of
+    // any NVTX row, as nsys ends them.
     let mut projection = match projected.is_empty() {
         true => None,
-        // Ranges still open when the capture stopped end at the last time
-        // of any NVTX row, as nsys ends them.
-        false => Some(Projection::new(
+        false => Some(Projector::with_ranges(
             projected,
-            report.nvtx_last_time()?.unwrap_or(i64::MAX),
+            report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok()),
         )),
     };
 
@@ -90,20 +93,10 @@ pub(super) fn measure(
                 return Ok(());
             };
             match &event {
-                CudaEvent::Api(call) => {
-                    // A record that repeats a call (to carry its stack) is no call of its own.
-                    if !call.repeats_a_call {
-                        for &p in api.matching(call.name, "") {
-                            durations[p].push(call.end - call.start);
-                        }
-                    }
-                    if let (Some(projection), Some(corr)) = (&mut projection, call.correlation_id) {
-                        projection.launch(
-                            (call.pid, call.tid),
-                            corr,
-                            (call.start, call.end),
-                            call.gpu_ops,
-                        );
+                // A record that repeats a call (to carry its stack) is no call of its own.
+                CudaEvent::Api(call) if !call.repeats_a_call => {
+                    for &p in api.matching(call.name, "") {
+                        durations[p].push(call.end - call.start);
                     }
                 }
                 CudaEvent::Kernel(k) => {
@@ -114,28 +107,16 @@ pub(super) fn measure(
                 }
                 _ => {}
             }
-            if let Some(projection) = &mut projection {
-                let (common, counted) = match &event {
-                    CudaEvent::Kernel(k) => (&k.common, true),
-                    CudaEvent::Memcpy(m) => (&m.common, true),
-                    CudaEvent::Memset(m) => (&m.common, true),
-                    // NVIDIA's projection leaves out graphs traced as a whole.
-                    CudaEvent::Graph(g) => (&g.common, false),
-                    _ => return Ok(()),
-                };
-                if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
-                    projection.op(pid, corr, (common.start, common.end), counted);
-                }
+            if let Some(projector) = &mut projection {
+                projector.cuda_event(&event);
+                take_projected(projector, &pattern_sets, &mut durations);
             }
             Ok(())
         })?;
     }
-    if let Some(projection) = projection {
-        for (set, duration) in projection.finish() {
-            for &p in pattern_sets[set as usize].iter() {
-                durations[p].push(duration);
-            }
-        }
+    if let Some(mut projector) = projection {
+        projector.finish();
+        take_projected(&mut projector, &pattern_sets, &mut durations);
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
@@ -152,6 +133,20 @@ pub(super) fn measure(
         })?;
     }
     Ok(durations.into_iter().map(SeriesCell::of).collect())
+}
+
+/// Each finished projection's duration, for each pattern of its range.
+fn take_projected(
+    projector: &mut Projector<u32>,
+    pattern_sets: &[Box<[usize]>],
+    durations: &mut [Vec<i64>],
+) {
+    while let Some(p) = projector.next_ready() {
+        let duration = i64::try_from(p.last - p.first).unwrap_or(i64::MAX);
+        for &pattern in pattern_sets[p.range.data as usize].iter() {
+            durations[pattern].push(duration);
+        }
+    }
 }
 
 /// The most NVTX messages whose matches are remembered at once.

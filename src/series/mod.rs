@@ -9,7 +9,6 @@
 
 mod measure;
 mod pattern;
-mod projection;
 mod svg;
 
 use std::io::{self, Write};

@@ -10,6 +10,7 @@
 mod aggregate;
 mod compare;
 mod launches;
+mod projection;
 mod reports;
 mod table;
 

@@ -23,10 +23,12 @@ pub enum StatsReport {
     OpenAccSum,
     UmCpuPageFaultsSum,
     OpenMpEventSum,
+    NvtxGpuProjSum,
+    NvtxKernSum,
 }
 
 impl StatsReport {
-    pub const ALL: [StatsReport; 13] = [
+    pub const ALL: [StatsReport; 15] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -40,6 +42,8 @@ impl StatsReport {
         StatsReport::OpenAccSum,
         StatsReport::UmCpuPageFaultsSum,
         StatsReport::OpenMpEventSum,
+        StatsReport::NvtxGpuProjSum,
+        StatsReport::NvtxKernSum,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -72,6 +76,8 @@ impl StatsReport {
             StatsReport::OpenAccSum => ("openacc_sum", "openaccsum"),
             StatsReport::UmCpuPageFaultsSum => ("um_cpu_page_faults_sum", "umcpupagefaults"),
             StatsReport::OpenMpEventSum => ("openmp_sum", "openmpevtsum"),
+            StatsReport::NvtxGpuProjSum => ("nvtx_gpu_proj_sum", "nvtxgpuproj"),
+            StatsReport::NvtxKernSum => ("nvtx_kern_sum", "nvtxkernsum"),
         }
     }
 
@@ -90,6 +96,8 @@ impl StatsReport {
             StatsReport::OpenAccSum => "OpenACC Summary",
             StatsReport::UmCpuPageFaultsSum => "Unified Memory CPU Page Faults Summary",
             StatsReport::OpenMpEventSum => "OpenMP Event Summary",
+            StatsReport::NvtxGpuProjSum => "NVTX GPU Projection Summary",
+            StatsReport::NvtxKernSum => "NVTX Range Kernel Summary",
         }
     }
 
@@ -109,6 +117,8 @@ impl StatsReport {
             StatsReport::OpenAccSum => openacc_sum(report)?,
             StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
             StatsReport::OpenMpEventSum => openmp_sum(report)?,
+            StatsReport::NvtxGpuProjSum => super::projection::nvtx_gpu_proj_sum(report)?,
+            StatsReport::NvtxKernSum => super::projection::nvtx_kern_sum(report)?,
         };
         Ok(Table {
             name: self.name().to_owned(),
@@ -142,6 +152,8 @@ impl StatsReport {
                 "Name",
             ],
             StatsReport::KernExecSum => &super::launches::COLUMNS,
+            StatsReport::NvtxGpuProjSum => &super::projection::COLUMNS,
+            StatsReport::NvtxKernSum => &super::projection::KERNEL_COLUMNS,
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
             StatsReport::GpuKernSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",

@@ -7,15 +7,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 
-/// A range as the projector sees it.
-pub(super) struct Range {
-    pub start: u64,
-    /// `None` for a range still open when the capture stopped.
-    pub end: Option<u64>,
-    pub pid: u32,
-    pub tid: u32,
-    pub name: Name,
-}
+use crate::projection::Range;
 
 /// A range's name, in the buffer of names of the batch it came in.
 pub(super) struct Name {
@@ -130,7 +122,7 @@ pub struct RangeSource {
 
 impl RangeSource {
     /// The next range if it starts at or before `t`.
-    pub(super) fn next_until(&mut self, t: u64) -> Option<Range> {
+    pub(super) fn next_until(&mut self, t: u64) -> Option<Range<Name>> {
         while self.queue.is_empty() && self.end.is_none() {
             match self.rx.as_ref().map(Receiver::recv) {
                 Some(Ok(Message::Ranges(batch, names))) => {
@@ -151,7 +143,7 @@ impl RangeSource {
             end: sent.end,
             pid: sent.pid,
             tid: sent.tid,
-            name: Name {
+            data: Name {
                 names: Arc::clone(&self.names),
                 at: sent.name,
             },

@@ -1,0 +1,427 @@
+//! NVTX GPU projection: each NVTX range projected onto the GPU, from the first
+//! start to the last end of the GPU operations launched inside it.
+//!
+//! NVIDIA's definition (`nsys stats --report nvtxgpuproj`): a kernel, memcpy
+//! or memset belongs to a range when the API call that launched it lies
+//! wholly inside the range, on the range's thread; only ranges that start and
+//! end on one thread count; the count is of launches (correlation ids).
+//!
+//! The caller streams CUDA events in time order: [`Projector::start`] for
+//! each range as the stream reaches its start (ranges in start order),
+//! [`Projector::advance`] to the time of each event, [`Projector::launch`] for
+//! API calls, [`Projector::op`] for GPU operations. A range is finished when
+//! the stream has passed its end and every launch inside it has all its
+//! operations; [`Projector::next_ready`] hands out finished projections in
+//! start order (the longer first), as soon as no later one can start before
+//! them. Memory holds the open ranges and the ranges waiting for their GPU
+//! work, not the report.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::cuda::CudaEvent;
+
+/// A range to project, with what the caller keeps of it (`data`).
+pub(crate) struct Range<T> {
+    pub start: u64,
+    /// `None` for a range still open when the capture stopped.
+    pub end: Option<u64>,
+    pub pid: u32,
+    pub tid: u32,
+    pub data: T,
+}
+
+/// A range projected onto the GPU.
+pub(crate) struct Projected<T> {
+    pub range: Range<T>,
+    /// The range's end; for a range never ended, where open ranges end.
+    pub range_end: u64,
+    /// The first start and the last end (not before `first`) of its GPU work.
+    pub first: u64,
+    pub last: u64,
+    /// Launches inside the range that ran GPU work.
+    pub launches: u32,
+    /// The device of the first GPU operation that came.
+    pub device: i64,
+}
+
+struct Open {
+    id: u64,
+    start: u64,
+    end: Option<u64>,
+}
+
+/// A thread of the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Thread {
+    pid: u32,
+    tid: u32,
+}
+
+/// A launch: the process's correlation id of an API call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LaunchKey {
+    pid: u32,
+    corr: i64,
+}
+
+/// When an open range ends; ordered by end.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct RangeEnd {
+    end: u64,
+    id: u64,
+    thread: Thread,
+}
+
+/// The order projections are handed out in: by start, the longer first, so
+/// that they nest as their source ranges do.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct ReadyOrder {
+    first: u64,
+    longer_first: Reverse<u64>,
+    id: u64,
+}
+
+struct Launch {
+    inside: Vec<u64>,
+    left: u32,
+    arrived: bool,
+}
+
+struct Pending<T> {
+    range: Range<T>,
+    /// The stream has passed the range's end.
+    closed: bool,
+    /// Launches inside the range still waiting for operations.
+    pending: u32,
+    launches: u32,
+    first: u64,
+    last: u64,
+    device: i64,
+}
+
+pub(crate) struct Projector<T> {
+    next_id: u64,
+    /// Where ranges without an end end, once known.
+    open_until: Option<u64>,
+    /// Ranges started and not yet closed, by id. Most ranges never see a
+    /// launch: they live and die here.
+    started: FxHashMap<u64, Range<T>>,
+    /// Ranges with a launch inside, until they are finished.
+    ranges: FxHashMap<u64, Pending<T>>,
+    /// Ranges not yet closed, by end.
+    open_ends: BinaryHeap<Reverse<RangeEnd>>,
+    /// Ranges not yet closed, by thread.
+    open_by_thread: FxHashMap<Thread, Vec<Open>>,
+    /// Launches inside some range whose operations have not all arrived.
+    launches: FxHashMap<LaunchKey, Launch>,
+    /// Unfinished ranges that have operations, by first operation start: (start, id).
+    unfinished: BTreeSet<(u64, u64)>,
+    /// Finished projections waiting to be handed out.
+    finished: BinaryHeap<Reverse<ReadyOrder>>,
+    done: FxHashMap<u64, Pending<T>>,
+    now: u64,
+    /// Ranges known before the CUDA events, not yet started (see [`Projector::with_ranges`]).
+    queued: std::iter::Peekable<std::vec::IntoIter<Range<T>>>,
+}
+
+impl<T> Default for Projector<T> {
+    fn default() -> Self {
+        Self {
+            next_id: 0,
+            open_until: None,
+            started: FxHashMap::default(),
+            ranges: FxHashMap::default(),
+            open_ends: BinaryHeap::new(),
+            open_by_thread: FxHashMap::default(),
+            launches: FxHashMap::default(),
+            unfinished: BTreeSet::new(),
+            finished: BinaryHeap::new(),
+            done: FxHashMap::default(),
+            now: 0,
+            queued: Vec::new().into_iter().peekable(),
+        }
+    }
+}
+
+impl<T> Projector<T> {
+    /// A projector of `ranges` (in start order), known before the CUDA
+    /// events: each starts as [`Projector::cuda_event`] reaches it.
+    pub fn with_ranges(ranges: Vec<Range<T>>, open_until: Option<u64>) -> Self {
+        debug_assert!(ranges.windows(2).all(|w| w[0].start <= w[1].start));
+        Self {
+            queued: ranges.into_iter().peekable(),
+            open_until,
+            ..Self::default()
+        }
+    }
+
+    /// One event of the report's CUDA stream (in time order), for callers
+    /// that read the stream as it comes: an API call is a launch of its
+    /// `gpu_ops` operations; kernels, copies and memsets are projected; a
+    /// graph traced as a whole only settles its launch. Events before the
+    /// capture's origin cannot be projected.
+    pub fn cuda_event(&mut self, event: &CudaEvent<'_>) {
+        let Ok(t) = u64::try_from(event.span().0) else {
+            return;
+        };
+        while let Some(range) = self.queued.next_if(|r| r.start <= t) {
+            self.start(range);
+        }
+        self.advance(t);
+        let (common, counted) = match event {
+            CudaEvent::Api(call) => {
+                if let (Some(corr), Ok(end)) = (call.correlation_id, u64::try_from(call.end)) {
+                    self.launch((call.pid, call.tid), corr, (t, end), call.gpu_ops);
+                }
+                return;
+            }
+            CudaEvent::Kernel(k) => (&k.common, true),
+            CudaEvent::Memcpy(m) => (&m.common, true),
+            CudaEvent::Memset(m) => (&m.common, true),
+            CudaEvent::Graph(g) => (&g.common, false),
+            _ => return,
+        };
+        if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
+            match (counted, u64::try_from(common.end)) {
+                (true, Ok(end)) => self.op(pid, corr, common.place.device, (t, end)),
+                _ => self.op_not_projected(pid, corr),
+            }
+        }
+    }
+
+    /// Where ranges still open when the capture stopped end (the last NVTX
+    /// time, as nsys ends them), once known.
+    pub fn set_open_until(&mut self, t: Option<u64>) {
+        self.open_until = t;
+    }
+
+    /// A range that the stream has reached the start of. Ranges come in
+    /// start order, before [`Projector::advance`] passes their start.
+    pub fn start(&mut self, range: Range<T>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let thread = Thread {
+            pid: range.pid,
+            tid: range.tid,
+        };
+        self.open_ends.push(Reverse(RangeEnd {
+            end: range.end.unwrap_or(u64::MAX),
+            id,
+            thread,
+        }));
+        self.open_by_thread.entry(thread).or_default().push(Open {
+            id,
+            start: range.start,
+            end: range.end,
+        });
+        self.started.insert(id, range);
+    }
+
+    /// The stream has reached `t`: closes the ranges that ended before it.
+    pub fn advance(&mut self, t: u64) {
+        self.now = self.now.max(t);
+        let open_until = self.open_until.unwrap_or(u64::MAX);
+        while let Some(Reverse(next)) = self.open_ends.peek() {
+            if next.end.min(open_until) >= t {
+                break;
+            }
+            let Reverse(RangeEnd { id, thread, .. }) = self.open_ends.pop().expect("peeked");
+            self.close(id, thread);
+        }
+    }
+
+    /// A launch of `ops` operations by thread (pid, tid) during [start, end].
+    pub fn launch(
+        &mut self,
+        (pid, tid): (u32, u32),
+        corr: i64,
+        (start, end): (u64, u64),
+        ops: u32,
+    ) {
+        if ops == 0 {
+            return;
+        }
+        let Some(open) = self.open_by_thread.get(&Thread { pid, tid }) else {
+            return;
+        };
+        let open_until = self.open_until.unwrap_or(u64::MAX);
+        let mut inside = Vec::new();
+        for o in open
+            .iter()
+            .filter(|o| o.start <= start && o.end.unwrap_or(open_until) >= end)
+        {
+            let started = &mut self.started;
+            let p = self.ranges.entry(o.id).or_insert_with(|| Pending {
+                range: started.remove(&o.id).expect("a range not yet projected"),
+                closed: false,
+                pending: 0,
+                launches: 0,
+                first: u64::MAX,
+                last: 0,
+                device: 0,
+            });
+            p.pending += 1;
+            inside.push(o.id);
+        }
+        if inside.is_empty() {
+            return;
+        }
+        self.launches.insert(
+            LaunchKey { pid, corr },
+            Launch {
+                inside,
+                left: ops,
+                arrived: false,
+            },
+        );
+    }
+
+    /// A GPU operation of launch (pid, corr) ran on `device` during [start, end].
+    pub fn op(&mut self, pid: u32, corr: i64, device: i64, (start, end): (u64, u64)) {
+        let Some(launch) = self.launches.get_mut(&LaunchKey { pid, corr }) else {
+            return;
+        };
+        launch.arrived = true;
+        for id in launch.inside.iter() {
+            let p = self
+                .ranges
+                .get_mut(id)
+                .expect("a range waiting for its launches");
+            if p.first == u64::MAX {
+                p.device = device;
+                self.unfinished.insert((start, *id));
+            }
+            p.first = p.first.min(start);
+            p.last = p.last.max(end);
+        }
+        self.one_less(pid, corr);
+    }
+
+    /// The ranges (by id) that launch (pid, corr) lies in, while it waits
+    /// for operations.
+    pub fn launch_ranges(&self, pid: u32, corr: i64) -> impl Iterator<Item = (u64, &Range<T>)> {
+        self.launches
+            .get(&LaunchKey { pid, corr })
+            .into_iter()
+            .flat_map(|launch| launch.inside.iter())
+            .map(|id| (*id, &self.ranges[id].range))
+    }
+
+    /// An operation of launch (pid, corr) that NVIDIA's projection does not
+    /// count: a CUDA graph traced as a whole (`GRAPH_TRACE`). It only stops
+    /// the launch from waiting for it.
+    pub fn op_not_projected(&mut self, pid: u32, corr: i64) {
+        if self.launches.contains_key(&LaunchKey { pid, corr }) {
+            self.one_less(pid, corr);
+        }
+    }
+
+    /// One operation of a launch has come; the last one settles the launch.
+    fn one_less(&mut self, pid: u32, corr: i64) {
+        let key = LaunchKey { pid, corr };
+        let launch = self.launches.get_mut(&key).expect("present");
+        launch.left -= 1;
+        if launch.left > 0 {
+            return;
+        }
+        let launch = self.launches.remove(&key).expect("present");
+        for id in launch.inside {
+            let p = self.ranges.get_mut(&id).expect("a range");
+            p.pending -= 1;
+            if launch.arrived {
+                p.launches += 1;
+            }
+            self.finish_if_done(id);
+        }
+    }
+
+    /// The stream is over: launches still waiting never get their remaining
+    /// operations; every projection becomes ready.
+    pub fn finish(&mut self) {
+        while let Some(range) = self.queued.next() {
+            self.start(range);
+        }
+        for (_, launch) in std::mem::take(&mut self.launches) {
+            for id in launch.inside {
+                let p = self.ranges.get_mut(&id).expect("a range");
+                p.pending -= 1;
+                // A launch some of whose operations arrived counts, as in nsys.
+                if launch.arrived {
+                    p.launches += 1;
+                }
+            }
+        }
+        for Reverse(RangeEnd { id, thread, .. }) in std::mem::take(&mut self.open_ends) {
+            self.close(id, thread);
+        }
+        // Ranges closed before, whose last launches were still waiting.
+        let waiting: Vec<u64> = self.ranges.keys().copied().collect();
+        for id in waiting {
+            self.finish_if_done(id);
+        }
+        self.now = u64::MAX;
+    }
+
+    /// The range has ended on the CPU: no launch can land in it any more.
+    fn close(&mut self, id: u64, thread: Thread) {
+        if let Some(open) = self.open_by_thread.get_mut(&thread) {
+            if let Some(at) = open.iter().position(|o| o.id == id) {
+                open.swap_remove(at);
+            }
+        }
+        self.started.remove(&id);
+        if let Some(p) = self.ranges.get_mut(&id) {
+            p.closed = true;
+            self.finish_if_done(id);
+        }
+    }
+
+    fn finish_if_done(&mut self, id: u64) {
+        let p = &self.ranges[&id];
+        if !p.closed || p.pending > 0 {
+            return;
+        }
+        let p = self.ranges.remove(&id).expect("present");
+        if p.first == u64::MAX {
+            return;
+        }
+        self.unfinished.remove(&(p.first, id));
+        self.finished.push(Reverse(ReadyOrder {
+            first: p.first,
+            longer_first: Reverse(p.last),
+            id,
+        }));
+        self.done.insert(id, p);
+    }
+
+    /// The next finished projection that starts before any projection still
+    /// to come can: before the stream's time and before the first operation
+    /// of every unfinished range.
+    pub fn next_ready(&mut self) -> Option<Projected<T>> {
+        let bound = match self.unfinished.first() {
+            Some(&(first, _)) => first.min(self.now),
+            None => self.now,
+        };
+        let Reverse(next) = self.finished.peek()?;
+        if next.first >= bound && bound != u64::MAX {
+            return None;
+        }
+        let Reverse(ReadyOrder { id, .. }) = self.finished.pop().expect("peeked");
+        let p = self.done.remove(&id).expect("a finished projection");
+        let range_end = p
+            .range
+            .end
+            .unwrap_or_else(|| self.open_until.unwrap_or(p.range.start));
+        Some(Projected {
+            range: p.range,
+            range_end,
+            first: p.first,
+            last: p.last.max(p.first),
+            launches: p.launches,
+            device: p.device,
+        })
+    }
+}

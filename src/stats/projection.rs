@@ -1,0 +1,478 @@
+//! `nvtx_gpu_proj_sum`: NVTX ranges projected onto the GPU, summed by range
+//! name and style, as nsys 2025.3 sums its `nvtx_gpu_proj_trace`.
+//!
+//! A range's place in the tree of ranges (its level, its parent) is nsys's:
+//! the parent is the tightest range of the same thread that encloses it
+//! (least (child start - parent start) + (parent end - child end)), among
+//! the ranges that start and end on one thread; the level counts the
+//! ancestors. The children a range has are those of its children that were
+//! projected. nsys finds enclosing ranges in an SQLite R-tree, whose
+//! coordinates are 32-bit floats rounded outwards: a range encloses another
+//! only if it does in those coordinates too, which can make a range's
+//! parent an outer one where two ends lie within a float step (16 µs at
+//! 150 s).
+//!
+//! The NVTX pass keeps the ranges (about 40 bytes each) for the CUDA pass
+//! that projects them; everything else streams.
+
+use rustc_hash::FxHashMap;
+
+use crate::nsys::cuda::CudaEvent;
+use crate::nsys::nvtx::NvtxKind;
+use crate::nsys::{Report, Streamed};
+use crate::projection::{Projector, Range};
+
+use super::aggregate::Values;
+use super::table::Cell;
+
+pub(super) const COLUMNS: [&str; 14] = [
+    "Range",
+    "Style",
+    "Total Proj Time (ns)",
+    "Total Range Time (ns)",
+    "Range Instances",
+    "Proj Avg (ns)",
+    "Proj Med (ns)",
+    "Proj Min (ns)",
+    "Proj Max (ns)",
+    "Proj StdDev (ns)",
+    "Total GPU Ops",
+    "Avg GPU Ops",
+    "Avg Range Lvl",
+    "Avg Num Child",
+];
+
+/// What the summary keeps of a range while it is projected.
+struct RangeInfo {
+    /// Its group: an index into the (name, push/pop) keys.
+    group: u32,
+    level: u32,
+    /// The order of the range among the thread-local ranges.
+    id: u64,
+    parent: Option<u64>,
+}
+
+/// A range open on its thread while later ones start: a candidate parent.
+struct Enclosing {
+    start: i64,
+    end: i64,
+    id: u64,
+    level: u32,
+}
+
+#[derive(Default)]
+struct Group {
+    projected: Values,
+    range_time: i128,
+    ops: u64,
+    levels: u64,
+    children: u64,
+}
+
+/// The ranges that can be projected, in start order, with their place in the
+/// tree of ranges; the (name, push/pop) keys their groups index; where ranges
+/// never ended end.
+type Collected = (Vec<(String, bool)>, Vec<Range<RangeInfo>>, Option<i64>);
+
+fn collect_ranges(report: &Report) -> rusqlite::Result<Collected> {
+    let last = report.nvtx_last_time()?;
+    let domains = &report.meta().nvtx_domains;
+    let mut keys: Vec<(String, bool)> = Vec::new();
+    let mut key_index: FxHashMap<(String, bool), u32> = FxHashMap::default();
+    let mut ranges: Vec<Range<RangeInfo>> = Vec::new();
+    let mut open: FxHashMap<(u32, u32), Vec<Enclosing>> = FxHashMap::default();
+    let mut next_id = 0u64;
+    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+        // Only ranges that start and end on one thread are projected, or
+        // parents of projected ones.
+        if e.kind == NvtxKind::Mark || e.end_tid.is_some() {
+            return Ok(());
+        }
+        let end = e.end.or(last).unwrap_or(e.start);
+        let id = next_id;
+        next_id += 1;
+        let stack = open.entry((e.pid, e.tid)).or_default();
+        stack.retain(|r| r.end >= e.start);
+        let parent = stack
+            .iter()
+            .filter(|r| r.start <= e.start && r.end >= end)
+            .filter(|r| {
+                rtree_low(r.start) <= rtree_low(e.start) && rtree_high(r.end) >= rtree_high(end)
+            })
+            .min_by_key(|r| (e.start - r.start) + (r.end - end));
+        let (parent, level) = match parent {
+            Some(p) => (Some(p.id), p.level + 1),
+            None => (None, 0),
+        };
+        stack.push(Enclosing {
+            start: e.start,
+            end,
+            id,
+            level,
+        });
+        let Ok(start) = u64::try_from(e.start) else {
+            return Ok(());
+        };
+        let domain = domains.get(&(e.pid, e.domain)).map_or("", String::as_str);
+        let name = format!("{domain}:{}", e.text.as_ref().map_or("", |t| t.as_str()));
+        let push_pop = e.kind == NvtxKind::PushPop;
+        let key = (name, push_pop);
+        let group = match key_index.get(&key) {
+            Some(&g) => g,
+            None => {
+                let g = keys.len() as u32;
+                keys.push(key.clone());
+                key_index.insert(key, g);
+                g
+            }
+        };
+        ranges.push(Range {
+            start,
+            end: e.end.and_then(|t| u64::try_from(t).ok()),
+            pid: e.pid,
+            tid: e.tid,
+            data: RangeInfo {
+                group,
+                level,
+                id,
+                parent,
+            },
+        });
+        Ok(())
+    })?;
+    Ok((keys, ranges, last))
+}
+
+/// A range's start as nsys's SQLite R-tree of ranges holds it: a 32-bit
+/// float not above it (SQLite rounds a float that came out above down by
+/// scaling with 1 - 2^-23, which may go more than one step).
+fn rtree_low(t: i64) -> f32 {
+    let d = t as f64;
+    let f = d as f32;
+    match f64::from(f) > d {
+        true => (d * (1.0 - 1.0 / 8_388_608.0)) as f32,
+        false => f,
+    }
+}
+
+/// A range's end as the R-tree holds it: a 32-bit float not below it.
+fn rtree_high(t: i64) -> f32 {
+    let d = t as f64;
+    let f = d as f32;
+    match f64::from(f) < d {
+        true => (d * (1.0 + 1.0 / 8_388_608.0)) as f32,
+        false => f,
+    }
+}
+
+fn style(push_pop: bool) -> &'static str {
+    match push_pop {
+        true => "PushPop",
+        false => "StartEnd",
+    }
+}
+
+pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    let (keys, ranges, last) = collect_ranges(report)?;
+    if ranges.is_empty() {
+        return Ok(Vec::new());
+    }
+
+    let mut groups: Vec<Group> = (0..keys.len()).map(|_| Group::default()).collect();
+    // Projected ranges' groups, and how many projected children each parent has.
+    let mut projected_group: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut children: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut take = |projector: &mut Projector<RangeInfo>| {
+        while let Some(p) = projector.next_ready() {
+            let info = &p.range.data;
+            let g = &mut groups[info.group as usize];
+            g.projected
+                .push(i64::try_from(p.last - p.first).unwrap_or(i64::MAX));
+            g.range_time += i128::from(p.range_end) - i128::from(p.range.start);
+            g.ops += u64::from(p.launches);
+            g.levels += u64::from(info.level);
+            projected_group.insert(info.id, info.group);
+            if let Some(parent) = info.parent {
+                *children.entry(parent).or_default() += 1;
+            }
+        }
+    };
+    let open_until = last.and_then(|t| u64::try_from(t).ok());
+    let mut projector = Projector::with_ranges(ranges, open_until);
+    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+        if let Streamed::Event(event) = streamed {
+            projector.cuda_event(&event);
+            take(&mut projector);
+        }
+        Ok(())
+    })?;
+    projector.finish();
+    take(&mut projector);
+    for (parent, n) in children {
+        if let Some(&g) = projected_group.get(&parent) {
+            groups[g as usize].children += n;
+        }
+    }
+
+    let mut rows: Vec<(i128, Vec<Cell>)> = Vec::new();
+    for ((name, push_pop), mut g) in keys.into_iter().zip(groups) {
+        let Some(s) = g.projected.stats() else {
+            continue;
+        };
+        let n = s.count as f64;
+        rows.push((
+            s.total,
+            vec![
+                Cell::Text(name),
+                Cell::Text(style(push_pop).to_owned()),
+                Cell::Int(s.total),
+                Cell::Int(g.range_time),
+                Cell::Int(i128::from(s.count)),
+                Cell::Real(s.mean, 1),
+                Cell::Real(s.median, 1),
+                Cell::Int(i128::from(s.min)),
+                Cell::Int(i128::from(s.max)),
+                Cell::Real(s.stddev, 1),
+                Cell::Int(i128::from(g.ops)),
+                Cell::Real(g.ops as f64 / n, 1),
+                Cell::Real(g.levels as f64 / n, 1),
+                Cell::Real(g.children as f64 / n, 1),
+            ],
+        ));
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+    Ok(rows.into_iter().map(|(_, row)| row).collect())
+}
+
+pub(super) const KERNEL_COLUMNS: [&str; 13] = [
+    "NVTX Range",
+    "Style",
+    "PID",
+    "TID",
+    "NVTX Inst",
+    "Kern Inst",
+    "Total Time (ns)",
+    "Avg (ns)",
+    "Med (ns)",
+    "Min (ns)",
+    "Max (ns)",
+    "StdDev (ns)",
+    "Kernel Name",
+];
+
+/// A row of `nvtx_kern_sum`: kernels of one name launched by one thread
+/// inside ranges of one name and style (`None`: outside every range).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct KernelKey {
+    range: Option<u32>,
+    thread: Option<(u32, u32)>,
+    kernel: String,
+}
+
+/// A launch waiting for its operations: the launching thread, the
+/// operations still to come, the spans of the call's records.
+type KernelLaunch = (u32, u32, Vec<(i64, i64)>);
+
+#[derive(Default)]
+struct KernelGroup {
+    durations: Values,
+    kernels: u64,
+    /// The last kernel counted, so that one in two ranges of a name counts once.
+    last_kernel: Option<u64>,
+    ranges: rustc_hash::FxHashSet<u64>,
+}
+
+/// `nvtx_kern_sum`: kernel durations by the NVTX ranges their launches lie
+/// in (each enclosing range, nested ones included) and by launching thread,
+/// as nsys 2025.3 sums them. Kernels launched outside every range make rows
+/// of their own, with no range.
+pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+    // Like nsys, nothing without NVTX data, kernels or CUDA API calls.
+    let needs = [
+        "NVTX_EVENTS",
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+    ];
+    if !needs.iter().all(|t| report.has_table(t)) {
+        return Ok(Vec::new());
+    }
+    let (keys, ranges, last) = collect_ranges(report)?;
+    let open_until = last.and_then(|t| u64::try_from(t).ok());
+    let mut projector = Projector::with_ranges(ranges, open_until);
+    // The threads of launches whose operations have not all come, how many
+    // are left, and the spans of the launching call's records: nsys joins
+    // each kernel with every record of its call (a call recorded again, to
+    // carry its stack, is a second row in each range that holds it).
+    let mut launches: FxHashMap<(u32, i64), KernelLaunch> = FxHashMap::default();
+    // Repeated records of calls not yet seen, with their spans.
+    let mut repeats: Vec<((u32, i64), (i64, i64))> = Vec::new();
+    let mut records: Vec<(i64, i64)> = Vec::new();
+    let mut index: FxHashMap<KernelKey, usize> = FxHashMap::default();
+    let mut groups: Vec<(KernelKey, KernelGroup)> = Vec::new();
+    let mut kernel_seq = 0u64;
+    // The ranges a kernel's launch lies in: id, group, start, end.
+    let mut in_ranges: Vec<(u64, u32, u64, u64)> = Vec::new();
+    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+        let Streamed::Event(event) = streamed else {
+            return Ok(());
+        };
+        let common = match &event {
+            CudaEvent::Api(call) => {
+                if let Some(corr) = call.correlation_id {
+                    let key = (call.pid, corr);
+                    // A repeated record encloses its call: one that ended
+                    // before this call started has no call to come.
+                    repeats.retain(|r| r.1 .1 >= call.start);
+                    let span = (call.start, call.end);
+                    match (call.repeats_a_call, launches.get_mut(&key)) {
+                        (true, Some(launch)) => launch.2.push(span),
+                        (true, None) => repeats.push((key, span)),
+                        (false, _) if call.gpu_ops > 0 => {
+                            let mut spans = vec![span];
+                            spans.extend(repeats.iter().filter(|r| r.0 == key).map(|r| r.1));
+                            launches.insert(key, (call.tid, call.gpu_ops, spans));
+                        }
+                        (false, _) => {}
+                    }
+                }
+                projector.cuda_event(&event);
+                while projector.next_ready().is_some() {}
+                return Ok(());
+            }
+            CudaEvent::Kernel(k) => &k.common,
+            CudaEvent::Memcpy(m) => &m.common,
+            CudaEvent::Memset(m) => &m.common,
+            CudaEvent::Graph(g) => &g.common,
+            _ => return Ok(()),
+        };
+        let launch = common.place.pid.zip(common.correlation_id);
+        records.clear();
+        let thread = launch.and_then(|(pid, corr)| {
+            let (tid, left, spans) = launches.get_mut(&(pid, corr))?;
+            let tid = *tid;
+            records.extend_from_slice(spans);
+            *left -= 1;
+            if *left == 0 {
+                launches.remove(&(pid, corr));
+            }
+            Some((pid, tid))
+        });
+        if let CudaEvent::Kernel(k) = &event {
+            in_ranges.clear();
+            if let Some((pid, corr)) = launch {
+                in_ranges.extend(projector.launch_ranges(pid, corr).map(|(id, r)| {
+                    let end = r.end.or(open_until).unwrap_or(u64::MAX);
+                    (id, r.data.group, r.start, end)
+                }));
+            }
+            let kernel = k.demangled_name.unwrap_or(k.short_name);
+            let duration = k.common.end - k.common.start;
+            let seq = kernel_seq;
+            kernel_seq += 1;
+            let mut add = |range: Option<(u64, u32)>| {
+                let key = KernelKey {
+                    range: range.map(|r| r.1),
+                    thread,
+                    kernel: kernel.to_owned(),
+                };
+                let at = *index.entry(key.clone()).or_insert_with(|| {
+                    groups.push((key, KernelGroup::default()));
+                    groups.len() - 1
+                });
+                let g = &mut groups[at].1;
+                g.durations.push(duration);
+                if g.last_kernel != Some(seq) {
+                    g.last_kernel = Some(seq);
+                    g.kernels += 1;
+                }
+                if let Some((id, _)) = range {
+                    g.ranges.insert(id);
+                }
+            };
+            if records.is_empty() {
+                // No call launched it: a row without thread or range.
+                add(None);
+            }
+            for &(start, end) in &records {
+                let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end)) else {
+                    add(None);
+                    continue;
+                };
+                let mut inside = in_ranges
+                    .iter()
+                    .filter(|r| r.2 <= start && r.3 >= end)
+                    .peekable();
+                if inside.peek().is_none() {
+                    add(None);
+                }
+                inside.for_each(|r| add(Some((r.0, r.1))));
+            }
+        }
+        projector.cuda_event(&event);
+        while projector.next_ready().is_some() {}
+        Ok(())
+    })?;
+
+    let mut rows: Vec<(KernelKey, i128, Vec<Cell>)> = Vec::new();
+    for (key, mut g) in groups {
+        let Some(s) = g.durations.stats() else {
+            continue;
+        };
+        let (range, style) = match key.range {
+            Some(r) => {
+                let (name, push_pop) = &keys[r as usize];
+                (
+                    Cell::Text(name.clone()),
+                    Cell::Text(style(*push_pop).to_owned()),
+                )
+            }
+            None => (Cell::Empty, Cell::Empty),
+        };
+        let (pid, tid) = match key.thread {
+            Some((pid, tid)) => (Cell::Int(pid.into()), Cell::Int(tid.into())),
+            None => (Cell::Empty, Cell::Empty),
+        };
+        let row = vec![
+            range,
+            style,
+            pid,
+            tid,
+            Cell::Int(g.ranges.len() as i128),
+            Cell::Int(i128::from(g.kernels)),
+            Cell::Int(s.total),
+            Cell::Real(s.mean, 1),
+            Cell::Real(s.median, 1),
+            Cell::Int(i128::from(s.min)),
+            Cell::Int(i128::from(s.max)),
+            Cell::Real(s.stddev, 1),
+            Cell::Text(key.kernel.clone()),
+        ];
+        rows.push((key, s.total, row));
+    }
+    // By range name (no range first), process, thread, total descending.
+    rows.sort_by(|a, b| {
+        let name = |k: &KernelKey| k.range.map(|r| keys[r as usize].0.as_str());
+        name(&a.0)
+            .cmp(&name(&b.0))
+            .then(a.0.thread.cmp(&b.0.thread))
+            .then(b.1.cmp(&a.1))
+    });
+    Ok(rows.into_iter().map(|(_, _, row)| row).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_bounds_round_outwards_as_sqlite_rtree_stores_them() {
+        // Values SQLite's R-tree gave for ranges of a real capture: a start
+        // rounded down by more than one float step, an end rounded up.
+        assert_eq!(rtree_low(156_071_714_865) as i64, 156_071_690_240);
+        assert_eq!(rtree_low(156_071_714_055) as i64, 156_071_706_624);
+        assert_eq!(rtree_high(156_071_729_945) as i64, 156_071_755_776);
+        // Exact floats stay.
+        assert_eq!(rtree_low(1024) as i64, 1024);
+        assert_eq!(rtree_high(1024) as i64, 1024);
+    }
+}
