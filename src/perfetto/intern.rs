@@ -73,7 +73,12 @@ impl Interner {
 /// (Two copies of one text at two addresses get two iids, for the same text.)
 #[derive(Default)]
 pub(super) struct StaticInterner {
+    /// By address and length: the fast path, one lookup per argument.
     ids: FxHashMap<(usize, usize), u64>,
+    /// By text: equal names at two addresses (the linker need not merge
+    /// equal literals) share one iid, so that the bytes written do not
+    /// depend on how the binary was linked.
+    by_text: FxHashMap<&'static str, u64>,
     next: u64,
 }
 
@@ -82,24 +87,34 @@ impl StaticInterner {
     /// Called for every argument of every slice: inlined into the encoding.
     #[inline]
     pub fn intern(&mut self, s: &'static str) -> (u64, bool) {
-        let next = self.next + 1;
-        let iid = *self
-            .ids
-            .entry((s.as_ptr() as usize, s.len()))
-            .or_insert(next);
-        if iid == next {
-            self.next = next;
+        match self.ids.get(&(s.as_ptr() as usize, s.len())) {
+            Some(&iid) => (iid, false),
+            None => self.intern_new_address(s),
         }
-        (iid, iid == next)
+    }
+
+    #[cold]
+    fn intern_new_address(&mut self, s: &'static str) -> (u64, bool) {
+        let (iid, new) = match self.by_text.get(s) {
+            Some(&iid) => (iid, false),
+            None => {
+                self.next += 1;
+                self.by_text.insert(s, self.next);
+                (self.next, true)
+            }
+        };
+        self.ids.insert((s.as_ptr() as usize, s.len()), iid);
+        (iid, new)
     }
 
     pub fn clear(&mut self) {
         self.ids.clear();
+        self.by_text.clear();
         self.next = 0;
     }
 
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.by_text.len()
     }
 }
 
@@ -125,5 +140,15 @@ mod tests {
         assert_eq!(i.intern("bytes"), (1, false));
         i.clear();
         assert_eq!(i.intern("grid"), (1, true));
+    }
+
+    #[test]
+    fn equal_names_at_two_addresses_share_an_iid() {
+        let mut i = StaticInterner::default();
+        let elsewhere: &'static str = Box::leak(String::from("bytes").into_boxed_str());
+        assert_eq!(i.intern("bytes"), (1, true));
+        assert_eq!(i.intern(elsewhere), (1, false));
+        assert_eq!(i.intern("grid"), (2, true));
+        assert_eq!(i.len(), 2);
     }
 }
