@@ -471,6 +471,10 @@ fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
         (vec!["--time", "2s:1s"], "ends before it starts"),
         (vec!["--time", "5m:"], "unknown unit"),
         (vec!["--pid", "x"], "invalid value"),
+        (
+            vec!["--time", "1ms:", "--gpu-in-nvtx"],
+            "--gpu-in-nvtx with --time is not supported yet",
+        ),
     ] {
         std::fs::remove_file(&out).ok();
         let mut args = vec!["convert", input, "-o", out_s];

@@ -140,6 +140,13 @@ impl Filters {
             f = f.nvtx_domain(domain);
         }
         if gpu_in_nvtx {
+            // Together they lose the GPU work of kept calls (a known bug):
+            // refused rather than a trace that silently lacks it.
+            if time.is_some() {
+                return Err(nsys2perfetto::Error::InvalidOption(
+                    "--gpu-in-nvtx with --time is not supported yet: use one of them".into(),
+                ));
+            }
             f = f.gpu_in_nvtx();
         }
         Ok(f)
