@@ -13,6 +13,10 @@ use super::select::{Col, Select};
 use super::strings::StringTable;
 use super::Report;
 
+/// The `eventClass` of "CUDA backtrace" records: a second record of a call,
+/// made only to carry its call stack.
+pub const BACKTRACE_EVENT_CLASSES: [i64; 2] = [67, 68];
+
 pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
 pub const DRIVER: &str = "CUPTI_ACTIVITY_KIND_DRIVER";
 pub const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -199,7 +203,9 @@ impl Report {
                     return_value: return_value.get(r)?,
                     // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
                     // its correlationId, to carry its stack: the call owns the launch.
-                    repeats_a_call: matches!(event_class.get(r)?, Some(67 | 68)),
+                    repeats_a_call: event_class
+                        .get(r)?
+                        .is_some_and(|c| BACKTRACE_EVENT_CLASSES.contains(&c)),
                     gpu_ops: 0,
                     callchain: callchain.get(r)?,
                 }))

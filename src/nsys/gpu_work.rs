@@ -160,9 +160,12 @@ impl Report {
             .collect::<Vec<_>>()
             .join(", ");
         let mut filter = format!("\"nameId\" IN ({ids})");
-        // "CUDA backtrace" records (eventClass 67, 68) repeat a call to carry its stack.
+        // "CUDA backtrace" records repeat a call to carry its stack.
         if s.has("eventClass") {
-            filter.push_str(" AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN (67, 68))");
+            let [a, b] = super::cuda::BACKTRACE_EVENT_CLASSES;
+            filter.push_str(&format!(
+                " AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({a}, {b}))"
+            ));
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
