@@ -1,5 +1,5 @@
 //! The compression floor for benchmarks: gzip a raw trace (`--no-gzip` output)
-//! with the converter's compressor and level, 1 MiB at a time, each chunk a
+//! with the converter's compressor and level, 512 KiB at a time, each chunk a
 //! gzip member of its own as in the converter's traces, on one thread.
 //!
 //! ```sh
@@ -16,7 +16,7 @@ fn main() -> std::io::Result<()> {
     let level = CompressionLvl::new(nsys2perfetto::DEFAULT_GZIP_LEVEL as i32)
         .expect("a level libdeflate has");
     let mut compressor = Compressor::new(level);
-    let mut buf = vec![0; 1 << 20];
+    let mut buf = vec![0; 1 << 19];
     let mut out = vec![0; compressor.gzip_compress_bound(buf.len())];
     let mut total = 0;
     loop {
