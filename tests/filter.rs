@@ -510,6 +510,12 @@ fn call_in_range_sql(db: &Connection, pattern: Option<&str>) -> String {
         Some(pattern) => format!("COALESCE(n.text, s.value) GLOB '{pattern}'"),
         None => "1".to_owned(),
     };
+    call_in_ranges_where(db, &named)
+}
+
+/// [`call_in_range_sql`] for the ranges `n` (with their registered name
+/// `s`) that match `named`.
+fn call_in_ranges_where(db: &Connection, named: &str) -> String {
     db.execute_batch(&format!(
         "DROP TABLE IF EXISTS temp.kept_ranges;
          CREATE TEMP TABLE kept_ranges AS
@@ -660,7 +666,13 @@ enum Kept {
     Kernels(&'static str, &'static str),
     /// NVTX ranges by name: the regular expression, and the same as GLOB.
     Nvtx(&'static str, &'static str),
+    NvtxDomain(&'static str),
     InNvtx,
+}
+
+/// SQL for the ids of the NVTX domains named `name`.
+fn domain_ids(name: &str) -> String {
+    format!("(SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = '{name}')")
 }
 
 impl Kept {
@@ -674,6 +686,7 @@ impl Kept {
             Kept::Gpu(gpu) => f.gpus([gpu]),
             Kept::Kernels(re, _) => f.kernels(re).unwrap(),
             Kept::Nvtx(re, _) => f.nvtx(re).unwrap(),
+            Kept::NvtxDomain(name) => f.nvtx_domain(name),
             Kept::InNvtx => f.gpu_in_nvtx(),
         }
     }
@@ -706,6 +719,7 @@ impl Kept {
             Kept::Nvtx(_, glob) if nvtx => format!(
                 "COALESCE(o.text, (SELECT value FROM StringIds WHERE id = o.textId), '') GLOB '{glob}'"
             ),
+            Kept::NvtxDomain(name) if nvtx => format!("o.domainId IN {}", domain_ids(name)),
             Kept::InNvtx => match category {
                 "cuda_api" => in_range.replace("r.", "o."),
                 "cuda_sync" => "0".to_owned(),
@@ -722,11 +736,16 @@ impl Kept {
 /// kept when every filter keeps it. Returns the trace and its summary.
 fn assert_kept_as_sql(name: &str, input: &std::path::Path, filters: &[Kept]) -> (Checked, Summary) {
     let db = open(input);
-    let glob = filters.iter().find_map(|k| match k {
-        Kept::Nvtx(_, glob) => Some(*glob),
-        _ => None,
-    });
-    let in_range = call_in_range_sql(&db, glob);
+    let ranges: Vec<String> = filters
+        .iter()
+        .filter_map(|k| match k {
+            Kept::Nvtx(_, glob) => Some(format!("COALESCE(n.text, s.value) GLOB '{glob}'")),
+            Kept::NvtxDomain(name) => Some(format!("n.domainId IN {}", domain_ids(name))),
+            _ => None,
+        })
+        .chain(["1".to_owned()])
+        .collect();
+    let in_range = call_in_ranges_where(&db, &ranges.join(" AND "));
     let filter = filters.iter().fold(Filter::default(), |f, k| k.add_to(f));
     let (trace, summary) = convert(input, &options(filter));
     trace.assert_valid();
@@ -864,6 +883,11 @@ fn every_pair_of_filters_keeps_what_both_keep() {
     for &other in &filters[..4] {
         assert_kept_as_sql(name, &input, &[filters[4], Kept::InNvtx, other]);
     }
+    // With a domain instead of names.
+    let name = "pipit_saxpy_mpi_cuda_rank0.sqlite";
+    let Some(input) = fixture(name) else { return };
+    let (trace, _) = assert_kept_as_sql(name, &input, &[Kept::NvtxDomain("MPI"), Kept::InNvtx]);
+    assert!(trace.count("cuda_api") > 0 && trace.count("nvtx") > 0);
 }
 
 #[test]
