@@ -8,7 +8,7 @@
 //! range and overlaps the window, and GPU work when its launch is inside a
 //! kept range and the work itself overlaps the window, wherever its launch
 //! lies in time. Work that runs in the window but was launched before it is
-//! found by a read of its own ([`Report::for_each_launch_outside_window`]),
+//! found by a read of its own (`Report::for_each_launch_outside_window`),
 //! since the calls outside the window are not in the CUDA stream.
 
 use rustc_hash::{FxHashMap, FxHashSet};

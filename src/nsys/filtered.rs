@@ -321,7 +321,7 @@ impl Report {
 }
 
 /// An NVTX range begun and ended on one thread, as
-/// [`Report::for_each_thread_nvtx_range`] reads it.
+/// `Report::for_each_thread_nvtx_range` reads it.
 pub(crate) struct ThreadRange<'a> {
     pub pid: u32,
     pub tid: u32,
