@@ -87,7 +87,9 @@ impl Filter {
     /// Keeps only the CUDA API calls made inside the NVTX ranges kept (on
     /// the same thread), and the GPU work they launched: the kernels, copies
     /// and memsets of an NVTX range, each with its launch. Synchronizations,
-    /// launched by no call, are left out.
+    /// launched by no call, are left out. With a time window each event is
+    /// kept by its own time: GPU work in the window launched inside a kept
+    /// range before the window stays, without its launch.
     pub fn gpu_in_nvtx(mut self) -> Self {
         self.gpu_in_nvtx = true;
         self

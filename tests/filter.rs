@@ -459,6 +459,21 @@ fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
     checked.assert_valid();
     assert_eq!(checked.count("osrt"), 0);
     assert!(stderr.contains("filtered out: "), "{stderr}");
+    let (ok, _, stderr) = run(&[
+        "convert",
+        input,
+        "-o",
+        out_s,
+        "--nvtx",
+        "^step",
+        "--gpu-in-nvtx",
+        "--time",
+        "6s:11s",
+    ]);
+    assert!(ok, "{stderr}");
+    let checked = support::convert::check_trace(&out);
+    checked.assert_valid();
+    assert!(checked.count("cuda_kernel") > 0, "{stderr}");
     for (bad, says) in [
         (
             vec!["--nvtx", "("],
@@ -471,10 +486,6 @@ fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
         (vec!["--time", "2s:1s"], "ends before it starts"),
         (vec!["--time", "5m:"], "unknown unit"),
         (vec!["--pid", "x"], "invalid value"),
-        (
-            vec!["--time", "1ms:", "--gpu-in-nvtx"],
-            "--gpu-in-nvtx with --time is not supported yet",
-        ),
     ] {
         std::fs::remove_file(&out).ok();
         let mut args = vec!["convert", input, "-o", out_s];
@@ -492,8 +503,19 @@ fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
 
 /// SQL for the CUDA API calls `r` made inside an NVTX range (push/pop or
 /// start/end, begun and ended on the call's thread) whose name matches the
-/// GLOB `pattern`; the ranges go in a temporary table first.
-fn call_in_range_sql(db: &Connection, pattern: &str) -> String {
+/// GLOB `pattern` (any range: `None`); the ranges go in a temporary table
+/// first.
+fn call_in_range_sql(db: &Connection, pattern: Option<&str>) -> String {
+    let named = match pattern {
+        Some(pattern) => format!("COALESCE(n.text, s.value) GLOB '{pattern}'"),
+        None => "1".to_owned(),
+    };
+    call_in_ranges_where(db, &named)
+}
+
+/// [`call_in_range_sql`] for the ranges `n` (with their registered name
+/// `s`) that match `named`.
+fn call_in_ranges_where(db: &Connection, named: &str) -> String {
     db.execute_batch(&format!(
         "DROP TABLE IF EXISTS temp.kept_ranges;
          CREATE TEMP TABLE kept_ranges AS
@@ -501,12 +523,25 @@ fn call_in_range_sql(db: &Connection, pattern: &str) -> String {
            FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId
            WHERE n.eventType IN (59, 60, 70, 71)
              AND (n.endGlobalTid IS NULL OR n.endGlobalTid = n.globalTid)
-             AND COALESCE(n.text, s.value) GLOB '{pattern}';"
+             AND {named};"
     ))
     .unwrap();
     "EXISTS (SELECT 1 FROM temp.kept_ranges k
        WHERE k.tid = r.globalTid AND k.start <= r.start AND k.stop >= r.start)"
         .to_owned()
+}
+
+/// SQL for the GPU operations `o` whose launch (the first call of its pid and
+/// correlationId) matches `call`, a condition on the call `r`.
+fn launched_by_sql(call: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM (
+           SELECT (globalTid >> 24) & 16777215 AS pid, correlationId AS corr,
+                  MIN(start) AS start, globalTid
+           FROM CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY 1, 2) r
+         WHERE r.pid = ((o.globalPid >> 24) & 16777215) AND r.corr = o.correlationId
+           AND r.start <= o.start AND {call})"
+    )
 }
 
 #[test]
@@ -517,7 +552,7 @@ fn gpu_in_nvtx_keeps_the_calls_inside_kept_ranges_and_what_they_launched() {
     ] {
         let Some(input) = fixture(name) else { return };
         let db = open(&input);
-        let inside = call_in_range_sql(&db, glob);
+        let inside = call_in_range_sql(&db, Some(glob));
         let calls = count(
             &db,
             &format!("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.start >= 0 AND {inside}"),
@@ -618,4 +653,317 @@ fn gpu_metrics_follow_their_gpu_and_the_window() {
     assert_eq!(filtered_out(&summary, "gpu_metrics"), 6);
     let values: Vec<f64> = trace.counters.iter().map(|c| c.value).collect();
     assert_eq!(values, [1020.0, 1030.0], "GPU 1's values");
+}
+
+/// One filter, with what it keeps as SQL over the source export.
+#[derive(Clone, Copy, Debug)]
+enum Kept {
+    Time(i64, i64),
+    Pid(u32),
+    Gpu(i64),
+    /// Kernels by name: the regular expression, and the same as LIKE
+    /// patterns (SQLite's LIKE ignores ASCII case, as `(?i)` does).
+    Kernels(&'static str, &'static str),
+    /// NVTX ranges by name: the regular expression, and the same as GLOB.
+    Nvtx(&'static str, &'static str),
+    NvtxDomain(&'static str),
+    InNvtx,
+}
+
+/// SQL for the ids of the NVTX domains named `name`.
+fn domain_ids(name: &str) -> String {
+    format!("(SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = '{name}')")
+}
+
+impl Kept {
+    fn add_to(self, f: Filter) -> Filter {
+        match self {
+            Kept::Time(from, to) => f.time(TimeWindow {
+                start: Some(from),
+                end: Some(to),
+            }),
+            Kept::Pid(pid) => f.pids([pid]),
+            Kept::Gpu(gpu) => f.gpus([gpu]),
+            Kept::Kernels(re, _) => f.kernels(re).unwrap(),
+            Kept::Nvtx(re, _) => f.nvtx(re).unwrap(),
+            Kept::NvtxDomain(name) => f.nvtx_domain(name),
+            Kept::InNvtx => f.gpu_in_nvtx(),
+        }
+    }
+
+    /// The condition on a row `o` of `table` (of slice category `category`)
+    /// that this filter keeps; `in_range` is the condition on a call `r` of
+    /// being inside a kept NVTX range.
+    fn sql(self, db: &Connection, category: &str, table: &str, in_range: &str) -> String {
+        let nvtx = table == "NVTX_EVENTS";
+        match self {
+            // Marks inside the window; ranges overlapping it, those never
+            // ended included.
+            Kept::Time(from, to) if nvtx => format!(
+                "o.start <= {to} AND ((o.eventType IN (34, 65) AND o.start >= {from})
+                   OR (o.eventType IN (59, 60, 70, 71) AND COALESCE(o.\"end\", 1 << 62) >= {from}))"
+            ),
+            Kept::Time(from, to) => format!("o.\"end\" >= {from} AND o.start <= {to}"),
+            Kept::Pid(pid) => {
+                let column = match has_column(db, table, "globalPid") {
+                    true => "globalPid",
+                    false => "globalTid",
+                };
+                format!("((o.{column} >> 24) & 16777215) = {pid}")
+            }
+            Kept::Gpu(gpu) if has_column(db, table, "deviceId") => format!("o.deviceId = {gpu}"),
+            Kept::Kernels(_, like) if category == "cuda_kernel" => {
+                let names = format!("(SELECT id FROM StringIds WHERE value LIKE '{like}')");
+                format!("(o.shortName IN {names} OR o.demangledName IN {names})")
+            }
+            Kept::Nvtx(_, glob) if nvtx => format!(
+                "COALESCE(o.text, (SELECT value FROM StringIds WHERE id = o.textId), '') GLOB '{glob}'"
+            ),
+            Kept::NvtxDomain(name) if nvtx => format!("o.domainId IN {}", domain_ids(name)),
+            Kept::InNvtx => match category {
+                "cuda_api" => in_range.replace("r.", "o."),
+                "cuda_sync" => "0".to_owned(),
+                "nvtx" => "1".to_owned(),
+                _ => launched_by_sql(in_range),
+            },
+            _ => "1".to_owned(),
+        }
+    }
+}
+
+/// Converts `input` with `filters` together, and compares each category's
+/// count, and what the summary says was filtered out, with SQL: a row is
+/// kept when every filter keeps it. Returns the trace and its summary.
+fn assert_kept_as_sql(name: &str, input: &std::path::Path, filters: &[Kept]) -> (Checked, Summary) {
+    let db = open(input);
+    let ranges: Vec<String> = filters
+        .iter()
+        .filter_map(|k| match k {
+            Kept::Nvtx(_, glob) => Some(format!("COALESCE(n.text, s.value) GLOB '{glob}'")),
+            Kept::NvtxDomain(name) => Some(format!("n.domainId IN {}", domain_ids(name))),
+            _ => None,
+        })
+        .chain(["1".to_owned()])
+        .collect();
+    let in_range = call_in_ranges_where(&db, &ranges.join(" AND "));
+    let filter = filters.iter().fold(Filter::default(), |f, k| k.add_to(f));
+    let (trace, summary) = convert(input, &options(filter));
+    trace.assert_valid();
+    let mut tables = cuda_tables(&db);
+    tables.push(("nvtx", "NVTX_EVENTS"));
+    for (category, table) in tables {
+        let mut base = "o.start >= 0".to_owned();
+        if category == "nvtx" {
+            base.push_str(" AND o.eventType IN (34, 59, 60, 65, 70, 71)");
+        }
+        let all = count(&db, &format!("SELECT COUNT(*) FROM {table} o WHERE {base}"));
+        let conditions: Vec<String> = filters
+            .iter()
+            .map(|k| k.sql(&db, category, table, &in_range))
+            .collect();
+        let kept = count(
+            &db,
+            &format!(
+                "SELECT COUNT(*) FROM {table} o WHERE {base} AND {}",
+                conditions.join(" AND ")
+            ),
+        );
+        eprintln!("{name} {filters:?}: {category} {kept} of {all}");
+        assert_eq!(
+            trace.count(category),
+            kept,
+            "{name} {filters:?}: {category} kept"
+        );
+        assert_eq!(
+            filtered_out(&summary, category),
+            all - kept,
+            "{name} {filters:?}: {category} filtered out"
+        );
+    }
+    (trace, summary)
+}
+
+#[test]
+fn gpu_in_nvtx_with_a_time_window_keeps_the_work_of_kept_ranges_that_overlaps_it() {
+    let mut launched_before_window = 0;
+    for (name, regex, glob) in [
+        ("nsys-ai_h100_2gpu_1s.sqlite", "^aten::mm", "aten::mm*"),
+        ("h100_torch_graph_node.sqlite", "^step", "step*"),
+    ] {
+        let Some(input) = fixture(name) else { return };
+        let db = open(&input);
+        let (from, to) = middle_window(&db);
+        let filters = [Kept::Nvtx(regex, glob), Kept::InNvtx, Kept::Time(from, to)];
+        let (trace, summary) = assert_kept_as_sql(name, &input, &filters);
+        assert_eq!(trace.count("cuda_sync"), 0, "{name}");
+        // Some of the work was launched before the window, inside a kept
+        // range: it stays, without a flow (its launch is not in the trace).
+        let inside = call_in_range_sql(&db, Some(glob));
+        let ops_of = |call: &str| -> u64 {
+            cuda_tables(&db)
+                .into_iter()
+                .filter(|(c, _)| !matches!(*c, "cuda_api" | "cuda_sync"))
+                .map(|(_, table)| {
+                    count(
+                        &db,
+                        &format!(
+                            "SELECT COUNT(*) FROM {table} o WHERE o.start >= 0
+                               AND o.\"end\" >= {from} AND o.start <= {to} AND {}",
+                            launched_by_sql(call)
+                        ),
+                    )
+                })
+                .sum()
+        };
+        let kept_ops = ops_of(&inside);
+        let launched_in_window = ops_of(&format!(
+            "{inside} AND (SELECT \"end\" FROM CUPTI_ACTIVITY_KIND_RUNTIME c
+               WHERE c.globalTid = r.globalTid AND c.start = r.start
+                 AND c.correlationId = r.corr) >= {from}"
+        ));
+        assert!(
+            launched_in_window > 0 && launched_in_window <= kept_ops,
+            "{name}: {launched_in_window} of {kept_ops} launched in the window"
+        );
+        launched_before_window += kept_ops - launched_in_window;
+        assert_eq!(summary.flows, launched_in_window, "{name}");
+        let flows_to_gpu = trace
+            .flows
+            .iter()
+            .filter(|&&(from, to)| {
+                trace.slices[from].category == "cuda_api" && trace.slices[to].category != "nvtx"
+            })
+            .count() as u64;
+        assert_eq!(flows_to_gpu, launched_in_window, "{name}");
+        assert!(
+            summary.gpu_ops_without_launch == 0,
+            "{name}: {summary}: work launched before the window has its launch in the report"
+        );
+        for s in &trace.slices {
+            assert!(
+                s.ts >= from as u64 && s.ts + s.dur <= to as u64,
+                "{name}: {} at {}+{} is outside the window",
+                s.name,
+                s.ts,
+                s.dur
+            );
+        }
+    }
+    assert!(launched_before_window > 0, "the windows cut launches off");
+}
+
+#[test]
+fn every_pair_of_filters_keeps_what_both_keep() {
+    let name = "nsys-ai_h100_2gpu_1s.sqlite";
+    let Some(input) = fixture(name) else { return };
+    let db = open(&input);
+    let (from, to) = middle_window(&db);
+    let pid: i64 = db
+        .query_row(
+            "SELECT (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME
+             GROUP BY 1 ORDER BY COUNT(*) DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let filters = [
+        Kept::Time(from, to),
+        Kept::Pid(pid as u32),
+        Kept::Gpu(1),
+        Kept::Kernels("(?i)gemm", "%gemm%"),
+        Kept::Nvtx("^aten::mm", "aten::mm*"),
+        Kept::InNvtx,
+    ];
+    for (k, &a) in filters.iter().enumerate() {
+        for &b in &filters[k + 1..] {
+            assert_kept_as_sql(name, &input, &[a, b]);
+        }
+    }
+    // --gpu-in-nvtx with the name of the ranges and each other filter.
+    for &other in &filters[..4] {
+        assert_kept_as_sql(name, &input, &[filters[4], Kept::InNvtx, other]);
+    }
+    // With a domain instead of names.
+    let name = "pipit_saxpy_mpi_cuda_rank0.sqlite";
+    let Some(input) = fixture(name) else { return };
+    let (trace, _) = assert_kept_as_sql(name, &input, &[Kept::NvtxDomain("MPI"), Kept::InNvtx]);
+    assert!(trace.count("cuda_api") > 0 && trace.count("nvtx") > 0);
+}
+
+#[test]
+fn gpu_in_nvtx_with_a_window_follows_each_event_s_own_time() {
+    use support::synth::{GpuStream, Thread};
+    const MAIN: Thread = Thread { pid: 100, tid: 100 };
+    const WORKER: Thread = Thread { pid: 100, tid: 101 };
+    const OTHER: Thread = Thread { pid: 100, tid: 102 };
+    const STREAM: GpuStream = GpuStream {
+        pid: 100,
+        device: 0,
+        context: 1,
+        stream: 7,
+    };
+    const LAUNCH: &str = "cudaLaunchKernel_v7000";
+    let (_dir, input) = support::convert::synthetic(|s| {
+        s.gpu(0, "NVIDIA H100");
+        s.nvtx_push_pop(MAIN, 1_000..30_000, "keep");
+        s.nvtx_push_pop(OTHER, 3_000..4_000, "drop");
+        // Ends before the window; its call lasts into it.
+        s.nvtx_push_pop(WORKER, 5_000..6_000, "keep");
+        // Launched before the window, runs inside it.
+        s.api(MAIN, 2_000..2_100, LAUNCH).corr(1);
+        s.kernel(STREAM, 12_000..13_000, "early").corr(1);
+        // Launched and run inside it.
+        s.api(MAIN, 15_000..15_100, LAUNCH).corr(2);
+        s.kernel(STREAM, 16_000..17_000, "inside").corr(2);
+        // Launched inside it, runs after it.
+        s.api(MAIN, 19_000..19_100, LAUNCH).corr(3);
+        s.kernel(STREAM, 25_000..26_000, "late").corr(3);
+        // Launched in a range not kept.
+        s.api(OTHER, 3_500..3_600, LAUNCH).corr(4);
+        s.kernel(STREAM, 14_000..15_000, "dropped").corr(4);
+        s.api(WORKER, 5_500..11_000, LAUNCH).corr(5);
+        s.kernel(STREAM, 11_500..12_000, "long_call").corr(5);
+    });
+    let filter = Filter::default()
+        .nvtx("^keep$")
+        .unwrap()
+        .gpu_in_nvtx()
+        .time(TimeWindow {
+            start: Some(10_000),
+            end: Some(20_000),
+        });
+    let (trace, summary) = convert(&input, &options(filter));
+    trace.assert_valid();
+    let names = |category: &str| -> Vec<&str> {
+        let mut names: Vec<&str> = trace
+            .slices
+            .iter()
+            .filter(|s| s.category == category)
+            .map(|s| s.name.as_str())
+            .collect();
+        names.sort_unstable();
+        names
+    };
+    assert_eq!(names("cuda_kernel"), ["early", "inside", "long_call"]);
+    let calls: Vec<u64> = trace
+        .slices
+        .iter()
+        .filter(|s| s.category == "cuda_api")
+        .map(|s| s.ts)
+        .collect();
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(names("nvtx"), ["keep"]);
+    assert_eq!(filtered_out(&summary, "cuda_api"), 2);
+    assert_eq!(filtered_out(&summary, "cuda_kernel"), 2);
+    assert_eq!(filtered_out(&summary, "nvtx"), 2);
+    // The launches in the trace link to their kernels; the early kernel's
+    // launch is in the report, outside the window.
+    let linked: Vec<&str> = trace
+        .flows
+        .iter()
+        .map(|&(_, to)| trace.slices[to].name.as_str())
+        .collect();
+    assert_eq!(linked.len(), 2, "{linked:?}");
+    assert!(linked.contains(&"inside") && linked.contains(&"long_call"));
+    assert_eq!(summary.gpu_ops_without_launch, 0, "{summary}");
 }

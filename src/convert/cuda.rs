@@ -314,13 +314,15 @@ impl<W: Write> Mapper<'_, '_, W> {
             self.summary.skip_negative(category);
             return Ok(());
         };
-        if self.in_nvtx.is_some() {
+        if let Some(spans) = &self.in_nvtx {
             let launched = match (op.place.pid, op.correlation_id) {
-                (Some(pid), Some(corr)) => self.launches.is_open(pid, corr),
+                (Some(pid), Some(corr)) => {
+                    self.launches.is_open(pid, corr) || spans.launched_outside_window(pid, corr)
+                }
                 _ => false,
             };
             if !launched {
-                // Not launched by a call that is kept.
+                // Not launched inside a kept range.
                 self.summary.filter_out(category);
                 return Ok(());
             }
@@ -330,8 +332,16 @@ impl<W: Write> Mapper<'_, '_, W> {
             match (op.place.pid, op.correlation_id) {
                 (Some(pid), Some(corr)) => {
                     flow = self.launches.op(pid, corr);
+                    // Work launched inside a kept range before the time
+                    // window has its launch in the report, not in the trace.
+                    let launched_outside_window = || {
+                        self.in_nvtx
+                            .as_ref()
+                            .is_some_and(|s| s.launched_outside_window(pid, corr))
+                    };
                     match flow {
                         Some(_) => self.summary.flows += 1,
+                        None if launched_outside_window() => {}
                         None => self.summary.gpu_ops_without_launch += 1,
                     }
                 }

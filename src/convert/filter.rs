@@ -2,12 +2,19 @@
 //! spans of time each thread spends inside a kept range, read before the
 //! CUDA stream. Only the ranges kept are held, merged where they overlap, so
 //! memory follows what the filter keeps, not the size of the report.
+//!
+//! Like every filter, it combines with the others by keeping what each of
+//! them keeps: with a time window, a call is kept when it is inside a kept
+//! range and overlaps the window, and GPU work when its launch is inside a
+//! kept range and the work itself overlaps the window, wherever its launch
+//! lies in time. Work that runs in the window but was launched before it is
+//! found by a read of its own (`Report::for_each_launch_outside_window`),
+//! since the calls outside the window are not in the CUDA stream.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::filter::Filter;
-use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::Report;
+use crate::nsys::{Metadata, Report};
 
 use super::nvtx::domain_name;
 use super::ConvertError;
@@ -17,6 +24,9 @@ use super::ConvertError;
 #[derive(Default)]
 pub struct NvtxSpans {
     by_thread: FxHashMap<(u32, u32), Vec<(i64, i64)>>,
+    /// The launches (pid, correlationId) made inside kept ranges by calls
+    /// outside the time window, of GPU work inside it.
+    launched_outside_window: FxHashSet<(u32, i64)>,
 }
 
 impl NvtxSpans {
@@ -24,29 +34,13 @@ impl NvtxSpans {
     pub fn read(report: &Report, filter: &Filter) -> Result<Self, ConvertError> {
         let meta = report.meta();
         let mut by_thread: FxHashMap<(u32, u32), Vec<(i64, i64)>> = FxHashMap::default();
-        report.for_each_nvtx_event(|e| -> Result<(), ConvertError> {
-            // Ranges that end on another thread enclose no call of one thread.
-            if e.kind == NvtxKind::Mark || e.end_tid.is_some_and(|t| t != e.tid) {
-                return Ok(());
-            }
-            let domain = match e.domain {
-                0 => None,
-                id => Some(
-                    meta.nvtx_domains
-                        .get(&(e.pid, id))
-                        .map_or("", String::as_str),
-                ),
-            };
-            let keep = match e.text.as_ref().map(|t| t.as_str()) {
-                Some(text) if !text.is_empty() => filter.keeps_nvtx(text, domain),
-                _ => filter.keeps_nvtx(&domain_name(meta, e.pid, e.domain), domain),
-            };
-            if keep {
-                let end = e.end.unwrap_or(i64::MAX);
+        report.for_each_thread_nvtx_range(|r| -> Result<(), ConvertError> {
+            if keeps_nvtx(filter, meta, r.pid, r.domain, r.text) {
+                let end = r.end.unwrap_or(i64::MAX);
                 by_thread
-                    .entry((e.pid, e.tid))
+                    .entry((r.pid, r.tid))
                     .or_default()
-                    .push((e.start, end.max(e.start)));
+                    .push((r.start, end.max(r.start)));
             }
             Ok(())
         })?;
@@ -61,7 +55,19 @@ impl NvtxSpans {
             }
             *spans = merged;
         }
-        Ok(Self { by_thread })
+        let mut spans = Self {
+            by_thread,
+            launched_outside_window: FxHashSet::default(),
+        };
+        let mut outside = FxHashSet::default();
+        report.for_each_launch_outside_window(|call| -> Result<(), ConvertError> {
+            if spans.covers(call.pid, call.tid, call.start) {
+                outside.insert((call.pid, call.correlation_id));
+            }
+            Ok(())
+        })?;
+        spans.launched_outside_window = outside;
+        Ok(spans)
     }
 
     /// Whether a call of thread (pid, tid) at `t` is inside a kept range.
@@ -71,6 +77,33 @@ impl NvtxSpans {
         };
         let after = spans.partition_point(|&(start, _)| start <= t);
         after > 0 && spans[after - 1].1 >= t
+    }
+
+    /// Whether launch (pid, correlationId), made before (or after) the time
+    /// window, was made inside a kept range.
+    pub fn launched_outside_window(&self, pid: u32, correlation_id: i64) -> bool {
+        self.launched_outside_window
+            .contains(&(pid, correlation_id))
+    }
+}
+
+/// Whether `filter` keeps an NVTX event of process `pid` and domain `domain`
+/// (0: the default one) with message `text`; an event without a message is
+/// named by its domain.
+pub fn keeps_nvtx(
+    filter: &Filter,
+    meta: &Metadata,
+    pid: u32,
+    domain: i64,
+    text: Option<&str>,
+) -> bool {
+    let domain_label = match domain {
+        0 => None,
+        id => Some(meta.nvtx_domains.get(&(pid, id)).map_or("", String::as_str)),
+    };
+    match text {
+        Some(text) if !text.is_empty() => filter.keeps_nvtx(text, domain_label),
+        _ => filter.keeps_nvtx(&domain_name(meta, pid, domain), domain_label),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
+use super::filter::keeps_nvtx;
 use super::projection::RangeFeed;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
@@ -37,19 +38,8 @@ pub fn write<W: Write>(
     let last = report.nvtx_events_to_last_time(|e: NvtxEvent| -> Result<(), ConvertError> {
         rows.tick();
         if let Some(filter) = by_name {
-            let domain = match e.domain {
-                0 => None,
-                id => Some(
-                    meta.nvtx_domains
-                        .get(&(e.pid, id))
-                        .map_or("", String::as_str),
-                ),
-            };
-            let keep = match e.text.as_ref().map(|t| t.as_str()) {
-                Some(text) if !text.is_empty() => filter.keeps_nvtx(text, domain),
-                _ => filter.keeps_nvtx(&domain_name(meta, e.pid, e.domain), domain),
-            };
-            if !keep {
+            let text = e.text.as_ref().map(|t| t.as_str());
+            if !keeps_nvtx(filter, meta, e.pid, e.domain, text) {
                 summary.filter_out(NVTX);
                 return Ok(());
             }

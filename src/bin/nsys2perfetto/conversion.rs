@@ -74,7 +74,9 @@ pub struct Filters {
 
     /// Keep only the CUDA API calls made inside the NVTX ranges kept (by
     /// --nvtx, --nvtx-domain; any range without them) and the GPU work they
-    /// launched; synchronizations are left out.
+    /// launched; synchronizations are left out. With --time, each event is
+    /// kept by its own time (GPU work in the window launched before it
+    /// stays, without its launch).
     #[arg(long)]
     gpu_in_nvtx: bool,
 }
@@ -140,13 +142,6 @@ impl Filters {
             f = f.nvtx_domain(domain);
         }
         if gpu_in_nvtx {
-            // Together they lose the GPU work of kept calls (a known bug):
-            // refused rather than a trace that silently lacks it.
-            if time.is_some() {
-                return Err(nsys2perfetto::Error::InvalidOption(
-                    "--gpu-in-nvtx with --time is not supported yet: use one of them".into(),
-                ));
-            }
             f = f.gpu_in_nvtx();
         }
         Ok(f)
