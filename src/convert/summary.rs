@@ -290,9 +290,15 @@ impl fmt::Display for Summary {
             write!(f, "{}", clauses.join("; "))?;
         }
         if self.gpu_ops_without_launch > 0 {
+            // With filters, a launch may be in the report but left out (a
+            // call before the time window): all that is sure is the trace.
+            let place = match self.filtered_out.is_empty() {
+                true => "report",
+                false => "trace",
+            };
             write!(
                 f,
-                " ({} no launch in the report)",
+                " ({} no launch in the {place})",
                 count(
                     self.gpu_ops_without_launch,
                     "GPU operation has",
@@ -346,6 +352,10 @@ mod tests {
             two.to_string(),
             "cuda_api 2; 2 flows; 2 CPU samples (2 GPU operations have no launch in the report)"
         );
+        two.filtered_out.insert("cuda_api".into(), 3);
+        assert!(two
+            .to_string()
+            .contains("(2 GPU operations have no launch in the trace)"));
         assert_eq!(
             two.warnings()[1],
             "2 events end before they start; written as instants at their start"
