@@ -8,10 +8,11 @@
 //! below 128 and then 64 to each power of two (a bucket spans at most 1/64
 //! of its values), mirrored for negative values. At the end the histogram
 //! says which bucket holds each middle value and how many values lie below
-//! it; one read of the file gathers the values of those buckets, counted by
-//! value, so that memory is bounded by the width of a bucket whatever the
-//! number of values in it, and walking them in order gives the exact
-//! middle values.
+//! it. A read of the file then gathers the values of those buckets, counted
+//! by value, and walking them in order gives the exact middle values; where
+//! a bucket holds too many distinct values for that, reads first count its
+//! values by slices of its range, each read narrowing the range 4096-fold.
+//! Memory is bounded per set, whatever the number of values.
 //!
 //! The file is anonymous (unlinked from the start): nothing is left behind,
 //! whatever happens to the process.
@@ -90,29 +91,43 @@ impl Medians {
             return Err(SpillFailed(e));
         }
         // Where the spilled sets' middle values lie.
-        let mut wanted: Vec<Option<Wanted>> = Vec::with_capacity(self.sets.len());
+        let mut wanted: Vec<Vec<Target>> = Vec::with_capacity(self.sets.len());
         let mut medians: Vec<Option<f64>> = Vec::with_capacity(self.sets.len());
         for set in self.sets {
             match set {
                 Set::Kept(mut values) => {
                     values.sort_unstable();
                     medians.push(median_of(&values));
-                    wanted.push(None);
+                    wanted.push(Vec::new());
                 }
                 Set::Spilled(histogram) => {
                     medians.push(None);
-                    wanted.push(Some(histogram.wanted()));
+                    wanted.push(histogram.targets());
                 }
             }
         }
         if let Some(spill) = self.spill {
-            let file = spill
+            let mut file = spill
                 .into_inner()
                 .map_err(|e| SpillFailed(e.into_error()))?;
-            gather(file, &mut wanted).map_err(SpillFailed)?;
-            for (median, wanted) in medians.iter_mut().zip(wanted) {
-                if let Some(wanted) = wanted {
-                    *median = Some(wanted.median());
+            // Each read narrows every middle value still sought: to one
+            // value where few values are left to tell apart, otherwise to
+            // one of SLICES slices of its range.
+            while wanted.iter().flatten().any(|t| t.found.is_none()) {
+                for target in wanted.iter_mut().flatten() {
+                    target.prepare();
+                }
+                read_spill(&mut file, &mut wanted).map_err(SpillFailed)?;
+                for target in wanted.iter_mut().flatten() {
+                    target.narrow();
+                }
+            }
+            for (median, targets) in medians.iter_mut().zip(wanted) {
+                let found: Vec<i64> = targets.iter().filter_map(|t| t.found).collect();
+                match found[..] {
+                    [lower, upper] => *median = Some(mean_of_two(lower, upper)),
+                    [] => {}
+                    _ => unreachable!("two middle values to each spilled set"),
                 }
             }
         }
@@ -145,10 +160,10 @@ fn spill(
     }
 }
 
-/// Reads the spill once, counting the values of the wanted buckets.
-fn gather(mut file: File, wanted: &mut [Option<Wanted>]) -> io::Result<()> {
+/// Reads the spill once, each value counted by the targets whose range holds it.
+fn read_spill(file: &mut File, wanted: &mut [Vec<Target>]) -> io::Result<()> {
     file.seek(SeekFrom::Start(0))?;
-    let mut input = BufReader::with_capacity(1 << 16, file);
+    let mut input = BufReader::with_capacity(1 << 16, &mut *file);
     let mut record = [0u8; RECORD];
     loop {
         match input.read_exact(&mut record) {
@@ -158,10 +173,9 @@ fn gather(mut file: File, wanted: &mut [Option<Wanted>]) -> io::Result<()> {
         }
         let set = u32::from_le_bytes(record[..4].try_into().expect("4 bytes")) as usize;
         let value = i64::from_le_bytes(record[4..].try_into().expect("8 bytes"));
-        if let Some(Some(w)) = wanted.get_mut(set) {
-            let key = bucket(value);
-            if key >= w.first.key && key <= w.last.key {
-                *w.values.entry(value).or_default() += 1;
+        if let Some(targets) = wanted.get_mut(set) {
+            for target in targets {
+                target.count_in(value);
             }
         }
     }
@@ -249,57 +263,146 @@ impl Histogram {
         self.counts[at] += count;
     }
 
-    /// Which buckets hold the values of ranks (n - 1) / 2 and n / 2 (from
-    /// 0, in ascending order), and how many values lie below each.
-    fn wanted(&self) -> Wanted {
+    /// The values of ranks (n - 1) / 2 and n / 2 (from 0, in ascending
+    /// order) as targets: the range of the bucket that holds each, and its
+    /// rank among the values there.
+    fn targets(&self) -> Vec<Target> {
         let n: u64 = self.counts.iter().sum();
-        let at = |rank: u64| -> Place {
+        let at = |rank: u64| -> Target {
             let mut below = 0;
             for (i, &count) in self.counts.iter().enumerate() {
                 if below + count > rank {
-                    return Place {
-                        key: self.first + i as i32,
-                        rank: rank - below,
-                    };
+                    let (low, high) = bucket_range(self.first + i as i32);
+                    return Target::new(low, high, count, rank - below);
                 }
                 below += count;
             }
             unreachable!("a rank below the count")
         };
-        Wanted {
-            first: at((n - 1) / 2),
-            last: at(n / 2),
-            values: BTreeMap::new(),
-        }
+        vec![at((n - 1) / 2), at(n / 2)]
     }
 }
 
-/// A middle value: its bucket, and its rank among the values of that bucket.
-struct Place {
-    key: i32,
+/// The least and greatest value of the bucket `key`.
+fn bucket_range(key: i32) -> (i64, i64) {
+    let magnitude = key.unsigned_abs();
+    let (low, high): (u128, u128) = match magnitude < 1 << (SUB_BITS + 1) {
+        true => (magnitude.into(), magnitude.into()),
+        false => {
+            let shift = (magnitude >> SUB_BITS) - 1;
+            let leading = u128::from(magnitude - (shift << SUB_BITS));
+            (leading << shift, ((leading + 1) << shift) - 1)
+        }
+    };
+    // The top buckets reach past the magnitudes of i64 (2^63 for i64::MIN).
+    let signed = |m: u128, negative: bool| match negative {
+        true => i64::try_from(-(m.min(1 << 63) as i128)).expect("down to i64::MIN"),
+        false => i64::try_from(m).unwrap_or(i64::MAX),
+    };
+    match key < 0 {
+        true => (signed(high, true), signed(low, true)),
+        false => (signed(low, false), signed(high, false)),
+    }
+}
+
+/// The most distinct values gathered to find one middle value (about 40
+/// bytes each); more are first told apart by slices of their range.
+const GATHERED: u64 = 1 << 12;
+
+/// The slices a range is cut into when its values are too many to gather.
+const SLICES: u64 = 1 << 12;
+
+/// One middle value of a spilled set, sought among the values in
+/// `low..=high`: `count` of them, the one sought being of rank `rank`.
+struct Target {
+    low: i64,
+    high: i64,
+    count: u64,
     rank: u64,
+    found: Option<i64>,
+    reading: Reading,
 }
 
-/// A spilled set's two middle values (one, twice, for an odd count), and
-/// the values of their buckets (and of any bucket between: none, as the two
-/// ranks are adjacent and buckets between them are empty) by value.
-struct Wanted {
-    first: Place,
-    last: Place,
-    values: BTreeMap<i64, u64>,
+/// What the next read of the spill keeps of the target's values.
+enum Reading {
+    Nothing,
+    /// Each value, counted.
+    Values(BTreeMap<i64, u64>),
+    /// Counts by slice of the range, each slice `width` values wide.
+    Slices {
+        width: u64,
+        counts: Vec<u64>,
+    },
 }
 
-impl Wanted {
-    fn median(&self) -> f64 {
-        let in_bucket = |key: i32| {
-            self.values
-                .iter()
-                .filter(move |(&v, _)| bucket(v) == key)
-                .map(|(&v, &count)| (v, count))
+impl Target {
+    fn new(low: i64, high: i64, count: u64, rank: u64) -> Target {
+        Target {
+            low,
+            high,
+            count,
+            rank,
+            found: None,
+            reading: Reading::Nothing,
+        }
+    }
+
+    /// How many values the range spans, less one (up to 2^64 - 1).
+    fn span(&self) -> u64 {
+        self.high.abs_diff(self.low)
+    }
+
+    fn prepare(&mut self) {
+        self.reading = match self.found {
+            Some(_) => Reading::Nothing,
+            None if self.count.min(self.span()) < GATHERED => Reading::Values(BTreeMap::new()),
+            None => {
+                let width = self.span() / SLICES + 1;
+                Reading::Slices {
+                    width,
+                    counts: vec![0; (self.span() / width + 1) as usize],
+                }
+            }
         };
-        let lower = value_at(in_bucket(self.first.key), self.first.rank);
-        let upper = value_at(in_bucket(self.last.key), self.last.rank);
-        mean_of_two(lower, upper)
+    }
+
+    fn count_in(&mut self, value: i64) {
+        if value < self.low || value > self.high {
+            return;
+        }
+        match &mut self.reading {
+            Reading::Nothing => {}
+            Reading::Values(values) => *values.entry(value).or_default() += 1,
+            Reading::Slices { width, counts } => {
+                counts[(value.abs_diff(self.low) / *width) as usize] += 1;
+            }
+        }
+    }
+
+    /// After a read: the value found, or the slice that holds it.
+    fn narrow(&mut self) {
+        match std::mem::replace(&mut self.reading, Reading::Nothing) {
+            Reading::Nothing => {}
+            Reading::Values(values) => {
+                let values = values.into_iter();
+                self.found = Some(value_at(values, self.rank));
+            }
+            Reading::Slices { width, counts } => {
+                let mut below = 0;
+                for (i, &count) in counts.iter().enumerate() {
+                    if below + count > self.rank {
+                        let low = self.low.saturating_add_unsigned(i as u64 * width);
+                        self.high = self.high.min(low.saturating_add_unsigned(width - 1));
+                        self.low = low;
+                        self.count = count;
+                        self.rank -= below;
+                        return;
+                    }
+                    below += count;
+                }
+                unreachable!("the spill holds every value the histogram counted")
+            }
+        }
     }
 }
 
@@ -453,6 +556,52 @@ mod tests {
         sets.push(Vec::new());
         let expected: Vec<Option<f64>> = sets.iter().map(|s| sorted_median(s)).collect();
         assert_eq!(medians(&sets), expected);
+    }
+
+    #[test]
+    fn bucket_ranges_hold_their_values_and_no_others() {
+        let mut random = Random(11);
+        let mut values: Vec<i64> = vec![i64::MIN, i64::MAX, 0, 1, -1, 127, 128, -128, 255, 256];
+        values.extend((0..10_000).map(|i| (random.next() >> (i % 64)) as i64));
+        for v in values {
+            let key = bucket(v);
+            let (low, high) = bucket_range(key);
+            assert!(low <= v && v <= high, "{v} in {key}: {low}..={high}");
+            assert_eq!(bucket(low), key, "{v}");
+            assert_eq!(bucket(high), key, "{v}");
+            if low > i64::MIN {
+                assert!(bucket(low - 1) < key, "{v}");
+            }
+            if high < i64::MAX {
+                assert!(bucket(high + 1) > key, "{v}");
+            }
+        }
+    }
+
+    #[test]
+    fn many_distinct_values_in_one_bucket_are_narrowed_by_slices() {
+        let mut random = Random(3);
+        // One bucket 2^34 wide (64 to the power of two from 2^40), its
+        // values all distinct and too many to gather at once; even and odd
+        // counts.
+        for n in [100_000, 100_001] {
+            let values: Vec<i64> = (0..n)
+                .map(|_| (1i64 << 40) + random.below(1 << 33) as i64)
+                .collect();
+            let mut m = Medians::default();
+            values.iter().for_each(|&v| m.add(0, v));
+            assert_eq!(m.finish().unwrap(), vec![sorted_median(&values)]);
+        }
+        // Near the ends of i64, both signs.
+        let values: Vec<i64> = (0..50_000)
+            .map(|i| match i % 2 {
+                0 => i64::MAX - random.below(1 << 50) as i64,
+                _ => i64::MIN + random.below(1 << 50) as i64,
+            })
+            .collect();
+        let mut m = Medians::default();
+        values.iter().for_each(|&v| m.add(0, v));
+        assert_eq!(m.finish().unwrap(), vec![sorted_median(&values)]);
     }
 
     #[test]
