@@ -1,8 +1,10 @@
 //! The time and count of the events of one report that match each pattern,
 //! in one streamed pass over each event table the patterns need.
 //!
-//! Memory holds the durations of the matching events (for their median) and
-//! the NVTX ranges that `nvtx-gpu:` patterns match, not the report.
+//! Memory holds, per pattern, sums of the matching events' durations and
+//! what their exact median needs (see [`ValueSets`]: durations of few events,
+//! a histogram of many, whose durations wait in a temporary file), and the
+//! NVTX ranges that `nvtx-gpu:` patterns match; not the report.
 
 use rustc_hash::FxHashMap;
 
@@ -11,6 +13,7 @@ use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
 use crate::projection::{Projector, Range};
+use crate::stats::ValueSets;
 
 use super::pattern::{EventKind, EventPattern};
 use super::SeriesCell;
@@ -20,7 +23,8 @@ pub(super) fn measure(
     report: &Report,
     patterns: &[EventPattern],
 ) -> rusqlite::Result<Vec<SeriesCell>> {
-    let mut durations: Vec<Vec<i64>> = vec![Vec::new(); patterns.len()];
+    // A set of durations per pattern, by index.
+    let mut durations = ValueSets::default();
     let of_kind = |kind: EventKind| -> Vec<usize> {
         (0..patterns.len())
             .filter(|&i| patterns[i].kind() == kind)
@@ -46,7 +50,7 @@ pub(super) fn measure(
             let name = e.text.as_ref().map_or("", |t| t.as_str());
             if let Some(end) = e.end {
                 for &p in nvtx.matching_text(name) {
-                    durations[p].push(end - e.start);
+                    durations.add(p, end - e.start);
                 }
             }
             // NVIDIA projects only ranges that start and end on one thread.
@@ -96,13 +100,13 @@ pub(super) fn measure(
                 // A record that repeats a call (to carry its stack) is no call of its own.
                 CudaEvent::Api(call) if !call.repeats_a_call => {
                     for &p in api.matching(call.name, "") {
-                        durations[p].push(call.end - call.start);
+                        durations.add(p, call.end - call.start);
                     }
                 }
                 CudaEvent::Kernel(k) => {
                     let demangled = k.demangled_name.unwrap_or("");
                     for &p in kernels.matching(k.short_name, demangled) {
-                        durations[p].push(k.common.end - k.common.start);
+                        durations.add(p, k.common.end - k.common.start);
                     }
                 }
                 _ => {}
@@ -127,24 +131,26 @@ pub(super) fn measure(
                 _ => return Ok(()),
             };
             for &p in matcher.matching(call.name, "") {
-                durations[p].push(call.end - call.start);
+                durations.add(p, call.end - call.start);
             }
             Ok(())
         })?;
     }
-    Ok(durations.into_iter().map(SeriesCell::of).collect())
+    let mut stats = durations.finish()?;
+    stats.resize(patterns.len(), None);
+    Ok(stats.into_iter().map(SeriesCell::of).collect())
 }
 
 /// Each finished projection's duration, for each pattern of its range.
 fn take_projected(
     projector: &mut Projector<u32>,
     pattern_sets: &[Box<[usize]>],
-    durations: &mut [Vec<i64>],
+    durations: &mut ValueSets,
 ) {
     while let Some(p) = projector.next_ready() {
         let duration = i64::try_from(p.last - p.first).unwrap_or(i64::MAX);
         for &pattern in pattern_sets[p.range.data as usize].iter() {
-            durations[pattern].push(duration);
+            durations.add(pattern, duration);
         }
     }
 }

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 pub use pattern::{EventKind, EventPattern};
 
-use crate::error::{DatabaseError, Error, Result};
+use crate::error::{Error, Result};
 use crate::file::Source;
+use crate::stats::Stats;
 use crate::{nsys, output, Options};
 
 /// One run of a series: its value of the parameter, and its report (an
@@ -58,26 +59,20 @@ pub struct SeriesCell {
 }
 
 impl SeriesCell {
-    fn of(mut durations: Vec<i64>) -> Self {
-        let n = durations.len();
-        let median_ns = match n {
-            0 => None,
-            _ => {
-                let (_, &mut upper, _) = durations.select_nth_unstable(n / 2);
-                Some(match n % 2 {
-                    1 => upper as f64,
-                    _ => {
-                        // The largest of the lower half.
-                        let lower = *durations[..n / 2].iter().max().expect("n >= 2");
-                        (lower as f64 + upper as f64) / 2.0
-                    }
-                })
-            }
-        };
-        SeriesCell {
-            count: n as u64,
-            total_ns: durations.iter().sum(),
-            median_ns,
+    /// The cell of a pattern whose events' durations have `stats`.
+    fn of(stats: Option<Stats>) -> Self {
+        match stats {
+            None => SeriesCell::default(),
+            Some(s) => SeriesCell {
+                count: s.count,
+                // Beyond 292 years of events: the most that fits.
+                total_ns: i64::try_from(s.total).unwrap_or(if s.total < 0 {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }),
+                median_ns: Some(s.median),
+            },
         }
     }
 
@@ -101,10 +96,7 @@ pub struct Series {
 /// Measures the events of `report` that match each of `patterns`: one cell
 /// per pattern, in their order.
 pub fn measure_events(report: &nsys::Report, patterns: &[EventPattern]) -> Result<Vec<SeriesCell>> {
-    measure::measure(report, patterns).map_err(|e| Error::Damaged {
-        path: report.path().to_owned(),
-        cause: DatabaseError(e),
-    })
+    measure::measure(report, patterns).map_err(|e| crate::stats::failure(report.path(), e))
 }
 
 /// Measures each run of a series, in turn, streaming over its report;
@@ -266,17 +258,33 @@ fn write_csv_row(out: &mut dyn Write, fields: &[String]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::ValueSets;
+
+    fn cell(durations: &[i64]) -> SeriesCell {
+        let mut sets = ValueSets::default();
+        durations.iter().for_each(|&d| sets.add(0, d));
+        let mut stats = sets.finish().unwrap();
+        stats.resize(1, None);
+        SeriesCell::of(stats[0])
+    }
 
     #[test]
     fn medians_of_odd_and_even_counts() {
-        assert_eq!(SeriesCell::of(vec![]).median_ns, None);
-        assert_eq!(SeriesCell::of(vec![]).mean_ns(), None);
-        let c = SeriesCell::of(vec![5, 1, 9]);
+        assert_eq!(cell(&[]).median_ns, None);
+        assert_eq!(cell(&[]).mean_ns(), None);
+        let c = cell(&[5, 1, 9]);
         assert_eq!((c.count, c.total_ns, c.median_ns), (3, 15, Some(5.0)));
-        let c = SeriesCell::of(vec![10, 1, 4, 7]);
+        let c = cell(&[10, 1, 4, 7]);
         assert_eq!(c.median_ns, Some(5.5));
         assert_eq!(c.mean_ns(), Some(5.5));
-        assert_eq!(SeriesCell::of(vec![3, 3]).median_ns, Some(3.0));
+        assert_eq!(cell(&[3, 3]).median_ns, Some(3.0));
+        // Many events: their durations spill, the median stays exact.
+        let many: Vec<i64> = (0..10_001).map(|i| (i * 7919) % 10_007).collect();
+        let mut sorted = many.clone();
+        sorted.sort_unstable();
+        let c = cell(&many);
+        assert_eq!(c.median_ns, Some(sorted[5000] as f64));
+        assert_eq!(c.total_ns, many.iter().sum::<i64>());
     }
 
     #[test]

@@ -3,67 +3,15 @@
 //! the two middle values; the standard deviation is the sample one (divided
 //! by n - 1), 0 for a single value.
 //!
-//! The median needs every value, so a group keeps them all: 8 bytes per row
-//! of the group, until its statistics are taken.
+//! A set keeps its count, exact total, exact sum of squares, least and
+//! greatest value; its median comes from [`Medians`], which keeps the values
+//! of small sets only. Memory does not grow with the number of values.
 
 use std::hash::Hash;
 
 use rustc_hash::FxHashMap;
 
-/// The values of one group.
-#[derive(Clone, Debug, Default)]
-pub struct Values {
-    values: Vec<i64>,
-}
-
-impl Values {
-    pub fn push(&mut self, value: i64) {
-        self.values.push(value);
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    /// The statistics of the values (which are sorted in place for the
-    /// median); `None` for a group without values.
-    pub fn stats(&mut self) -> Option<Stats> {
-        if self.values.is_empty() {
-            return None;
-        }
-        self.values.sort_unstable();
-        let v = &self.values;
-        let n = v.len();
-        let total: i128 = v.iter().map(|&x| i128::from(x)).sum();
-        let mean = total as f64 / n as f64;
-        let median = match n % 2 {
-            1 => v[n / 2] as f64,
-            _ => (v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0,
-        };
-        let stddev = match n {
-            1 => 0.0,
-            _ => {
-                let squares: f64 = v
-                    .iter()
-                    .map(|&x| {
-                        let d = x as f64 - mean;
-                        d * d
-                    })
-                    .sum();
-                (squares / (n - 1) as f64).sqrt()
-            }
-        };
-        Some(Stats {
-            count: n as u64,
-            total,
-            mean,
-            median,
-            min: v[0],
-            max: v[n - 1],
-            stddev,
-        })
-    }
-}
+use super::median::{Medians, SpillFailed};
 
 /// What a summary says of one group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,18 +27,150 @@ pub struct Stats {
     pub stddev: f64,
 }
 
+/// Numbered sets of values, each summarized as [`Stats`] at the end.
+#[derive(Default)]
+pub(crate) struct ValueSets {
+    sums: Vec<Sums>,
+    medians: Medians,
+}
+
+/// What a set keeps of its values besides what its median needs.
+#[derive(Clone, Copy, Default)]
+struct Sums {
+    count: u64,
+    total: i128,
+    squares: U256,
+    min: i64,
+    max: i64,
+}
+
+impl ValueSets {
+    /// Adds `value` to the set numbered `set` (numbers from 0; a number not
+    /// seen before makes the sets up to it, empty).
+    pub fn add(&mut self, set: usize, value: i64) {
+        if set >= self.sums.len() {
+            self.sums.resize(set + 1, Sums::default());
+        }
+        let s = &mut self.sums[set];
+        if s.count == 0 {
+            (s.min, s.max) = (value, value);
+        }
+        s.count += 1;
+        s.total += i128::from(value);
+        s.squares.add(U256::square(value.unsigned_abs().into()));
+        s.min = s.min.min(value);
+        s.max = s.max.max(value);
+        self.medians.add(set, value);
+    }
+
+    /// Each set's statistics, by number; `None` for a set without values.
+    pub fn finish(self) -> Result<Vec<Option<Stats>>, SpillFailed> {
+        let medians = self.medians.finish()?;
+        Ok(self
+            .sums
+            .iter()
+            .zip(medians)
+            .map(|(s, median)| Some(s.stats(median?)))
+            .collect())
+    }
+}
+
+impl Sums {
+    fn stats(&self, median: f64) -> Stats {
+        let n = self.count;
+        let stddev = match n {
+            1 => 0.0,
+            // The sum of squared deviations from the mean, times n, is
+            // n * (sum of squares) - total^2: exact in integers, rounded once.
+            _ => {
+                let mut scaled = self.squares.times(n);
+                scaled.sub(U256::square(self.total.unsigned_abs()));
+                let variance = scaled.to_f64() / (u128::from(n) * u128::from(n - 1)) as f64;
+                variance.sqrt()
+            }
+        };
+        Stats {
+            count: n,
+            total: self.total,
+            mean: self.total as f64 / n as f64,
+            median,
+            min: self.min,
+            max: self.max,
+            stddev,
+        }
+    }
+}
+
+/// An unsigned 256-bit integer, least significant 64 bits first: room for
+/// the sum of squares of up to 2^64 values of 64 bits, times their count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct U256([u64; 4]);
+
+impl U256 {
+    fn square(x: u128) -> U256 {
+        let x256 = U256([x as u64, (x >> 64) as u64, 0, 0]);
+        let mut square = x256.times(x as u64);
+        square.add(x256.times((x >> 64) as u64).shifted_64());
+        square
+    }
+
+    fn add(&mut self, other: U256) {
+        let mut carry = false;
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            let (sum, c1) = a.overflowing_add(b);
+            let (sum, c2) = sum.overflowing_add(u64::from(carry));
+            *a = sum;
+            carry = c1 || c2;
+        }
+    }
+
+    /// `self - other`, `other` being no greater.
+    fn sub(&mut self, other: U256) {
+        let mut borrow = false;
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            let (diff, b1) = a.overflowing_sub(b);
+            let (diff, b2) = diff.overflowing_sub(u64::from(borrow));
+            *a = diff;
+            borrow = b1 || b2;
+        }
+    }
+
+    /// `self * m`, which must fit.
+    fn times(self, m: u64) -> U256 {
+        let mut out = [0u64; 4];
+        let mut carry = 0u128;
+        for (o, a) in out.iter_mut().zip(self.0) {
+            let product = u128::from(a) * u128::from(m) + carry;
+            *o = product as u64;
+            carry = product >> 64;
+        }
+        U256(out)
+    }
+
+    fn shifted_64(self) -> U256 {
+        U256([0, self.0[0], self.0[1], self.0[2]])
+    }
+
+    fn to_f64(self) -> f64 {
+        let high = (u128::from(self.0[3]) << 64) | u128::from(self.0[2]);
+        let low = (u128::from(self.0[1]) << 64) | u128::from(self.0[0]);
+        high as f64 * 2f64.powi(128) + low as f64
+    }
+}
+
 /// Values grouped by a key, in the order keys were first seen.
-#[derive(Debug)]
 pub struct Groups<K> {
     index: FxHashMap<K, usize>,
-    groups: Vec<(K, Values)>,
+    keys: Vec<K>,
+    values: ValueSets,
 }
 
 impl<K> Default for Groups<K> {
     fn default() -> Self {
         Self {
             index: FxHashMap::default(),
-            groups: Vec::new(),
+            keys: Vec::new(),
+            values: ValueSets::default(),
         }
     }
 }
@@ -101,24 +181,26 @@ impl<K: Hash + Eq + Clone> Groups<K> {
         let at = match self.index.get(key) {
             Some(&at) => at,
             None => {
-                self.groups.push((key.clone(), Values::default()));
-                self.index.insert(key.clone(), self.groups.len() - 1);
-                self.groups.len() - 1
+                self.keys.push(key.clone());
+                self.index.insert(key.clone(), self.keys.len() - 1);
+                self.keys.len() - 1
             }
         };
-        self.groups[at].1.push(value);
+        self.values.add(at, value);
     }
 
     /// Each group's key and statistics, by total descending (ties by key's
     /// first appearance).
-    pub fn finish(self) -> Vec<(K, Stats)> {
+    pub fn finish(self) -> Result<Vec<(K, Stats)>, SpillFailed> {
+        let stats = self.values.finish()?;
         let mut out: Vec<(K, Stats)> = self
-            .groups
+            .keys
             .into_iter()
-            .filter_map(|(k, mut v)| v.stats().map(|s| (k, s)))
+            .zip(stats)
+            .filter_map(|(k, s)| Some((k, s?)))
             .collect();
         out.sort_by_key(|g| std::cmp::Reverse(g.1.total));
-        out
+        Ok(out)
     }
 }
 
@@ -127,9 +209,34 @@ mod tests {
     use super::*;
 
     fn stats(values: &[i64]) -> Stats {
-        let mut v = Values::default();
-        values.iter().for_each(|&x| v.push(x));
-        v.stats().unwrap()
+        let mut v = ValueSets::default();
+        values.iter().for_each(|&x| v.add(0, x));
+        v.finish().unwrap()[0].unwrap()
+    }
+
+    /// The definition, with every value in memory.
+    fn sorted_stats(values: &[i64]) -> Stats {
+        let mut v = values.to_vec();
+        v.sort_unstable();
+        let n = v.len();
+        let total: i128 = v.iter().map(|&x| i128::from(x)).sum();
+        let mean = total as f64 / n as f64;
+        let squares: f64 = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
+        Stats {
+            count: n as u64,
+            total,
+            mean,
+            median: match n % 2 {
+                1 => v[n / 2] as f64,
+                _ => (v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0,
+            },
+            min: v[0],
+            max: v[n - 1],
+            stddev: match n {
+                1 => 0.0,
+                _ => (squares / (n - 1) as f64).sqrt(),
+            },
+        }
     }
 
     #[test]
@@ -146,6 +253,65 @@ mod tests {
         let s = stats(&[2, 4, 6, 8]);
         assert!((s.stddev - (20.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(stats(&[7]).stddev, 0.0);
+        assert_eq!(stats(&[i64::MAX, i64::MAX, i64::MAX]).stddev, 0.0);
+        assert_eq!(stats(&[-5, -5]).stddev, 0.0);
+    }
+
+    #[test]
+    fn statistics_equal_the_sorted_definition() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [1usize, 2, 3, 10, 511, 512, 513, 514, 4000, 20_001] {
+            for spread in [1u64, 100, 1 << 20, 1 << 40] {
+                let values: Vec<i64> = (0..n)
+                    .map(|_| 50_000 + (next() % spread) as i64 - (spread / 3) as i64)
+                    .collect();
+                let (got, want) = (stats(&values), sorted_stats(&values));
+                assert_eq!(
+                    (got.count, got.total, got.mean, got.median, got.min, got.max),
+                    (
+                        want.count,
+                        want.total,
+                        want.mean,
+                        want.median,
+                        want.min,
+                        want.max
+                    ),
+                    "n {n}, spread {spread}"
+                );
+                // The exact deviation against a sum of rounded squares.
+                let tolerance = 1e-9 * want.stddev.max(1.0);
+                assert!(
+                    (got.stddev - want.stddev).abs() <= tolerance,
+                    "n {n}, spread {spread}: {} against {}",
+                    got.stddev,
+                    want.stddev
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wide_integers_add_multiply_and_subtract_exactly() {
+        let max = U256::square(u128::from(u64::MAX));
+        // (2^64 - 1)^2 = 2^128 - 2^65 + 1.
+        assert_eq!(max, U256([1, u64::MAX - 1, 0, 0]));
+        let big = U256::square(1u128 << 100);
+        assert_eq!(big, U256([0, 0, 0, 1 << 8]));
+        let mut sum = big;
+        sum.add(max);
+        sum.sub(max);
+        assert_eq!(sum, big);
+        assert_eq!(
+            U256([3, 0, 0, 0]).times(u64::MAX),
+            U256([u64::MAX - 2, 2, 0, 0])
+        );
+        assert_eq!(U256([0, 0, 0, 1]).to_f64(), 2f64.powi(192));
     }
 
     #[test]
@@ -154,9 +320,9 @@ mod tests {
         g.add(&"a", 1);
         g.add(&"b", 5);
         g.add(&"a", 2);
-        let out = g.finish();
+        let out = g.finish().unwrap();
         assert_eq!(out[0].0, "b");
         assert_eq!(out[1].1.total, 3);
-        assert!(Values::default().stats().is_none());
+        assert!(ValueSets::default().finish().unwrap().is_empty());
     }
 }

@@ -7,13 +7,13 @@
 //!
 //! Kernels are read first and kept by (process, correlation id), then the
 //! API calls stream past them: memory holds the kernels (about 40 bytes
-//! each) besides the values every group keeps for its medians.
+//! each) besides what each group keeps of its four measures.
 
 use rustc_hash::FxHashMap;
 
 use crate::nsys::Report;
 
-use super::aggregate::Values;
+use super::aggregate::{Stats, ValueSets};
 use super::reports::api_name;
 use super::table::Cell;
 
@@ -28,14 +28,13 @@ struct Launched<'r> {
 /// (pid, tid, device, API name, kernel name).
 type Key<'r> = (u32, u32, Option<i64>, String, &'r str);
 
-/// The four measures of a group, and how many launches had a queue time.
-#[derive(Default)]
-struct Measures {
-    total: Values,
-    api: Values,
-    queue: Values,
-    kernel: Values,
-}
+/// The four measures of a group, in the order of their columns: the sets
+/// of group `g` are numbered `MEASURES * g` to `MEASURES * g + 3`.
+const MEASURES: usize = 4;
+const TOTAL: usize = 0;
+const API: usize = 1;
+const QUEUE: usize = 2;
+const KERNEL: usize = 3;
 
 pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
     let mut kernels: FxHashMap<(u32, i64), Vec<Launched<'_>>> = FxHashMap::default();
@@ -54,7 +53,8 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
         }
     })?;
     let mut index: FxHashMap<Key<'_>, usize> = FxHashMap::default();
-    let mut groups: Vec<(Key<'_>, Measures)> = Vec::new();
+    let mut keys: Vec<Key<'_>> = Vec::new();
+    let mut measures = ValueSets::default();
     report.each_api_row(|call| {
         let Some(correlation) = call.correlation_id else {
             return;
@@ -71,31 +71,36 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
                 k.name,
             );
             let at = *index.entry(key.clone()).or_insert_with(|| {
-                groups.push((key, Measures::default()));
-                groups.len() - 1
+                keys.push(key);
+                keys.len() - 1
             });
-            let m = &mut groups[at].1;
-            m.total.push(call.end.max(k.end) - call.start);
-            m.api.push(call.end - call.start);
+            let set = MEASURES * at;
+            measures.add(set + TOTAL, call.end.max(k.end) - call.start);
+            measures.add(set + API, call.end - call.start);
             if k.start >= call.end {
-                m.queue.push(k.start - call.end);
+                measures.add(set + QUEUE, k.start - call.end);
             }
-            m.kernel.push(k.end - k.start);
+            measures.add(set + KERNEL, k.end - k.start);
         }
     })?;
-    let mut rows: Vec<(f64, Vec<Cell>)> = groups
+    // Every group has all four sets, the last maybe empty.
+    let mut stats = measures.finish()?;
+    stats.resize(MEASURES * keys.len(), None);
+    let mut rows: Vec<(f64, Vec<Cell>)> = keys
         .into_iter()
-        .filter_map(|((pid, tid, device, api, kernel), mut m)| {
-            let total = m.total.stats()?;
+        .zip(stats.chunks(MEASURES))
+        .filter_map(|((pid, tid, device, api, kernel), m)| {
+            let total = m[TOTAL]?;
+            let queued = m[QUEUE].map_or(0, |s| s.count);
             let mut row = vec![
                 Cell::Int(i128::from(pid)),
                 Cell::Int(i128::from(tid)),
                 device.map_or(Cell::Empty, |d| Cell::Int(i128::from(d))),
                 Cell::Int(i128::from(total.count)),
-                Cell::Int(m.queue.len() as i128),
+                Cell::Int(i128::from(queued)),
             ];
-            for values in [&mut m.total, &mut m.api, &mut m.queue, &mut m.kernel] {
-                row.extend(measure_cells(values));
+            for measure in m {
+                row.extend(measure_cells(measure));
             }
             row.push(Cell::Text(api));
             row.push(Cell::Text(kernel.to_owned()));
@@ -109,8 +114,8 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
 
 /// Average, median, min, max, standard deviation; an empty measure (no
 /// queue time) has none but a deviation of 0, as nsys prints it.
-fn measure_cells(values: &mut Values) -> Vec<Cell> {
-    match values.stats() {
+fn measure_cells(stats: &Option<Stats>) -> Vec<Cell> {
+    match stats {
         Some(s) => vec![
             Cell::Real(s.mean, 1),
             Cell::Real(s.median, 1),

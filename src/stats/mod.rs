@@ -3,23 +3,28 @@
 //!
 //! Each summary reads the rows of its tables once, in table order, keeping
 //! per group (an API name, a kernel name, a memory operation, an NVTX range
-//! name) the values it measures: the median needs them all, as it does in
-//! nsys. Memory is 8 bytes per row of the summarized tables, released when
-//! the summary is done; nothing else grows with the report.
+//! name) sums of the values it measures and what their exact median needs:
+//! the values of small groups, a histogram of large ones, whose values wait
+//! in a temporary file for one more read (see `median`). Memory does not
+//! grow with the number of rows.
 
 mod aggregate;
 mod compare;
 mod launches;
+mod median;
 mod projection;
 mod reports;
 mod table;
 
 pub use aggregate::Stats;
+pub(crate) use aggregate::ValueSets;
 pub use compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
 pub use reports::StatsReport;
 pub use table::{Cell, Format, Table};
 
-use crate::error::{DatabaseError, Error, Result};
+pub(crate) use median::failure;
+
+use crate::error::{Error, Result};
 use crate::nsys::Report;
 
 /// Computes `which` summaries of `report`, in that order.
@@ -63,10 +68,7 @@ pub fn run_summary(report: &Report) -> Result<RunSummary> {
 }
 
 fn damaged(report: &Report, e: rusqlite::Error) -> Error {
-    Error::Damaged {
-        path: report.path().to_owned(),
-        cause: DatabaseError(e),
-    }
+    median::failure(report.path(), e)
 }
 
 /// [`summarize`] for the report or export at `input` (a report is exported

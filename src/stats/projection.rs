@@ -22,7 +22,7 @@ use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
 use crate::projection::{Projector, Range};
 
-use super::aggregate::Values;
+use super::aggregate::ValueSets;
 use super::table::Cell;
 
 pub(super) const COLUMNS: [&str; 14] = [
@@ -60,9 +60,10 @@ struct Enclosing {
     level: u32,
 }
 
+/// A group's sums; its projected durations are the set of its number in a
+/// [`ValueSets`].
 #[derive(Default)]
 struct Group {
-    projected: Values,
     range_time: i128,
     ops: u64,
     levels: u64,
@@ -179,6 +180,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
     }
 
     let mut groups: Vec<Group> = (0..keys.len()).map(|_| Group::default()).collect();
+    let mut projected = ValueSets::default();
     // Projected ranges' groups, and how many projected children each parent has.
     let mut projected_group: FxHashMap<u64, u32> = FxHashMap::default();
     let mut children: FxHashMap<u64, u64> = FxHashMap::default();
@@ -186,8 +188,10 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
         while let Some(p) = projector.next_ready() {
             let info = &p.range.data;
             let g = &mut groups[info.group as usize];
-            g.projected
-                .push(i64::try_from(p.last - p.first).unwrap_or(i64::MAX));
+            projected.add(
+                info.group as usize,
+                i64::try_from(p.last - p.first).unwrap_or(i64::MAX),
+            );
             g.range_time += i128::from(p.range_end) - i128::from(p.range.start);
             g.ops += u64::from(p.launches);
             g.levels += u64::from(info.level);
@@ -214,9 +218,11 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
         }
     }
 
+    let mut projected = projected.finish()?;
+    projected.resize(groups.len(), None);
     let mut rows: Vec<(i128, Vec<Cell>)> = Vec::new();
-    for ((name, push_pop), mut g) in keys.into_iter().zip(groups) {
-        let Some(s) = g.projected.stats() else {
+    for (((name, push_pop), g), s) in keys.into_iter().zip(groups).zip(projected) {
+        let Some(s) = s else {
             continue;
         };
         let n = s.count as f64;
@@ -273,9 +279,10 @@ struct KernelKey {
 /// operations still to come, the spans of the call's records.
 type KernelLaunch = (u32, u32, Vec<(i64, i64)>);
 
+/// A group's counts; its durations are the set of its number in a
+/// [`ValueSets`].
 #[derive(Default)]
 struct KernelGroup {
-    durations: Values,
     kernels: u64,
     /// The last kernel counted, so that one in two ranges of a name counts once.
     last_kernel: Option<u64>,
@@ -309,6 +316,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     let mut records: Vec<(i64, i64)> = Vec::new();
     let mut index: FxHashMap<KernelKey, usize> = FxHashMap::default();
     let mut groups: Vec<(KernelKey, KernelGroup)> = Vec::new();
+    let mut durations = ValueSets::default();
     let mut kernel_seq = 0u64;
     // The ranges a kernel's launch lies in: id, group, start, end.
     let mut in_ranges: Vec<(u64, u32, u64, u64)> = Vec::new();
@@ -379,8 +387,8 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
                     groups.push((key, KernelGroup::default()));
                     groups.len() - 1
                 });
+                durations.add(at, duration);
                 let g = &mut groups[at].1;
-                g.durations.push(duration);
                 if g.last_kernel != Some(seq) {
                     g.last_kernel = Some(seq);
                     g.kernels += 1;
@@ -413,9 +421,11 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
         Ok(())
     })?;
 
+    let mut durations = durations.finish()?;
+    durations.resize(groups.len(), None);
     let mut rows: Vec<(KernelKey, i128, Vec<Cell>)> = Vec::new();
-    for (key, mut g) in groups {
-        let Some(s) = g.durations.stats() else {
+    for ((key, g), s) in groups.into_iter().zip(durations) {
+        let Some(s) = s else {
             continue;
         };
         let (range, style) = match key.range {

@@ -313,7 +313,7 @@ pub(crate) fn api_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats
         key.push_str(row.name);
         groups.add(&key, row.end - row.start);
     })?;
-    Ok(groups.finish())
+    groups.finish().map_err(rusqlite::Error::from)
 }
 
 fn api_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
@@ -331,7 +331,7 @@ pub(crate) fn kernel_groups(report: &Report) -> rusqlite::Result<Vec<(String, St
         key.push_str(k.name);
         groups.add(&key, k.end - k.start);
     })?;
-    Ok(groups.finish())
+    groups.finish().map_err(rusqlite::Error::from)
 }
 
 fn kernel_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
@@ -360,7 +360,7 @@ fn memory_groups(report: &Report, measure: Measure) -> rusqlite::Result<Vec<(Str
         };
         groups.add(&name, value);
     })?;
-    Ok(groups.finish())
+    groups.finish().map_err(rusqlite::Error::from)
 }
 
 fn memory_sum(report: &Report, measure: Measure) -> rusqlite::Result<Vec<Vec<Cell>>> {
@@ -406,7 +406,7 @@ fn gpu_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
         };
         groups.add(&(name, GpuCategory::Memory), m.end - m.start);
     })?;
-    Ok(time_rows(groups.finish(), |(name, category)| {
+    Ok(time_rows(groups.finish()?, |(name, category)| {
         let category = match category {
             GpuCategory::Kernel => "CUDA_KERNEL",
             GpuCategory::Memory => "MEMORY_OPER",
@@ -432,7 +432,7 @@ pub(crate) fn nvtx_groups(
         let end = r.end.or(last).unwrap_or(r.start);
         groups.add(&(name, r.push_pop), end - r.start);
     })?;
-    Ok(groups.finish())
+    groups.finish().map_err(rusqlite::Error::from)
 }
 
 fn nvtx_sum(
@@ -460,7 +460,7 @@ fn osrt_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
         key.push_str(name);
         groups.add(&key, end - start);
     })?;
-    Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+    Ok(time_rows(groups.finish()?, |name| vec![Cell::Text(name)]))
 }
 
 /// OpenACC events by name, with `@file:line` where the source is recorded.
@@ -480,7 +480,7 @@ fn openacc_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
         }
         groups.add(&key, end - start);
     })?;
-    Ok(time_rows(groups.finish(), |name| vec![Cell::Text(name)]))
+    Ok(time_rows(groups.finish()?, |name| vec![Cell::Text(name)]))
 }
 
 /// OpenMP events by name within each kind of event (a name in two tables
@@ -495,7 +495,7 @@ fn openmp_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
         key.1.push_str(name);
         groups.add(&key, end - start);
     })?;
-    Ok(time_rows(groups.finish(), |(_, name)| {
+    Ok(time_rows(groups.finish()?, |(_, name)| {
         vec![Cell::Text(name)]
     }))
 }
