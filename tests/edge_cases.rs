@@ -633,3 +633,39 @@ fn a_table_in_no_order_at_all_is_sorted_first() {
     assert!(c.slices("cuda_api").iter().all(|s| s.dur == 50));
     assert!(c.slices("nvtx").iter().all(|s| s.dur == 80 && s.depth == 0));
 }
+
+#[test]
+fn only_failed_calls_and_unlinked_work_carry_return_values_and_correlation_ids() {
+    let c = convert(|s| {
+        s.api(MAIN, 1_000..2_000, "cudaLaunchKernel_v7000").corr(1);
+        s.api(MAIN, 2_500..2_600, "cudaMalloc_v3020")
+            .corr(2)
+            .set("returnValue", 2);
+        s.kernel(STREAM, 3_000..4_000, "launched").corr(1);
+        // No launch of correlation id 3 in the report.
+        s.kernel(STREAM, 5_000..6_000, "unlinked").corr(3);
+    });
+    assert_eq!(c.trace.flows.len(), 1);
+    let api = c.slices("cuda_api");
+    let by_name = |name: &str| *api.iter().find(|s| s.name == name).unwrap();
+    let launch = by_name("cudaLaunchKernel");
+    assert!(
+        !launch.args.contains_key("return_value"),
+        "success (0) is not written"
+    );
+    assert_eq!(launch.args.get("correlation_id"), Some(&Value::Int(1)));
+    let malloc = by_name("cudaMalloc");
+    assert_eq!(malloc.args.get("return_value"), Some(&Value::Int(2)));
+    assert_eq!(malloc.args.get("correlation_id"), Some(&Value::Int(2)));
+    let kernels = c.slices("cuda_kernel");
+    let kernel = |name: &str| *kernels.iter().find(|s| s.name == name).unwrap();
+    // Linked work: the id is its launch's, at the other end of the flow.
+    let (from, to) = c.trace.flows[0];
+    assert_eq!(c.trace.slices[from].name, "cudaLaunchKernel");
+    assert_eq!(c.trace.slices[to].name, "launched");
+    assert!(!kernel("launched").args.contains_key("correlation_id"));
+    assert_eq!(
+        kernel("unlinked").args.get("correlation_id"),
+        Some(&Value::Int(3))
+    );
+}

@@ -161,7 +161,10 @@ impl<W: Write> Mapper<'_, '_, W> {
         if let Some(corr) = call.correlation_id {
             args.push(Arg::new("correlation_id", ArgValue::Int(corr)));
         }
-        if let Some(ret) = call.return_value {
+        // 0 is success (cudaSuccess, CUDA_SUCCESS), the value of almost
+        // every call: only failures carry one. Written on every call, it
+        // cost trace_processor an argument per call when loading.
+        if let Some(ret) = call.return_value.filter(|&ret| ret != 0) {
             args.push(Arg::new("return_value", ArgValue::Int(ret)));
         }
         let recorded = call.correlation_id.and_then(|corr| {
@@ -352,7 +355,13 @@ impl<W: Write> Mapper<'_, '_, W> {
         // Device, process, context and stream are the track's: its name,
         // description and GPU group say them once for all its slices. A
         // stream may run work of several green contexts, so that stays.
-        push_int(&mut args, "correlation_id", op.correlation_id);
+        // Work linked to its launch leaves the correlation id to the launch,
+        // at the other end of the flow: the id is different on every slice,
+        // so that every slice had an argument set of its own to load, where
+        // kernels of one configuration now share one.
+        if flow.is_none() {
+            push_int(&mut args, "correlation_id", op.correlation_id);
+        }
         push_int(&mut args, "green_context", op.green_context);
         push_int(&mut args, "graph_node_id", op.graph_node);
         let end = self.end_of(start, op.end);
