@@ -2,7 +2,7 @@
 //! (`SCHED_EVENTS`) and CPU samples (`COMPOSITE_EVENTS`), each in time order,
 //! and the call chains of calls and samples.
 
-use rusqlite::Row;
+use super::select::Row;
 
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, TableScan};

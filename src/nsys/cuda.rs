@@ -3,7 +3,7 @@
 //! The tables are merged in time order (see `scan`), so a launch always comes
 //! before the work it launched.
 
-use rusqlite::Row;
+use super::select::Row;
 use rustc_hash::FxHashMap;
 
 use super::graphs::GraphCreation;

@@ -13,7 +13,7 @@
 //! All of it is small (one row per record, and the synchronizations that
 //! name an event), and is read into memory before the CUDA stream starts.
 
-use rusqlite::Row;
+use super::select::Row;
 use rustc_hash::FxHashMap;
 
 use super::cuda::SYNC;

@@ -10,7 +10,7 @@
 //! whether its operation is in the export, and one whose operation is not
 //! (cropped exports) need not be kept waiting for it.
 
-use rusqlite::Row;
+use super::select::Row;
 use rustc_hash::FxHashMap;
 
 use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};

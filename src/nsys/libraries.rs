@@ -3,7 +3,7 @@
 //! is a call on a thread (start, end, globalTid, a name), with a few details.
 //! How each library is shown is the mapping's business.
 
-use rusqlite::Row;
+use super::select::Row;
 
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, TableScan};

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use super::ids::{pid_of, tid_of};
 use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME, TIMELINE_TYPES};
 use super::schema::Schema;
-use super::select::Select;
+use super::select::{none_of, Select};
 use super::strings::StringTable;
 use super::version::Version;
 
@@ -225,10 +225,10 @@ impl Metadata {
         // same, and the last NVTX time then needs no scan of its own.
         let start = s.optional::<i64>("start");
         let end = s.optional::<i64>("end");
-        let timeline = TIMELINE_TYPES.map(|t| t.to_string()).join(", ");
         let sql = format!(
-            "SELECT {} FROM {T} WHERE eventType NOT IN ({timeline})",
-            s.sql()
+            "SELECT {} FROM {T} WHERE {}",
+            s.sql(),
+            none_of("eventType", &TIMELINE_TYPES)
         );
         each_row(conn, &sql, |r| {
             let last = start.get(r)?.max(end.get(r)?);

@@ -5,8 +5,8 @@
 //! (`CUDA_UM_GPU_PAGE_FAULT_EVENTS`, `CUDA_UM_CPU_PAGE_FAULT_EVENTS`),
 //! merged in time order.
 
+use super::select::Row;
 use rusqlite::types::ValueRef;
-use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::ids::pid_of;

@@ -7,7 +7,7 @@
 //! `overheadType` from 2026.1; `correlationId` in 2020.5), so all but the
 //! times are optional.
 
-use rusqlite::Row;
+use super::select::Row;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
