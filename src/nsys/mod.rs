@@ -149,7 +149,12 @@ impl Report {
             });
         }
         let strings = StringTable::load(&conn).map_err(damaged)?;
-        let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
+        let open = || {
+            let conn = scan::open_read_only(&uri)?;
+            watch(&conn, cancel.as_ref());
+            Ok(conn)
+        };
+        let meta = Metadata::load(&conn, &open, &schema, &strings).map_err(damaged)?;
         let mut report = Report {
             path: path.to_owned(),
             uri,
