@@ -5,12 +5,12 @@
 //! (`CUDA_UM_GPU_PAGE_FAULT_EVENTS`, `CUDA_UM_CPU_PAGE_FAULT_EVENTS`),
 //! merged in time order.
 
-use super::select::Row;
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 
 use super::ids::pid_of;
 use super::scan::{order_key, OrderKey, TableScan};
+use super::select::Row;
 use super::Report;
 
 pub const GPU_METRICS: &str = "GPU_METRICS";

@@ -1,11 +1,10 @@
 //! NVTX events (`NVTX_EVENTS`), in time order.
 
-use super::select::Row;
 use rusqlite::types::ValueRef;
 
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
-use super::select::{any_of, Col, Select};
+use super::select::{any_of, Col, Row, Select};
 use super::Report;
 
 pub const TABLE: &str = "NVTX_EVENTS";
