@@ -2,11 +2,9 @@
 //! (`SCHED_EVENTS`) and CPU samples (`COMPOSITE_EVENTS`), each in time order,
 //! and the call chains of calls and samples.
 
-use rusqlite::Row;
-
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, TableScan};
-use super::select::quote;
+use super::select::{quote, Row};
 use super::Report;
 
 pub const OSRT: &str = "OSRT_API";

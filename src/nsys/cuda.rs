@@ -3,13 +3,12 @@
 //! The tables are merged in time order (see `scan`), so a launch always comes
 //! before the work it launched.
 
-use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::graphs::GraphCreation;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
-use super::select::{Col, Select};
+use super::select::{Col, Row, Select};
 use super::strings::StringTable;
 use super::Report;
 

@@ -5,6 +5,7 @@
 use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::ids::{pid_of, tid_of};
 use super::nvtx::{NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END, TABLE as NVTX};
+use super::select::any_of;
 use super::Report;
 
 /// `OSRT_API.eventClass` of the calls themselves (the others are their
@@ -197,8 +198,9 @@ impl Report {
         if !self.readable(&s) {
             return Ok(());
         }
-        let filter = format!(
-            "\"eventType\" IN ({PUSH_POP}, {START_END}, {NVTXT_PUSH_POP}, {NVTXT_START_END})"
+        let filter = any_of(
+            "eventType",
+            &[PUSH_POP, START_END, NVTXT_PUSH_POP, NVTXT_START_END],
         );
         let strings = &self.strings;
         let domains = &self.meta.nvtx_domains;

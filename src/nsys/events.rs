@@ -13,11 +13,10 @@
 //! All of it is small (one row per record, and the synchronizations that
 //! name an event), and is read into memory before the CUDA stream starts.
 
-use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::cuda::SYNC;
-use super::select::{Col, Select};
+use super::select::{Col, Row, Select};
 use super::Report;
 
 pub const TABLE: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";

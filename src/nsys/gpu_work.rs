@@ -10,13 +10,12 @@
 //! whether its operation is in the export, and one whose operation is not
 //! (cropped exports) need not be kept waiting for it.
 
-use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
-use super::select::{Col, Select};
+use super::select::{Col, Row, Select};
 use super::Report;
 
 /// A CUDA runtime call.

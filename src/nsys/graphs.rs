@@ -7,11 +7,10 @@
 //! instantiated node was made from); up to 2022.4, `CUDA_GRAPH_EVENTS` held
 //! the nodes. Every id column is optional: a row carries what its table has.
 
-use rusqlite::Row;
-
 use super::cuda::CudaEvent;
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, TableScan};
+use super::select::Row;
 use super::Report;
 
 pub const GRAPH_EVENTS: &str = "CUDA_GRAPH_EVENTS";

@@ -3,11 +3,9 @@
 //! is a call on a thread (start, end, globalTid, a name), with a few details.
 //! How each library is shown is the mapping's business.
 
-use rusqlite::Row;
-
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, TableScan};
-use super::select::Select;
+use super::select::{Row, Select};
 use super::Report;
 
 /// The libraries and runtimes nsys traces in tables of their own.

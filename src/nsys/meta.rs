@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use super::ids::{pid_of, tid_of};
 use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME, TIMELINE_TYPES};
 use super::schema::Schema;
-use super::select::Select;
+use super::select::{none_of, Query, Select};
 use super::strings::StringTable;
 use super::version::Version;
 
@@ -65,8 +65,12 @@ pub struct Metadata {
 }
 
 impl Metadata {
+    /// Reads the metadata of the export open on `conn`; `open` opens more
+    /// connections to it, for the one scan that is worth sharing among the
+    /// cores (see [`Metadata::load_nvtx_names`]).
     pub fn load(
         conn: &Connection,
+        open: &(dyn Fn() -> rusqlite::Result<Connection> + Sync),
         schema: &Schema,
         strings: &StringTable,
     ) -> rusqlite::Result<Self> {
@@ -148,7 +152,7 @@ impl Metadata {
         }
         meta.load_gpus(conn, schema)?;
         meta.load_cuda_contexts(conn, schema)?;
-        meta.load_nvtx_names(conn, schema, strings)?;
+        meta.load_nvtx_names(conn, open, schema, strings)?;
         meta.load_labels(conn, schema)?;
         Ok(meta)
     }
@@ -204,9 +208,15 @@ impl Metadata {
         })
     }
 
+    /// The names NVTX gives domains, categories and threads: rows of
+    /// `NVTX_EVENTS` off the timeline, few but anywhere in the table, so
+    /// found by a full scan. It runs before anything else can start, so it
+    /// is split by rowid among the cores, each part on a connection of its
+    /// own; the rows are then taken in rowid order, as one scan would.
     fn load_nvtx_names(
         &mut self,
         conn: &Connection,
+        open: &(dyn Fn() -> rusqlite::Result<Connection> + Sync),
         schema: &Schema,
         strings: &StringTable,
     ) -> rusqlite::Result<()> {
@@ -214,6 +224,23 @@ impl Metadata {
         if !schema.has_column(T, "eventType") {
             return Ok(());
         }
+        // One query each: SQLite finds a lone MIN or MAX of the rowid at the
+        // end of the table, but scans the table for the two together.
+        let rowid = |f: &str| -> rusqlite::Result<Option<i64>> {
+            conn.query_row(&format!("SELECT {f}(rowid) FROM {T}"), [], |r| r.get(0))
+        };
+        let (first, last) = (rowid("MIN")?, rowid("MAX")?);
+        let (Some(first), Some(last)) = (first, last) else {
+            return Ok(());
+        };
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        // Parts of fewer rows are not worth a connection.
+        const PART_ROWS: i64 = 100_000;
+        let span = last - first + 1;
+        let parts = (span / PART_ROWS).clamp(1, cores.min(8) as i64);
+        let bounds: Vec<(i64, i64)> = (0..parts)
+            .map(|k| (first + span * k / parts, first + span * (k + 1) / parts - 1))
+            .collect();
         let mut s = Select::new(schema, T);
         let event_type = s.required::<i64>("eventType");
         let gtid = s.optional::<i64>("globalTid");
@@ -225,42 +252,90 @@ impl Metadata {
         // same, and the last NVTX time then needs no scan of its own.
         let start = s.optional::<i64>("start");
         let end = s.optional::<i64>("end");
-        let timeline = TIMELINE_TYPES.map(|t| t.to_string()).join(", ");
         let sql = format!(
-            "SELECT {} FROM {T} WHERE eventType NOT IN ({timeline})",
-            s.sql()
+            "SELECT {} FROM {T} WHERE rowid BETWEEN ?1 AND ?2 AND {}",
+            s.sql(),
+            none_of("eventType", &TIMELINE_TYPES)
         );
-        each_row(conn, &sql, |r| {
-            let last = start.get(r)?.max(end.get(r)?);
-            self.nvtx_names_last_time = self.nvtx_names_last_time.max(last);
-            let Some(gtid) = gtid.get(r)? else {
-                return Ok(());
-            };
-            let Some(text) = text
-                .get(r)?
-                .or_else(|| strings.lookup(text_id.get(r).ok()?).map(str::to_owned))
-            else {
-                return Ok(());
-            };
-            let (pid, tid) = (pid_of(gtid), tid_of(gtid));
-            let domain = domain.get(r)?.unwrap_or(0);
-            match event_type.get(r)? {
-                CATEGORY => {
-                    if let Some(category) = category.get(r)? {
-                        self.nvtx_categories.insert((pid, domain, category), text);
-                    }
-                }
-                THREAD_NAME => {
-                    // nsys's own thread names win; NVTX names threads it could not.
-                    self.threads.entry((pid, tid)).or_insert(text);
-                }
-                DOMAIN_CREATE => {
-                    self.nvtx_domains.insert((pid, domain), text);
-                }
-                _ => {}
+        /// A naming row, as read.
+        struct Named {
+            event_type: i64,
+            gtid: i64,
+            text: String,
+            domain: i64,
+            category: Option<i64>,
+        }
+        /// The naming rows of one part, in rowid order, and its last time.
+        type Part = (Vec<Named>, Option<i64>);
+        let read = |conn: &Connection, (from, to): (i64, i64)| -> rusqlite::Result<Part> {
+            let (mut named, mut last_time) = (Vec::new(), None);
+            let mut query = Query::prepare(conn, &sql)?;
+            query.run(&[from, to])?;
+            while let Some(r) = query.next()? {
+                last_time = last_time.max(start.get(&r)?.max(end.get(&r)?));
+                let Some(gtid) = gtid.get(&r)? else {
+                    continue;
+                };
+                let Some(text) = text
+                    .get(&r)?
+                    .or_else(|| strings.lookup(text_id.get(&r).ok()?).map(str::to_owned))
+                else {
+                    continue;
+                };
+                named.push(Named {
+                    event_type: event_type.get(&r)?,
+                    gtid,
+                    text,
+                    domain: domain.get(&r)?.unwrap_or(0),
+                    category: category.get(&r)?,
+                });
             }
-            Ok(())
-        })
+            Ok((named, last_time))
+        };
+        // The first part here, the others each on a thread of its own (or
+        // here too, where no thread can be started).
+        let parts: Vec<rusqlite::Result<Part>> = std::thread::scope(|scope| {
+            let others: Vec<_> = bounds[1..]
+                .iter()
+                .map(|&part| {
+                    let thread = std::thread::Builder::new()
+                        .spawn_scoped(scope, move || read(&open()?, part));
+                    (part, thread.ok())
+                })
+                .collect();
+            let mut parts = vec![read(conn, bounds[0])];
+            for (part, thread) in others {
+                parts.push(match thread {
+                    Some(thread) => crate::worker::outcome(thread.join()),
+                    None => read(conn, part),
+                });
+            }
+            parts
+        });
+        for part in parts {
+            let (named, last_time) = part?;
+            self.nvtx_names_last_time = self.nvtx_names_last_time.max(last_time);
+            for n in named {
+                let (pid, tid) = (pid_of(n.gtid), tid_of(n.gtid));
+                match n.event_type {
+                    CATEGORY => {
+                        if let Some(category) = n.category {
+                            self.nvtx_categories
+                                .insert((pid, n.domain, category), n.text);
+                        }
+                    }
+                    THREAD_NAME => {
+                        // nsys's own thread names win; NVTX names threads it could not.
+                        self.threads.entry((pid, tid)).or_insert(n.text);
+                    }
+                    DOMAIN_CREATE => {
+                        self.nvtx_domains.insert((pid, n.domain), n.text);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     fn load_labels(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
@@ -350,4 +425,98 @@ pub(super) fn each_row(
         f(row)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread of pid 7.
+    fn gtid(tid: i64) -> i64 {
+        (7 << 24) | tid
+    }
+
+    /// An export whose `NVTX_EVENTS` is long enough to be read in parts,
+    /// with names given in several parts: the same names as one scan gives.
+    #[test]
+    fn nvtx_names_read_in_parts_are_those_of_one_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("names.sqlite");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            r#"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+               INSERT INTO StringIds VALUES (1, 'registered domain');
+               CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, "end" INTEGER,
+                 eventType INTEGER NOT NULL, category INTEGER, text TEXT,
+                 globalTid INTEGER, textId INTEGER, domainId INTEGER);"#,
+        )
+        .unwrap();
+        let rows = 450_000;
+        {
+            let mut insert = conn
+                .prepare("INSERT INTO NVTX_EVENTS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+                .unwrap();
+            let tx = conn.unchecked_transaction().unwrap();
+            for i in 0..rows {
+                let named = |event_type: i64, text: Option<&str>, text_id: Option<i64>| {
+                    (event_type, text.map(str::to_owned), text_id)
+                };
+                // Names at the start, the middle and the end, some given twice.
+                let (event_type, text, text_id) = match i {
+                    10 => named(THREAD_NAME, Some("first name"), None),
+                    20 => named(DOMAIN_CREATE, Some("old domain"), None),
+                    30 => named(CATEGORY, Some("old category"), None),
+                    300_000 => named(THREAD_NAME, Some("second name"), None),
+                    300_010 => named(DOMAIN_CREATE, None, Some(1)),
+                    449_990 => named(CATEGORY, Some("new category"), None),
+                    _ => (
+                        super::super::nvtx::PUSH_POP,
+                        Some(format!("range {i}")),
+                        None,
+                    ),
+                };
+                let end = match i {
+                    // The latest time of all is a naming row's.
+                    300_000 => 10 * rows,
+                    _ => i + 1,
+                };
+                insert
+                    .execute(rusqlite::params![
+                        i,
+                        end,
+                        event_type,
+                        3,
+                        text,
+                        gtid(8),
+                        text_id,
+                        5
+                    ])
+                    .unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let schema = Schema::probe(&conn).unwrap();
+        let strings = StringTable::load(&conn).unwrap();
+        let uri = format!("file:{}?mode=ro", path.display());
+        let opened = std::sync::atomic::AtomicUsize::new(0);
+        let open = || {
+            opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Connection::open_with_flags(
+                &uri,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+            )
+        };
+        let meta = Metadata::load(&conn, &open, &schema, &strings).unwrap();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(
+            opened.load(std::sync::atomic::Ordering::Relaxed),
+            cores.clamp(1, 4) - 1,
+            "one connection for each part after the first"
+        );
+        // The first name of a thread, the last of a domain and a category.
+        assert_eq!(meta.threads[&(7, 8)], "first name");
+        assert_eq!(meta.nvtx_domains[&(7, 5)], "registered domain");
+        assert_eq!(meta.nvtx_categories[&(7, 5, 3)], "new category");
+        assert_eq!(meta.nvtx_names_last_time, Some(10 * rows));
+    }
 }

@@ -6,11 +6,11 @@
 //! merged in time order.
 
 use rusqlite::types::ValueRef;
-use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::ids::pid_of;
 use super::scan::{order_key, OrderKey, TableScan};
+use super::select::Row;
 use super::Report;
 
 pub const GPU_METRICS: &str = "GPU_METRICS";

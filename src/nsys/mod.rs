@@ -149,7 +149,12 @@ impl Report {
             });
         }
         let strings = StringTable::load(&conn).map_err(damaged)?;
-        let meta = Metadata::load(&conn, &schema, &strings).map_err(damaged)?;
+        let open = || {
+            let conn = scan::open_read_only(&uri)?;
+            watch(&conn, cancel.as_ref());
+            Ok(conn)
+        };
+        let meta = Metadata::load(&conn, &open, &schema, &strings).map_err(damaged)?;
         let mut report = Report {
             path: path.to_owned(),
             uri,
@@ -328,7 +333,7 @@ impl Report {
         &self,
         select: &Select,
         filter: &str,
-        f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()>,
+        mut f: impl FnMut(&select::Row) -> rusqlite::Result<()>,
     ) -> rusqlite::Result<()> {
         let where_ = match filter.is_empty() {
             true => String::new(),
@@ -339,7 +344,13 @@ impl Report {
             select.sql(),
             select::quote(select.table())
         );
-        meta::each_row(&self.conn(), &sql, f)
+        let conn = self.conn();
+        let mut query = select::Query::prepare(&conn, &sql)?;
+        query.run(&[])?;
+        while let Some(row) = query.next()? {
+            f(&row)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn rows(&self, table: &str) -> u64 {

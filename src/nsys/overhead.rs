@@ -7,11 +7,11 @@
 //! `overheadType` from 2026.1; `correlationId` in 2020.5), so all but the
 //! times are optional.
 
-use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
 use super::scan::{order_key, OrderKey, TableScan};
+use super::select::Row;
 use super::Report;
 
 pub const PROFILER_OVERHEAD: &str = "PROFILER_OVERHEAD";

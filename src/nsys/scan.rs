@@ -14,9 +14,9 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use std::sync::mpsc;
 
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 
-use super::select::{quote, Select};
+use super::select::{quote, Col, Query, Row, Select};
 use super::Report;
 
 /// The order events are written in: by start; at equal starts zero-length first,
@@ -90,6 +90,19 @@ impl<'r, T> TableScan<'r, T> {
         self.prescan = select.sql();
         self
     }
+
+    /// The query of a batch of a run: its rows from `?1` to `?2` by rowid,
+    /// the rowid last.
+    fn batch_sql(&self) -> String {
+        let filter = match self.filter.is_empty() {
+            true => String::new(),
+            false => format!("AND {}", self.filter),
+        };
+        format!(
+            "SELECT {}, rowid FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
+            self.columns, self.from
+        )
+    }
 }
 
 /// RowTicker `from..=to` by rowid, in which `start` never decreases.
@@ -124,13 +137,14 @@ impl Reader {
             scan.from,
             where_clause(&scan.filter)
         );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let rowid_at = stmt.column_count() - 2;
-        let mut rows = stmt.query([])?;
+        let mut query = Query::prepare(&self.conn, &sql)?;
+        let rowid: Col<i64> = Col::at(query.column_count() - 2);
+        let start: Col<i64> = Col::at(query.column_count() - 1);
+        query.run(&[])?;
         let mut runs: Vec<Run> = Vec::new();
         let mut previous = i64::MIN;
-        while let Some(row) = rows.next()? {
-            let (rowid, start): (i64, i64) = (row.get(rowid_at)?, row.get(rowid_at + 1)?);
+        while let Some(row) = query.next()? {
+            let (rowid, start) = (rowid.get(&row)?, start.get(&row)?);
             match runs.last_mut() {
                 Some(run) if start >= previous => run.to = rowid,
                 _ => runs.push(Run {
@@ -140,7 +154,7 @@ impl Reader {
                 }),
             }
             previous = start;
-            visit(row)?;
+            visit(&row)?;
         }
         Ok(runs)
     }
@@ -169,6 +183,10 @@ impl Reader {
             runs.extend(found.into_iter().map(|run| (i, run)));
         }
         prescanned()?;
+        let mut queries = scans
+            .iter()
+            .map(|scan| Query::prepare(&self.conn, &scan.batch_sql()))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         // Runs open when the merge reaches their first start.
         runs.sort_by_key(|(_, run)| Reverse(run.first_start));
         let mut sources: Vec<Source<T>> = Vec::new();
@@ -188,7 +206,7 @@ impl Reader {
                     to: run.to,
                     rows: VecDeque::new(),
                 };
-                source.refill(&self.conn, &scans[table])?;
+                source.refill(&mut queries[table], &scans[table])?;
                 if let Some((key, _)) = source.rows.front() {
                     heads.push(Reverse((*key, sources.len())));
                 }
@@ -201,7 +219,7 @@ impl Reader {
             read[source.table] += 1;
             let (_, event) = source.rows.pop_front().expect("a head has a row");
             if source.rows.is_empty() {
-                source.refill(&self.conn, &scans[source.table])?;
+                source.refill(&mut queries[source.table], &scans[source.table])?;
             }
             match source.rows.front() {
                 Some((key, _)) => heads.push(Reverse((*key, i))),
@@ -258,30 +276,20 @@ struct Source<T> {
 impl<T> Source<T> {
     /// Reads the next batch. A batch ends between two starts, so rows that
     /// share a start are sorted together.
-    fn refill(&mut self, conn: &Connection, scan: &TableScan<'_, T>) -> rusqlite::Result<()> {
+    fn refill(&mut self, query: &mut Query, scan: &TableScan<'_, T>) -> rusqlite::Result<()> {
         if self.next > self.to {
             return Ok(());
         }
-        let filter = if scan.filter.is_empty() {
-            String::new()
-        } else {
-            format!("AND {}", scan.filter)
-        };
-        let sql = format!(
-            "SELECT {}, rowid FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
-            scan.columns, scan.from
-        );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query([self.next, self.to])?;
-        let rowid_at = rows.as_ref().expect("a statement").column_count() - 1;
+        query.run(&[self.next, self.to])?;
+        let rowid: Col<i64> = Col::at(query.column_count() - 1);
         let mut last_start = None;
         self.next = self.to + 1;
-        while let Some(row) = rows.next()? {
-            let event = (scan.decode)(row)?;
+        while let Some(row) = query.next()? {
+            let event = (scan.decode)(&row)?;
             let key = (scan.key)(&event);
             if self.rows.len() >= BATCH && last_start != Some(key.0) {
                 // This row starts the next batch (and is read again then).
-                self.next = row.get(rowid_at)?;
+                self.next = rowid.get(&row)?;
                 break;
             }
             last_start = Some(key.0);
