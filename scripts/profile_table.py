@@ -62,8 +62,8 @@ with open(sys.argv[2], "w") as out:
                 what = "SQLite: step, VDBE, B-tree, column values"
             elif any(a in leaf for a in ALLOC):
                 what = "allocation"
-            elif has(fr, "rusqlite"):
-                what = "rusqlite accessors"
+            elif has(fr, "nsys::select::", "rusqlite"):
+                what = "column accessors (nsys::select, rusqlite)"
             else:
                 what = "decoding rows, merging tables in time order, batches"
         elif has(fr, "projection::"):
