@@ -244,6 +244,48 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
     Ok(rows.into_iter().map(|(_, row)| row).collect())
 }
 
+/// The projected GPU time of the NVTX ranges of `report` by `domain:name`
+/// (both styles together), as [`nvtx_gpu_proj_sum`] totals it: each range's
+/// time from its first GPU operation's start to its last one's end. With
+/// it, the span of the report's GPU work: from the first start of a kernel,
+/// memcpy or memset to the last end (0 without NVTX ranges to project).
+pub(super) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(String, i128)>, i128)> {
+    let (keys, ranges, last) = collect_ranges(report)?;
+    if ranges.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let mut totals = vec![0i128; keys.len()];
+    let mut take = |projector: &mut Projector<RangeInfo>| {
+        while let Some(p) = projector.next_ready() {
+            totals[p.range.data.group as usize] += i128::from(p.last - p.first);
+        }
+    };
+    let mut span: Option<(i64, i64)> = None;
+    let open_until = last.and_then(|t| u64::try_from(t).ok());
+    let mut projector = Projector::with_ranges(ranges, open_until);
+    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+        if let Streamed::Event(event) = streamed {
+            if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
+                let (start, end) = event.span();
+                let (first, last) = span.get_or_insert((start, end));
+                *first = (*first).min(start);
+                *last = (*last).max(end);
+            }
+            projector.cuda_event(&event);
+            take(&mut projector);
+        }
+        Ok(())
+    })?;
+    projector.finish();
+    take(&mut projector);
+    let mut by_name: FxHashMap<String, i128> = FxHashMap::default();
+    for ((name, _), total) in keys.into_iter().zip(totals) {
+        *by_name.entry(name).or_default() += total;
+    }
+    let span = span.map_or(0, |(first, last)| i128::from(last) - i128::from(first));
+    Ok((by_name.into_iter().collect(), span))
+}
+
 pub(super) const KERNEL_COLUMNS: [&str; 13] = [
     "NVTX Range",
     "Style",
