@@ -28,7 +28,7 @@ pub struct RunSummary {
     /// launched GPU work (ranges that start and end on one thread).
     pub nvtx_projected: Vec<(String, i128)>,
     /// From the first start of a kernel, memcpy or memset to the last end
-    /// (0 where no NVTX range is projected: only NVTX shares use it).
+    /// (0 in an export without NVTX data: only NVTX shares use it).
     pub gpu_span: i128,
     /// The summed durations of every kernel, memcpy and memset.
     pub gpu_time: i128,
