@@ -18,6 +18,14 @@ use support::nsys::csv_rows;
 /// (API calls) or device (GPU work).
 type Key = (i64, i64, u32, i64);
 
+/// What [`analyze`] finds, all of it, in its order.
+fn found_in(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Vec<Finding> {
+    let findings = analyze(report, rules, thresholds).unwrap();
+    let all = findings.to_vec().unwrap();
+    assert_eq!(findings.len(), all.len());
+    all
+}
+
 /// A row of NVIDIA's output, by column name.
 struct Row(BTreeMap<String, String>);
 
@@ -144,7 +152,7 @@ fn findings_equal_those_of_nsys_2022_4() {
         let copy = dir.path().join(&name);
         std::fs::copy(file, &copy).unwrap();
         let report = Report::open(file).unwrap();
-        let ours = analyze(&report, &Rule::ALL, &Thresholds::default()).unwrap();
+        let ours = found_in(&report, &Rule::ALL, &Thresholds::default());
         for rule in Rule::ALL {
             let rows = nsys_analyze(&copy, rule, "");
             *found.entry(rule).or_default() += compare(&name, rule, &ours, &rows);
@@ -177,7 +185,7 @@ fn gaps_and_utilization_equal_those_of_nsys_with_other_thresholds() {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let copy = dir.path().join(&name);
         std::fs::copy(file, &copy).unwrap();
-        let ours = analyze(&Report::open(file).unwrap(), &rules, &thresholds).unwrap();
+        let ours = found_in(&Report::open(file).unwrap(), &rules, &thresholds);
         let rows = nsys_analyze(&copy, Rule::GpuGaps, ":gap=1");
         found[0] += compare(&name, Rule::GpuGaps, &ours, &rows);
         let rows = nsys_analyze(&copy, Rule::GpuTimeUtil, ":threshold=80:chunks=97");
@@ -196,7 +204,7 @@ fn findings_equal_those_of_nsys_2025_3_on_the_h100_fixtures() {
     for name in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
         let file = shared.join(format!("fixtures/sqlite/{name}.sqlite"));
         let report = Report::open(&file).unwrap();
-        let ours = analyze(&report, &Rule::ALL, &Thresholds::default()).unwrap();
+        let ours = found_in(&report, &Rule::ALL, &Thresholds::default());
         for rule in Rule::ALL {
             let csv = stored.join(format!("{name}_{}.csv", rule.name()));
             let text =
@@ -250,7 +258,7 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         let (without, _) = support::convert::convert(&file, &nsys2perfetto::Options::default());
 
         let report = Report::open(&file).unwrap();
-        let found = analyze(&report, &Rule::ALL, &Thresholds::default()).unwrap();
+        let found = found_in(&report, &Rule::ALL, &Thresholds::default());
         let mut expected: Vec<Written> = found
             .iter()
             .map(|f| {
@@ -328,12 +336,11 @@ fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() 
         return;
     };
     let path = file.to_str().unwrap();
-    let found = analyze(
+    let found = found_in(
         &Report::open(&file).unwrap(),
         &Rule::ALL,
         &Thresholds::default(),
-    )
-    .unwrap();
+    );
 
     let (status, stdout, _) = cli(&["analyze", path, "--format", "csv", "--rows", "0"]);
     assert_eq!(status, Some(0));
@@ -345,6 +352,21 @@ fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() 
         assert_eq!(row[1], f.start.to_string());
         assert_eq!(row[2], f.duration.to_string());
     }
+    // The same into a file.
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("findings.csv");
+    let to_file = [
+        "--format",
+        "csv",
+        "--rows",
+        "0",
+        "-o",
+        written.to_str().unwrap(),
+    ];
+    let (status, nothing, stderr) = cli(&[&["analyze", path][..], &to_file].concat());
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(nothing.is_empty());
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), stdout);
 
     // The default: a table per rule, nsys's 50 rows at most.
     let (status, stdout, _) = cli(&["analyze", path, "--rule", "cuda-sync-api,gpu_gaps"]);
@@ -380,7 +402,6 @@ fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() 
     assert_eq!(status, Some(2), "{stderr}");
     let (status, _, stderr) = cli(&["analyze", path, "--chunks", "0"]);
     assert_eq!(status, Some(2), "{stderr}");
-    let dir = tempfile::tempdir().unwrap();
     let not_an_export = dir.path().join("notes.sqlite");
     std::fs::write(&not_an_export, "not a database").unwrap();
     for input in [not_an_export, dir.path().join("absent.sqlite")] {
@@ -464,7 +485,7 @@ fn profiler_overhead_counts_as_gpu_work_as_in_nsys() {
     thresholds.util_chunks = 11;
     thresholds.util_percent = 60;
     let rules = [Rule::GpuGaps, Rule::GpuTimeUtil];
-    let ours = analyze(&Report::open(&one).unwrap(), &rules, &thresholds).unwrap();
+    let ours = found_in(&Report::open(&one).unwrap(), &rules, &thresholds);
     let gaps = compare(
         "one device",
         Rule::GpuGaps,
@@ -487,7 +508,7 @@ fn profiler_overhead_counts_as_gpu_work_as_in_nsys() {
         ],
         &[(2000 * ms, 2100 * ms, flush), (4000 * ms, 4000 * ms, flush)],
     );
-    let ours = analyze(&Report::open(&two).unwrap(), &[Rule::GpuGaps], &thresholds).unwrap();
+    let ours = found_in(&Report::open(&two).unwrap(), &[Rule::GpuGaps], &thresholds);
     let rows = nsys_analyze(&two, Rule::GpuGaps, "");
     assert_eq!(compare("two devices", Rule::GpuGaps, &ours, &rows), 4);
 }

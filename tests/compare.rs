@@ -39,12 +39,36 @@ fn groups(db: &Connection, sql: &str) -> Groups {
 
 /// What SQL says of an export: kernels, API calls (version suffix of six
 /// characters dropped, as nsys drops it), NVTX ranges by `domain:name`, and
-/// the GPU time of kernels, copies and memsets.
+/// the GPU time of kernels, copies and memsets (summed, and first start to
+/// last end); and what nsys 2025.3 says
+/// of its NVTX ranges' projected GPU time, by `domain:name`, where its
+/// `nvtx_gpu_proj_sum` of the export is stored.
 struct Expected {
     kernels: Groups,
     api: Groups,
     nvtx: Groups,
     gpu_time: i128,
+    /// From the first start of GPU work to the last end.
+    gpu_span: i128,
+    nvtx_projected: Option<BTreeMap<String, i128>>,
+}
+
+/// The "Total Proj Time (ns)" of nsys 2025.3's `nvtx_gpu_proj_sum` of the
+/// fixture `path`, summed by range name (both styles), if stored.
+fn nsys_projection(path: &Path) -> Option<BTreeMap<String, i128>> {
+    let stem = path.file_stem()?.to_str()?;
+    let stored = support::fixtures::shared_dir().join(format!(
+        "fixtures/nsys-2025.3-stats/{stem}_nvtx_gpu_proj_sum.csv"
+    ));
+    let text = std::fs::read_to_string(stored).ok()?;
+    let rows = support::nsys::csv_rows(&text);
+    let column = |name: &str| rows[0].iter().position(|c| c == name).unwrap();
+    let (range, total) = (column("Range"), column("Total Proj Time (ns)"));
+    let mut by_name = BTreeMap::new();
+    for row in &rows[1..] {
+        *by_name.entry(row[range].clone()).or_default() += row[total].parse::<i128>().unwrap();
+    }
+    Some(by_name)
 }
 
 fn expected(path: &Path) -> Expected {
@@ -81,6 +105,7 @@ fn expected(path: &Path) -> Expected {
         ),
     };
     let mut gpu_time = 0i128;
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
     for table in [
         "CUPTI_ACTIVITY_KIND_KERNEL",
         "CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -93,13 +118,28 @@ fn expected(path: &Path) -> Expected {
                 })
                 .unwrap();
             gpu_time += i128::from(t.unwrap_or(0));
+            let (f, l): (Option<i64>, Option<i64>) = db
+                .query_row(
+                    &format!("SELECT min(start), max(end) FROM {table}"),
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            first = first.min(f.unwrap_or(i64::MAX));
+            last = last.max(l.unwrap_or(i64::MIN));
         }
     }
+    let gpu_span = match first <= last {
+        true => i128::from(last) - i128::from(first),
+        false => 0,
+    };
     Expected {
         kernels,
         api,
         nvtx,
         gpu_time,
+        gpu_span,
+        nvtx_projected: nsys_projection(path),
     }
 }
 
@@ -107,15 +147,17 @@ fn summary(path: &Path) -> RunSummary {
     run_summary(&Report::open(path).unwrap()).unwrap()
 }
 
-/// Checks every difference of `a` and `b` against SQL over both; returns
-/// the number of rows checked.
-fn check(a_path: &Path, b_path: &Path) -> usize {
+/// Checks every difference of `a` and `b` against SQL over both (and the
+/// NVTX ranges' GPU time against nsys's projection); returns the number of
+/// rows checked and of NVTX ranges on either side that launched GPU work.
+fn check(a_path: &Path, b_path: &Path) -> (usize, usize) {
     let (a, b) = (summary(a_path), summary(b_path));
     let (ea, eb) = (expected(a_path), expected(b_path));
     assert_eq!(a.gpu_time, ea.gpu_time);
     assert_eq!(b.gpu_time, eb.gpu_time);
     let differences = compare(&a, &b);
     let mut seen = 0;
+    let mut nvtx_on_gpu = 0;
     for (kind, in_a, in_b) in [
         (Kind::Kernel, &ea.kernels, &eb.kernels),
         (Kind::Api, &ea.api, &eb.api),
@@ -134,9 +176,8 @@ fn check(a_path: &Path, b_path: &Path) -> usize {
                 cb as i128 - ca as i128,
                 "{what}: count change"
             );
-            for (side, count, total, gpu) in
-                [(&d.a, ca, ta, ea.gpu_time), (&d.b, cb, tb, eb.gpu_time)]
-            {
+            for (side, count, total, e) in [(&d.a, ca, ta, &ea), (&d.b, cb, tb, &eb)] {
+                let gpu = e.gpu_time;
                 match side {
                     None => assert_eq!(count, 0, "{what}: missing side"),
                     Some(s) => {
@@ -147,13 +188,31 @@ fn check(a_path: &Path, b_path: &Path) -> usize {
                         );
                         match kind {
                             Kind::Kernel => {
+                                assert_eq!(s.gpu_time, Some(total), "{what}: GPU time");
                                 let share = total as f64 * 100.0 / gpu as f64;
                                 assert!(
                                     (s.gpu_share.unwrap() - share).abs() < 1e-9,
                                     "{what}: share"
                                 );
                             }
-                            _ => assert_eq!(s.gpu_share, None, "{what}: share"),
+                            Kind::Nvtx => {
+                                let projected = e
+                                    .nvtx_projected
+                                    .as_ref()
+                                    .expect("nsys's projection of an export with NVTX ranges");
+                                let time = projected.get(&d.name).copied().unwrap_or(0);
+                                assert_eq!(s.gpu_time, Some(time), "{what}: projected GPU time");
+                                let share = time as f64 * 100.0 / e.gpu_span as f64;
+                                assert!(share <= 100.0, "{what}: {share}% of the GPU span");
+                                assert!(
+                                    (s.gpu_share.unwrap() - share).abs() < 1e-9,
+                                    "{what}: share"
+                                );
+                                nvtx_on_gpu += usize::from(time > 0);
+                            }
+                            Kind::Api => {
+                                assert_eq!((s.gpu_time, s.gpu_share), (None, None), "{what}")
+                            }
                         }
                     }
                 }
@@ -167,7 +226,7 @@ fn check(a_path: &Path, b_path: &Path) -> usize {
         changes.windows(2).all(|w| w[0] >= w[1]),
         "not sorted by impact"
     );
-    seen
+    (seen, nvtx_on_gpu)
 }
 
 #[test]
@@ -190,7 +249,7 @@ fn two_ranks_of_one_job_differ_as_sql_over_their_exports_says() {
         .status()
         .unwrap();
     assert!(status.success());
-    let rows = check(&rank1, &rank2);
+    let (rows, _) = check(&rank1, &rank2);
     assert!(rows >= 20, "{rows} rows");
     // The same program: the same names, and the same number of each.
     let (a, b) = (summary(&rank1), summary(&rank2));
@@ -209,8 +268,9 @@ fn a_report_against_itself_changes_nothing() {
     let Some(path) = fixture("h100_torch_graph_node.sqlite") else {
         return;
     };
-    let rows = check(&path, &path);
+    let (rows, nvtx_on_gpu) = check(&path, &path);
     assert!(rows > 90, "{rows} rows");
+    assert!(nvtx_on_gpu > 2, "{nvtx_on_gpu} NVTX ranges with GPU time");
     let s = summary(&path);
     let differences = compare(&s, &s);
     let table = comparison_table(&differences);
@@ -237,6 +297,26 @@ fn a_report_against_itself_changes_nothing() {
     for kind in [Kind::Kernel, Kind::Api, Kind::Nvtx] {
         assert!(differences.iter().any(|d| d.kind == kind), "{kind:?}");
     }
+}
+
+/// Two captures of one program (CUDA graph launched whole, or node by
+/// node): NVTX ranges with their GPU time on both sides, as nsys projects it.
+#[test]
+fn two_captures_differ_in_nvtx_gpu_time_as_nsys_projects_it() {
+    let (Some(node), Some(whole)) = (
+        fixture("h100_torch_graph_node.sqlite"),
+        fixture("h100_torch_graph_whole.sqlite"),
+    ) else {
+        return;
+    };
+    let (rows, nvtx_on_gpu) = check(&node, &whole);
+    assert!(rows > 90, "{rows} rows");
+    assert!(nvtx_on_gpu > 4, "{nvtx_on_gpu} NVTX ranges with GPU time");
+    let differences = compare(&summary(&node), &summary(&whole));
+    let share_changed = differences.iter().any(|d| {
+        d.kind == Kind::Nvtx && d.a.and_then(|s| s.gpu_share) != d.b.and_then(|s| s.gpu_share)
+    });
+    assert!(share_changed, "no NVTX range changed its share of GPU time");
 }
 
 #[test]

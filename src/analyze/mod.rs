@@ -21,8 +21,10 @@
 //! the work together, one the profiler's overhead, and [`Rule::GpuTimeUtil`]
 //! reads the work once more (its chunks depend on the time range found by
 //! the first pass). What stays in memory is a few numbers per device and
-//! process, the findings, a bit per copy's launch, and the copying calls
-//! whose copy has not come yet.
+//! process, the gaps found (which the profiler's overhead may shorten), a
+//! filter of fixed size that tells the calls whose copy is in the export,
+//! the copying calls whose copy has not come yet, and a few thousand
+//! findings: the others wait, sorted, in a temporary file ([`Findings`]).
 
 mod cuda_api_sync;
 mod cuda_memcpy_async;
@@ -31,9 +33,11 @@ mod cuda_memset_sync;
 mod gpu_gaps;
 mod gpu_time_util;
 mod report;
+mod sorted;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::io;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -44,7 +48,10 @@ use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::{FileKind, Report};
 
-pub use report::{write_findings, Format};
+pub use crate::stats::Format;
+pub use report::write_findings;
+pub use sorted::Findings;
+pub(crate) use sorted::Order;
 
 /// A rule of `nsys analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -340,34 +347,49 @@ const COPY_RULES: [CopyRule; 3] = [
 
 /// Runs `rules` over `report`. Findings come by rule, in the order of
 /// `rules`, each rule's in nsys's order: the longest first (lowest
-/// utilization first for [`Rule::GpuTimeUtil`]).
-pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Result<Vec<Finding>> {
+/// utilization first for [`Rule::GpuTimeUtil`]). However many there are,
+/// few are held in memory: the others wait in a temporary file.
+pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Result<Findings> {
     if !(1..=1000).contains(&thresholds.util_chunks) {
         return Err(Error::InvalidOption(format!(
             "{} chunks: the number of chunks is 1 to 1000",
             thresholds.util_chunks
         )));
     }
-    let damaged = |e| Error::Damaged {
-        path: report.path().to_owned(),
-        cause: DatabaseError(e),
-    };
-    let mut findings = run(report, rules, thresholds).map_err(damaged)?;
-    let order = |r: Rule| rules.iter().position(|&x| x == r).unwrap_or(usize::MAX);
-    findings.sort_by(|a, b| {
-        order(a.rule)
-            .cmp(&order(b.rule))
-            .then_with(|| match a.rule {
-                Rule::GpuTimeUtil => a
-                    .in_use_percent
-                    .partial_cmp(&b.in_use_percent)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.duration.cmp(&b.duration))
-                    .then(a.start.cmp(&b.start)),
-                _ => b.duration.cmp(&a.duration).then(a.start.cmp(&b.start)),
-            })
+    let mut findings = Findings::new(Order::Report {
+        rules: rules.to_vec(),
     });
+    run(report, rules, thresholds, &mut |f| findings.push(f)).map_err(|e| match e {
+        Failure::Read(e) => Error::Damaged {
+            path: report.path().to_owned(),
+            cause: DatabaseError(e),
+        },
+        Failure::Spill(cause) => Error::Output {
+            path: std::env::temp_dir(),
+            cause,
+        },
+    })?;
+    findings.finish();
     Ok(findings)
+}
+
+/// Why a run of the rules failed: the export could not be read, or the
+/// findings could not be set aside.
+pub(crate) enum Failure {
+    Read(rusqlite::Error),
+    Spill(io::Error),
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure::Read(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Spill(e)
+    }
 }
 
 /// [`analyze`] on the report at `path`: an SQLite export, or an
@@ -379,7 +401,7 @@ pub fn analyze_file(
     rules: &[Rule],
     thresholds: &Thresholds,
     options: &crate::Options,
-) -> Result<Vec<Finding>> {
+) -> Result<Findings> {
     let cancelled = || options.cancelled();
     let found = (|| {
         let mut export_dir = None;
@@ -413,54 +435,59 @@ pub fn analyze_file(
     }
 }
 
-/// The findings of `rules`, in no order, or why the export could not be read.
-pub(crate) fn run(
+/// Hands the findings of `rules` to `found`, in no order; fails where the
+/// export cannot be read, or where `found` fails.
+pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
     report: &Report,
     rules: &[Rule],
     thresholds: &Thresholds,
-) -> rusqlite::Result<Vec<Finding>> {
+    found: &mut dyn FnMut(Finding) -> io::Result<()>,
+) -> std::result::Result<(), E> {
     let has = |r: Rule| rules.contains(&r);
     let call_names = report.string_ids_like(&call_patterns(rules))?;
     let needs_ops = rules.iter().any(|&r| r != Rule::CudaApiSync);
-    let mut findings = Vec::new();
     let mut launches = PendingCalls::default();
     let mut gaps = gpu_gaps::Gaps::new(thresholds.gap_ms.saturating_mul(1_000_000) as i64);
     let reads_calls = rules.iter().any(|r| r.reads_calls());
     if reads_calls || needs_ops {
-        report.for_each_gpu_work(&call_names, needs_ops, |work| -> rusqlite::Result<()> {
-            match work {
-                Work::Call(call) => {
-                    if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
-                        findings.push(cuda_api_sync::finding(&call));
+        report.for_each_gpu_work(
+            &call_names,
+            needs_ops,
+            |work| -> std::result::Result<(), E> {
+                match work {
+                    Work::Call(call) => {
+                        if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
+                            found(cuda_api_sync::finding(&call))?;
+                        }
+                        let copying = call.copies
+                            && COPY_RULES
+                                .iter()
+                                .any(|(rule, matches, _)| has(*rule) && matches(call.name));
+                        if let (Some(corr), true) = (call.correlation_id, copying) {
+                            launches.add(corr, call.pid, call.name);
+                        }
                     }
-                    let copying = call.copies
-                        && COPY_RULES
-                            .iter()
-                            .any(|(rule, matches, _)| has(*rule) && matches(call.name));
-                    if let (Some(corr), true) = (call.correlation_id, copying) {
-                        launches.add(corr, call.pid, call.name);
-                    }
-                }
-                Work::Op(op) => {
-                    if matches!(op.kind, OpKind::Memcpy { .. } | OpKind::Memset { .. }) {
-                        if let Some(corr) = op.correlation_id {
-                            for name in launches.take(corr, op.pid) {
-                                for (rule, _, check) in COPY_RULES {
-                                    if has(rule) {
-                                        findings.extend(check(name, &op));
+                    Work::Op(op) => {
+                        if matches!(op.kind, OpKind::Memcpy { .. } | OpKind::Memset { .. }) {
+                            if let Some(corr) = op.correlation_id {
+                                for name in launches.take(corr, op.pid) {
+                                    for (rule, _, check) in COPY_RULES {
+                                        if let (true, Some(f)) = (has(rule), check(name, &op)) {
+                                            found(f)?;
+                                        }
                                     }
                                 }
                             }
                         }
+                        gaps.op(&op);
                     }
-                    gaps.op(&op);
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
     }
     if !(has(Rule::GpuGaps) || has(Rule::GpuTimeUtil)) {
-        return Ok(findings);
+        return Ok(());
     }
     let ranges = gaps.ranges();
     let mut util = gpu_time_util::Utilization::new(&ranges, thresholds);
@@ -486,7 +513,7 @@ pub(crate) fn run(
         Ok(())
     })?;
     if has(Rule::GpuGaps) {
-        findings.extend(gaps.findings());
+        gaps.findings().into_iter().try_for_each(&mut *found)?;
     }
     if has(Rule::GpuTimeUtil) {
         report.for_each_gpu_work(&[], true, |work| -> rusqlite::Result<()> {
@@ -497,9 +524,9 @@ pub(crate) fn run(
             }
             Ok(())
         })?;
-        findings.extend(util.findings());
+        util.findings().into_iter().try_for_each(&mut *found)?;
     }
-    Ok(findings)
+    Ok(())
 }
 
 /// The copying calls whose GPU operation has not come yet, by correlationId.

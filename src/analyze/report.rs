@@ -1,34 +1,11 @@
-//! Findings as text: aligned tables for people (a table per rule, with the
-//! columns `nsys analyze` prints), or one CSV or JSON table for programs.
+//! Findings as text ([`Format`]): aligned tables for people (a table per
+//! rule, with the columns `nsys analyze` prints), or one CSV or JSON table
+//! for programs.
 
 use std::io::{self, Write};
-use std::str::FromStr;
 
-use super::{Finding, Place, Rule};
-
-/// How [`write_findings`] writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// A table per rule, columns aligned, with a heading.
-    Table,
-    /// One table, a row per finding, a column for every rule's fields.
-    Csv,
-    /// An array of objects, one per finding.
-    Json,
-}
-
-impl FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "table" => Ok(Format::Table),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
-            _ => Err(format!("unknown format {s:?} (formats: table, csv, json)")),
-        }
-    }
-}
+use super::{Finding, Findings, Place, Rule};
+use crate::stats::Format;
 
 /// The columns of the CSV and JSON output (JSON in snake case).
 const COLUMNS: [(&str, &str); 15] = [
@@ -132,73 +109,114 @@ fn table_columns(rule: Rule) -> &'static [usize] {
     }
 }
 
-/// Writes `findings` (as [`super::analyze`] returns them) of `rules` in
-/// `format`, at most `rows` per rule when given (the tables say how many
-/// more there are).
+/// Writes `findings` (as [`super::analyze`] returns them: rule by rule, in
+/// the order of the rules it ran) in `format`, at most `rows` per rule when
+/// given (the tables say how many more there are). Findings are read from
+/// `findings` as they are written, twice for the tables (once to size
+/// their columns): memory holds a few at a time.
 pub fn write_findings(
     out: &mut dyn Write,
-    findings: &[Finding],
-    rules: &[Rule],
+    findings: &Findings,
     format: Format,
     rows: Option<usize>,
 ) -> io::Result<()> {
-    let of = |rule: Rule| {
-        let all: Vec<&Finding> = findings.iter().filter(|f| f.rule == rule).collect();
-        let shown = rows.map_or(all.len(), |n| n.min(all.len()));
-        (all, shown)
+    let rules = findings.rules();
+    let index = |rule: Rule| rules.iter().position(|&r| r == rule);
+    let shown = |rule: Rule| {
+        let all = findings.count(rule);
+        rows.map_or(all, |n| n.min(all))
+    };
+    // The findings shown, in order, with the index of their rule.
+    let each_shown = |f: &mut dyn FnMut(usize, &Finding) -> io::Result<()>| {
+        let mut written = vec![0; rules.len()];
+        for found in findings.iter()? {
+            let found = found?;
+            let Some(i) = index(found.rule) else { continue };
+            if written[i] < shown(rules[i]) {
+                written[i] += 1;
+                f(i, &found)?;
+            }
+        }
+        Ok::<(), io::Error>(())
     };
     match format {
         Format::Table => {
-            for (i, &rule) in rules.iter().enumerate() {
-                if i > 0 {
-                    writeln!(out)?;
+            let columns: Vec<&[usize]> = rules.iter().map(|&r| table_columns(r)).collect();
+            let mut widths: Vec<Vec<usize>> = columns
+                .iter()
+                .map(|cs| cs.iter().map(|&c| COLUMNS[c].0.chars().count()).collect())
+                .collect();
+            each_shown(&mut |i, f| {
+                let values = values(f);
+                for (w, &c) in widths[i].iter_mut().zip(columns[i]) {
+                    *w = (*w).max(values[c].text().chars().count());
                 }
-                let (all, shown) = of(rule);
-                writeln!(out, "{} ({})", rule.title(), rule.name())?;
-                if all.is_empty() {
-                    writeln!(out, "  nothing found")?;
-                    continue;
+                Ok(())
+            })?;
+            // Rules in order, each heading before its first row; rules with
+            // no rows shown (none found) have their heading written when the
+            // next rule's comes, or at the end.
+            let mut next_heading = 0;
+            let mut headings_until = |out: &mut dyn Write, until: usize| -> io::Result<()> {
+                while next_heading < until {
+                    let rule = rules[next_heading];
+                    if next_heading > 0 {
+                        let before = rules[next_heading - 1];
+                        let more = findings.count(before) - shown(before);
+                        if more > 0 {
+                            writeln!(out, "  ... and {more} more")?;
+                        }
+                        writeln!(out)?;
+                    }
+                    writeln!(out, "{} ({})", rule.title(), rule.name())?;
+                    if findings.count(rule) == 0 {
+                        writeln!(out, "  nothing found")?;
+                    } else {
+                        let header: Vec<String> = columns[next_heading]
+                            .iter()
+                            .map(|&c| COLUMNS[c].0.to_owned())
+                            .collect();
+                        write_aligned_row(out, &header, &widths[next_heading])?;
+                    }
+                    next_heading += 1;
                 }
-                let columns = table_columns(rule);
-                let mut cells: Vec<Vec<String>> =
-                    vec![columns.iter().map(|&c| COLUMNS[c].0.to_owned()).collect()];
-                for f in &all[..shown] {
-                    let values = values(f);
-                    cells.push(columns.iter().map(|&c| values[c].text()).collect());
-                }
-                write_aligned(out, &cells)?;
-                if shown < all.len() {
-                    writeln!(out, "  ... and {} more", all.len() - shown)?;
+                Ok(())
+            };
+            each_shown(&mut |i, f| {
+                headings_until(&mut *out, i + 1)?;
+                let values = values(f);
+                let cells: Vec<String> = columns[i].iter().map(|&c| values[c].text()).collect();
+                write_aligned_row(&mut *out, &cells, &widths[i])
+            })?;
+            headings_until(&mut *out, rules.len())?;
+            if let Some(&last) = rules.last() {
+                let more = findings.count(last) - shown(last);
+                if more > 0 {
+                    writeln!(out, "  ... and {more} more")?;
                 }
             }
         }
         Format::Csv => {
             let header: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
             writeln!(out, "{}", header.join(","))?;
-            for &rule in rules {
-                let (all, shown) = of(rule);
-                for f in &all[..shown] {
-                    let row: Vec<String> = values(f).iter().map(|v| csv_field(&v.text())).collect();
-                    writeln!(out, "{}", row.join(","))?;
-                }
-            }
+            each_shown(&mut |_, f| {
+                let row: Vec<String> = values(f).iter().map(|v| csv_field(&v.text())).collect();
+                writeln!(out, "{}", row.join(","))
+            })?;
         }
         Format::Json => {
             writeln!(out, "[")?;
             let mut first = true;
-            for &rule in rules {
-                let (all, shown) = of(rule);
-                for f in &all[..shown] {
-                    let fields: Vec<String> = values(f)
-                        .iter()
-                        .zip(COLUMNS)
-                        .map(|(v, (_, key))| format!("\"{key}\": {}", v.json()))
-                        .collect();
-                    let comma = if first { "" } else { ",\n" };
-                    write!(out, "{comma}  {{{}}}", fields.join(", "))?;
-                    first = false;
-                }
-            }
+            each_shown(&mut |_, f| {
+                let fields: Vec<String> = values(f)
+                    .iter()
+                    .zip(COLUMNS)
+                    .map(|(v, (_, key))| format!("\"{key}\": {}", v.json()))
+                    .collect();
+                let comma = if first { "" } else { ",\n" };
+                first = false;
+                write!(out, "{comma}  {{{}}}", fields.join(", "))
+            })?;
             if !first {
                 writeln!(out)?;
             }
@@ -208,35 +226,22 @@ pub fn write_findings(
     Ok(())
 }
 
-/// Rows of cells, each column as wide as its widest cell; numbers to the right.
-fn write_aligned(out: &mut dyn Write, cells: &[Vec<String>]) -> io::Result<()> {
-    let columns = cells.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            cells
-                .iter()
-                .map(|r| r[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in cells {
-        let mut line = String::from(" ");
-        for (c, cell) in row.iter().enumerate() {
-            let numeric = cell.chars().all(|ch| ch.is_ascii_digit() || ch == '.');
-            let pad = widths[c] - cell.chars().count();
-            line.push(' ');
-            if numeric {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            }
+/// A row of cells in columns of `widths`; numbers to the right.
+fn write_aligned_row(out: &mut dyn Write, row: &[String], widths: &[usize]) -> io::Result<()> {
+    let mut line = String::from(" ");
+    for (cell, &width) in row.iter().zip(widths) {
+        let numeric = cell.chars().all(|ch| ch.is_ascii_digit() || ch == '.');
+        let pad = width - cell.chars().count();
+        line.push(' ');
+        if numeric {
+            line.push_str(&" ".repeat(pad));
+            line.push_str(cell);
+        } else {
+            line.push_str(cell);
+            line.push_str(&" ".repeat(pad));
         }
-        writeln!(out, "{}", line.trim_end())?;
     }
-    Ok(())
+    writeln!(out, "{}", line.trim_end())
 }
 
 fn csv_field(s: &str) -> String {

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::analyze::{self, Finding, Place, Rule, Thresholds};
+use crate::analyze::{self, Finding, Findings, Order, Place, Rule, Thresholds};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
@@ -30,12 +30,13 @@ pub fn write<W: Write>(
     thresholds: &Thresholds,
     summary: &mut Summary,
 ) -> Result<(), ConvertError> {
-    let mut findings = analyze::run(report, &Rule::ALL, thresholds)?;
+    // A sequence takes slices in start order.
+    let mut findings = Findings::new(Order::Time);
+    analyze::run::<ConvertError>(report, &Rule::ALL, thresholds, &mut |f| findings.push(f))?;
+    findings.finish();
     if findings.is_empty() {
         return Ok(());
     }
-    // A sequence takes slices in start order.
-    findings.sort_by_key(|f| (f.start, std::cmp::Reverse(f.duration), f.rule));
     let group = seq.with_tracks(|t| {
         t.group(ANALYSIS_GROUP, || {
             let mut spec = TrackSpec::new(None, "Analysis");
@@ -48,7 +49,8 @@ pub fn write<W: Write>(
         })
     });
     let mut tracks: FxHashMap<Rule, SliceTrack> = FxHashMap::default();
-    for f in &findings {
+    for f in findings.iter()? {
+        let f = &f?;
         let Some(start) = trace_time(f.start) else {
             summary.skip_negative(FINDING);
             continue;

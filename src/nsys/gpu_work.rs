@@ -6,11 +6,10 @@
 //! `LIKE` patterns the rules are defined by), so a report of millions of
 //! launches sends only its few synchronizing and copying calls. The
 //! pre-scan of the memcpy and memset tables notes which (process,
-//! correlationId) launched a copy or memset, a bit each: a call says
-//! whether its operation is in the export, and one whose operation is not
-//! (cropped exports) need not be kept waiting for it.
-
-use rustc_hash::FxHashMap;
+//! correlationId) launched a copy or memset, in a Bloom filter of fixed
+//! size: a call says whether its operation may be in the export, and one
+//! whose operation surely is not (cropped exports) need not be kept waiting
+//! for it.
 
 use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::ids::{pid_of, tid_of};
@@ -27,8 +26,9 @@ pub struct Call<'r> {
     pub correlation_id: Option<i64>,
     /// As recorded (`cudaMemcpyAsync_v3020`).
     pub name: &'r str,
-    /// Whether the export has a memcpy or memset of this call (its process
-    /// and correlationId), to come after it.
+    /// Whether the export may have a memcpy or memset of this call (its
+    /// process and correlationId), to come after it: surely not if false,
+    /// and rarely true where it has none.
     pub copies: bool,
 }
 
@@ -120,17 +120,23 @@ impl Report {
                 prescan.columns.push(None);
             }
         }
+        // Only calls need to know their copies.
+        let calls = !scans.is_empty();
         if ops {
             for table in [KERNEL, MEMCPY, MEMSET] {
                 let Some(scan) = self.op_scan(table) else {
                     continue;
                 };
+                if !calls || table == KERNEL {
+                    prescan.columns.push(None);
+                    scans.push(scan);
+                    continue;
+                }
                 let mut launch = Select::new(&self.schema, table);
-                let columns = (table != KERNEL).then(|| LaunchColumns {
+                prescan.columns.push(Some(LaunchColumns {
                     pid: launch.expr(self.pid_column(table)),
                     correlation: launch.optional("correlationId"),
-                });
-                prescan.columns.push(columns);
+                }));
                 scans.push(scan.prescan(&launch));
             }
         }
@@ -249,22 +255,54 @@ struct LaunchColumns {
 }
 
 /// The (process, correlationId) pairs of the memcpy and memset operations,
-/// a bit each: by (pid, correlationId / 64), bit `correlationId % 64`. The
-/// pid is `None` for operations of no known process.
+/// in a Bloom filter: [`BLOOM_BITS`] bits, made on the first copy, of which
+/// each pair sets [`BLOOM_HASHES`]. A pair that was not set may still find
+/// its bits set (by others) and pass for a copy's; with half a million
+/// copies that happens to about one in a thousand. The pid is `None` for
+/// operations of no known process.
 #[derive(Default)]
 struct CopyLaunches {
     /// By scan: the columns of a memcpy or memset table's pre-scan.
     columns: Vec<Option<LaunchColumns>>,
-    seen: FxHashMap<(Option<u32>, i64), u64>,
+    bits: Vec<u64>,
 }
 
+/// The size of the filter: 1 MiB, however large the export.
+const BLOOM_BITS: u64 = 1 << 23;
+const BLOOM_HASHES: u64 = 4;
+
 impl CopyLaunches {
-    fn has(&self, pid: Option<u32>, corr: i64) -> bool {
-        let bit = 1u64 << corr.rem_euclid(64);
-        self.seen
-            .get(&(pid, corr.div_euclid(64)))
-            .is_some_and(|word| word & bit != 0)
+    /// The bits of a pair.
+    fn positions(pid: Option<u32>, corr: i64) -> impl Iterator<Item = u64> {
+        let pid = pid.map_or(u64::MAX, u64::from);
+        let h = mix(mix(corr as u64) ^ pid);
+        let (first, step) = (h & 0xffff_ffff, (h >> 32) | 1);
+        (0..BLOOM_HASHES).map(move |i| first.wrapping_add(i.wrapping_mul(step)) % BLOOM_BITS)
     }
+
+    fn add(&mut self, pid: Option<u32>, corr: i64) {
+        if self.bits.is_empty() {
+            self.bits = vec![0; (BLOOM_BITS / 64) as usize];
+        }
+        for bit in Self::positions(pid, corr) {
+            self.bits[(bit / 64) as usize] |= 1 << (bit % 64);
+        }
+    }
+
+    /// Whether the pair may be one of a copy (surely not if false).
+    fn has(&self, pid: Option<u32>, corr: i64) -> bool {
+        !self.bits.is_empty()
+            && Self::positions(pid, corr)
+                .all(|bit| self.bits[(bit / 64) as usize] & (1 << (bit % 64)) != 0)
+    }
+}
+
+/// A 64-bit finalizer (splitmix64's): every input bit moves every output bit.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl Prescan<Work<'_>> for CopyLaunches {
@@ -276,7 +314,7 @@ impl Prescan<Work<'_>> for CopyLaunches {
         };
         if let Some(corr) = c.correlation.get(row)? {
             let pid = c.pid.get(row)?.map(|p| p as u32);
-            *self.seen.entry((pid, corr.div_euclid(64))).or_default() |= 1 << corr.rem_euclid(64);
+            self.add(pid, corr);
         }
         Ok(())
     }
@@ -289,5 +327,34 @@ impl Prescan<Work<'_>> for CopyLaunches {
                 .correlation_id
                 .is_some_and(|corr| self.has(Some(call.pid), corr) || self.has(None, corr));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copy_filter_knows_every_copy_and_few_others() {
+        let mut launches = CopyLaunches::default();
+        assert!(!launches.has(Some(1), 5));
+        let copies = 500_000i64;
+        for corr in 0..copies {
+            launches.add(Some(1), corr * 3);
+        }
+        launches.add(None, -2);
+        assert!((0..copies).all(|corr| launches.has(Some(1), corr * 3)));
+        assert!(launches.has(None, -2));
+        // Others: the ids in between, and the same ids of another process.
+        let others = (0..copies)
+            .map(|c| (Some(1), c * 3 + 1))
+            .chain((0..copies).map(|c| (Some(2), c * 3)));
+        let passing = others
+            .filter(|&(pid, corr)| launches.has(pid, corr))
+            .count();
+        assert!(
+            passing < 2 * copies as usize / 200,
+            "{passing} pass for copies"
+        );
     }
 }

@@ -1,10 +1,18 @@
 //! Two reports side by side: per kernel, CUDA API and NVTX range, what
 //! changed in total time, count, average and share of GPU time, largest
-//! change first.
+//! change first. A kernel's GPU time is its duration, its share that of
+//! the report's GPU time (every kernel, memcpy and memset). An NVTX range's
+//! GPU time is its projection onto the GPU (from the start of the first GPU
+//! operation launched within it to the end of the last, as
+//! `nvtx_gpu_proj_sum` totals it), which holds the idle time between its
+//! operations too: its share is that of the span of the report's GPU work
+//! (first start to last end), so that a range that keeps the GPU in hand
+//! from the first operation to the last counts 100%. API calls have none.
 
 use crate::nsys::Report;
 
 use super::aggregate::Stats;
+use super::projection::projected_by_name;
 use super::reports::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
 use super::table::{Cell, Table};
 
@@ -16,6 +24,12 @@ pub struct RunSummary {
     pub api_calls: Vec<(String, Stats)>,
     /// By `domain:name` (push/pop and start/end ranges of one name together).
     pub nvtx_ranges: Vec<(String, Stats)>,
+    /// The projected GPU time of the NVTX ranges of each `domain:name` that
+    /// launched GPU work (ranges that start and end on one thread).
+    pub nvtx_projected: Vec<(String, i128)>,
+    /// From the first start of a kernel, memcpy or memset to the last end
+    /// (0 in an export without NVTX data: only NVTX shares use it).
+    pub gpu_span: i128,
     /// The summed durations of every kernel, memcpy and memset.
     pub gpu_time: i128,
 }
@@ -35,10 +49,13 @@ impl RunSummary {
         let api = api_groups(report)?
             .into_iter()
             .map(|(name, stats)| (api_name(&name).to_owned(), stats));
+        let (nvtx_projected, gpu_span) = projected_by_name(report)?;
         Ok(RunSummary {
             kernels,
             api_calls: merge_names(api),
             nvtx_ranges: merge_names(nvtx),
+            nvtx_projected,
+            gpu_span,
             gpu_time: kernel_time + memory_time,
         })
     }
@@ -109,7 +126,11 @@ pub struct Side {
     pub count: u64,
     pub total: i128,
     pub mean: f64,
-    /// Percent of the report's GPU time, for kernels.
+    /// The GPU time of a kernel (its total) or of an NVTX range (its
+    /// projected time, 0 if it launched nothing); none for API calls.
+    pub gpu_time: Option<i128>,
+    /// `gpu_time` in percent of the report's: for a kernel of its GPU time,
+    /// for an NVTX range of the span of its GPU work (none where that is 0).
     pub gpu_share: Option<f64>,
 }
 
@@ -130,30 +151,57 @@ impl Difference {
 /// of its total time (largest first; ties by kind, then name).
 pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
     let mut out = Vec::new();
-    let sides = |groups: &[(String, Stats)], gpu: Option<i128>| {
-        groups
-            .iter()
-            .map(|(name, s)| {
-                let side = Side {
-                    count: s.count,
-                    total: s.total,
-                    mean: s.mean,
-                    gpu_share: gpu
-                        .filter(|&g| g > 0)
-                        .map(|g| s.total as f64 * 100.0 / g as f64),
-                };
-                (name.clone(), side)
-            })
-            .collect::<Vec<_>>()
+    let sides =
+        |groups: &[(String, Stats)], gpu: &dyn Fn(&str, &Stats) -> Option<i128>, all: i128| {
+            groups
+                .iter()
+                .map(|(name, s)| {
+                    let gpu_time = gpu(name, s);
+                    let side = Side {
+                        count: s.count,
+                        total: s.total,
+                        mean: s.mean,
+                        gpu_time,
+                        gpu_share: gpu_time
+                            .filter(|_| all > 0)
+                            .map(|t| t as f64 * 100.0 / all as f64),
+                    };
+                    (name.clone(), side)
+                })
+                .collect::<Vec<_>>()
+        };
+    let projected = |r: &RunSummary| -> rustc_hash::FxHashMap<String, i128> {
+        r.nvtx_projected.iter().cloned().collect()
     };
-    let pairs = [
-        (Kind::Kernel, &a.kernels, &b.kernels, true),
-        (Kind::Api, &a.api_calls, &b.api_calls, false),
-        (Kind::Nvtx, &a.nvtx_ranges, &b.nvtx_ranges, false),
+    let (a_projected, b_projected) = (projected(a), projected(b));
+    let kernel = |_: &str, s: &Stats| Some(s.total);
+    let api = |_: &str, _: &Stats| None;
+    let a_nvtx = |name: &str, _: &Stats| Some(a_projected.get(name).copied().unwrap_or(0));
+    let b_nvtx = |name: &str, _: &Stats| Some(b_projected.get(name).copied().unwrap_or(0));
+    type GpuTime<'f> = &'f dyn Fn(&str, &Stats) -> Option<i128>;
+    // Each kind: its groups, GPU time and the whole its share is of, in A and in B.
+    let pairs: [(Kind, _, _, GpuTime, GpuTime, [i128; 2]); 3] = [
+        (
+            Kind::Kernel,
+            &a.kernels,
+            &b.kernels,
+            &kernel,
+            &kernel,
+            [a.gpu_time, b.gpu_time],
+        ),
+        (Kind::Api, &a.api_calls, &b.api_calls, &api, &api, [0, 0]),
+        (
+            Kind::Nvtx,
+            &a.nvtx_ranges,
+            &b.nvtx_ranges,
+            &a_nvtx,
+            &b_nvtx,
+            [a.gpu_span, b.gpu_span],
+        ),
     ];
-    for (kind, in_a, in_b, on_gpu) in pairs {
-        let a_sides = sides(in_a, on_gpu.then_some(a.gpu_time));
-        let b_sides = sides(in_b, on_gpu.then_some(b.gpu_time));
+    for (kind, in_a, in_b, a_gpu, b_gpu, [a_whole, b_whole]) in pairs {
+        let a_sides = sides(in_a, a_gpu, a_whole);
+        let b_sides = sides(in_b, b_gpu, b_whole);
         let mut b_index: rustc_hash::FxHashMap<&str, Side> =
             b_sides.iter().map(|(n, s)| (n.as_str(), *s)).collect();
         for (name, side) in &a_sides {
@@ -210,9 +258,10 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
             let total = |s: &Option<Side>| Cell::Int(s.map_or(0, |s| s.total));
             let count = |s: &Option<Side>| Cell::Int(s.map_or(0, |s| i128::from(s.count)));
             let mean = |s: &Option<Side>| s.map(|s| s.mean);
+            // A name absent from one report has no GPU time there.
             let share = |s: &Option<Side>| match s {
                 Some(s) => s.gpu_share,
-                None if d.kind == Kind::Kernel => Some(0.0),
+                None if d.kind != Kind::Api => Some(0.0),
                 None => None,
             };
             let change = |a: Option<f64>, b: Option<f64>| match (a, b) {

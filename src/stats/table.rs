@@ -42,16 +42,18 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
 }
 
-/// How summaries are written.
+/// How the text answers (summaries, comparisons, findings) are written: the
+/// `--format` of `stats`, `compare` and `analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Aligned columns, numbers right-aligned, for a terminal.
     Table,
-    /// Comma-separated, quoted where needed, headers first: what `nsys stats
-    /// --format csv` writes.
+    /// Comma-separated, quoted where needed, headers first (for summaries,
+    /// what `nsys stats --format csv` writes).
     Csv,
-    /// A JSON object per summary, on a line of its own (JSON Lines): its
-    /// name, title, the report's path and its rows as objects keyed by column.
+    /// For summaries, a JSON object per summary on a line of its own (JSON
+    /// Lines): its name, title, the report's path and its rows as objects
+    /// keyed by column; for findings, an array of objects, one per finding.
     Json,
 }
 

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
-use nsys2perfetto::analyze::{analyze_file, write_findings, Format};
+use nsys2perfetto::analyze::{analyze_file, write_findings};
+use nsys2perfetto::stats::Format;
 use nsys2perfetto::{Error, Options, Rule, Thresholds};
 
 use crate::signals::Signals;
@@ -31,6 +32,10 @@ pub struct Args {
     /// table: a table per rule; csv, json: one table of every finding.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: Format,
+
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 
     /// At most N findings per rule, the most important first (0: all).
     #[arg(long, value_name = "N", default_value_t = 50)]
@@ -84,14 +89,26 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         }
     };
     let rows = (args.rows > 0).then_some(args.rows);
-    let mut out = io::stdout().lock();
-    let written =
-        write_findings(&mut out, &findings, &rules, args.format, rows).and_then(|()| out.flush());
+    let write = |out: &mut dyn Write| {
+        write_findings(&mut *out, &findings, args.format, rows).and_then(|()| out.flush())
+    };
+    let written = match &args.output {
+        Some(path) => nsys2perfetto::write_atomically(path, |out| {
+            write(out).map_err(|cause| Error::Output {
+                path: path.clone(),
+                cause,
+            })
+        })
+        .map_err(|e| e.to_string()),
+        None => match write(&mut io::stdout().lock()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            written => written.map_err(|e| format!("writing the findings: {e}")),
+        },
+    };
     match written {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("nsys2perfetto: error: writing the findings: {e}");
+            eprintln!("nsys2perfetto: error: {e}");
             ExitCode::FAILURE
         }
     }

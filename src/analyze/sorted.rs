@@ -1,0 +1,679 @@
+//! Findings kept in an order in bounded memory: an external sort.
+//!
+//! Findings wait in memory up to a bound; past it, each batch is sorted and
+//! written as a run to an anonymous temporary file (unlinked from the start),
+//! in a compact encoding of its own. Reading merges the runs. When the runs
+//! grow too many, they are merged into one run of a new file, so that reading
+//! holds a buffer for a bounded number of runs. The sort is stable: findings
+//! that compare equal come in the order they were found in (each batch is
+//! sorted stably, and at equal heads the earlier run goes first).
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+
+use super::{Finding, Place, Rule};
+
+/// Findings held in memory before a run is written.
+const BATCH: usize = 1024;
+/// Runs in a file before they are merged into one.
+const MAX_RUNS: usize = 64;
+/// Bytes read at a time from each run while merging.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// An order of findings.
+#[derive(Clone, Debug)]
+pub(crate) enum Order {
+    /// By rule, in the order of `rules` (others last), then each rule's
+    /// findings as nsys lists them: the longest first (lowest utilization
+    /// first for [`Rule::GpuTimeUtil`]), at equal lengths the earliest.
+    Report { rules: Vec<Rule> },
+    /// By start, the longer first at equal starts, then by rule: the order
+    /// slices go into a trace.
+    Time,
+}
+
+impl Order {
+    fn cmp(&self, a: &Finding, b: &Finding) -> Ordering {
+        match self {
+            Order::Report { rules } => {
+                let position = |r: Rule| rules.iter().position(|&x| x == r).unwrap_or(usize::MAX);
+                position(a.rule)
+                    .cmp(&position(b.rule))
+                    .then_with(|| match a.rule {
+                        Rule::GpuTimeUtil => a
+                            .in_use_percent
+                            .partial_cmp(&b.in_use_percent)
+                            .unwrap_or(Ordering::Equal)
+                            .then(a.duration.cmp(&b.duration))
+                            .then(a.start.cmp(&b.start)),
+                        _ => b.duration.cmp(&a.duration).then(a.start.cmp(&b.start)),
+                    })
+            }
+            Order::Time => a
+                .start
+                .cmp(&b.start)
+                .then(b.duration.cmp(&a.duration))
+                .then(a.rule.cmp(&b.rule)),
+        }
+    }
+}
+
+/// The findings of a run of [`super::analyze`], in order, however many.
+///
+/// Read them with [`Findings::iter`] (as often as needed), count them by rule
+/// with [`Findings::count`].
+pub struct Findings {
+    order: Order,
+    batch_size: usize,
+    /// The latest batch: unsorted while findings come, sorted once all came.
+    batch: Vec<Finding>,
+    runs: Option<Runs>,
+    counts: [usize; Rule::ALL.len()],
+}
+
+/// Sorted runs in a temporary file: where each starts and ends.
+struct Runs {
+    file: File,
+    bounds: Vec<(u64, u64)>,
+    end: u64,
+}
+
+impl Findings {
+    pub(crate) fn new(order: Order) -> Self {
+        Self::with_batch(order, BATCH)
+    }
+
+    fn with_batch(order: Order, batch_size: usize) -> Self {
+        Self {
+            order,
+            batch_size: batch_size.max(1),
+            batch: Vec::new(),
+            runs: None,
+            counts: [0; Rule::ALL.len()],
+        }
+    }
+
+    pub(crate) fn push(&mut self, finding: Finding) -> io::Result<()> {
+        self.counts[rule_index(finding.rule)] += 1;
+        self.batch.push(finding);
+        if self.batch.len() >= self.batch_size {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Ends the adding: the findings are ready to read.
+    pub(crate) fn finish(&mut self) {
+        let order = &self.order;
+        self.batch.sort_by(|a, b| order.cmp(a, b));
+    }
+
+    /// Writes the batch, sorted, as a run.
+    fn spill(&mut self) -> io::Result<()> {
+        let order = &self.order;
+        self.batch.sort_by(|a, b| order.cmp(a, b));
+        let runs = match &mut self.runs {
+            Some(runs) => runs,
+            None => self.runs.insert(Runs::new()?),
+        };
+        let from = runs.end;
+        let mut out = BufWriter::new(&runs.file);
+        out.seek(SeekFrom::Start(from))?;
+        let mut buf = Vec::new();
+        for f in self.batch.drain(..) {
+            buf.clear();
+            encode(&f, &mut buf);
+            out.write_all(&buf)?;
+            runs.end += buf.len() as u64;
+        }
+        out.flush()?;
+        drop(out);
+        runs.bounds.push((from, runs.end));
+        if runs.bounds.len() >= MAX_RUNS {
+            self.merge_runs()?;
+        }
+        Ok(())
+    }
+
+    /// Merges every run into one, in a new file.
+    fn merge_runs(&mut self) -> io::Result<()> {
+        let Some(old) = self.runs.take() else {
+            return Ok(());
+        };
+        let mut merged = Runs::new()?;
+        let mut out = BufWriter::new(&merged.file);
+        let mut buf = Vec::new();
+        let mut merge = Merge::new(&self.order, Some(&old), &[])?;
+        while let Some(f) = merge.next_finding()? {
+            buf.clear();
+            encode(&f, &mut buf);
+            out.write_all(&buf)?;
+            merged.end += buf.len() as u64;
+        }
+        out.flush()?;
+        drop(out);
+        merged.bounds.push((0, merged.end));
+        self.runs = Some(merged);
+        Ok(())
+    }
+
+    /// The rules that ran, in the order their findings come (for findings in
+    /// time order, every rule).
+    pub fn rules(&self) -> &[Rule] {
+        match &self.order {
+            Order::Report { rules } => rules,
+            Order::Time => &Rule::ALL,
+        }
+    }
+
+    /// How many findings of `rule` there are.
+    pub fn count(&self, rule: Rule) -> usize {
+        self.counts[rule_index(rule)]
+    }
+
+    /// How many findings there are.
+    pub fn len(&self) -> usize {
+        self.counts.iter().sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The findings, in order. An error is a failure to read them back from
+    /// their temporary file.
+    pub fn iter(&self) -> io::Result<impl Iterator<Item = io::Result<Finding>> + '_> {
+        let mut merge = Merge::new(&self.order, self.runs.as_ref(), &self.batch)?;
+        let mut failed = false;
+        Ok(std::iter::from_fn(move || {
+            if failed {
+                return None;
+            }
+            let next = merge.next_finding().transpose();
+            failed = matches!(next, Some(Err(_)));
+            next
+        }))
+    }
+
+    /// Every finding, in order, in memory.
+    pub fn to_vec(&self) -> io::Result<Vec<Finding>> {
+        self.iter()?.collect()
+    }
+}
+
+impl Runs {
+    fn new() -> io::Result<Self> {
+        let file = tempfile::tempfile().map_err(|e| {
+            let dir = std::env::temp_dir();
+            io::Error::new(
+                e.kind(),
+                format!("a temporary file in {} (TMPDIR): {e}", dir.display()),
+            )
+        })?;
+        Ok(Self {
+            file,
+            bounds: Vec::new(),
+            end: 0,
+        })
+    }
+}
+
+/// The index of `rule` in [`Rule::ALL`].
+fn rule_index(rule: Rule) -> usize {
+    Rule::ALL.iter().position(|&r| r == rule).expect("a rule")
+}
+
+/// The runs being merged: each run's next finding, read ahead.
+struct Merge<'a> {
+    order: &'a Order,
+    file: Option<&'a File>,
+    /// The runs of the file, then the batch in memory (the latest).
+    sources: Vec<Source>,
+    batch: &'a [Finding],
+}
+
+struct Source {
+    head: Option<Finding>,
+    from: Option<RunReader>,
+    /// For the batch in memory: the index of the next finding.
+    next: usize,
+}
+
+/// A run of the file being read, a chunk at a time.
+struct RunReader {
+    at: u64,
+    end: u64,
+    chunk: Vec<u8>,
+    used: usize,
+}
+
+impl<'a> Merge<'a> {
+    fn new(order: &'a Order, runs: Option<&'a Runs>, batch: &'a [Finding]) -> io::Result<Self> {
+        let mut merge = Merge {
+            order,
+            file: runs.map(|r| &r.file),
+            sources: Vec::new(),
+            batch,
+        };
+        for &(from, end) in runs.map_or(&[][..], |r| &r.bounds) {
+            let mut source = Source {
+                head: None,
+                from: Some(RunReader {
+                    at: from,
+                    end,
+                    chunk: Vec::new(),
+                    used: 0,
+                }),
+                next: 0,
+            };
+            source.head = merge.read(&mut source)?;
+            merge.sources.push(source);
+        }
+        if !batch.is_empty() {
+            let mut source = Source {
+                head: None,
+                from: None,
+                next: 0,
+            };
+            source.head = merge.read(&mut source)?;
+            merge.sources.push(source);
+        }
+        Ok(merge)
+    }
+
+    /// The next finding of `source`.
+    fn read(&self, source: &mut Source) -> io::Result<Option<Finding>> {
+        let Some(run) = &mut source.from else {
+            let f = self.batch.get(source.next).cloned();
+            source.next += 1;
+            return Ok(f);
+        };
+        if run.used == run.chunk.len() && run.at == run.end {
+            return Ok(None);
+        }
+        loop {
+            let mut input = &run.chunk[run.used..];
+            match decode(&mut input) {
+                Ok(f) => {
+                    run.used = run.chunk.len() - input.len();
+                    return Ok(Some(f));
+                }
+                // Part of the finding is still in the file.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && run.at < run.end => {
+                    let file = self.file.expect("a run has a file");
+                    let mut chunk = run.chunk.split_off(run.used);
+                    let want = READ_CHUNK.min((run.end - run.at) as usize);
+                    let have = chunk.len();
+                    chunk.resize(have + want, 0);
+                    let mut reader = file;
+                    reader.seek(SeekFrom::Start(run.at))?;
+                    reader.read_exact(&mut chunk[have..])?;
+                    run.at += want as u64;
+                    run.chunk = chunk;
+                    run.used = 0;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The least head (the earliest run's among equals), replaced by the
+    /// next of its run.
+    fn next_finding(&mut self) -> io::Result<Option<Finding>> {
+        let mut least: Option<usize> = None;
+        for (i, s) in self.sources.iter().enumerate() {
+            let Some(head) = &s.head else { continue };
+            let better = match least {
+                None => true,
+                Some(l) => {
+                    let other = self.sources[l].head.as_ref().expect("a head");
+                    self.order.cmp(head, other) == Ordering::Less
+                }
+            };
+            if better {
+                least = Some(i);
+            }
+        }
+        let Some(i) = least else { return Ok(None) };
+        let mut source = std::mem::replace(
+            &mut self.sources[i],
+            Source {
+                head: None,
+                from: None,
+                next: 0,
+            },
+        );
+        let found = source.head.take();
+        source.head = self.read(&mut source)?;
+        self.sources[i] = source;
+        Ok(found)
+    }
+}
+
+// The encoding: integers as zigzag LEB128 varints, an optional value as a
+// byte 0 (absent) or 1 and the value, text as its length and bytes.
+
+fn put_int(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+fn put_opt(out: &mut Vec<u8>, v: Option<i64>) {
+    match v {
+        None => out.push(0),
+        Some(v) => {
+            out.push(1);
+            put_int(out, v);
+        }
+    }
+}
+
+/// The memory kinds a finding names, by code (0: none).
+const MEMORY_KINDS: [&str; 8] = [
+    "Pageable",
+    "Pinned",
+    "Device",
+    "Array",
+    "Managed",
+    "Device Static",
+    "Managed Static",
+    "Unknown",
+];
+
+fn put_kind(out: &mut Vec<u8>, kind: Option<&'static str>) {
+    let code = kind.map_or(0, |k| {
+        1 + MEMORY_KINDS
+            .iter()
+            .position(|&m| m == k)
+            .expect("a memory kind of super::memory_kind")
+    });
+    out.push(code as u8);
+}
+
+fn encode(f: &Finding, out: &mut Vec<u8>) {
+    out.push(rule_index(f.rule) as u8);
+    put_int(out, f.start);
+    put_int(out, f.duration);
+    match f.place {
+        Place::Thread { pid, tid } => {
+            out.push(0);
+            put_int(out, pid.into());
+            put_int(out, tid.into());
+        }
+        Place::Gpu {
+            pid,
+            device,
+            context,
+            stream,
+        } => {
+            out.push(1);
+            put_opt(out, pid.map(i64::from));
+            put_int(out, device);
+            put_opt(out, context);
+            put_opt(out, stream);
+        }
+    }
+    match &f.api {
+        None => out.push(0),
+        Some(api) => {
+            out.push(1);
+            put_int(out, api.len() as i64);
+            out.extend_from_slice(api.as_bytes());
+        }
+    }
+    put_int(out, f.correlation_ids.len() as i64);
+    for &id in &f.correlation_ids {
+        put_int(out, id);
+    }
+    put_kind(out, f.src_kind);
+    put_kind(out, f.dst_kind);
+    put_kind(out, f.memory_kind);
+    put_opt(out, f.bytes);
+    match f.in_use_percent {
+        None => out.push(0),
+        Some(p) => {
+            out.push(1);
+            out.extend_from_slice(&p.to_bits().to_le_bytes());
+        }
+    }
+    match f.gap_between {
+        None => out.push(0),
+        Some([before, after]) => {
+            out.push(1);
+            put_opt(out, before);
+            put_opt(out, after);
+        }
+    }
+}
+
+fn truncated() -> io::Error {
+    io::Error::from(io::ErrorKind::UnexpectedEof)
+}
+
+fn invalid(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("a finding read back from its temporary file has {what}"),
+    )
+}
+
+fn get_byte(input: &mut &[u8]) -> io::Result<u8> {
+    let (&b, rest) = input.split_first().ok_or_else(truncated)?;
+    *input = rest;
+    Ok(b)
+}
+
+fn get_int(input: &mut &[u8]) -> io::Result<i64> {
+    let mut z = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = get_byte(input)?;
+        z |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok((z >> 1) as i64 ^ -((z & 1) as i64));
+        }
+    }
+    Err(invalid("an integer too long"))
+}
+
+fn get_flag(input: &mut &[u8]) -> io::Result<bool> {
+    match get_byte(input)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(invalid("a bad presence flag")),
+    }
+}
+
+fn get_opt(input: &mut &[u8]) -> io::Result<Option<i64>> {
+    match get_flag(input)? {
+        false => Ok(None),
+        true => get_int(input).map(Some),
+    }
+}
+
+fn get_u32(input: &mut &[u8]) -> io::Result<u32> {
+    u32::try_from(get_int(input)?).map_err(|_| invalid("a bad process or thread id"))
+}
+
+fn get_kind(input: &mut &[u8]) -> io::Result<Option<&'static str>> {
+    match get_byte(input)? {
+        0 => Ok(None),
+        code => MEMORY_KINDS
+            .get(usize::from(code) - 1)
+            .copied()
+            .map(Some)
+            .ok_or_else(|| invalid("an unknown memory kind")),
+    }
+}
+
+fn get_len(input: &mut &[u8]) -> io::Result<usize> {
+    let n = usize::try_from(get_int(input)?).map_err(|_| invalid("a bad length"))?;
+    // A length past what is left means more is to be read.
+    match n <= input.len() {
+        true => Ok(n),
+        false => Err(truncated()),
+    }
+}
+
+/// The finding at the start of `input`, which is advanced past it; an
+/// [`io::ErrorKind::UnexpectedEof`] error where `input` ends within it.
+fn decode(input: &mut &[u8]) -> io::Result<Finding> {
+    let rule = *Rule::ALL
+        .get(usize::from(get_byte(input)?))
+        .ok_or_else(|| invalid("an unknown rule"))?;
+    let start = get_int(input)?;
+    let duration = get_int(input)?;
+    let place = match get_byte(input)? {
+        0 => Place::Thread {
+            pid: get_u32(input)?,
+            tid: get_u32(input)?,
+        },
+        1 => Place::Gpu {
+            pid: get_opt(input)?
+                .map(|p| u32::try_from(p).map_err(|_| invalid("a bad process id")))
+                .transpose()?,
+            device: get_int(input)?,
+            context: get_opt(input)?,
+            stream: get_opt(input)?,
+        },
+        _ => return Err(invalid("an unknown place")),
+    };
+    let api = match get_flag(input)? {
+        false => None,
+        true => {
+            let n = get_len(input)?;
+            let (text, rest) = input.split_at(n);
+            *input = rest;
+            let text = std::str::from_utf8(text).map_err(|_| invalid("a name not UTF-8"))?;
+            Some(text.to_owned())
+        }
+    };
+    let ids = usize::try_from(get_int(input)?).map_err(|_| invalid("a bad length"))?;
+    let mut correlation_ids = Vec::with_capacity(ids.min(input.len()));
+    for _ in 0..ids {
+        correlation_ids.push(get_int(input)?);
+    }
+    let mut f = Finding::new(rule, start, start + duration, place);
+    f.api = api;
+    f.correlation_ids = correlation_ids;
+    f.src_kind = get_kind(input)?;
+    f.dst_kind = get_kind(input)?;
+    f.memory_kind = get_kind(input)?;
+    f.bytes = get_opt(input)?;
+    f.in_use_percent = match get_flag(input)? {
+        false => None,
+        true => {
+            let bytes = input.get(..8).ok_or_else(truncated)?;
+            let bits = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+            *input = &input[8..];
+            Some(f64::from_bits(bits))
+        }
+    };
+    f.gap_between = match get_flag(input)? {
+        false => None,
+        true => Some([get_opt(input)?, get_opt(input)?]),
+    };
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Findings of every kind, with ties in both orders.
+    fn examples() -> Vec<Finding> {
+        let mut all = Vec::new();
+        for i in 0..500i64 {
+            let rule = Rule::ALL[(i * 7 % 6) as usize];
+            let place = match i % 3 {
+                0 => Place::Thread {
+                    pid: 10 + (i % 4) as u32,
+                    tid: u32::MAX - i as u32,
+                },
+                _ => Place::Gpu {
+                    pid: (i % 5 != 0).then_some(3),
+                    device: i % 2,
+                    context: (i % 4 != 0).then_some(1),
+                    stream: (i % 6 == 1).then_some(-7),
+                },
+            };
+            let start = (i * 37) % 101 - 50;
+            let mut f = Finding::new(rule, start, start + (i * 13) % 17, place);
+            f.api = (i % 2 == 0)
+                .then(|| format!("cudaMemcpy{}Async_v3020", "x".repeat((i % 9) as usize)));
+            f.correlation_ids = (0..i % 3).map(|k| i * 1_000_000_007 + k).collect();
+            f.src_kind = (i % 4 == 1).then_some("Pageable");
+            f.dst_kind = (i % 4 == 2).then_some("Managed Static");
+            f.memory_kind = (i % 5 == 3).then_some("Unknown");
+            f.bytes = (i % 3 == 2).then_some(i64::MIN + i);
+            f.in_use_percent = (rule == Rule::GpuTimeUtil).then_some(((i % 4) as f64) * 10.1);
+            f.gap_between = (rule == Rule::GpuGaps).then_some([Some(i), None]);
+            all.push(f);
+        }
+        all
+    }
+
+    fn sorted(order: &Order, batch: usize) -> Vec<Finding> {
+        let mut findings = Findings::with_batch(order.clone(), batch);
+        for f in examples() {
+            findings.push(f).unwrap();
+        }
+        findings.finish();
+        let all = findings.to_vec().unwrap();
+        // Reading again gives the same.
+        assert_eq!(findings.to_vec().unwrap(), all);
+        assert_eq!(findings.len(), all.len());
+        for rule in Rule::ALL {
+            let n = all.iter().filter(|f| f.rule == rule).count();
+            assert_eq!(findings.count(rule), n);
+        }
+        all
+    }
+
+    #[test]
+    fn an_encoded_finding_decodes_to_itself() {
+        for f in examples() {
+            let mut buf = Vec::new();
+            encode(&f, &mut buf);
+            let mut input = &buf[..];
+            assert_eq!(decode(&mut input).unwrap(), f);
+            assert!(input.is_empty());
+            // Cut anywhere, it asks for more.
+            for cut in 0..buf.len() {
+                let mut input = &buf[..cut];
+                let e = decode(&mut input).unwrap_err();
+                assert_eq!(
+                    e.kind(),
+                    io::ErrorKind::UnexpectedEof,
+                    "cut at {cut} of {f:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn runs_merge_into_the_order_of_a_stable_sort() {
+        let orders = [
+            Order::Report {
+                rules: vec![Rule::GpuTimeUtil, Rule::CudaApiSync, Rule::GpuGaps],
+            },
+            Order::Report {
+                rules: Rule::ALL.to_vec(),
+            },
+            Order::Time,
+        ];
+        for order in &orders {
+            let mut expected = examples();
+            expected.sort_by(|a, b| order.cmp(a, b));
+            // All in memory; runs in one file; runs merged into one (and
+            // then more runs beside it).
+            for batch in [1000, 7, 3, 1] {
+                assert_eq!(sorted(order, batch), expected, "{order:?}, batch {batch}");
+            }
+        }
+    }
+}
