@@ -3,8 +3,9 @@
 //!
 //! Memory holds, per pattern, sums of the matching events' durations and
 //! what their exact median needs (see [`ValueSets`]: durations of few events,
-//! a histogram of many, whose durations wait in a temporary file), and the
-//! NVTX ranges that `nvtx-gpu:` patterns match; not the report.
+//! a histogram of many, whose durations wait in a temporary file), and, for
+//! `nvtx-gpu:` patterns, the ranges the projector holds (those open at the
+//! CUDA stream's time or waiting for their GPU work); not the report.
 
 use std::sync::Arc;
 

@@ -12,8 +12,10 @@
 //! parent an outer one where two ends lie within a float step (16 µs at
 //! 150 s).
 //!
-//! The NVTX pass keeps the ranges (about 40 bytes each) for the CUDA pass
-//! that projects them; everything else streams.
+//! The NVTX pass runs on a thread of its own and sends the ranges in start
+//! order to the projector, which takes each as the CUDA stream reaches its
+//! start: memory holds the ranges open at the stream's time and those
+//! waiting for the GPU work of their launches, not the report's ranges.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
