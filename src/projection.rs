@@ -502,3 +502,77 @@ where
         Ok((sent?, projected?))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: u64) -> Range<u32> {
+        Range {
+            start,
+            end: Some(start + 10),
+            pid: 1,
+            tid: 1,
+            data: 0,
+        }
+    }
+
+    #[test]
+    fn a_failing_projection_stops_the_sending_thread_instead_of_blocking_it() {
+        // Far more ranges than the channel holds: the sender must give up
+        // once the projecting side is gone, or the scope would never end.
+        let result: Result<(u64, ()), &str> = streamed(
+            None,
+            |sender| {
+                let mut sent = 0;
+                for t in 0..100 * BATCH as u64 {
+                    sender.send(range(t));
+                    sent += 1;
+                }
+                Ok(sent)
+            },
+            |_| Err("projection failed"),
+        );
+        assert_eq!(result.unwrap_err(), "projection failed");
+    }
+
+    #[test]
+    fn the_sending_side_error_comes_first() {
+        let result: Result<((), ()), &str> = streamed(
+            None,
+            |sender| {
+                sender.send(range(5));
+                Err("reading ranges failed")
+            },
+            |projector| {
+                projector.finish();
+                Err("projection failed")
+            },
+        );
+        assert_eq!(result.unwrap_err(), "reading ranges failed");
+    }
+
+    #[test]
+    fn every_range_sent_reaches_the_projector_in_order() {
+        let n = 3 * BATCH as u64 + 7;
+        let (sent, started) = streamed(
+            None,
+            |sender| -> Result<u64, ()> {
+                for t in 0..n {
+                    sender.send(range(t));
+                }
+                Ok(n)
+            },
+            |projector| {
+                let mut starts = Vec::new();
+                while let Some(r) = projector.queued.next() {
+                    starts.push(r.start);
+                }
+                Ok(starts)
+            },
+        )
+        .unwrap();
+        assert_eq!(sent, n);
+        assert_eq!(started, (0..n).collect::<Vec<_>>());
+    }
+}
