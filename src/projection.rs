@@ -564,10 +564,7 @@ mod tests {
                 Ok(n)
             },
             |projector| {
-                let mut starts = Vec::new();
-                while let Some(r) = projector.queued.next() {
-                    starts.push(r.start);
-                }
+                let starts: Vec<u64> = projector.queued.by_ref().map(|r| r.start).collect();
                 Ok(starts)
             },
         )
