@@ -9,7 +9,9 @@
 //! before its GPU work: memory holds the calls of the launches whose GPU
 //! operations have not all come (the stream's pre-scan counts them), not
 //! the report. A kernel that starts before every call of its launch has
-//! none (nsys would join it with a later one; no real capture has one).
+//! none (nsys would join it with a later one; no real capture has one), and
+//! a record repeating a call (to carry its stack) is dropped once calls that
+//! start after it ended come without its own (it encloses its call).
 //! Calls of a `CUPTI_ACTIVITY_KIND_DRIVER` table, which the stream reads
 //! too, would launch as well; nsys exports have none (driver calls are rows
 //! of `CUPTI_ACTIVITY_KIND_RUNTIME`).
@@ -81,6 +83,8 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     let mut index: FxHashMap<Key, usize> = FxHashMap::default();
     let mut keys: Vec<Key> = Vec::new();
     let mut measures = ValueSets::default();
+    // Records repeating a call that has not come yet: their ends and launches.
+    let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
     report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
@@ -91,12 +95,28 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
                     return Ok(());
                 };
                 let key = (call.pid, corr);
+                if !call.repeats_a_call {
+                    // A repeated record encloses its call: one that ended
+                    // before this call started has no call to come.
+                    unclaimed.retain(|&(end, key)| {
+                        let kept = end >= call.start;
+                        if !kept && launches.get(&key).is_some_and(|l| l.left.is_none()) {
+                            launches.remove(&key);
+                        }
+                        kept
+                    });
+                }
                 if !call.repeats_a_call && call.gpu_ops == 0 {
                     // No GPU work: neither the call nor records of it that came before.
                     launches.remove(&key);
                     return Ok(());
                 }
-                let launch = launches.entry(key).or_default();
+                let launch = launches.entry(key).or_insert_with(|| {
+                    if call.repeats_a_call {
+                        unclaimed.push((call.end, key));
+                    }
+                    Launch::default()
+                });
                 if !call.repeats_a_call {
                     launch.left = Some(call.gpu_ops);
                 }
