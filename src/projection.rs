@@ -18,6 +18,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
+use std::sync::mpsc::{self, SyncSender};
 
 use rustc_hash::FxHashMap;
 
@@ -123,11 +124,12 @@ pub(crate) struct Projector<T> {
     finished: BinaryHeap<Reverse<ReadyOrder>>,
     done: FxHashMap<u64, Pending<T>>,
     now: u64,
-    /// Ranges known before the CUDA events, not yet started (see [`Projector::with_ranges`]).
-    queued: std::iter::Peekable<std::vec::IntoIter<Range<T>>>,
+    /// Ranges the caller hands over as a stream, not yet started (see
+    /// [`Projector::with_ranges`]).
+    queued: std::iter::Peekable<Box<dyn Iterator<Item = Range<T>>>>,
 }
 
-impl<T> Default for Projector<T> {
+impl<T: 'static> Default for Projector<T> {
     fn default() -> Self {
         Self {
             next_id: 0,
@@ -141,18 +143,22 @@ impl<T> Default for Projector<T> {
             finished: BinaryHeap::new(),
             done: FxHashMap::default(),
             now: 0,
-            queued: Vec::new().into_iter().peekable(),
+            queued: (Box::new(std::iter::empty()) as Box<dyn Iterator<Item = _>>).peekable(),
         }
     }
 }
 
-impl<T> Projector<T> {
-    /// A projector of `ranges` (in start order), known before the CUDA
-    /// events: each starts as [`Projector::cuda_event`] reaches it.
-    pub fn with_ranges(ranges: Vec<Range<T>>, open_until: Option<u64>) -> Self {
-        debug_assert!(ranges.windows(2).all(|w| w[0].start <= w[1].start));
+impl<T: 'static> Projector<T> {
+    /// A projector of `ranges` (in start order), taken as the CUDA events
+    /// need them: each starts as [`Projector::cuda_event`] reaches it. The
+    /// iterator may wait for them (see [`streamed`]).
+    pub fn with_ranges(
+        ranges: impl Iterator<Item = Range<T>> + 'static,
+        open_until: Option<u64>,
+    ) -> Self {
+        let ranges: Box<dyn Iterator<Item = Range<T>>> = Box::new(ranges);
         Self {
-            queued: ranges.into_iter().peekable(),
+            queued: ranges.peekable(),
             open_until,
             ..Self::default()
         }
@@ -423,5 +429,147 @@ impl<T> Projector<T> {
             launches: p.launches,
             device: p.device,
         })
+    }
+}
+
+/// Ranges sent from one thread to another per message.
+const BATCH: usize = 1024;
+
+/// The sending end of [`streamed`]: ranges go in start order, in batches.
+pub(crate) struct RangeSender<T> {
+    tx: Option<SyncSender<Vec<Range<T>>>>,
+    batch: Vec<Range<T>>,
+}
+
+impl<T> RangeSender<T> {
+    /// The next range; ranges come in start order.
+    pub fn send(&mut self, range: Range<T>) {
+        self.batch.push(range);
+        if self.batch.len() == BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        // A closed receiver means the projecting side stopped: send no more.
+        if let Some(tx) = &self.tx {
+            if tx.send(batch).is_err() {
+                self.tx = None;
+            }
+        }
+    }
+}
+
+/// Runs `ranges` on a thread of its own, which hands the ranges to project
+/// to its [`RangeSender`] in start order, while `project` runs here with a
+/// [`Projector`] that takes them as the CUDA stream reaches their starts.
+/// Only a few batches of ranges wait between the two, so memory holds the
+/// ranges open at the stream's time, not all of them. Both results come
+/// back; the first error, that of `ranges` first, stops both.
+pub(crate) fn streamed<T, A, B, E>(
+    open_until: Option<u64>,
+    ranges: impl FnOnce(&mut RangeSender<T>) -> Result<A, E> + Send,
+    project: impl FnOnce(&mut Projector<T>) -> Result<B, E>,
+) -> Result<(A, B), E>
+where
+    T: Send + 'static,
+    A: Send,
+    E: Send,
+{
+    let (tx, rx) = mpsc::sync_channel::<Vec<Range<T>>>(4);
+    std::thread::scope(|scope| {
+        let sender = scope.spawn(move || {
+            let mut sender = RangeSender {
+                tx: Some(tx),
+                batch: Vec::with_capacity(BATCH),
+            };
+            let sent = ranges(&mut sender);
+            if sent.is_ok() {
+                sender.flush();
+            }
+            // Dropping the sender ends the stream, after a failure too.
+            sent
+        });
+        let mut projector = Projector::with_ranges(rx.into_iter().flatten(), open_until);
+        let projected = project(&mut projector);
+        // Stops the sending side if it is still going.
+        drop(projector);
+        let sent = match sender.join() {
+            Ok(sent) => sent,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        Ok((sent?, projected?))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(start: u64) -> Range<u32> {
+        Range {
+            start,
+            end: Some(start + 10),
+            pid: 1,
+            tid: 1,
+            data: 0,
+        }
+    }
+
+    #[test]
+    fn a_failing_projection_stops_the_sending_thread_instead_of_blocking_it() {
+        // Far more ranges than the channel holds: the sender must give up
+        // once the projecting side is gone, or the scope would never end.
+        let result: Result<(u64, ()), &str> = streamed(
+            None,
+            |sender| {
+                let mut sent = 0;
+                for t in 0..100 * BATCH as u64 {
+                    sender.send(range(t));
+                    sent += 1;
+                }
+                Ok(sent)
+            },
+            |_| Err("projection failed"),
+        );
+        assert_eq!(result.unwrap_err(), "projection failed");
+    }
+
+    #[test]
+    fn the_sending_side_error_comes_first() {
+        let result: Result<((), ()), &str> = streamed(
+            None,
+            |sender| {
+                sender.send(range(5));
+                Err("reading ranges failed")
+            },
+            |projector| {
+                projector.finish();
+                Err("projection failed")
+            },
+        );
+        assert_eq!(result.unwrap_err(), "reading ranges failed");
+    }
+
+    #[test]
+    fn every_range_sent_reaches_the_projector_in_order() {
+        let n = 3 * BATCH as u64 + 7;
+        let (sent, started) = streamed(
+            None,
+            |sender| -> Result<u64, ()> {
+                for t in 0..n {
+                    sender.send(range(t));
+                }
+                Ok(n)
+            },
+            |projector| {
+                let starts: Vec<u64> = projector.queued.by_ref().map(|r| r.start).collect();
+                Ok(starts)
+            },
+        )
+        .unwrap();
+        assert_eq!(sent, n);
+        assert_eq!(started, (0..n).collect::<Vec<_>>());
     }
 }

@@ -3,7 +3,7 @@
 //! straight through each table on the report's own connection.
 
 use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
-use super::ids::{pid_of, tid_of};
+use super::ids::pid_of;
 use super::nvtx::{NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END, TABLE as NVTX};
 use super::select::any_of;
 use super::Report;
@@ -23,9 +23,6 @@ pub struct ApiRow<'r> {
     pub name: &'r str,
     pub start: i64,
     pub end: i64,
-    pub pid: u32,
-    pub tid: u32,
-    pub correlation_id: Option<i64>,
 }
 
 /// A kernel execution.
@@ -34,10 +31,6 @@ pub struct KernelRow<'r> {
     pub name: &'r str,
     pub start: i64,
     pub end: i64,
-    /// `None` in trimmed exports without `globalPid` and several processes.
-    pub pid: Option<u32>,
-    pub device: Option<i64>,
-    pub correlation_id: Option<i64>,
 }
 
 /// A memory copy (with its `copyKind`) or a memset (`copy_kind` `None`).
@@ -71,22 +64,18 @@ impl Report {
         };
         let start = s.required("start");
         let end = s.required("end");
-        let gtid = s.required::<i64>("globalTid");
+        // Calls without their thread are unreadable, as in the CUDA stream.
+        s.required::<i64>("globalTid");
         let name = s.optional("nameId");
-        let correlation = s.optional("correlationId");
         if !self.readable(&s) {
             return Ok(());
         }
         let strings = &self.strings;
         self.each_selected(&s, "", |r| {
-            let gtid = gtid.get(r)?;
             f(ApiRow {
                 name: strings.name(name.get(r)?),
                 start: start.get(r)?,
                 end: end.get(r)?,
-                pid: pid_of(gtid),
-                tid: tid_of(gtid),
-                correlation_id: correlation.get(r)?,
             });
             Ok(())
         })
@@ -104,9 +93,6 @@ impl Report {
         let end = s.required("end");
         let demangled = s.optional("demangledName");
         let short = s.optional("shortName");
-        let pid = s.expr::<Option<i64>>(self.pid_column(KERNEL));
-        let device = s.optional("deviceId");
-        let correlation = s.optional("correlationId");
         if !self.readable(&s) {
             return Ok(());
         }
@@ -120,9 +106,6 @@ impl Report {
                 name,
                 start: start.get(r)?,
                 end: end.get(r)?,
-                pid: pid.get(r)?.map(|p| p as u32),
-                device: device.get(r)?,
-                correlation_id: correlation.get(r)?,
             });
             Ok(())
         })

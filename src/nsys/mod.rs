@@ -192,6 +192,11 @@ impl Report {
         self.schema.has_table(table)
     }
 
+    /// Whether the export's `table` has `column`.
+    pub(crate) fn has_column(&self, table: &str, column: &str) -> bool {
+        self.schema.has_column(table, column)
+    }
+
     pub fn meta(&self) -> &Metadata {
         &self.meta
     }

@@ -3,8 +3,11 @@
 //!
 //! Memory holds, per pattern, sums of the matching events' durations and
 //! what their exact median needs (see [`ValueSets`]: durations of few events,
-//! a histogram of many, whose durations wait in a temporary file), and the
-//! NVTX ranges that `nvtx-gpu:` patterns match; not the report.
+//! a histogram of many, whose durations wait in a temporary file), and, for
+//! `nvtx-gpu:` patterns, the ranges the projector holds (those open at the
+//! CUDA stream's time or waiting for their GPU work); not the report.
+
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -12,7 +15,7 @@ use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
-use crate::projection::{Projector, Range};
+use crate::projection::{Projector, Range, RangeSender};
 use crate::stats::ValueSets;
 
 use super::pattern::{EventKind, EventPattern};
@@ -36,91 +39,45 @@ pub(super) fn measure(
     let mut cublas = Matcher::new(patterns, of_kind(EventKind::Cublas));
     let mut nvtx = Matcher::new(patterns, of_kind(EventKind::Nvtx));
     let mut nvtx_gpu = Matcher::new(patterns, of_kind(EventKind::NvtxGpu));
+    // The `nvtx:` durations, where they are summed beside the CUDA pass.
+    let mut nvtx_stats: Option<ValueSets> = None;
 
-    // NVTX first: the ranges to project are needed before the CUDA pass.
-    let mut projected: Vec<Range<u32>> = Vec::new();
-    // The sets of patterns ranges match, each kept once: ranges name theirs by index.
-    let mut pattern_sets: Vec<Box<[usize]>> = Vec::new();
-    let mut set_index: FxHashMap<Box<[usize]>, u32> = FxHashMap::default();
-    if !(nvtx.is_empty() && nvtx_gpu.is_empty()) {
-        report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
-            if e.kind == NvtxKind::Mark {
-                return Ok(());
-            }
-            let name = e.text.as_ref().map_or("", |t| t.as_str());
-            if let Some(end) = e.end {
-                for &p in nvtx.matching_text(name) {
-                    durations.add(p, end - e.start);
-                }
-            }
-            // NVIDIA projects only ranges that start and end on one thread.
-            if e.end_tid.is_none() {
-                let matching = nvtx_gpu.matching_text(name);
-                if !matching.is_empty() {
-                    let set = match set_index.get(matching) {
-                        Some(&set) => set,
-                        None => {
-                            let set = pattern_sets.len() as u32;
-                            pattern_sets.push(matching.into());
-                            set_index.insert(matching.into(), set);
-                            set
-                        }
-                    };
-                    // Times before the capture's origin cannot be projected.
-                    if let Ok(start) = u64::try_from(e.start) {
-                        projected.push(Range {
-                            start,
-                            end: e.end.and_then(|end| u64::try_from(end).ok()),
-                            pid: e.pid,
-                            tid: e.tid,
-                            data: set,
-                        });
-                    }
-                }
-            }
-            Ok(())
-        })?;
-    }
-    // Ranges still open when the capture stopped end at the last time of
-    // any NVTX row, as nsys ends them.
-    let mut projection = match projected.is_empty() {
-        true => None,
-        false => Some(Projector::with_ranges(
-            projected,
-            report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok()),
-        )),
+    let cuda_needed = !(kernels.is_empty() && api.is_empty());
+    let mut cuda = |projector: Option<&mut Projector<Arc<[usize]>>>,
+                    durations: &mut ValueSets|
+     -> rusqlite::Result<()> {
+        if !cuda_needed && projector.is_none() {
+            return Ok(());
+        }
+        cuda_pass(report, &mut kernels, &mut api, projector, durations)
     };
-
-    if !(kernels.is_empty() && api.is_empty() && projection.is_none()) {
-        report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
-            let Streamed::Event(event) = streamed else {
-                return Ok(());
-            };
-            match &event {
-                // A record that repeats a call (to carry its stack) is no call of its own.
-                CudaEvent::Api(call) if !call.repeats_a_call => {
-                    for &p in api.matching(call.name, "") {
-                        durations.add(p, call.end - call.start);
-                    }
-                }
-                CudaEvent::Kernel(k) => {
-                    let demangled = k.demangled_name.unwrap_or("");
-                    for &p in kernels.matching(k.short_name, demangled) {
-                        durations.add(p, k.common.end - k.common.start);
-                    }
-                }
-                _ => {}
-            }
-            if let Some(projector) = &mut projection {
-                projector.cuda_event(&event);
-                take_projected(projector, &pattern_sets, &mut durations);
-            }
-            Ok(())
-        })?;
-    }
-    if let Some(mut projector) = projection {
-        projector.finish();
-        take_projected(&mut projector, &pattern_sets, &mut durations);
+    if nvtx_gpu.is_empty() {
+        if !nvtx.is_empty() {
+            nvtx_pass(report, &mut nvtx, &mut nvtx_gpu, &mut durations, None)?;
+        }
+        cuda(None, &mut durations)?;
+    } else {
+        // The NVTX ranges go to the projector as the CUDA stream reaches
+        // them, from a thread of their own; `nvtx:` durations are summed there.
+        // Ranges still open when the capture stopped end at the last time of
+        // any NVTX row, as nsys ends them.
+        let open_until = report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok());
+        let (nvtx_durations, ()) = crate::projection::streamed(
+            open_until,
+            |sender| {
+                let mut nvtx_durations = ValueSets::default();
+                nvtx_pass(
+                    report,
+                    &mut nvtx,
+                    &mut nvtx_gpu,
+                    &mut nvtx_durations,
+                    Some(sender),
+                )?;
+                Ok(nvtx_durations)
+            },
+            |projector| cuda(Some(projector), &mut durations),
+        )?;
+        nvtx_stats = Some(nvtx_durations);
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
@@ -138,18 +95,116 @@ pub(super) fn measure(
     }
     let mut stats = durations.finish()?;
     stats.resize(patterns.len(), None);
+    // Each pattern is of one kind: its set is in one of the two.
+    if let Some(nvtx_durations) = nvtx_stats {
+        for (at, s) in nvtx_durations.finish()?.into_iter().enumerate() {
+            if s.is_some() {
+                stats[at] = s;
+            }
+        }
+    }
     Ok(stats.into_iter().map(SeriesCell::of).collect())
 }
 
-/// Each finished projection's duration, for each pattern of its range.
-fn take_projected(
-    projector: &mut Projector<u32>,
-    pattern_sets: &[Box<[usize]>],
+/// The NVTX pass: durations of the ranges `nvtx` patterns match, and, to
+/// `projected`, the ranges `nvtx_gpu` patterns match (in start order), with
+/// those patterns.
+fn nvtx_pass(
+    report: &Report,
+    nvtx: &mut Matcher<'_>,
+    nvtx_gpu: &mut Matcher<'_>,
     durations: &mut ValueSets,
-) {
+    mut projected: Option<&mut RangeSender<Arc<[usize]>>>,
+) -> rusqlite::Result<()> {
+    // The sets of patterns ranges match, each kept once and shared.
+    let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();
+    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+        if e.kind == NvtxKind::Mark {
+            return Ok(());
+        }
+        let name = e.text.as_ref().map_or("", |t| t.as_str());
+        if let Some(end) = e.end {
+            for &p in nvtx.matching_text(name) {
+                durations.add(p, end - e.start);
+            }
+        }
+        // NVIDIA projects only ranges that start and end on one thread.
+        let Some(projected) = projected.as_deref_mut() else {
+            return Ok(());
+        };
+        if e.end_tid.is_none() {
+            let matching = nvtx_gpu.matching_text(name);
+            if !matching.is_empty() {
+                let set = match pattern_sets.get(matching) {
+                    Some(set) => Arc::clone(set),
+                    None => {
+                        let set: Arc<[usize]> = matching.into();
+                        pattern_sets.insert(matching.into(), Arc::clone(&set));
+                        set
+                    }
+                };
+                // Times before the capture's origin cannot be projected.
+                if let Ok(start) = u64::try_from(e.start) {
+                    projected.send(Range {
+                        start,
+                        end: e.end.and_then(|end| u64::try_from(end).ok()),
+                        pid: e.pid,
+                        tid: e.tid,
+                        data: set,
+                    });
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The CUDA pass: durations of the calls and kernels `api` and `kernels`
+/// patterns match, and of the projections `projector` makes.
+fn cuda_pass(
+    report: &Report,
+    kernels: &mut Matcher<'_>,
+    api: &mut Matcher<'_>,
+    mut projector: Option<&mut Projector<Arc<[usize]>>>,
+    durations: &mut ValueSets,
+) -> rusqlite::Result<()> {
+    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+        let Streamed::Event(event) = streamed else {
+            return Ok(());
+        };
+        match &event {
+            // A record that repeats a call (to carry its stack) is no call of its own.
+            CudaEvent::Api(call) if !call.repeats_a_call => {
+                for &p in api.matching(call.name, "") {
+                    durations.add(p, call.end - call.start);
+                }
+            }
+            CudaEvent::Kernel(k) => {
+                let demangled = k.demangled_name.unwrap_or("");
+                for &p in kernels.matching(k.short_name, demangled) {
+                    durations.add(p, k.common.end - k.common.start);
+                }
+            }
+            _ => {}
+        }
+        if let Some(projector) = projector.as_deref_mut() {
+            projector.cuda_event(&event);
+            take_projected(projector, durations);
+        }
+        Ok(())
+    })?;
+    if let Some(projector) = projector {
+        projector.finish();
+        take_projected(projector, durations);
+    }
+    Ok(())
+}
+
+/// Each finished projection's duration, for each pattern of its range.
+fn take_projected(projector: &mut Projector<Arc<[usize]>>, durations: &mut ValueSets) {
     while let Some(p) = projector.next_ready() {
         let duration = i64::try_from(p.last - p.first).unwrap_or(i64::MAX);
-        for &pattern in pattern_sets[p.range.data as usize].iter() {
+        for &pattern in p.range.data.iter() {
             durations.add(pattern, duration);
         }
     }

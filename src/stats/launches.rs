@@ -5,28 +5,66 @@
 //! started first), the kernel's duration, and the total from the call's
 //! start to the later of the two ends.
 //!
-//! Kernels are read first and kept by (process, correlation id), then the
-//! API calls stream past them: memory holds the kernels (about 40 bytes
-//! each) besides what each group keeps of its four measures.
+//! The report's CUDA stream comes in time order, so a launch's calls come
+//! before its GPU work: memory holds the calls of the launches whose GPU
+//! operations have not all come (the stream's pre-scan counts them), not
+//! the report. A kernel that starts before every call of its launch has
+//! none (nsys would join it with a later one; no real capture has one), and
+//! a record repeating a call (to carry its stack) is dropped once calls that
+//! start after it ended come without its own (it encloses its call).
+//! Calls of a `CUPTI_ACTIVITY_KIND_DRIVER` table, which the stream reads
+//! too, would launch as well; nsys exports have none (driver calls are rows
+//! of `CUPTI_ACTIVITY_KIND_RUNTIME`).
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::Report;
+use crate::nsys::cuda::{CudaEvent, KERNEL};
+use crate::nsys::{Report, Streamed};
 
 use super::aggregate::{Stats, ValueSets};
 use super::reports::api_name;
 use super::table::Cell;
 
-/// A kernel waiting for the call that launched it.
-struct Launched<'r> {
-    device: Option<i64>,
+/// A record of a launching call.
+struct Call {
+    tid: u32,
+    /// Its API name, by number.
+    name: u32,
     start: i64,
     end: i64,
-    name: &'r str,
 }
 
-/// (pid, tid, device, API name, kernel name).
-type Key<'r> = (u32, u32, Option<i64>, String, &'r str);
+/// A launch whose GPU operations have not all come.
+#[derive(Default)]
+struct Launch {
+    /// Its call, and the records that repeat it (to carry its stack): nsys
+    /// joins each kernel with each.
+    calls: Vec<Call>,
+    /// Its GPU operations still to come; `None` until the call itself came.
+    left: Option<u32>,
+}
+
+/// (pid, tid, device, API name, kernel name), the names by number.
+type Key = (u32, u32, Option<i64>, u32, u32);
+
+/// Numbers for names, in the order first seen.
+#[derive(Default)]
+struct Names {
+    index: FxHashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn number(&mut self, name: &str) -> u32 {
+        if let Some(&n) = self.index.get(name) {
+            return n;
+        }
+        let n = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.index.insert(name.to_owned(), n);
+        n
+    }
+}
 
 /// The four measures of a group, in the order of their columns: the sets
 /// of group `g` are numbered `MEASURES * g` to `MEASURES * g + 3`.
@@ -34,62 +72,108 @@ const MEASURES: usize = 4;
 const TOTAL: usize = 0;
 const API: usize = 1;
 const QUEUE: usize = 2;
-const KERNEL: usize = 3;
+const KERNEL_TIME: usize = 3;
 
 pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
-    let mut kernels: FxHashMap<(u32, i64), Vec<Launched<'_>>> = FxHashMap::default();
-    report.each_kernel_row(|k| {
-        // A kernel without process or correlation id cannot be matched.
-        if let (Some(pid), Some(correlation)) = (k.pid, k.correlation_id) {
-            kernels
-                .entry((pid, correlation))
-                .or_default()
-                .push(Launched {
-                    device: k.device,
-                    start: k.start,
-                    end: k.end,
-                    name: k.name,
-                });
-        }
-    })?;
-    let mut index: FxHashMap<Key<'_>, usize> = FxHashMap::default();
-    let mut keys: Vec<Key<'_>> = Vec::new();
+    // The reader's kernels have a device; exports without the column none.
+    let has_device = report.has_column(KERNEL, "deviceId");
+    let mut launches: FxHashMap<(u32, i64), Launch> = FxHashMap::default();
+    let mut api_names = Names::default();
+    let mut kernel_names = Names::default();
+    let mut index: FxHashMap<Key, usize> = FxHashMap::default();
+    let mut keys: Vec<Key> = Vec::new();
     let mut measures = ValueSets::default();
-    report.each_api_row(|call| {
-        let Some(correlation) = call.correlation_id else {
-            return;
+    // Records repeating a call that has not come yet: their ends and launches.
+    let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
+    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+        let Streamed::Event(event) = streamed else {
+            return Ok(());
         };
-        let Some(launched) = kernels.get(&(call.pid, correlation)) else {
-            return;
-        };
-        for k in launched {
-            let key: Key = (
-                call.pid,
-                call.tid,
-                k.device,
-                api_name(call.name).to_owned(),
-                k.name,
-            );
-            let at = *index.entry(key.clone()).or_insert_with(|| {
-                keys.push(key);
-                keys.len() - 1
-            });
-            let set = MEASURES * at;
-            measures.add(set + TOTAL, call.end.max(k.end) - call.start);
-            measures.add(set + API, call.end - call.start);
-            if k.start >= call.end {
-                measures.add(set + QUEUE, k.start - call.end);
+        let common = match &event {
+            CudaEvent::Api(call) => {
+                let Some(corr) = call.correlation_id else {
+                    return Ok(());
+                };
+                let key = (call.pid, corr);
+                if !call.repeats_a_call {
+                    // A repeated record encloses its call: one that ended
+                    // before this call started has no call to come.
+                    unclaimed.retain(|&(end, key)| {
+                        let kept = end >= call.start;
+                        if !kept && launches.get(&key).is_some_and(|l| l.left.is_none()) {
+                            launches.remove(&key);
+                        }
+                        kept
+                    });
+                }
+                if !call.repeats_a_call && call.gpu_ops == 0 {
+                    // No GPU work: neither the call nor records of it that came before.
+                    launches.remove(&key);
+                    return Ok(());
+                }
+                let launch = launches.entry(key).or_insert_with(|| {
+                    if call.repeats_a_call {
+                        unclaimed.push((call.end, key));
+                    }
+                    Launch::default()
+                });
+                if !call.repeats_a_call {
+                    launch.left = Some(call.gpu_ops);
+                }
+                launch.calls.push(Call {
+                    tid: call.tid,
+                    name: api_names.number(api_name(call.name)),
+                    start: call.start,
+                    end: call.end,
+                });
+                return Ok(());
             }
-            measures.add(set + KERNEL, k.end - k.start);
+            CudaEvent::Kernel(k) => &k.common,
+            CudaEvent::Memcpy(m) => &m.common,
+            CudaEvent::Memset(m) => &m.common,
+            CudaEvent::Graph(g) => &g.common,
+            _ => return Ok(()),
+        };
+        let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) else {
+            return Ok(());
+        };
+        let Some(launch) = launches.get_mut(&(pid, corr)) else {
+            return Ok(());
+        };
+        if let CudaEvent::Kernel(k) = &event {
+            let device = has_device.then_some(k.common.place.device);
+            let kernel = kernel_names.number(k.demangled_name.unwrap_or(k.short_name));
+            let (start, end) = (k.common.start, k.common.end);
+            for call in &launch.calls {
+                let key: Key = (pid, call.tid, device, call.name, kernel);
+                let at = *index.entry(key).or_insert_with(|| {
+                    keys.push(key);
+                    keys.len() - 1
+                });
+                let set = MEASURES * at;
+                measures.add(set + TOTAL, call.end.max(end) - call.start);
+                measures.add(set + API, call.end - call.start);
+                if start >= call.end {
+                    measures.add(set + QUEUE, start - call.end);
+                }
+                measures.add(set + KERNEL_TIME, end - start);
+            }
         }
+        if let Some(left) = &mut launch.left {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                launches.remove(&(pid, corr));
+            }
+        }
+        Ok(())
     })?;
     // Every group has all four sets, the last maybe empty.
     let mut stats = measures.finish()?;
     stats.resize(MEASURES * keys.len(), None);
     let mut rows: Vec<(f64, Vec<Cell>)> = keys
-        .into_iter()
+        .iter()
         .zip(stats.chunks(MEASURES))
-        .filter_map(|((pid, tid, device, api, kernel), m)| {
+        .filter_map(|(&(pid, tid, device, api, kernel), m)| {
             let total = m[TOTAL]?;
             let queued = m[QUEUE].map_or(0, |s| s.count);
             let mut row = vec![
@@ -102,8 +186,8 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
             for measure in m {
                 row.extend(measure_cells(measure));
             }
-            row.push(Cell::Text(api));
-            row.push(Cell::Text(kernel.to_owned()));
+            row.push(Cell::Text(api_names.names[api as usize].clone()));
+            row.push(Cell::Text(kernel_names.names[kernel as usize].clone()));
             Some((total.mean, row))
         })
         .collect();

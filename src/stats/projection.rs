@@ -12,15 +12,17 @@
 //! parent an outer one where two ends lie within a float step (16 µs at
 //! 150 s).
 //!
-//! The NVTX pass keeps the ranges (about 40 bytes each) for the CUDA pass
-//! that projects them; everything else streams.
+//! The NVTX pass runs on a thread of its own and sends the ranges in start
+//! order to the projector, which takes each as the CUDA stream reaches its
+//! start: memory holds the ranges open at the stream's time and those
+//! waiting for the GPU work of their launches, not the report's ranges.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
-use crate::projection::{Projector, Range};
+use crate::projection::{streamed, Projector, Range, RangeSender};
 
 use super::aggregate::ValueSets;
 use super::table::Cell;
@@ -49,15 +51,18 @@ struct RangeInfo {
     level: u32,
     /// The order of the range among the thread-local ranges.
     id: u64,
-    parent: Option<u64>,
+    /// The group of its parent, where the parent is projected whenever the
+    /// range is: the parent holds every launch the range holds.
+    parent_group: Option<u32>,
 }
 
 /// A range open on its thread while later ones start: a candidate parent.
 struct Enclosing {
     start: i64,
     end: i64,
-    id: u64,
     level: u32,
+    /// Its group; `None` for a range that cannot be projected.
+    group: Option<u32>,
 }
 
 /// A group's sums; its projected durations are the set of its number in a
@@ -70,17 +75,21 @@ struct Group {
     children: u64,
 }
 
-/// The ranges that can be projected, in start order, with their place in the
-/// tree of ranges; the (name, push/pop) keys their groups index; where ranges
-/// never ended end.
-type Collected = (Vec<(String, bool)>, Vec<Range<RangeInfo>>, Option<i64>);
+/// The (name, push/pop) keys that ranges' groups index.
+type Keys = Vec<(String, bool)>;
 
-fn collect_ranges(report: &Report) -> rusqlite::Result<Collected> {
-    let last = report.nvtx_last_time()?;
+/// Sends the ranges that can be projected, in start order, with their place
+/// in the tree of ranges, and returns the keys their groups index. `last`
+/// is where ranges never ended end. Memory holds the ranges still open on
+/// each thread (candidate parents) and the keys.
+fn send_ranges(
+    report: &Report,
+    last: Option<i64>,
+    sender: &mut RangeSender<RangeInfo>,
+) -> rusqlite::Result<Keys> {
     let domains = &report.meta().nvtx_domains;
-    let mut keys: Vec<(String, bool)> = Vec::new();
+    let mut keys: Keys = Vec::new();
     let mut key_index: FxHashMap<(String, bool), u32> = FxHashMap::default();
-    let mut ranges: Vec<Range<RangeInfo>> = Vec::new();
     let mut open: FxHashMap<(u32, u32), Vec<Enclosing>> = FxHashMap::default();
     let mut next_id = 0u64;
     report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
@@ -101,17 +110,17 @@ fn collect_ranges(report: &Report) -> rusqlite::Result<Collected> {
                 rtree_low(r.start) <= rtree_low(e.start) && rtree_high(r.end) >= rtree_high(end)
             })
             .min_by_key(|r| (e.start - r.start) + (r.end - end));
-        let (parent, level) = match parent {
-            Some(p) => (Some(p.id), p.level + 1),
+        let (parent_group, level) = match parent {
+            Some(p) => (p.group, p.level + 1),
             None => (None, 0),
         };
-        stack.push(Enclosing {
-            start: e.start,
-            end,
-            id,
-            level,
-        });
         let Ok(start) = u64::try_from(e.start) else {
+            stack.push(Enclosing {
+                start: e.start,
+                end,
+                level,
+                group: None,
+            });
             return Ok(());
         };
         let domain = domains.get(&(e.pid, e.domain)).map_or("", String::as_str);
@@ -127,7 +136,13 @@ fn collect_ranges(report: &Report) -> rusqlite::Result<Collected> {
                 g
             }
         };
-        ranges.push(Range {
+        stack.push(Enclosing {
+            start: e.start,
+            end,
+            level,
+            group: Some(group),
+        });
+        sender.send(Range {
             start,
             end: e.end.and_then(|t| u64::try_from(t).ok()),
             pid: e.pid,
@@ -136,12 +151,12 @@ fn collect_ranges(report: &Report) -> rusqlite::Result<Collected> {
                 group,
                 level,
                 id,
-                parent,
+                parent_group,
             },
         });
         Ok(())
     })?;
-    Ok((keys, ranges, last))
+    Ok(keys)
 }
 
 /// A range's start as nsys's SQLite R-tree of ranges holds it: a 32-bit
@@ -174,49 +189,51 @@ fn style(push_pop: bool) -> &'static str {
 }
 
 pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
-    let (keys, ranges, last) = collect_ranges(report)?;
-    if ranges.is_empty() {
+    // No NVTX row, no range.
+    let Some(last) = report.nvtx_last_time()? else {
         return Ok(Vec::new());
-    }
-
-    let mut groups: Vec<Group> = (0..keys.len()).map(|_| Group::default()).collect();
+    };
+    let mut groups: Vec<Group> = Vec::new();
     let mut projected = ValueSets::default();
-    // Projected ranges' groups, and how many projected children each parent has.
-    let mut projected_group: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut children: FxHashMap<u64, u64> = FxHashMap::default();
     let mut take = |projector: &mut Projector<RangeInfo>| {
         while let Some(p) = projector.next_ready() {
             let info = &p.range.data;
-            let g = &mut groups[info.group as usize];
-            projected.add(
-                info.group as usize,
-                i64::try_from(p.last - p.first).unwrap_or(i64::MAX),
-            );
+            let at = info.group as usize;
+            if groups.len() <= at {
+                groups.resize_with(at + 1, Group::default);
+            }
+            let g = &mut groups[at];
+            projected.add(at, i64::try_from(p.last - p.first).unwrap_or(i64::MAX));
             g.range_time += i128::from(p.range_end) - i128::from(p.range.start);
             g.ops += u64::from(p.launches);
             g.levels += u64::from(info.level);
-            projected_group.insert(info.id, info.group);
-            if let Some(parent) = info.parent {
-                *children.entry(parent).or_default() += 1;
+            if let Some(parent) = info.parent_group {
+                let parent = parent as usize;
+                if groups.len() <= parent {
+                    groups.resize_with(parent + 1, Group::default);
+                }
+                groups[parent].children += 1;
             }
         }
     };
-    let open_until = last.and_then(|t| u64::try_from(t).ok());
-    let mut projector = Projector::with_ranges(ranges, open_until);
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
-        if let Streamed::Event(event) = streamed {
-            projector.cuda_event(&event);
-            take(&mut projector);
-        }
-        Ok(())
-    })?;
-    projector.finish();
-    take(&mut projector);
-    for (parent, n) in children {
-        if let Some(&g) = projected_group.get(&parent) {
-            groups[g as usize].children += n;
-        }
-    }
+    let open_until = u64::try_from(last).ok();
+    let (keys, ()) = streamed(
+        open_until,
+        |sender| send_ranges(report, Some(last), sender),
+        |projector| {
+            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+                if let Streamed::Event(event) = streamed {
+                    projector.cuda_event(&event);
+                    take(projector);
+                }
+                Ok(())
+            })?;
+            projector.finish();
+            take(projector);
+            Ok(())
+        },
+    )?;
+    groups.resize_with(keys.len(), Group::default);
 
     let mut projected = projected.finish()?;
     projected.resize(groups.len(), None);
@@ -414,7 +431,8 @@ struct KernelGroup {
     kernels: u64,
     /// The last kernel counted, so that one in two ranges of a name counts once.
     last_kernel: Option<u64>,
-    ranges: rustc_hash::FxHashSet<u64>,
+    /// The ranges with kernels of the group.
+    ranges: u64,
 }
 
 /// `nvtx_kern_sum`: kernel durations by the NVTX ranges their launches lie
@@ -431,9 +449,8 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     if !needs.iter().all(|t| report.has_table(t)) {
         return Ok(Vec::new());
     }
-    let (keys, ranges, last) = collect_ranges(report)?;
+    let last = report.nvtx_last_time()?;
     let open_until = last.and_then(|t| u64::try_from(t).ok());
-    let mut projector = Projector::with_ranges(ranges, open_until);
     // The threads of launches whose operations have not all come, how many
     // are left, and the spans of the launching call's records: nsys joins
     // each kernel with every record of its call (a call recorded again, to
@@ -448,106 +465,126 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     let mut kernel_seq = 0u64;
     // The ranges a kernel's launch lies in: id, group, start, end.
     let mut in_ranges: Vec<(u64, u32, u64, u64)> = Vec::new();
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
-        let Streamed::Event(event) = streamed else {
-            return Ok(());
-        };
-        let common = match &event {
-            CudaEvent::Api(call) => {
-                if let Some(corr) = call.correlation_id {
-                    let key = (call.pid, corr);
-                    // A repeated record encloses its call: one that ended
-                    // before this call started has no call to come.
-                    repeats.retain(|r| r.1 .1 >= call.start);
-                    let span = (call.start, call.end);
-                    match (call.repeats_a_call, launches.get_mut(&key)) {
-                        (true, Some(launch)) => launch.2.push(span),
-                        (true, None) => repeats.push((key, span)),
-                        (false, _) if call.gpu_ops > 0 => {
-                            let mut spans = vec![span];
-                            spans.extend(repeats.iter().filter(|r| r.0 == key).map(|r| r.1));
-                            launches.insert(key, (call.tid, call.gpu_ops, spans));
+    // The groups with kernels in each range that may still get some, by
+    // range id: a range counts once in each, and is forgotten once the
+    // projector has handed it out (no later launch can lie in it).
+    let mut range_groups: FxHashMap<u64, FxHashSet<usize>> = FxHashMap::default();
+    let release = |projector: &mut Projector<RangeInfo>,
+                   range_groups: &mut FxHashMap<u64, FxHashSet<usize>>| {
+        while let Some(p) = projector.next_ready() {
+            range_groups.remove(&p.range.data.id);
+        }
+    };
+    let (keys, ()) = streamed(
+        open_until,
+        |sender| send_ranges(report, last, sender),
+        |projector| {
+            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+                let Streamed::Event(event) = streamed else {
+                    return Ok(());
+                };
+                let common = match &event {
+                    CudaEvent::Api(call) => {
+                        if let Some(corr) = call.correlation_id {
+                            let key = (call.pid, corr);
+                            // A repeated record encloses its call: one that ended
+                            // before this call started has no call to come.
+                            repeats.retain(|r| r.1 .1 >= call.start);
+                            let span = (call.start, call.end);
+                            match (call.repeats_a_call, launches.get_mut(&key)) {
+                                (true, Some(launch)) => launch.2.push(span),
+                                (true, None) => repeats.push((key, span)),
+                                (false, _) if call.gpu_ops > 0 => {
+                                    let mut spans = vec![span];
+                                    spans
+                                        .extend(repeats.iter().filter(|r| r.0 == key).map(|r| r.1));
+                                    launches.insert(key, (call.tid, call.gpu_ops, spans));
+                                }
+                                (false, _) => {}
+                            }
                         }
-                        (false, _) => {}
+                        projector.cuda_event(&event);
+                        release(projector, &mut range_groups);
+                        return Ok(());
+                    }
+                    CudaEvent::Kernel(k) => &k.common,
+                    CudaEvent::Memcpy(m) => &m.common,
+                    CudaEvent::Memset(m) => &m.common,
+                    CudaEvent::Graph(g) => &g.common,
+                    _ => return Ok(()),
+                };
+                let launch = common.place.pid.zip(common.correlation_id);
+                records.clear();
+                let thread = launch.and_then(|(pid, corr)| {
+                    let (tid, left, spans) = launches.get_mut(&(pid, corr))?;
+                    let tid = *tid;
+                    records.extend_from_slice(spans);
+                    *left -= 1;
+                    if *left == 0 {
+                        launches.remove(&(pid, corr));
+                    }
+                    Some((pid, tid))
+                });
+                if let CudaEvent::Kernel(k) = &event {
+                    in_ranges.clear();
+                    if let Some((pid, corr)) = launch {
+                        in_ranges.extend(projector.launch_ranges(pid, corr).map(|(_, r)| {
+                            let end = r.end.or(open_until).unwrap_or(u64::MAX);
+                            (r.data.id, r.data.group, r.start, end)
+                        }));
+                    }
+                    let kernel = k.demangled_name.unwrap_or(k.short_name);
+                    let duration = k.common.end - k.common.start;
+                    let seq = kernel_seq;
+                    kernel_seq += 1;
+                    let mut add = |range: Option<(u64, u32)>| {
+                        let key = KernelKey {
+                            range: range.map(|r| r.1),
+                            thread,
+                            kernel: kernel.to_owned(),
+                        };
+                        let at = *index.entry(key.clone()).or_insert_with(|| {
+                            groups.push((key, KernelGroup::default()));
+                            groups.len() - 1
+                        });
+                        durations.add(at, duration);
+                        let g = &mut groups[at].1;
+                        if g.last_kernel != Some(seq) {
+                            g.last_kernel = Some(seq);
+                            g.kernels += 1;
+                        }
+                        if let Some((id, _)) = range {
+                            if range_groups.entry(id).or_default().insert(at) {
+                                g.ranges += 1;
+                            }
+                        }
+                    };
+                    if records.is_empty() {
+                        // No call launched it: a row without thread or range.
+                        add(None);
+                    }
+                    for &(start, end) in &records {
+                        let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end))
+                        else {
+                            add(None);
+                            continue;
+                        };
+                        let mut inside = in_ranges
+                            .iter()
+                            .filter(|r| r.2 <= start && r.3 >= end)
+                            .peekable();
+                        if inside.peek().is_none() {
+                            add(None);
+                        }
+                        inside.for_each(|r| add(Some((r.0, r.1))));
                     }
                 }
                 projector.cuda_event(&event);
-                while projector.next_ready().is_some() {}
-                return Ok(());
-            }
-            CudaEvent::Kernel(k) => &k.common,
-            CudaEvent::Memcpy(m) => &m.common,
-            CudaEvent::Memset(m) => &m.common,
-            CudaEvent::Graph(g) => &g.common,
-            _ => return Ok(()),
-        };
-        let launch = common.place.pid.zip(common.correlation_id);
-        records.clear();
-        let thread = launch.and_then(|(pid, corr)| {
-            let (tid, left, spans) = launches.get_mut(&(pid, corr))?;
-            let tid = *tid;
-            records.extend_from_slice(spans);
-            *left -= 1;
-            if *left == 0 {
-                launches.remove(&(pid, corr));
-            }
-            Some((pid, tid))
-        });
-        if let CudaEvent::Kernel(k) = &event {
-            in_ranges.clear();
-            if let Some((pid, corr)) = launch {
-                in_ranges.extend(projector.launch_ranges(pid, corr).map(|(id, r)| {
-                    let end = r.end.or(open_until).unwrap_or(u64::MAX);
-                    (id, r.data.group, r.start, end)
-                }));
-            }
-            let kernel = k.demangled_name.unwrap_or(k.short_name);
-            let duration = k.common.end - k.common.start;
-            let seq = kernel_seq;
-            kernel_seq += 1;
-            let mut add = |range: Option<(u64, u32)>| {
-                let key = KernelKey {
-                    range: range.map(|r| r.1),
-                    thread,
-                    kernel: kernel.to_owned(),
-                };
-                let at = *index.entry(key.clone()).or_insert_with(|| {
-                    groups.push((key, KernelGroup::default()));
-                    groups.len() - 1
-                });
-                durations.add(at, duration);
-                let g = &mut groups[at].1;
-                if g.last_kernel != Some(seq) {
-                    g.last_kernel = Some(seq);
-                    g.kernels += 1;
-                }
-                if let Some((id, _)) = range {
-                    g.ranges.insert(id);
-                }
-            };
-            if records.is_empty() {
-                // No call launched it: a row without thread or range.
-                add(None);
-            }
-            for &(start, end) in &records {
-                let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end)) else {
-                    add(None);
-                    continue;
-                };
-                let mut inside = in_ranges
-                    .iter()
-                    .filter(|r| r.2 <= start && r.3 >= end)
-                    .peekable();
-                if inside.peek().is_none() {
-                    add(None);
-                }
-                inside.for_each(|r| add(Some((r.0, r.1))));
-            }
-        }
-        projector.cuda_event(&event);
-        while projector.next_ready().is_some() {}
-        Ok(())
-    })?;
+                release(projector, &mut range_groups);
+                Ok(())
+            })
+        },
+    )?;
 
     let mut durations = durations.finish()?;
     durations.resize(groups.len(), None);
@@ -575,7 +612,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
             style,
             pid,
             tid,
-            Cell::Int(g.ranges.len() as i128),
+            Cell::Int(i128::from(g.ranges)),
             Cell::Int(i128::from(g.kernels)),
             Cell::Int(s.total),
             Cell::Real(s.mean, 1),
