@@ -273,123 +273,50 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
 /// it, the span of the report's GPU work: from the first start of a kernel,
 /// memcpy or memset to the last end (0 in an export without NVTX data).
 ///
-/// Neither the ranges' levels nor their parents are needed here, so the
-/// ranges are not collected first: a thread reads them and hands them over
-/// in batches, in start order, as the CUDA events reach their starts.
-/// Memory holds a few batches, the open and waiting ranges, and the names.
+/// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
+/// holds a few batches, the open and waiting ranges, and the names.
 pub(super) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(String, i128)>, i128)> {
-    const BATCH: usize = 4096;
-    // No ranges, no shares: the span is not needed.
-    if !report.has_table("NVTX_EVENTS") {
+    // No NVTX row, no range: the span is not needed.
+    let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
-    }
-    let last = report.nvtx_last_time()?;
-    let open_until = last.and_then(|t| u64::try_from(t).ok());
-    let mut projector: Projector<u32> = Projector::with_ranges(Vec::new(), open_until);
+    };
     let mut totals: Vec<i128> = Vec::new();
     let mut span: Option<(i64, i64)> = None;
-    let (to_cuda, ranges) = std::sync::mpsc::sync_channel::<Vec<Range<u32>>>(2);
-    let names = std::thread::scope(|scope| {
-        let reader = scope.spawn(move || {
-            let domains = &report.meta().nvtx_domains;
-            let mut names: Vec<String> = Vec::new();
-            let mut index: FxHashMap<String, u32> = FxHashMap::default();
-            let mut batch = Vec::with_capacity(BATCH);
-            let mut name = String::new();
-            report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
-                // Only ranges that start and end on one thread are projected.
-                if e.kind == NvtxKind::Mark || e.end_tid.is_some() {
-                    return Ok(());
-                }
-                let Ok(start) = u64::try_from(e.start) else {
+    let mut take = |projector: &mut Projector<RangeInfo>| {
+        while let Some(p) = projector.next_ready() {
+            let group = p.range.data.group as usize;
+            if totals.len() <= group {
+                totals.resize(group + 1, 0);
+            }
+            totals[group] += i128::from(p.last - p.first);
+        }
+    };
+    let (keys, ()) = streamed(
+        u64::try_from(last).ok(),
+        |sender| send_ranges(report, Some(last), sender),
+        |projector| {
+            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+                let Streamed::Event(event) = streamed else {
                     return Ok(());
                 };
-                let domain = domains.get(&(e.pid, e.domain)).map_or("", String::as_str);
-                name.clear();
-                name.push_str(domain);
-                name.push(':');
-                name.push_str(e.text.as_ref().map_or("", |t| t.as_str()));
-                let group = match index.get(&name) {
-                    Some(&g) => g,
-                    None => {
-                        let g = names.len() as u32;
-                        names.push(name.clone());
-                        index.insert(name.clone(), g);
-                        g
-                    }
-                };
-                batch.push(Range {
-                    start,
-                    end: e.end.and_then(|t| u64::try_from(t).ok()),
-                    pid: e.pid,
-                    tid: e.tid,
-                    data: group,
-                });
-                if batch.len() == BATCH {
-                    // The CUDA pass reads every batch, to the last.
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                    let _ = to_cuda.send(full);
+                if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
+                    let (start, end) = event.span();
+                    let (first, last) = span.get_or_insert((start, end));
+                    *first = (*first).min(start);
+                    *last = (*last).max(end);
                 }
+                projector.cuda_event(&event);
+                take(projector);
                 Ok(())
             })?;
-            if !batch.is_empty() {
-                let _ = to_cuda.send(batch);
-            }
-            Ok::<_, rusqlite::Error>(names)
-        });
-        let mut waiting = Vec::new().into_iter().peekable();
-        let mut more = true;
-        let mut take = |projector: &mut Projector<u32>| {
-            while let Some(p) = projector.next_ready() {
-                let group = p.range.data as usize;
-                if totals.len() <= group {
-                    totals.resize(group + 1, 0);
-                }
-                totals[group] += i128::from(p.last - p.first);
-            }
-        };
-        let read = report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
-            let Streamed::Event(event) = streamed else {
-                return Ok(());
-            };
-            let (start, end) = event.span();
-            if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
-                let (first, last) = span.get_or_insert((start, end));
-                *first = (*first).min(start);
-                *last = (*last).max(end);
-            }
-            if let Ok(t) = u64::try_from(start) {
-                // The ranges that start by now, before the event.
-                loop {
-                    if let Some(range) = waiting.next_if(|r: &Range<u32>| r.start <= t) {
-                        projector.start(range);
-                        continue;
-                    }
-                    if waiting.peek().is_some() || !more {
-                        break;
-                    }
-                    match ranges.recv() {
-                        Ok(batch) => waiting = batch.into_iter().peekable(),
-                        Err(_) => more = false,
-                    }
-                }
-            }
-            projector.cuda_event(&event);
-            take(&mut projector);
+            projector.finish();
+            take(projector);
             Ok(())
-        });
-        // Ranges after the last event launched nothing; the reader ends
-        // once they are taken.
-        while ranges.recv().is_ok() {}
-        let names = reader.join().expect("the NVTX reader does not panic");
-        read?;
-        projector.finish();
-        take(&mut projector);
-        names
-    })?;
+        },
+    )?;
     let mut by_name: FxHashMap<String, i128> = FxHashMap::default();
     for (group, total) in totals.into_iter().enumerate() {
-        *by_name.entry(names[group].clone()).or_default() += total;
+        *by_name.entry(keys[group].0.clone()).or_default() += total;
     }
     let span = span.map_or(0, |(first, last)| i128::from(last) - i128::from(first));
     Ok((by_name.into_iter().collect(), span))
