@@ -202,6 +202,17 @@ impl Compressors {
 
 /// Compresses jobs until every sender is gone.
 fn compress_jobs(queue: &Mutex<Receiver<Job>>) {
+    // Compressing can wait; reading the report cannot: the longest reader
+    // is what the trace waits for, and gzip competing with it for the cores
+    // left a core idle at the end. A lower priority (nice 5, this thread
+    // only: Linux sets it per thread) gives the readers the cores first;
+    // the 50x benchmark converts in 1.07 s instead of 1.12 (medians of 9).
+    // Best effort: without it the output is the same, only later.
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its arguments; gettid cannot fail.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 5);
+    }
     // A compressor holds a few hundred KiB of tables: one per thread, kept
     // from job to job (made again only if the level changes).
     let mut compressor: Option<(Level, Compressor)> = None;
