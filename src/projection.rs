@@ -184,11 +184,11 @@ impl<T: 'static> Projector<T> {
                 }
                 return;
             }
-            CudaEvent::Kernel(k) => (&k.common, true),
-            CudaEvent::Memcpy(m) => (&m.common, true),
-            CudaEvent::Memset(m) => (&m.common, true),
-            CudaEvent::Graph(g) => (&g.common, false),
-            _ => return,
+            // A graph traced as a whole settles its launch, unprojected.
+            work => match work.launched_work() {
+                Some(common) => (common, !matches!(work, CudaEvent::Graph(_))),
+                None => return,
+            },
         };
         if let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) {
             match (counted, u64::try_from(common.end)) {

@@ -146,6 +146,18 @@ impl CudaEvent<'_> {
             CudaEvent::GraphCreation(g) => (g.start, g.end),
         }
     }
+
+    /// What GPU work a launch makes (a kernel, memcpy, memset, or a graph
+    /// traced as a whole) has in common; `None` for other events.
+    pub fn launched_work(&self) -> Option<&GpuCommon> {
+        match self {
+            CudaEvent::Kernel(k) => Some(&k.common),
+            CudaEvent::Memcpy(m) => Some(&m.common),
+            CudaEvent::Memset(m) => Some(&m.common),
+            CudaEvent::Graph(g) => Some(&g.common),
+            CudaEvent::Api(_) | CudaEvent::Sync(_) | CudaEvent::GraphCreation(_) => None,
+        }
+    }
 }
 
 fn key(event: &CudaEvent) -> OrderKey {

@@ -128,11 +128,10 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
                 });
                 return Ok(());
             }
-            CudaEvent::Kernel(k) => &k.common,
-            CudaEvent::Memcpy(m) => &m.common,
-            CudaEvent::Memset(m) => &m.common,
-            CudaEvent::Graph(g) => &g.common,
-            _ => return Ok(()),
+            work => match work.launched_work() {
+                Some(common) => common,
+                None => return Ok(()),
+            },
         };
         let (Some(pid), Some(corr)) = (common.place.pid, common.correlation_id) else {
             return Ok(());

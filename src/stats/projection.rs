@@ -159,6 +159,37 @@ fn send_ranges(
     Ok(keys)
 }
 
+/// Projects the NVTX ranges of `report` (as [`send_ranges`] sends them;
+/// `last` is where ranges never ended end) onto its CUDA stream: `see` is
+/// shown each CUDA event before the projector takes it, `take` is called
+/// after each event and at the end to take the ranges done. Returns the
+/// ranges' group keys.
+fn project(
+    report: &Report,
+    last: i64,
+    mut see: impl FnMut(&CudaEvent<'_>),
+    mut take: impl FnMut(&mut Projector<RangeInfo>),
+) -> rusqlite::Result<Keys> {
+    let (keys, ()) = streamed(
+        u64::try_from(last).ok(),
+        |sender| send_ranges(report, Some(last), sender),
+        |projector| {
+            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+                if let Streamed::Event(event) = streamed {
+                    see(&event);
+                    projector.cuda_event(&event);
+                    take(projector);
+                }
+                Ok(())
+            })?;
+            projector.finish();
+            take(projector);
+            Ok(())
+        },
+    )?;
+    Ok(keys)
+}
+
 /// A range's start as nsys's SQLite R-tree of ranges holds it: a 32-bit
 /// float not above it (SQLite rounds a float that came out above down by
 /// scaling with 1 - 2^-23, which may go more than one step).
@@ -195,7 +226,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
     };
     let mut groups: Vec<Group> = Vec::new();
     let mut projected = ValueSets::default();
-    let mut take = |projector: &mut Projector<RangeInfo>| {
+    let take = |projector: &mut Projector<RangeInfo>| {
         while let Some(p) = projector.next_ready() {
             let info = &p.range.data;
             let at = info.group as usize;
@@ -216,23 +247,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
             }
         }
     };
-    let open_until = u64::try_from(last).ok();
-    let (keys, ()) = streamed(
-        open_until,
-        |sender| send_ranges(report, Some(last), sender),
-        |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
-                if let Streamed::Event(event) = streamed {
-                    projector.cuda_event(&event);
-                    take(projector);
-                }
-                Ok(())
-            })?;
-            projector.finish();
-            take(projector);
-            Ok(())
-        },
-    )?;
+    let keys = project(report, last, |_| {}, take)?;
     groups.resize_with(keys.len(), Group::default);
 
     let mut projected = projected.finish()?;
@@ -282,7 +297,7 @@ pub(super) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(Strin
     };
     let mut totals: Vec<i128> = Vec::new();
     let mut span: Option<(i64, i64)> = None;
-    let mut take = |projector: &mut Projector<RangeInfo>| {
+    let take = |projector: &mut Projector<RangeInfo>| {
         while let Some(p) = projector.next_ready() {
             let group = p.range.data.group as usize;
             if totals.len() <= group {
@@ -291,29 +306,15 @@ pub(super) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(Strin
             totals[group] += i128::from(p.last - p.first);
         }
     };
-    let (keys, ()) = streamed(
-        u64::try_from(last).ok(),
-        |sender| send_ranges(report, Some(last), sender),
-        |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
-                let Streamed::Event(event) = streamed else {
-                    return Ok(());
-                };
-                if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
-                    let (start, end) = event.span();
-                    let (first, last) = span.get_or_insert((start, end));
-                    *first = (*first).min(start);
-                    *last = (*last).max(end);
-                }
-                projector.cuda_event(&event);
-                take(projector);
-                Ok(())
-            })?;
-            projector.finish();
-            take(projector);
-            Ok(())
-        },
-    )?;
+    let see = |event: &CudaEvent| {
+        if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
+            let (start, end) = event.span();
+            let (first, last) = span.get_or_insert((start, end));
+            *first = (*first).min(start);
+            *last = (*last).max(end);
+        }
+    };
+    let keys = project(report, last, see, take)?;
     let mut by_name: FxHashMap<String, i128> = FxHashMap::default();
     for (group, total) in totals.into_iter().enumerate() {
         *by_name.entry(keys[group].0.clone()).or_default() += total;
@@ -434,11 +435,10 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
                         release(projector, &mut range_groups);
                         return Ok(());
                     }
-                    CudaEvent::Kernel(k) => &k.common,
-                    CudaEvent::Memcpy(m) => &m.common,
-                    CudaEvent::Memset(m) => &m.common,
-                    CudaEvent::Graph(g) => &g.common,
-                    _ => return Ok(()),
+                    work => match work.launched_work() {
+                        Some(common) => common,
+                        None => return Ok(()),
+                    },
                 };
                 let launch = common.place.pid.zip(common.correlation_id);
                 records.clear();
