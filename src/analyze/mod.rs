@@ -46,6 +46,7 @@ use rustc_hash::FxHashMap;
 use crate::error::{DatabaseError, Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
+use crate::nsys::MEMORY_KINDS;
 use crate::nsys::{FileKind, Report};
 
 pub use crate::stats::Format;
@@ -259,16 +260,11 @@ fn gpu_place(op: &GpuOp, stream: Option<i64>) -> Place {
 
 /// The name of a `CUPTI_ACTIVITY_MEMORY_KIND`, as nsys prints it.
 pub(crate) fn memory_kind(kind: i64) -> &'static str {
-    match kind {
-        0 => "Pageable",
-        1 => "Pinned",
-        2 => "Device",
-        3 => "Array",
-        4 => "Managed",
-        5 => "Device Static",
-        6 => "Managed Static",
-        _ => "Unknown",
-    }
+    usize::try_from(kind)
+        .ok()
+        .and_then(|k| MEMORY_KINDS.get(k))
+        .copied()
+        .unwrap_or("Unknown")
 }
 
 /// Whether `name` matches the SQL `LIKE` pattern `pattern` (`%` for any

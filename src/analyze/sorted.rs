@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
 use super::{Finding, Place, Rule};
+use crate::nsys::MEMORY_KINDS;
 
 /// Findings held in memory before a run is written.
 const BATCH: usize = 1024;
@@ -373,18 +374,7 @@ fn put_opt(out: &mut Vec<u8>, v: Option<i64>) {
     }
 }
 
-/// The memory kinds a finding names, by code (0: none).
-const MEMORY_KINDS: [&str; 8] = [
-    "Pageable",
-    "Pinned",
-    "Device",
-    "Array",
-    "Managed",
-    "Device Static",
-    "Managed Static",
-    "Unknown",
-];
-
+/// A memory kind as one byte: 0 for none, else 1 + its index in [`MEMORY_KINDS`].
 fn put_kind(out: &mut Vec<u8>, kind: Option<&'static str>) {
     let code = kind.map_or(0, |k| {
         1 + MEMORY_KINDS

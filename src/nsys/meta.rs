@@ -64,6 +64,18 @@ pub struct Metadata {
     pub(crate) nvtx_names_last_time: Option<i64>,
 }
 
+/// The names of `CUPTI_ACTIVITY_MEMORY_KIND` values 0 to 7, as nsys prints
+/// them; exports without an ENUM_ table of them use these values.
+pub(crate) const MEMORY_KINDS: [&str; 8] = [
+    "Pageable",
+    "Pinned",
+    "Device",
+    "Array",
+    "Managed",
+    "Device Static",
+    "Managed Static",
+    "Unknown",
+];
 impl Metadata {
     /// Reads the metadata of the export open on `conn`; `open` opens more
     /// connections to it, for the one scan that is worth sharing among the
@@ -356,16 +368,6 @@ impl Metadata {
             "Unified DtoH",
             "Unified DtoD",
         ];
-        const MEMORY: [&str; 8] = [
-            "Pageable",
-            "Pinned",
-            "Device",
-            "Array",
-            "Managed",
-            "Device Static",
-            "Managed Static",
-            "Unknown",
-        ];
         const SYNC: [&str; 5] = [
             "Unknown",
             "Event sync",
@@ -388,7 +390,7 @@ impl Metadata {
             );
         };
         fill(&mut self.copy_kinds, &COPY);
-        fill(&mut self.memory_kinds, &MEMORY);
+        fill(&mut self.memory_kinds, &MEMORY_KINDS);
         fill(&mut self.sync_types, &SYNC);
         fill(&mut self.launch_types, &LAUNCH);
         // Values newer than this list come from the export's own ENUM_ tables.

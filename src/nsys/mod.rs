@@ -47,6 +47,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use rusqlite::Connection;
 
 pub use export::{export_to_sqlite, sniff, FileKind};
+pub(crate) use meta::MEMORY_KINDS;
 pub use meta::{CudaContext, Metadata};
 pub use profile::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use scan::Streamed;
