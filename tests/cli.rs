@@ -660,12 +660,10 @@ wait
 
     #[test]
     fn an_interrupted_export_kills_nsys_and_removes_its_directory() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let nsys = d.join("slow-nsys");
-        std::fs::write(&nsys, SLOW_NSYS).unwrap();
-        std::fs::set_permissions(&nsys, std::fs::Permissions::from_mode(0o755)).unwrap();
+        support::nsys::stand_in(&nsys, SLOW_NSYS);
         std::fs::write(
             d.join("run.nsys-rep"),
             "NVIDIA Tegra Profiler Report 1.\nrest",

@@ -69,15 +69,13 @@ fn a_report_too_new_for_nsys_names_both_versions() {
 /// A stand-in nsys at `version` that refuses every report with `message`.
 #[cfg(unix)]
 fn refusing_nsys(dir: &Path, version: &str, message: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(format!("nsys-{version}"));
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then\n  \
          echo 'NVIDIA Nsight Systems version {version}-0000000'\n  exit 0\nfi\n\
          echo '{message}' >&2\nexit 1\n"
     );
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    support::nsys::stand_in(&path, &script);
     path
 }
 

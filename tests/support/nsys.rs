@@ -32,3 +32,33 @@ pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
     }
     rows
 }
+
+/// Writes `script` to `path` as an executable stand-in for a program, and
+/// returns once it can be run. While the file is open for writing, another
+/// test thread may fork; its child holds the descriptor until it execs, and
+/// running the script then fails with "text file busy" (ETXTBSY). Running it
+/// once, retrying on that error, waits those children out.
+#[cfg(unix)]
+pub fn stand_in(path: &std::path::Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    const ETXTBSY: i32 = 26;
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for _ in 0..500 {
+        // What the script does with no argument does not matter here, only
+        // that it starts: its output and status are dropped.
+        match std::process::Command::new(path)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .arg("--version")
+            .status()
+        {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            _ => return,
+        }
+    }
+    panic!("{} stayed busy for 5 s", path.display());
+}
