@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Converts every fixture with the binary of git revision BASE (default: main)
-# and with the working tree's, and compares the traces byte for byte: a change
-# that should not alter any trace (a refactoring) shows it does not.
+# Runs every command that writes a result (convert, convert --format json,
+# convert --findings, merge, stats, analyze, compare, series) on every fixture
+# and the demo, with the binary of git revision BASE (default: main) and with
+# the working tree's, and compares the outputs byte for byte: a change that
+# should not alter any output (a refactoring) shows it does not.
 #
 #   scripts/same-output.sh [BASE]
+#   BASE_BIN=path/to/nsys2perfetto scripts/same-output.sh
+#       (a base binary built already: no worktree, no build of the base)
+#   KEEP=DIR scripts/same-output.sh
+#       (the outputs are kept in DIR/old and DIR/new)
 #
-# Needs ../shared/fixtures. Exits 1 if any trace differs.
+# Needs ../shared/fixtures. Exits 1 if any output differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-main}
@@ -15,26 +21,80 @@ fixtures=../shared/fixtures
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-git worktree add --quiet --detach "$work/base" "$base"
-# The base builds into a target directory of its own beside this one's, so
-# that switching between the two does not rebuild either from scratch.
-CARGO_TARGET_DIR=target/same-output-base cargo build --quiet --release \
-  --manifest-path "$work/base/Cargo.toml"
+if [ -n "${BASE_BIN:-}" ]; then
+  old=$BASE_BIN
+  base_name=$BASE_BIN
+else
+  git worktree add --quiet --detach "$work/base" "$base"
+  # The base builds into a target directory of its own beside this one's, so
+  # that switching between the two does not rebuild either from scratch.
+  CARGO_TARGET_DIR=target/same-output-base cargo build --quiet --release \
+    --manifest-path "$work/base/Cargo.toml"
+  old=target/same-output-base/release/nsys2perfetto
+  base_name="$base ($(git rev-parse --short "$base"))"
+fi
 cargo build --quiet --release
-old=target/same-output-base/release/nsys2perfetto
 new=target/release/nsys2perfetto
+
+inputs=("$fixtures"/sqlite/*.sqlite "$fixtures"/local/*.sqlite demo/demo.sqlite)
+mkdir -p "$work/old" "$work/new"
+
+# Runs one command with both binaries: `each NAME ARGS...`, where ARGS may
+# name the output as @OUT@. Standard output and the exit status are compared
+# too; standard error is not (it carries progress and file names).
+each() {
+  local name=$1
+  shift
+  local side bin out args
+  for side in old new; do
+    if [ "$side" = old ]; then bin=$old; else bin=$new; fi
+    out="$work/$side/$name"
+    args=("${@//@OUT@/$out}")
+    set +e
+    "$bin" "${args[@]}" >"$out.stdout" 2>/dev/null
+    echo "exit $?" >>"$out.stdout"
+    set -e
+  done
+}
+
+for input in "${inputs[@]}"; do
+  n=$(basename "$input" .sqlite)
+  each "$n.perfetto-trace" convert -q "$input" -o @OUT@
+  each "$n.json" convert -q --format json "$input" -o @OUT@
+  each "$n.findings.perfetto-trace" convert -q --findings "$input" -o @OUT@
+  each "$n.stats.csv" stats --format csv "$input"
+  each "$n.stats.json" stats --format json "$input"
+  each "$n.stats.txt" stats "$input"
+  each "$n.analyze.csv" analyze --format csv "$input"
+  each "$n.analyze.json" analyze --format json "$input"
+  each "$n.analyze.txt" analyze "$input"
+  each "$n.compare.csv" compare --format csv "$input" demo/demo.sqlite
+done
+
+h100=("$fixtures"/sqlite/h100_torch_graph_node.sqlite "$fixtures"/sqlite/h100_torch_graph_whole.sqlite)
+each "compare-h100.csv" compare --format csv "${h100[@]}"
+each "compare-h100.json" compare --format json "${h100[@]}"
+each "compare-h100.txt" compare "${h100[@]}"
+each "compare-h100.perfetto-trace" compare --format csv "${h100[@]}" --trace @OUT@
+each "series-h100.csv" series -q --param graphs=node "${h100[0]}" --param graphs=whole "${h100[1]}" \
+  --events 'kernel:.' 'api:^cuda' 'nvtx:.' 'nvtx-gpu:.' --svg @OUT@.svg
+each "merge-cori.perfetto-trace" merge -q "$fixtures"/sqlite/cori_run1_report1.sqlite \
+  "$fixtures"/sqlite/pipit_saxpy_mpi_cuda_rank0.sqlite -o @OUT@
+each "merge-h100.perfetto-trace" merge -q "${h100[@]}" -o @OUT@
 
 differ=0
 count=0
-for input in "$fixtures"/sqlite/*.sqlite "$fixtures"/local/*.sqlite demo/demo.sqlite; do
-  name=$(basename "$input" .sqlite)
-  "$old" convert -q "$input" -o "$work/$name.old.perfetto-trace"
-  "$new" convert -q "$input" -o "$work/$name.new.perfetto-trace"
+for file in "$work"/old/*; do
   count=$((count + 1))
-  if ! cmp -s "$work/$name.old.perfetto-trace" "$work/$name.new.perfetto-trace"; then
-    echo "differs: $input"
+  if ! cmp -s "$file" "$work/new/$(basename "$file")"; then
+    echo "differs: $(basename "$file")"
     differ=$((differ + 1))
   fi
 done
-echo "$count traces compared with $base ($(git rev-parse --short "$base")): $differ differ"
+if [ -n "${KEEP:-}" ]; then
+  rm -rf "$KEEP"
+  mkdir -p "$KEEP"
+  cp -r "$work/old" "$work/new" "$KEEP/"
+fi
+echo "$count outputs compared with $base_name: $differ differ"
 [ "$differ" -eq 0 ]
