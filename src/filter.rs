@@ -200,7 +200,13 @@ fn duration_ns(text: &str) -> std::result::Result<i64, String> {
         .parse()
         .map_err(|_| format!("'{text}' is not a time (expected e.g. 1.5s, 200ms, 30us, 1000ns)"))?;
     let ns = (value * scale).round();
-    if !ns.is_finite() || ns < 0.0 || ns > i64::MAX as f64 {
+    if ns > i64::MAX as f64 {
+        return Err(format!(
+            "'{text}' is too large a time (at most {}s)",
+            i64::MAX / 1_000_000_000
+        ));
+    }
+    if !ns.is_finite() || ns < 0.0 {
         return Err(format!(
             "'{text}' is not a time from the session start (0 or later)"
         ));

@@ -413,6 +413,32 @@ fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() 
     }
 }
 
+/// `--rows -1` is nsys's "all rows", as `--rows 0` is ours; a threshold
+/// beyond 100 percent is refused in one line before anything is read.
+#[test]
+fn rows_minus_one_means_all_and_the_threshold_is_a_percentage() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
+    let demo = demo.to_str().unwrap();
+    let (status, all, stderr) = cli(&["analyze", demo, "--format", "csv", "--rows", "0"]);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(all.lines().count() > 2, "the demo has findings: {all}");
+    let (status, minus_one, stderr) = cli(&["analyze", demo, "--format", "csv", "--rows", "-1"]);
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(minus_one, all);
+    let (status, _, stderr) = cli(&["analyze", demo, "--rows", "-2"]);
+    assert_eq!(status, Some(2), "{stderr}");
+    for threshold in ["101", "150"] {
+        let (status, stdout, stderr) = cli(&["analyze", demo, "--util-threshold", threshold]);
+        assert_eq!(status, Some(2), "{stderr}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("nsys2perfetto: error: "), "{stderr}");
+        assert!(stderr.contains("0..=100"), "{stderr}");
+    }
+    let (status, _, stderr) = cli(&["analyze", demo, "--util-threshold", "100"]);
+    assert_eq!(status, Some(0), "{stderr}");
+}
+
 /// An export with kernels of process 42 (`(start, end, device, stream,
 /// correlationId)`) and profiler overhead on one of its threads (`(start,
 /// end, name)`): nsys analyze reads no more than these tables.

@@ -480,6 +480,83 @@ fn a_read_only_input_directory_suggests_o() {
     assert_eq!(listing(&ro), ["run.sqlite"]);
 }
 
+/// A command line that clap refuses, or whose value clap's parser refuses,
+/// is refused as every other error: in one line with the program's prefix,
+/// exit status 2, before anything is read.
+#[test]
+fn refused_values_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let demo = demo();
+    let demo = demo.to_str().unwrap();
+    let refusals: &[(&[&str], &str)] = &[
+        (&["convert", demo, "--time", "5:3"], "ends before it starts"),
+        (
+            &["merge", demo, "-o", "m.trace", "--rank-from-name", "("],
+            "--rank-from-name <REGEX>': not a regular expression: unclosed group",
+        ),
+        // A GPU id of -1 would keep no GPU work at all; written either way,
+        // it is refused alike.
+        (&["convert", demo, "--gpu", "-1"], "a GPU id is 0 or more"),
+        (&["convert", demo, "--gpu=-1"], "a GPU id is 0 or more"),
+        (&["convert", demo, "--gpu", "0,-1"], "a GPU id is 0 or more"),
+        (&["convert", demo, "--pid", "-1"], "not a process id"),
+        (
+            &["convert", demo, "--time", "9999999999s:"],
+            "'9999999999s' is too large a time (at most 9223372036s)",
+        ),
+        (
+            &["analyze", demo, "--util-threshold", "150"],
+            "150 is not in 0..=100",
+        ),
+        (&["convert", demo, "--no-such-flag"], "unexpected argument"),
+        (
+            &["convert"],
+            "required arguments were not provided: <INPUT>",
+        ),
+        (
+            &["stats", "--report", "nope", demo],
+            "unknown report \"nope\"",
+        ),
+    ];
+    for (args, needle) in refusals {
+        assert_usage_refused(d, args, needle);
+    }
+    // Help and version are no errors, and stay as clap prints them.
+    let help = run(d, &["convert", "--help"]);
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: nsys2perfetto convert"));
+    let version = run(d, &["--version"]);
+    assert!(version.status.success());
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("nsys2perfetto "));
+}
+
+/// `-o - | head -c 100`: a reader that stops early had what it wanted. The
+/// conversion ends quietly with status 0 (as `git log | head` does), not
+/// with "broken pipe" and a failure.
+#[test]
+fn a_reader_that_stops_early_ends_the_conversion_quietly() {
+    use std::io::Read;
+    let demo = demo();
+    // JSON, 200 KiB for the demo: more than a pipe holds.
+    let mut child = Command::new(BIN)
+        .args(["convert", "--format", "json", "-o", "-"])
+        .arg(&demo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut head = [0u8; 100];
+    stdout.read_exact(&mut head).unwrap();
+    assert_eq!(head[0], b'{', "the trace's JSON");
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
 /// Counts read as English ("1 flow", "2 flows"), and a report without
 /// slices says what it has instead of "no events".
 #[test]

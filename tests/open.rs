@@ -222,10 +222,19 @@ fn serves_a_trace_once_to_the_ui_only() {
         )),
         "{stderr}"
     );
+    // The UI fetches from 9001 only: the tunnel ends there, whatever the port.
     assert!(
-        stderr.contains(&format!("ssh -L {port}:127.0.0.1:{port} ")),
+        stderr.contains(&format!("ssh -L 9001:127.0.0.1:{port} ")),
         "{stderr}"
     );
+    if port != 9001 {
+        assert!(
+            stderr.contains(&format!(
+                ", then open https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001{path}\n"
+            )),
+            "{stderr}"
+        );
+    }
     assert!(port_is_free(port), "port {port} still taken");
 }
 

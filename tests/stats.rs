@@ -541,6 +541,24 @@ fn the_command_writes_a_json_object_per_summary_and_report() {
     assert!(text.contains("\"summary\":\"cuda_api_sum\""));
 }
 
+/// A summary named twice, by its old and new names or the same one, is
+/// computed and printed once.
+#[test]
+fn a_summary_named_twice_is_printed_once() {
+    let stats = |reports: &str| {
+        let out = Command::new(BIN)
+            .args(["stats", "--format", "csv", "--report", reports])
+            .arg(demo())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let once = stats("cuda_api_sum,nvtx_sum");
+    assert_eq!(stats("cuda_api_sum,cudaapisum,nvtx_sum"), once);
+    assert_eq!(stats("cuda_api_sum,nvtx_sum,cuda_api_sum,nvtxsum"), once);
+}
+
 #[test]
 fn bad_input_is_one_line_and_a_failing_status() {
     let dir = tempfile::tempdir().unwrap();

@@ -3,15 +3,15 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
 use std::sync::Arc;
+
+use anyhow::Context;
 
 use nsys2perfetto::analyze::{analyze_file, write_findings};
 use nsys2perfetto::stats::Format;
 use nsys2perfetto::{Error, Options, Rule, Thresholds};
 
 use crate::signals::Signals;
-use crate::{INTERRUPTED, USAGE};
 
 /// Find what `nsys analyze` finds: synchronous memcpy and memset, async memcpy
 /// with pageable memory, synchronizing API calls, GPU gaps and low GPU
@@ -37,8 +37,10 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// At most N findings per rule, the most important first (0: all).
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    /// At most N findings per rule, the most important first (0 or -1:
+    /// all, -1 as for nsys).
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = row_limit,
+          allow_negative_numbers = true)]
     rows: usize,
 
     /// gpu_gaps: gaps longer than this many milliseconds.
@@ -46,8 +48,9 @@ pub struct Args {
     gap: u64,
 
     /// gpu_time_util: chunks in which the GPU is in use less than this
-    /// percentage of the time.
-    #[arg(long, value_name = "PERCENT", default_value_t = Thresholds::default().util_percent)]
+    /// percentage of the time (0 to 100).
+    #[arg(long, value_name = "PERCENT", default_value_t = Thresholds::default().util_percent,
+          value_parser = clap::value_parser!(u32).range(0..=100))]
     util_threshold: u32,
 
     /// gpu_time_util: the number of equal chunks each device's time range
@@ -61,7 +64,17 @@ pub struct Args {
     nsys: PathBuf,
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
+/// `--rows`: a count, where 0 and nsys's -1 mean all (0 here).
+fn row_limit(text: &str) -> Result<usize, String> {
+    match text.trim() {
+        "-1" => Ok(0),
+        text => text
+            .parse()
+            .map_err(|_| "a number of rows, 0 or more (0 or -1: all)".to_owned()),
+    }
+}
+
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,
@@ -73,43 +86,20 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
-    let findings = match analyze_file(&args.report, &rules, &thresholds, &options) {
-        Ok(findings) => findings,
-        Err(e @ Error::Interrupted { .. }) => {
-            eprintln!("nsys2perfetto: {e}");
-            return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
-        }
-        Err(e @ Error::InvalidOption(_)) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::from(USAGE);
-        }
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let findings =
+        analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
     let rows = (args.rows > 0).then_some(args.rows);
     let write = |out: &mut dyn Write| {
         write_findings(&mut *out, &findings, args.format, rows).and_then(|()| out.flush())
     };
-    let written = match &args.output {
+    match &args.output {
         Some(path) => nsys2perfetto::write_atomically(path, |out| {
             write(out).map_err(|cause| Error::Output {
                 path: path.clone(),
                 cause,
             })
-        })
-        .map_err(|e| e.to_string()),
-        None => match write(&mut io::stdout().lock()) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            written => written.map_err(|e| format!("writing the findings: {e}")),
-        },
-    };
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
-        }
+        })?,
+        None => write(&mut io::stdout().lock()).context("writing the findings")?,
     }
+    Ok(ExitCode::SUCCESS)
 }

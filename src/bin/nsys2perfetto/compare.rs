@@ -8,7 +8,7 @@ use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options
 
 use crate::signals::Signals;
 use crate::stats::write_output;
-use crate::INTERRUPTED;
+use crate::Interrupted;
 
 /// Compare two reports: per kernel, CUDA API function and NVTX range, the
 /// change (B minus A) of total time, count, average and share of GPU time,
@@ -41,41 +41,34 @@ pub struct Args {
     nsys: PathBuf,
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let (a, b) = match compare_files(&args.a, &args.b, &options) {
-        Ok(summaries) => summaries,
-        Err(Error::Interrupted { .. }) => return ExitCode::from(INTERRUPTED),
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let (a, b) = compare_files(&args.a, &args.b, &options).map_err(|e| match e {
+        Error::Interrupted { path } => Interrupted(format!(
+            "interrupted while reading {}; nothing written",
+            path.display()
+        ))
+        .into(),
+        e => anyhow::Error::from(e),
+    })?;
     let table = comparison_table(&compare(&a, &b));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
     let mut text = Vec::new();
     table
         .write(&mut text, args.format, &source)
         .expect("writing to memory");
+    // The trace is written even where the table could not be.
     let written = write_output(args.output.as_deref(), &text);
     let Some(trace) = &args.trace else {
-        return written;
+        return written.map(|()| ExitCode::SUCCESS);
     };
     let mut merge = MergeOptions::default();
     merge.alignment = Alignment::FirstGpuWork;
     merge.labels = Labels::Given(vec!["A".into(), "B".into()]);
     let inputs = [args.a.clone(), args.b.clone()];
-    match merge_files(&inputs, trace, &options, &merge, &mut |_| {}) {
-        Ok(_) => {
-            eprintln!("both runs -> {}", trace.display());
-            written
-        }
-        Err(Error::Interrupted { .. }) => ExitCode::from(INTERRUPTED),
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    merge_files(&inputs, trace, &options, &merge, &mut |_| {})?;
+    eprintln!("both runs -> {}", trace.display());
+    written.map(|()| ExitCode::SUCCESS)
 }

@@ -49,12 +49,14 @@ pub struct Filters {
 
     /// Keep only the events of these processes (GPU metrics, which belong
     /// to no process, stay).
-    #[arg(long, value_name = "PID,...", value_delimiter = ',')]
+    #[arg(long, value_name = "PID,...", value_delimiter = ',', value_parser = pid,
+          allow_negative_numbers = true)]
     pid: Vec<u32>,
 
     /// Keep only the GPU work, GPU metrics, CUDA memory and page faults of
-    /// these GPUs (deviceId).
-    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    /// these GPUs (deviceId, 0 or more).
+    #[arg(long, value_name = "ID,...", value_delimiter = ',', value_parser = gpu_id,
+          allow_negative_numbers = true)]
     gpu: Vec<i64>,
 
     /// Keep only the kernels whose short or demangled name matches this
@@ -79,6 +81,22 @@ pub struct Filters {
     /// stays, without its launch).
     #[arg(long)]
     gpu_in_nvtx: bool,
+}
+
+/// A process id, as `--pid` takes it.
+fn pid(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "not a process id (a number, 0 or more)".into())
+}
+
+/// A GPU's deviceId, as `--gpu` takes it: -1 would keep no GPU work at all.
+fn gpu_id(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(id) if id >= 0 => Ok(id),
+        Ok(_) => Err("a GPU id is 0 or more (nsys's deviceId)".into()),
+        Err(_) => Err("not a GPU id (nsys's deviceId: 0, 1, ...)".into()),
+    }
 }
 
 /// The parts `--exclude` accepts, named as the library names them.

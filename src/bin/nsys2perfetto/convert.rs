@@ -13,7 +13,7 @@ use nsys2perfetto::{convert_file, convert_to_writer, Error, Format, Options, Pro
 
 use crate::conversion::Conversion;
 use crate::signals::Signals;
-use crate::{human_bytes, INTERRUPTED, USAGE};
+use crate::{human_bytes, Interrupted, Usage};
 
 /// Convert reports into gzipped Perfetto traces for ui.perfetto.dev and trace_processor.
 ///
@@ -60,8 +60,9 @@ pub struct Args {
     quiet: bool,
 }
 
-/// Converts each input in turn; one that fails does not stop the others.
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
+/// Converts each input in turn; one that fails does not stop the others
+/// (its error is printed, and the exit status is 1).
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let Args {
         inputs,
         output,
@@ -71,13 +72,7 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         quiet,
         jobs,
     } = args;
-    let mut options = match conversion.options() {
-        Ok(options) => options,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::from(USAGE);
-        }
-    };
+    let mut options = conversion.options().map_err(|e| Usage(e.to_string()))?;
     options.nsys = nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     options.format = match format.as_deref() {
@@ -94,8 +89,8 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
             .as_deref()
             .is_some_and(|o| o.to_string_lossy().ends_with(".gz"))
     {
-        eprintln!("nsys2perfetto: error: --no-gzip with an output name ending in .gz: drop one");
-        return ExitCode::from(USAGE);
+        let refusal = "--no-gzip with an output name ending in .gz: drop one";
+        return Err(Usage(refusal.into()).into());
     }
     let extension = match options.format {
         Format::Json => "json",
@@ -103,23 +98,15 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
     };
     if inputs.iter().any(|i| i.is_dir()) {
         let jobs = jobs.map(usize::from);
-        return crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
+        let status = crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
+        return Ok(status);
     }
-    let targets = match plan(&inputs, output.as_deref(), extension) {
-        Ok(targets) => targets,
-        Err(message) => {
-            eprintln!("nsys2perfetto: error: {message}");
-            return ExitCode::from(USAGE);
-        }
-    };
+    let targets = plan(&inputs, output.as_deref(), extension).map_err(Usage)?;
     let mut failed = false;
     for (input, target) in inputs.iter().zip(&targets) {
-        if let Some(status) = signals.received() {
-            eprintln!(
-                "nsys2perfetto: interrupted before converting {}",
-                input.display()
-            );
-            return ExitCode::from(status);
+        if signals.received().is_some() {
+            let stopped = format!("interrupted before converting {}", input.display());
+            return Err(Interrupted(stopped).into());
         }
         let mut options = options.clone();
         if options.format == Format::Json {
@@ -129,21 +116,28 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
         }
         match convert_one(input, target, &options, quiet) {
             Ok(()) => {}
-            Err(e @ Error::Interrupted { .. }) => {
-                eprintln!("nsys2perfetto: {e}");
-                return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
-            }
+            Err(e @ Error::Interrupted { .. }) => return Err(e.into()),
+            // Its error is the run's (and standard output's reader gone
+            // ends it quietly).
+            Err(e) if inputs.len() == 1 => return Err(hinted(e, output.is_none())),
             Err(e) => {
-                eprintln!("nsys2perfetto: error: {e}{}", hint(&e, output.is_none()));
+                crate::print_error(&hinted(e, output.is_none()));
                 failed = true;
             }
         }
     }
     // A signal after the last trace was written interrupted nothing.
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    Ok(match failed {
+        true => ExitCode::FAILURE,
+        false => ExitCode::SUCCESS,
+    })
+}
+
+/// `e`, with what to do about it where the command line can fix it.
+fn hinted(e: Error, beside_input: bool) -> anyhow::Error {
+    match hint(&e, beside_input) {
+        "" => e.into(),
+        hint => anyhow::anyhow!("{e}{hint}"),
     }
 }
 
@@ -308,7 +302,7 @@ fn convert_one(
     let (summary, written_to, size) = converted?;
     if !quiet {
         for warning in summary.warnings() {
-            eprintln!("nsys2perfetto: warning: {}: {warning}", input.display());
+            crate::warn(format_args!("{}: {warning}", input.display()));
         }
         eprintln!(
             "{} -> {written_to} ({}): {summary} in {:.2}s",

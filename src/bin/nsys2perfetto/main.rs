@@ -1,8 +1,15 @@
 //! `nsys2perfetto`: the command line. All the work is in the library; each
 //! subcommand is a module here that turns its flags into library calls.
+//!
+//! Every error a subcommand meets comes back here, as an `anyhow::Error`, and
+//! is printed by [`print_error`] on one line; the exit status is chosen here
+//! too ([`exit_status`]). Warnings and notes go through [`warn`] and [`note`].
 
+use std::fmt::Display;
 use std::process::ExitCode;
 
+use anyhow::Context;
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 
 mod analyze;
@@ -47,15 +54,15 @@ const USAGE: u8 = 2;
 const INTERRUPTED: u8 = 130;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let signals = match signals::Signals::watch() {
-        Ok(signals) => signals,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: cannot handle signals: {e}");
-            return ExitCode::FAILURE;
-        }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return refuse_command_line(e),
     };
-    match cli.command {
+    let signals = match signals::Signals::watch().context("cannot handle signals") {
+        Ok(signals) => signals,
+        Err(e) => return exit_status(&e, None),
+    };
+    let ran = match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
         Command::Profile(args) => profile::run(args, &signals),
         Command::Open(args) => open::run(args, &signals),
@@ -64,7 +71,145 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(args, &signals),
         Command::Compare(args) => compare::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
+    };
+    match ran {
+        Ok(status) => status,
+        Err(e) => exit_status(&e, signals.received()),
     }
+}
+
+/// A command line refused before any input is read: exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// A run stopped by a signal: exit status 128 + the signal's number. Its
+/// message says what was stopped; it is printed without "error:".
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Interrupted(pub String);
+
+/// `e`, a usage error where the library refused an option before reading
+/// any input (for the calls that check their options first).
+pub fn refused_option(e: nsys2perfetto::Error) -> anyhow::Error {
+    match e {
+        nsys2perfetto::Error::InvalidOption(_) => Usage(e.to_string()).into(),
+        e => e.into(),
+    }
+}
+
+/// How a failure ends the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Failure {
+    /// The command line was refused: exit status 2.
+    Usage,
+    /// A signal stopped the run: 128 + its number.
+    Interrupted,
+    /// The reader of standard output stopped reading (`-o - | head`): what
+    /// it wanted it had, so the program ends quietly with status 0, as
+    /// `git log | head` does (a program killed by SIGPIPE would give 141,
+    /// which `set -o pipefail` takes for a failure).
+    ReaderGone,
+    /// Anything else: exit status 1.
+    Failed,
+}
+
+fn failure(e: &anyhow::Error) -> Failure {
+    use nsys2perfetto::Error as Lib;
+    use std::io::ErrorKind::BrokenPipe;
+    for cause in e.chain() {
+        if cause.is::<Usage>() {
+            return Failure::Usage;
+        }
+        if cause.is::<Interrupted>() {
+            return Failure::Interrupted;
+        }
+        match cause.downcast_ref::<Lib>() {
+            Some(Lib::Interrupted { .. } | Lib::ProfilingInterrupted { .. }) => {
+                return Failure::Interrupted
+            }
+            Some(Lib::Writer { cause }) if cause.kind() == BrokenPipe => {
+                return Failure::ReaderGone
+            }
+            _ => {}
+        }
+        if cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == BrokenPipe)
+        {
+            return Failure::ReaderGone;
+        }
+    }
+    Failure::Failed
+}
+
+/// Prints `e` on one line: `nsys2perfetto: error: ` and its chain of
+/// causes, joined by ": " (an interruption without "error: "; nothing where
+/// the reader of standard output went away).
+pub fn print_error(e: &anyhow::Error) {
+    match failure(e) {
+        Failure::ReaderGone => {}
+        Failure::Interrupted => eprintln!("nsys2perfetto: {e:#}"),
+        Failure::Usage | Failure::Failed => eprintln!("nsys2perfetto: error: {e:#}"),
+    }
+}
+
+/// Prints `e` and gives the exit status it calls for; `received`, the
+/// status of the signal received, if one was.
+fn exit_status(e: &anyhow::Error, received: Option<u8>) -> ExitCode {
+    print_error(e);
+    match failure(e) {
+        Failure::Usage => ExitCode::from(USAGE),
+        Failure::Interrupted => ExitCode::from(received.unwrap_or(INTERRUPTED)),
+        Failure::ReaderGone => ExitCode::SUCCESS,
+        Failure::Failed => ExitCode::FAILURE,
+    }
+}
+
+/// Prints a warning: something the user should know about a result that
+/// was nevertheless made.
+pub fn warn(message: impl Display) {
+    eprintln!("nsys2perfetto: warning: {message}");
+}
+
+/// Prints a note: how something was decided, where the user may want to
+/// decide otherwise.
+pub fn note(message: impl Display) {
+    eprintln!("nsys2perfetto: note: {message}");
+}
+
+/// Help and version as clap prints them; any other refusal of the command
+/// line on one line, as every other error.
+fn refuse_command_line(e: clap::Error) -> ExitCode {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    exit_status(&Usage(one_line(&e.render().to_string())).into(), None)
+}
+
+/// clap's message on one line: its lines up to the usage, without the
+/// leading "error: ", tips after a "; ".
+fn one_line(rendered: &str) -> String {
+    let mut line = String::new();
+    for part in rendered
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        if line.is_empty() {
+            line.push_str(part.strip_prefix("error: ").unwrap_or(part));
+        } else {
+            line.push_str(if part.starts_with("tip:") { "; " } else { " " });
+            line.push_str(part);
+        }
+    }
+    line
 }
 
 /// A byte count as people read it: 11.7 KiB, 20.7 MiB.

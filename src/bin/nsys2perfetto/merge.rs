@@ -10,12 +10,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use regex::Regex;
 
 use nsys2perfetto::{
-    merge_files, AlignedOn, Error, Labels, MergeOptions, MergeProgress, MergedReport, Options,
-    RankFrom,
+    merge_files, AlignedOn, Labels, MergeOptions, MergeProgress, MergedReport, Options, RankFrom,
 };
 
 use crate::signals::Signals;
-use crate::{human_bytes, INTERRUPTED};
+use crate::{human_bytes, note, warn};
 
 /// Merge the reports of one job (one per MPI rank or node) into one trace.
 ///
@@ -59,11 +58,18 @@ pub struct Args {
     quiet: bool,
 }
 
+/// `--rank-from-name`'s pattern, or why it is none, in one line (the regex
+/// crate points at the error over several lines; the last says why).
 fn parse_regex(s: &str) -> Result<Regex, String> {
-    Regex::new(s).map_err(|e| e.to_string())
+    Regex::new(s).map_err(|e| {
+        let why = e.to_string();
+        let why = why.lines().last().unwrap_or("").trim();
+        let why = why.strip_prefix("error: ").unwrap_or(why);
+        format!("not a regular expression: {why}")
+    })
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.gzip = (!args.no_gzip).then_some(args.level);
     options.nsys = args.nsys;
@@ -104,52 +110,41 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    match merged {
-        Ok(reports) => {
-            if !args.quiet {
-                print_summary(&reports, &args.output, started);
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e @ Error::Interrupted { .. }) => {
-            eprintln!("nsys2perfetto: {e}");
-            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
-        }
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
-        }
+    let reports = merged?;
+    if !args.quiet {
+        print_summary(&reports, &args.output, started);
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: Instant) {
     for r in reports {
         for warning in r.summary.warnings() {
-            eprintln!("nsys2perfetto: warning: {}: {warning}", r.path.display());
+            warn(format_args!("{}: {warning}", r.path.display()));
         }
         if r.aligned_on == AlignedOn::FirstEvent {
-            eprintln!(
-                "nsys2perfetto: warning: {} records no session start \
+            warn(format_args!(
+                "{} records no session start \
                  (TARGET_INFO_SESSION_START_TIME): aligned on its first event",
                 r.path.display()
-            );
+            ));
         }
         if r.sched_left_out {
-            eprintln!(
-                "nsys2perfetto: warning: {}: its context switches are left out and its CPU \
+            warn(format_args!(
+                "{}: its context switches are left out and its CPU \
                  samples have no CPU: the reports before it number {} CPUs, and \
                  trace_processor takes CPU numbers below {}",
                 r.path.display(),
                 r.cpu_offset,
                 nsys2perfetto::MAX_CPUS
-            );
+            ));
         }
         if let Some((_, RankFrom::Order)) = r.rank {
-            eprintln!(
-                "nsys2perfetto: note: {}: no MPI_RANKS and no --rank-from-name match: \
+            note(format_args!(
+                "{}: no MPI_RANKS and no --rank-from-name match: \
                  rank from its place on the command line",
                 r.path.display(),
-            );
+            ));
         }
         eprintln!(
             "{}: {} at +{:.3} ms: {}",

@@ -6,14 +6,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use anyhow::{anyhow, bail};
 use nsys2perfetto::serve::{
     estimated_tab_memory, spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer,
     BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN,
 };
+
 use nsys2perfetto::{convert_file, Error, Options};
 
 use crate::signals::Signals;
-use crate::{human_bytes, INTERRUPTED};
+use crate::{human_bytes, Interrupted};
 
 /// Open a trace in ui.perfetto.dev, converting a report first.
 ///
@@ -52,21 +54,9 @@ pub struct Args {
     nsys: PathBuf,
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
-    match open(args, signals) {
-        Ok(code) => code,
-        Err(e @ Error::Interrupted { .. }) => {
-            eprintln!("nsys2perfetto: {e}");
-            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
-        }
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn open(args: Args, signals: &Signals) -> Result<ExitCode, Error> {
+/// Serves the trace until it was fetched (exit status 0), or until a signal
+/// (an error: [`Interrupted`]).
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let kind = trace_kind(&args.input)?;
     // A converted report lives in a directory removed when this returns.
     let mut _converted_dir = None;
@@ -116,10 +106,9 @@ fn open(args: Args, signals: &Signals) -> Result<ExitCode, Error> {
         eprintln!("open {url}");
     }
     if !opened || std::env::var_os("SSH_CONNECTION").is_some() {
-        let port = server.local_addr().port();
         eprintln!(
-            "on another machine than the browser's, first: ssh -L {port}:127.0.0.1:{port} {}",
-            host_name()
+            "on another machine than the browser's, first: {}",
+            tunnel(&server.trace_url(), server.local_addr().port())
         );
     }
     eprintln!(
@@ -133,32 +122,40 @@ fn open(args: Args, signals: &Signals) -> Result<ExitCode, Error> {
             eprintln!("the trace was fetched");
             Ok(ExitCode::SUCCESS)
         }
-        _ => {
-            eprintln!("nsys2perfetto: interrupted before the trace was fetched");
-            Ok(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)))
-        }
+        _ => Err(Interrupted("interrupted before the trace was fetched".into()).into()),
     }
 }
 
+/// The `ssh -L` command that brings the trace served at `trace_url` (on
+/// `port` of this machine) to the browser's machine: always to its port
+/// 9001, the only one the UI fetches from; from another port, with the
+/// URL to open there.
+fn tunnel(trace_url: &str, port: u16) -> String {
+    let forward = format!("ssh -L {DEFAULT_PORT}:127.0.0.1:{port} {}", host_name());
+    if port == DEFAULT_PORT {
+        return forward;
+    }
+    let served = format!("http://127.0.0.1:{port}");
+    let path = trace_url.strip_prefix(&served).unwrap_or(trace_url);
+    format!("{forward}, then open {UI_ORIGIN}/#!/?url=http://127.0.0.1:{DEFAULT_PORT}{path}")
+}
+
 /// trace_processor_shell serving the trace to the UI until Ctrl-C.
-fn serve_native(args: &Args, trace: &Path, signals: &Signals) -> Result<ExitCode, Error> {
+fn serve_native(args: &Args, trace: &Path, signals: &Signals) -> anyhow::Result<ExitCode> {
     let tp = match &args.tp {
         Some(tp) => tp.clone(),
-        None => {
-            on_path(&["trace_processor_shell", "trace_processor"]).ok_or_else(|| Error::Serve {
-                reason: "trace_processor_shell is not on PATH: pass --tp PATH \
-                         (https://perfetto.dev/docs/analysis/trace-processor)"
-                    .into(),
-            })?
-        }
+        None => on_path(&["trace_processor_shell", "trace_processor"]).ok_or_else(|| {
+            anyhow!(
+                "trace_processor_shell is not on PATH: pass --tp PATH \
+                     (https://perfetto.dev/docs/analysis/trace-processor)"
+            )
+        })?,
     };
     if std::net::TcpListener::bind(("127.0.0.1", args.port)).is_err() {
-        return Err(Error::Serve {
-            reason: format!(
-                "port {} of 127.0.0.1 is in use: stop what uses it, or choose another port",
-                args.port
-            ),
-        });
+        bail!(
+            "port {} of 127.0.0.1 is in use: stop what uses it, or choose another port",
+            args.port
+        );
     }
     let mut child = spawn_trace_processor(&tp, trace, args.port)?;
     let url = format!("{UI_ORIGIN}/#!/");
@@ -181,14 +178,11 @@ fn serve_native(args: &Args, trace: &Path, signals: &Signals) -> Result<ExitCode
         std::thread::sleep(Duration::from_millis(50));
     };
     match status {
-        Some(status) => Err(Error::Serve {
-            reason: format!("{} stopped ({status})", tp.display()),
-        }),
+        Some(status) => bail!("{} stopped ({status})", tp.display()),
         None => {
             let _ = child.kill();
             let _ = child.wait();
-            eprintln!("nsys2perfetto: trace_processor stopped");
-            Ok(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)))
+            Err(Interrupted("trace_processor stopped".into()).into())
         }
     }
 }

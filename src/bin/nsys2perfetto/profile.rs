@@ -11,9 +11,11 @@ use nsys2perfetto::{
     SeriesRun,
 };
 
+use anyhow::anyhow;
+
 use crate::conversion::Conversion;
 use crate::signals::Signals;
-use crate::{human_bytes, INTERRUPTED, USAGE};
+use crate::{human_bytes, Interrupted, Usage};
 
 /// Profile a command with `nsys profile`, then convert its report.
 ///
@@ -103,14 +105,9 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
-    let mut options = match args.conversion.clone().options() {
-        Ok(options) => options,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::from(USAGE);
-        }
-    };
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    let options = args.conversion.clone().options();
+    let mut options = options.map_err(|e| Usage(e.to_string()))?;
     options.nsys = args.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
     match &args.series {
@@ -121,10 +118,8 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
                 .output
                 .clone()
                 .unwrap_or_else(|| unused_report_name(Path::new("")));
-            match profile_and_convert(profile, &args, &options, signals) {
-                Ok(profiled) => ExitCode::from(profiled.status),
-                Err(status) => status,
-            }
+            let profiled = profile_and_convert(profile, &args, &options, signals)?;
+            Ok(ExitCode::from(profiled.status))
         }
     }
 }
@@ -138,13 +133,14 @@ struct Run {
 }
 
 /// Profiles `profile`'s command and converts its report, saying where both
-/// are; the exit status to end with where nothing was profiled.
+/// are; an error where nothing was profiled (or the conversion was
+/// interrupted). A conversion that fails is said, and the run goes on.
 fn profile_and_convert(
     mut profile: NsysProfile,
     args: &Args,
     options: &Options,
     signals: &Signals,
-) -> Result<Run, ExitCode> {
+) -> anyhow::Result<Run> {
     let (force, quiet) = (args.force, args.quiet);
     profile.nsys = args.nsys.clone();
     profile.trace = args.trace.clone();
@@ -153,31 +149,19 @@ fn profile_and_convert(
     let trace_path = profile.report_path().with_extension("perfetto-trace");
     if !force && trace_path.exists() {
         let e = Error::ReportExists { path: trace_path };
-        eprintln!("nsys2perfetto: error: {e} (-o NAME, --force)");
-        return Err(ExitCode::FAILURE);
+        return Err(anyhow!("{e} (-o NAME, --force)"));
     }
-    let profiled = match profile.run(Some(&signals.cancel)) {
-        Ok(profiled) => profiled,
-        Err(e @ Error::ProfilingInterrupted { .. }) => {
-            eprintln!("nsys2perfetto: {e}");
-            return Err(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)));
-        }
-        Err(e @ Error::ReportExists { .. }) => {
-            eprintln!("nsys2perfetto: error: {e} (-o NAME, --force)");
-            return Err(ExitCode::FAILURE);
-        }
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return Err(ExitCode::FAILURE);
-        }
-    };
+    let profiled = profile.run(Some(&signals.cancel)).map_err(|e| match e {
+        Error::ReportExists { .. } => anyhow!("{e} (-o NAME, --force)"),
+        e => e.into(),
+    })?;
     let report = profiled.report;
     if !quiet {
         if let Some(importer) = &profiled.imported_by {
-            eprintln!(
-                "nsys2perfetto: nsys left its raw capture: imported by {}",
+            crate::note(format_args!(
+                "nsys left its raw capture: imported by {}",
                 importer.display()
-            );
+            ));
         }
     }
     let started = Instant::now();
@@ -188,7 +172,7 @@ fn profile_and_convert(
         Ok(summary) => {
             if !quiet {
                 for warning in summary.warnings() {
-                    eprintln!("nsys2perfetto: warning: {}: {warning}", report.display());
+                    crate::warn(format_args!("{}: {warning}", report.display()));
                 }
                 let size = std::fs::metadata(&trace_path).map(|m| m.len()).unwrap_or(0);
                 eprintln!(
@@ -207,14 +191,11 @@ fn profile_and_convert(
             })
         }
         Err(e @ Error::Interrupted { .. }) => {
-            eprintln!("nsys2perfetto: {e}; the report is {}", report.display());
-            Err(ExitCode::from(signals.received().unwrap_or(INTERRUPTED)))
+            let stopped = format!("{e}; the report is {}", report.display());
+            Err(Interrupted(stopped).into())
         }
         Err(e) => {
-            eprintln!(
-                "nsys2perfetto: error: {e}; the report is {}",
-                report.display()
-            );
+            crate::print_error(&anyhow!("{e}; the report is {}", report.display()));
             Ok(Run {
                 report,
                 status: if command_status == 0 {
@@ -230,7 +211,12 @@ fn profile_and_convert(
 /// `--series NAME=V,...`: the command profiled once per value, then the
 /// events measured across the reports. Ends with the first run's non-zero
 /// status, if any.
-fn run_series(series: &str, args: &Args, options: &Options, signals: &Signals) -> ExitCode {
+fn run_series(
+    series: &str,
+    args: &Args,
+    options: &Options,
+    signals: &Signals,
+) -> anyhow::Result<ExitCode> {
     let plan = || -> Result<(String, Vec<String>, Vec<EventPattern>), String> {
         let (name, values) = series
             .split_once('=')
@@ -251,13 +237,7 @@ fn run_series(series: &str, args: &Args, options: &Options, signals: &Signals) -
         let values = values.split(',').map(str::to_owned).collect();
         Ok((name.to_owned(), values, patterns))
     };
-    let (parameter, values, patterns) = match plan() {
-        Ok(plan) => plan,
-        Err(message) => {
-            eprintln!("nsys2perfetto: error: {message}");
-            return ExitCode::from(USAGE);
-        }
-    };
+    let (parameter, values, patterns) = plan().map_err(Usage)?;
     let base = args.output.clone().unwrap_or_else(|| PathBuf::from("run"));
     let mut runs = Vec::new();
     let mut status = 0;
@@ -277,29 +257,22 @@ fn run_series(series: &str, args: &Args, options: &Options, signals: &Signals) -
         if !args.quiet {
             eprintln!("{parameter}={value}:");
         }
-        match profile_and_convert(profile, args, options, signals) {
-            Ok(run) => {
-                if status == 0 {
-                    status = run.status;
-                }
-                runs.push(SeriesRun::new(value.clone(), run.report));
-            }
-            Err(exit) => return exit,
+        let run = profile_and_convert(profile, args, options, signals)?;
+        if status == 0 {
+            status = run.status;
         }
+        runs.push(SeriesRun::new(value.clone(), run.report));
     }
     let measured = measure_series(&parameter, &runs, &patterns, options, &mut |_| {});
     let written = measured.and_then(|series| {
         crate::series::write(&series, args.table.as_deref(), args.svg.as_deref())
     });
     match written {
-        Ok(()) => ExitCode::from(status),
+        Ok(()) => Ok(ExitCode::from(status)),
         Err(Error::Interrupted { .. }) => {
-            eprintln!("nsys2perfetto: interrupted while measuring the series; nothing written");
-            ExitCode::from(signals.received().unwrap_or(INTERRUPTED))
+            let stopped = "interrupted while measuring the series; nothing written";
+            Err(Interrupted(stopped.into()).into())
         }
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => Err(e.into()),
     }
 }

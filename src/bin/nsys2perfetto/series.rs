@@ -8,7 +8,7 @@ use std::sync::Arc;
 use nsys2perfetto::{measure_series, Error, EventPattern, Options, Series, SeriesRun};
 
 use crate::signals::Signals;
-use crate::{INTERRUPTED, USAGE};
+use crate::{Interrupted, Usage};
 
 /// Measure events across a series of runs: a CSV table and an SVG plot.
 ///
@@ -75,14 +75,8 @@ pub struct Args {
     quiet: bool,
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
-    let (parameter, runs, patterns) = match plan(&args) {
-        Ok(plan) => plan,
-        Err(message) => {
-            eprintln!("nsys2perfetto: error: {message}");
-            return ExitCode::from(USAGE);
-        }
-    };
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    let (parameter, runs, patterns) = plan(&args).map_err(Usage)?;
     let mut options = Options::default();
     options.nsys = args.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
@@ -92,32 +86,18 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
             eprintln!("{parameter}={}: {}", run.value, run.input.display());
         }
     };
-    let series = match measure_series(&parameter, &runs, &patterns, &options, &mut progress) {
-        Ok(series) => series,
+    let measured = measure_series(&parameter, &runs, &patterns, &options, &mut progress);
+    let series = measured.map_err(|e| match e {
+        Error::Interrupted { path } => Interrupted(format!(
+            "interrupted while measuring {}; nothing written",
+            path.display()
+        ))
+        .into(),
         // Refused before any report was read: a value given twice, say.
-        Err(e @ Error::InvalidOption(_)) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::from(USAGE);
-        }
-        Err(Error::Interrupted { path }) => {
-            eprintln!(
-                "nsys2perfetto: interrupted while measuring {}; nothing written",
-                path.display()
-            );
-            return ExitCode::from(signals.received().unwrap_or(INTERRUPTED));
-        }
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match write(&series, args.output.as_deref(), args.svg.as_deref()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+        e => crate::refused_option(e),
+    })?;
+    write(&series, args.output.as_deref(), args.svg.as_deref())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The parameter, the runs and the patterns, or why the command line is wrong.
@@ -197,7 +177,9 @@ pub fn write(
             let mut out = std::io::stdout().lock();
             let written = series.write_csv(&mut out).and_then(|()| out.flush());
             match written {
-                // A reader that stopped early (`| head`) wanted no more.
+                // A reader that stopped early (`| head`) wanted no more: the
+                // run goes on to its own end (`profile --series` ends with
+                // the command's status).
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
                 Err(cause) => Err(Error::Writer { cause }),
                 Ok(()) => Ok(()),

@@ -4,11 +4,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use nsys2perfetto::stats::{summarize_file, Format, StatsReport};
 use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
-use crate::INTERRUPTED;
+use crate::Interrupted;
 
 /// Print the summaries `nsys stats` prints (same columns, same numbers).
 ///
@@ -23,7 +25,8 @@ pub struct Args {
     inputs: Vec<PathBuf>,
 
     /// The summaries, by nsys's old or new names (cudaapisum or
-    /// cuda_api_sum, ...). Default: nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum,
+    /// cuda_api_sum, ...), each printed once however often it is named.
+    /// Default: nvtx_sum, cuda_api_sum, cuda_gpu_kern_sum,
     /// cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     report: Vec<StatsReport>,
@@ -42,24 +45,24 @@ pub struct Args {
     nsys: PathBuf,
 }
 
-pub fn run(args: Args, signals: &Signals) -> ExitCode {
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let which = match args.report.is_empty() {
         true => StatsReport::DEFAULT.to_vec(),
-        false => args.report,
+        false => once_each(args.report),
     };
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
     let mut text = Vec::new();
     for input in &args.inputs {
-        let tables = match summarize_file(input, &which, &options) {
-            Ok(tables) => tables,
-            Err(Error::Interrupted { .. }) => return ExitCode::from(INTERRUPTED),
-            Err(e) => {
-                eprintln!("nsys2perfetto: error: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+        let tables = summarize_file(input, &which, &options).map_err(|e| match e {
+            Error::Interrupted { path } => Interrupted(format!(
+                "interrupted while reading {}; nothing written",
+                path.display()
+            ))
+            .into(),
+            e => anyhow::Error::from(e),
+        })?;
         let source = input.display().to_string();
         for (i, table) in tables.iter().enumerate() {
             // Several CSV tables in one stream are told apart by a blank line.
@@ -71,31 +74,37 @@ pub fn run(args: Args, signals: &Signals) -> ExitCode {
                 .expect("writing to memory");
         }
     }
-    write_output(args.output.as_deref(), &text)
+    write_output(args.output.as_deref(), &text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The summaries asked for, each once, in the order first asked for
+/// (`cuda_api_sum,cudaapisum` is one summary by two names).
+fn once_each(asked: Vec<StatsReport>) -> Vec<StatsReport> {
+    let mut once = Vec::with_capacity(asked.len());
+    for report in asked {
+        if !once.contains(&report) {
+            once.push(report);
+        }
+    }
+    once
 }
 
 /// Writes `text` to `output`, or to standard output.
-pub fn write_output(output: Option<&Path>, text: &[u8]) -> ExitCode {
-    let written = match output {
+pub fn write_output(output: Option<&Path>, text: &[u8]) -> anyhow::Result<()> {
+    match output {
         Some(path) => nsys2perfetto::write_atomically(path, |out| {
             out.write_all(text).map_err(|cause| Error::Output {
                 path: path.to_owned(),
                 cause,
             })
-        })
-        .map_err(|e| e.to_string()),
+        })?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text)
                 .and_then(|()| out.flush())
-                .map_err(|e| format!("cannot write standard output: {e}"))
-        }
-    };
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            ExitCode::FAILURE
+                .context("cannot write standard output")?
         }
     }
+    Ok(())
 }
