@@ -37,8 +37,8 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// At most N findings per rule, the most important first (0 or -1:
-    /// all, -1 as for nsys).
+    /// At most N findings per rule, the most important first (0, or -1 as
+    /// for nsys: all).
     #[arg(long, value_name = "N", default_value_t = 50, value_parser = row_limit,
           allow_negative_numbers = true)]
     rows: usize,

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
+
 use nsys2perfetto::serve::{
     estimated_tab_memory, spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer,
     BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN,
 };
-
 use nsys2perfetto::{convert_file, Error, Options};
 
 use crate::signals::Signals;
