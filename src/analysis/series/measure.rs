@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::projection::{Projector, Range, RangeFeed};
+use crate::analysis::stats::ValueSets;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
-use crate::projection::{Projector, Range, RangeSender};
-use crate::stats::ValueSets;
 
 use super::pattern::{EventKind, EventPattern};
 use super::SeriesCell;
@@ -62,16 +62,16 @@ pub(super) fn measure(
         // Ranges still open when the capture stopped end at the last time of
         // any NVTX row, as nsys ends them.
         let open_until = report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok());
-        let (nvtx_durations, ()) = crate::projection::streamed(
+        let (nvtx_durations, ()) = crate::analysis::projection::streamed(
             open_until,
-            |sender| {
+            |feed| {
                 let mut nvtx_durations = ValueSets::default();
                 nvtx_pass(
                     report,
                     &mut nvtx,
                     &mut nvtx_gpu,
                     &mut nvtx_durations,
-                    Some(sender),
+                    Some(feed),
                 )?;
                 Ok(nvtx_durations)
             },
@@ -114,7 +114,7 @@ fn nvtx_pass(
     nvtx: &mut Matcher<'_>,
     nvtx_gpu: &mut Matcher<'_>,
     durations: &mut ValueSets,
-    mut projected: Option<&mut RangeSender<Arc<[usize]>>>,
+    mut projected: Option<&mut RangeFeed<Arc<[usize]>>>,
 ) -> rusqlite::Result<()> {
     // The sets of patterns ranges match, each kept once and shared.
     let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();

@@ -19,10 +19,10 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::analysis::projection::{streamed, Projector, Range, RangeFeed};
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
-use crate::projection::{streamed, Projector, Range, RangeSender};
 
 use super::aggregate::ValueSets;
 use super::table::Cell;
@@ -85,7 +85,7 @@ type Keys = Vec<(String, bool)>;
 fn send_ranges(
     report: &Report,
     last: Option<i64>,
-    sender: &mut RangeSender<RangeInfo>,
+    feed: &mut RangeFeed<RangeInfo>,
 ) -> rusqlite::Result<Keys> {
     let domains = &report.meta().nvtx_domains;
     let mut keys: Keys = Vec::new();
@@ -142,7 +142,7 @@ fn send_ranges(
             level,
             group: Some(group),
         });
-        sender.send(Range {
+        feed.send(Range {
             start,
             end: e.end.and_then(|t| u64::try_from(t).ok()),
             pid: e.pid,
@@ -172,7 +172,7 @@ fn project(
 ) -> rusqlite::Result<Keys> {
     let (keys, ()) = streamed(
         u64::try_from(last).ok(),
-        |sender| send_ranges(report, Some(last), sender),
+        |feed| send_ranges(report, Some(last), feed),
         |projector| {
             report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
                 if let Streamed::Event(event) = streamed {
@@ -290,7 +290,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
 ///
 /// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
 /// holds a few batches, the open and waiting ranges, and the names.
-pub(super) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(String, i128)>, i128)> {
+pub(crate) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(String, i128)>, i128)> {
     // No NVTX row, no range: the span is not needed.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
@@ -405,7 +405,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     };
     let (keys, ()) = streamed(
         open_until,
-        |sender| send_ranges(report, last, sender),
+        |feed| send_ranges(report, last, feed),
         |projector| {
             report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
                 let Streamed::Event(event) = streamed else {

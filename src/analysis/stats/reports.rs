@@ -117,8 +117,8 @@ impl StatsReport {
             StatsReport::OpenAccSum => openacc_sum(report)?,
             StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
             StatsReport::OpenMpEventSum => openmp_sum(report)?,
-            StatsReport::NvtxGpuProjSum => super::projection::nvtx_gpu_proj_sum(report)?,
-            StatsReport::NvtxKernSum => super::projection::nvtx_kern_sum(report)?,
+            StatsReport::NvtxGpuProjSum => super::nvtx_gpu::nvtx_gpu_proj_sum(report)?,
+            StatsReport::NvtxKernSum => super::nvtx_gpu::nvtx_kern_sum(report)?,
         };
         Ok(Table {
             name: self.name().to_owned(),
@@ -152,8 +152,8 @@ impl StatsReport {
                 "Name",
             ],
             StatsReport::KernExecSum => &super::launches::COLUMNS,
-            StatsReport::NvtxGpuProjSum => &super::projection::COLUMNS,
-            StatsReport::NvtxKernSum => &super::projection::KERNEL_COLUMNS,
+            StatsReport::NvtxGpuProjSum => &super::nvtx_gpu::COLUMNS,
+            StatsReport::NvtxKernSum => &super::nvtx_gpu::KERNEL_COLUMNS,
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
             StatsReport::GpuKernSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",

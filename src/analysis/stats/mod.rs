@@ -9,17 +9,18 @@
 //! grow with the number of rows.
 
 mod aggregate;
-mod compare;
 mod launches;
 mod median;
-mod projection;
+mod nvtx_gpu;
 mod reports;
 mod table;
 
+pub use super::compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
-pub use compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
+pub(crate) use nvtx_gpu::projected_by_name;
 pub use reports::StatsReport;
+pub(crate) use reports::{api_groups, api_name, kernel_groups, nvtx_groups};
 pub use table::{Cell, Format, Table};
 
 pub(crate) use median::failure;

@@ -11,10 +11,10 @@
 
 use crate::nsys::Report;
 
-use super::aggregate::Stats;
-use super::projection::projected_by_name;
-use super::reports::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
-use super::table::{Cell, Table};
+use super::stats::projected_by_name;
+use super::stats::Stats;
+use super::stats::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
+use super::stats::{Cell, Table};
 
 /// What is compared of one report: its kernels, API calls and NVTX ranges
 /// by name, and its GPU time (kernels and memory operations).

@@ -49,7 +49,7 @@ use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::MEMORY_KINDS;
 use crate::nsys::{FileKind, Report};
 
-pub use crate::stats::Format;
+pub use crate::analysis::stats::Format;
 pub use report::write_findings;
 pub use sorted::Findings;
 pub(crate) use sorted::Order;
