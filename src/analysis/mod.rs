@@ -7,6 +7,9 @@
 
 pub mod analyze;
 pub(crate) mod compare;
+mod failure;
 pub(crate) mod projection;
 pub(crate) mod series;
 pub mod stats;
+
+pub(crate) use failure::Failure;

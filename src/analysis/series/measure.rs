@@ -13,6 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::analysis::projection::{Projector, Range, RangeFeed};
 use crate::analysis::stats::ValueSets;
+use crate::analysis::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
@@ -25,7 +26,7 @@ use super::SeriesCell;
 pub(super) fn measure(
     report: &Report,
     patterns: &[EventPattern],
-) -> rusqlite::Result<Vec<SeriesCell>> {
+) -> Result<Vec<SeriesCell>, Failure> {
     // A set of durations per pattern, by index.
     let mut durations = ValueSets::default();
     let of_kind = |kind: EventKind| -> Vec<usize> {
@@ -45,7 +46,7 @@ pub(super) fn measure(
     let cuda_needed = !(kernels.is_empty() && api.is_empty());
     let mut cuda = |projector: Option<&mut Projector<Arc<[usize]>>>,
                     durations: &mut ValueSets|
-     -> rusqlite::Result<()> {
+     -> Result<(), Failure> {
         if !cuda_needed && projector.is_none() {
             return Ok(());
         }
@@ -81,7 +82,7 @@ pub(super) fn measure(
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
-        report.for_each_library_call(|call| -> rusqlite::Result<()> {
+        report.for_each_library_call(|call| -> Result<(), Failure> {
             let matcher = match call.library {
                 Library::Cudnn => &mut cudnn,
                 Library::Cublas => &mut cublas,
@@ -115,10 +116,10 @@ fn nvtx_pass(
     nvtx_gpu: &mut Matcher<'_>,
     durations: &mut ValueSets,
     mut projected: Option<&mut RangeFeed<Arc<[usize]>>>,
-) -> rusqlite::Result<()> {
+) -> Result<(), Failure> {
     // The sets of patterns ranges match, each kept once and shared.
     let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();
-    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+    report.for_each_nvtx_event(|e| -> Result<(), Failure> {
         if e.kind == NvtxKind::Mark {
             return Ok(());
         }
@@ -167,8 +168,8 @@ fn cuda_pass(
     api: &mut Matcher<'_>,
     mut projector: Option<&mut Projector<Arc<[usize]>>>,
     durations: &mut ValueSets,
-) -> rusqlite::Result<()> {
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+) -> Result<(), Failure> {
+    report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };

@@ -96,8 +96,7 @@ pub struct Series {
 /// Measures the events of `report` that match each of `patterns`: one cell
 /// per pattern, in their order.
 pub fn measure_events(report: &nsys::Report, patterns: &[EventPattern]) -> Result<Vec<SeriesCell>> {
-    measure::measure(report, patterns)
-        .map_err(|e| crate::analysis::stats::failure(report.path(), e))
+    measure::measure(report, patterns).map_err(|e| e.of(report.path()))
 }
 
 /// Measures each run of a series, in turn, streaming over its report;

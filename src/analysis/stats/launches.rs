@@ -18,6 +18,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::Failure;
 use crate::nsys::cuda::{CudaEvent, KERNEL};
 use crate::nsys::{Report, Streamed};
 
@@ -74,7 +75,7 @@ const API: usize = 1;
 const QUEUE: usize = 2;
 const KERNEL_TIME: usize = 3;
 
-pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // The reader's kernels have a device; exports without the column none.
     let has_device = report.has_column(KERNEL, "deviceId");
     let mut launches: FxHashMap<(u32, i64), Launch> = FxHashMap::default();
@@ -85,7 +86,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     let mut measures = ValueSets::default();
     // Records repeating a call that has not come yet: their ends and launches.
     let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+    report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };

@@ -20,6 +20,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::projection::{streamed, Projector, Range, RangeFeed};
+use crate::analysis::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
@@ -86,13 +87,13 @@ fn send_ranges(
     report: &Report,
     last: Option<i64>,
     feed: &mut RangeFeed<RangeInfo>,
-) -> rusqlite::Result<Keys> {
+) -> Result<Keys, Failure> {
     let domains = &report.meta().nvtx_domains;
     let mut keys: Keys = Vec::new();
     let mut key_index: FxHashMap<(String, bool), u32> = FxHashMap::default();
     let mut open: FxHashMap<(u32, u32), Vec<Enclosing>> = FxHashMap::default();
     let mut next_id = 0u64;
-    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+    report.for_each_nvtx_event(|e| -> Result<(), Failure> {
         // Only ranges that start and end on one thread are projected, or
         // parents of projected ones.
         if e.kind == NvtxKind::Mark || e.end_tid.is_some() {
@@ -169,12 +170,12 @@ fn project(
     last: i64,
     mut see: impl FnMut(&CudaEvent<'_>),
     mut take: impl FnMut(&mut Projector<RangeInfo>),
-) -> rusqlite::Result<Keys> {
+) -> Result<Keys, Failure> {
     let (keys, ()) = streamed(
         u64::try_from(last).ok(),
         |feed| send_ranges(report, Some(last), feed),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
                 if let Streamed::Event(event) = streamed {
                     see(&event);
                     projector.cuda_event(&event);
@@ -219,7 +220,7 @@ fn style(push_pop: bool) -> &'static str {
     }
 }
 
-pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // No NVTX row, no range.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok(Vec::new());
@@ -290,7 +291,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
 ///
 /// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
 /// holds a few batches, the open and waiting ranges, and the names.
-pub(crate) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(String, i128)>, i128)> {
+pub(crate) fn projected_by_name(report: &Report) -> Result<(Vec<(String, i128)>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
@@ -367,7 +368,7 @@ struct KernelGroup {
 /// in (each enclosing range, nested ones included) and by launching thread,
 /// as nsys 2025.3 sums them. Kernels launched outside every range make rows
 /// of their own, with no range.
-pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // Like nsys, nothing without NVTX data, kernels or CUDA API calls.
     let needs = [
         "NVTX_EVENTS",
@@ -407,7 +408,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
         open_until,
         |feed| send_ranges(report, last, feed),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
                 let Streamed::Event(event) = streamed else {
                     return Ok(());
                 };
