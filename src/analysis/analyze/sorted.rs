@@ -118,19 +118,9 @@ impl Findings {
             Some(runs) => runs,
             None => self.runs.insert(Runs::new()?),
         };
-        let from = runs.end;
-        let mut out = BufWriter::new(&runs.file);
-        out.seek(SeekFrom::Start(from))?;
-        let mut buf = Vec::new();
-        for f in self.batch.drain(..) {
-            buf.clear();
-            encode(&f, &mut buf);
-            out.write_all(&buf)?;
-            runs.end += buf.len() as u64;
-        }
-        out.flush()?;
-        drop(out);
-        runs.bounds.push((from, runs.end));
+        let mut batch = self.batch.drain(..);
+        runs.append(|| Ok(batch.next()))?;
+        drop(batch);
         if runs.bounds.len() >= MAX_RUNS {
             self.merge_runs()?;
         }
@@ -143,18 +133,8 @@ impl Findings {
             return Ok(());
         };
         let mut merged = Runs::new()?;
-        let mut out = BufWriter::new(&merged.file);
-        let mut buf = Vec::new();
         let mut merge = Merge::new(&self.order, Some(&old), &[])?;
-        while let Some(f) = merge.next_finding()? {
-            buf.clear();
-            encode(&f, &mut buf);
-            out.write_all(&buf)?;
-            merged.end += buf.len() as u64;
-        }
-        out.flush()?;
-        drop(out);
-        merged.bounds.push((0, merged.end));
+        merged.append(|| merge.next_finding())?;
         self.runs = Some(merged);
         Ok(())
     }
@@ -217,6 +197,25 @@ impl Runs {
             bounds: Vec::new(),
             end: 0,
         })
+    }
+
+    /// Writes a run of the findings `next` gives, in the order they come,
+    /// after the others.
+    fn append(&mut self, mut next: impl FnMut() -> io::Result<Option<Finding>>) -> io::Result<()> {
+        let from = self.end;
+        let mut out = BufWriter::new(&self.file);
+        out.seek(SeekFrom::Start(from))?;
+        let mut buf = Vec::new();
+        while let Some(f) = next()? {
+            buf.clear();
+            encode(&f, &mut buf);
+            out.write_all(&buf)?;
+            self.end += buf.len() as u64;
+        }
+        out.flush()?;
+        drop(out);
+        self.bounds.push((from, self.end));
+        Ok(())
     }
 }
 

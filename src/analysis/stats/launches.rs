@@ -24,7 +24,7 @@ use crate::nsys::{Report, Streamed};
 
 use super::aggregate::{Stats, ValueSets};
 use super::reports::api_name;
-use super::table::Cell;
+use super::table::{spread_cells, Cell};
 
 /// A record of a launching call.
 struct Call {
@@ -200,13 +200,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
 /// queue time) has none but a deviation of 0, as nsys prints it.
 fn measure_cells(stats: &Option<Stats>) -> Vec<Cell> {
     match stats {
-        Some(s) => vec![
-            Cell::Real(s.mean, 1),
-            Cell::Real(s.median, 1),
-            Cell::Int(i128::from(s.min)),
-            Cell::Int(i128::from(s.max)),
-            Cell::Real(s.stddev, 1),
-        ],
+        Some(s) => spread_cells(s).to_vec(),
         None => vec![
             Cell::Empty,
             Cell::Empty,

@@ -26,7 +26,7 @@ use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
 
 use super::aggregate::ValueSets;
-use super::table::Cell;
+use super::table::{spread_cells, Cell};
 
 pub(super) const COLUMNS: [&str; 14] = [
     "Range",
@@ -259,25 +259,21 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failu
             continue;
         };
         let n = s.count as f64;
-        rows.push((
-            s.total,
-            vec![
-                Cell::Text(name),
-                Cell::Text(style(push_pop).to_owned()),
-                Cell::Int(s.total),
-                Cell::Int(g.range_time),
-                Cell::Int(i128::from(s.count)),
-                Cell::Real(s.mean, 1),
-                Cell::Real(s.median, 1),
-                Cell::Int(i128::from(s.min)),
-                Cell::Int(i128::from(s.max)),
-                Cell::Real(s.stddev, 1),
-                Cell::Int(i128::from(g.ops)),
-                Cell::Real(g.ops as f64 / n, 1),
-                Cell::Real(g.levels as f64 / n, 1),
-                Cell::Real(g.children as f64 / n, 1),
-            ],
-        ));
+        let mut row = vec![
+            Cell::Text(name),
+            Cell::Text(style(push_pop).to_owned()),
+            Cell::Int(s.total),
+            Cell::Int(g.range_time),
+            Cell::Int(i128::from(s.count)),
+        ];
+        row.extend(spread_cells(&s));
+        row.extend([
+            Cell::Int(i128::from(g.ops)),
+            Cell::Real(g.ops as f64 / n, 1),
+            Cell::Real(g.levels as f64 / n, 1),
+            Cell::Real(g.children as f64 / n, 1),
+        ]);
+        rows.push((s.total, row));
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     Ok(rows.into_iter().map(|(_, row)| row).collect())
@@ -535,7 +531,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
             Some((pid, tid)) => (Cell::Int(pid.into()), Cell::Int(tid.into())),
             None => (Cell::Empty, Cell::Empty),
         };
-        let row = vec![
+        let mut row = vec![
             range,
             style,
             pid,
@@ -543,13 +539,9 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
             Cell::Int(i128::from(g.ranges)),
             Cell::Int(i128::from(g.kernels)),
             Cell::Int(s.total),
-            Cell::Real(s.mean, 1),
-            Cell::Real(s.median, 1),
-            Cell::Int(i128::from(s.min)),
-            Cell::Int(i128::from(s.max)),
-            Cell::Real(s.stddev, 1),
-            Cell::Text(key.kernel.clone()),
         ];
+        row.extend(spread_cells(&s));
+        row.push(Cell::Text(key.kernel.clone()));
         rows.push((key, s.total, row));
     }
     // By range name (no range first), process, thread, total descending.

@@ -5,7 +5,7 @@ use crate::analysis::Failure;
 use crate::nsys::Report;
 
 use super::aggregate::{Groups, Stats};
-use super::table::{Cell, Table};
+use super::table::{spread_cells, Cell, Table};
 
 /// A summary `nsys stats` prints, by its old and new names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -281,16 +281,9 @@ fn time_cells(s: &Stats, grand: i128) -> Vec<Cell> {
         0 => Cell::Empty,
         _ => Cell::Real(s.total as f64 * 100.0 / grand as f64, 1),
     };
-    vec![
-        share,
-        Cell::Int(s.total),
-        Cell::Int(i128::from(s.count)),
-        Cell::Real(s.mean, 1),
-        Cell::Real(s.median, 1),
-        Cell::Int(i128::from(s.min)),
-        Cell::Int(i128::from(s.max)),
-        Cell::Real(s.stddev, 1),
-    ]
+    let mut cells = vec![share, Cell::Int(s.total), Cell::Int(i128::from(s.count))];
+    cells.extend(spread_cells(s));
+    cells
 }
 
 /// Rows of time statistics by name, with the name (and any other key
