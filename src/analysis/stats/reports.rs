@@ -413,15 +413,18 @@ fn gpu_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     }))
 }
 
+/// NVTX ranges of one `domain:name` and style: (name, push/pop).
+pub(crate) type RangeGroup = (String, bool);
+
 /// NVTX range durations by (`domain:name`, push/pop): the default domain
 /// has an empty name, so its ranges read `:name`. A range open at the end
 /// of the capture lasts until the last time of any NVTX row.
 pub(crate) fn nvtx_groups(
     report: &Report,
     style: impl Fn(bool) -> bool,
-) -> Result<Vec<((String, bool), Stats)>, Failure> {
+) -> Result<Vec<(RangeGroup, Stats)>, Failure> {
     let last = report.nvtx_last_time()?;
-    let mut groups = Groups::<(String, bool)>::default();
+    let mut groups = Groups::<RangeGroup>::default();
     report.each_range_row(|r| {
         if !style(r.push_pop) {
             return;
