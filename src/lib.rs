@@ -38,7 +38,7 @@
 //! # Ok::<(), nsys2perfetto::Error>(())
 //! ```
 
-pub mod analyze;
+mod analysis;
 mod chrome;
 mod convert;
 mod error;
@@ -48,11 +48,11 @@ mod merge;
 mod nsys;
 mod output;
 pub mod perfetto;
-mod projection;
-mod series;
 pub mod serve;
-pub mod stats;
 mod worker;
+
+use analysis::series;
+pub use analysis::{analyze, stats};
 
 use std::io::{self, Write};
 use std::path::PathBuf;

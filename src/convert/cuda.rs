@@ -99,8 +99,8 @@ struct Mapper<'a, 's, W: Write> {
 
 impl<W: Write> Mapper<'_, '_, W> {
     fn event(&mut self, event: CudaEvent<'_>) -> Result<(), ConvertError> {
-        if let (Some(projector), Some(t)) = (&mut self.projector, trace_time(event.span().0)) {
-            projector.advance(t, &self.gpu, self.report.meta(), self.summary)?;
+        if let Some(projector) = &mut self.projector {
+            projector.cuda_event(&event, &self.gpu, self.report.meta(), self.summary)?;
         }
         match event {
             CudaEvent::Api(call) => self.api_call(&call),
@@ -149,14 +149,6 @@ impl<W: Write> Mapper<'_, '_, W> {
             None => self.flow_ids.clear(),
         }
         let end = self.end_of(start, call.end);
-        if let (Some(projector), Some(corr), false) = (
-            &mut self.projector,
-            call.correlation_id,
-            self.flow_ids.is_empty(),
-        ) {
-            let ops = self.flow_ids.len() as u32;
-            projector.launch((call.pid, call.tid), corr, (start, end), ops);
-        }
         let mut args = Vec::with_capacity(5);
         if let Some(corr) = call.correlation_id {
             args.push(Arg::new("correlation_id", ArgValue::Int(corr)));
@@ -365,16 +357,6 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "green_context", op.green_context);
         push_int(&mut args, "graph_node_id", op.graph_node);
         let end = self.end_of(start, op.end);
-        if let (Some(projector), Some(_), Some(pid), Some(corr)) =
-            (&mut self.projector, flow, op.place.pid, op.correlation_id)
-        {
-            // NVIDIA projects kernels, copies and memsets, not whole-graph runs.
-            if category == GRAPH {
-                projector.op_not_projected(pid, corr);
-            } else {
-                projector.op(pid, corr, op.place.device, (start, end));
-            }
-        }
         let flows_in = match flow {
             Some(_) => flow.as_slice(),
             None => waited.as_slice(),

@@ -119,7 +119,7 @@ pub fn write<W: Write>(
             }
             // NVIDIA projects only ranges that start and end on one thread.
             if e.kind != NvtxKind::Mark && e.end_tid.is_none() {
-                feed.push(start, end, (e.pid, e.tid), name);
+                feed.send_named(start, end, (e.pid, e.tid), name);
             }
         }
         summary.count(NVTX);

@@ -1,10 +1,11 @@
 //! The summaries, defined as nsys 2025.3 defines them, and how each is
 //! computed from one pass over its tables.
 
+use crate::analysis::Failure;
 use crate::nsys::Report;
 
 use super::aggregate::{Groups, Stats};
-use super::table::{Cell, Table};
+use super::table::{spread_cells, Cell, Table};
 
 /// A summary `nsys stats` prints, by its old and new names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -102,8 +103,18 @@ impl StatsReport {
     }
 
     /// Computes the summary of `report`.
-    pub fn compute(self, report: &Report) -> rusqlite::Result<Table> {
-        let rows = match self {
+    pub fn compute(self, report: &Report) -> crate::Result<Table> {
+        let rows = self.rows(report).map_err(|e| e.of(report.path()))?;
+        Ok(Table {
+            name: self.name().to_owned(),
+            title: self.title().to_owned(),
+            columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
+            rows,
+        })
+    }
+
+    fn rows(self, report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+        Ok(match self {
             StatsReport::CudaApiSum => api_sum(report)?,
             StatsReport::GpuKernSum => kernel_sum(report)?,
             StatsReport::GpuMemTimeSum => memory_sum(report, Measure::Time)?,
@@ -117,14 +128,8 @@ impl StatsReport {
             StatsReport::OpenAccSum => openacc_sum(report)?,
             StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
             StatsReport::OpenMpEventSum => openmp_sum(report)?,
-            StatsReport::NvtxGpuProjSum => super::projection::nvtx_gpu_proj_sum(report)?,
-            StatsReport::NvtxKernSum => super::projection::nvtx_kern_sum(report)?,
-        };
-        Ok(Table {
-            name: self.name().to_owned(),
-            title: self.title().to_owned(),
-            columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
-            rows,
+            StatsReport::NvtxGpuProjSum => super::nvtx_gpu::nvtx_gpu_proj_sum(report)?,
+            StatsReport::NvtxKernSum => super::nvtx_gpu::nvtx_kern_sum(report)?,
         })
     }
 
@@ -152,8 +157,8 @@ impl StatsReport {
                 "Name",
             ],
             StatsReport::KernExecSum => &super::launches::COLUMNS,
-            StatsReport::NvtxGpuProjSum => &super::projection::COLUMNS,
-            StatsReport::NvtxKernSum => &super::projection::KERNEL_COLUMNS,
+            StatsReport::NvtxGpuProjSum => &super::nvtx_gpu::COLUMNS,
+            StatsReport::NvtxKernSum => &super::nvtx_gpu::KERNEL_COLUMNS,
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
             StatsReport::GpuKernSum => &[
                 TIME[0], TIME[1], TIME[2], TIME[3], TIME[4], TIME[5], TIME[6], TIME[7], "Name",
@@ -276,16 +281,9 @@ fn time_cells(s: &Stats, grand: i128) -> Vec<Cell> {
         0 => Cell::Empty,
         _ => Cell::Real(s.total as f64 * 100.0 / grand as f64, 1),
     };
-    vec![
-        share,
-        Cell::Int(s.total),
-        Cell::Int(i128::from(s.count)),
-        Cell::Real(s.mean, 1),
-        Cell::Real(s.median, 1),
-        Cell::Int(i128::from(s.min)),
-        Cell::Int(i128::from(s.max)),
-        Cell::Real(s.stddev, 1),
-    ]
+    let mut cells = vec![share, Cell::Int(s.total), Cell::Int(i128::from(s.count))];
+    cells.extend(spread_cells(s));
+    cells
 }
 
 /// Rows of time statistics by name, with the name (and any other key
@@ -305,7 +303,7 @@ fn time_rows<K>(groups: Vec<(K, Stats)>, keys: impl Fn(K) -> Vec<Cell>) -> Vec<V
 /// Durations by API name as recorded. Names that differ only in their
 /// version suffix (`cudaMemcpy`, `cudaMemcpy_v3020`) are two groups, as nsys
 /// groups by name id; the summary prints both without the suffix.
-pub(crate) fn api_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats)>> {
+pub(crate) fn api_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_api_row(|row| {
@@ -313,17 +311,17 @@ pub(crate) fn api_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats
         key.push_str(row.name);
         groups.add(&key, row.end - row.start);
     })?;
-    groups.finish().map_err(rusqlite::Error::from)
+    groups.finish().map_err(Failure::from)
 }
 
-fn api_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn api_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     Ok(time_rows(api_groups(report)?, |name| {
         vec![Cell::Text(api_name(&name).to_owned())]
     }))
 }
 
 /// Kernel durations by name.
-pub(crate) fn kernel_groups(report: &Report) -> rusqlite::Result<Vec<(String, Stats)>> {
+pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_kernel_row(|k| {
@@ -331,10 +329,10 @@ pub(crate) fn kernel_groups(report: &Report) -> rusqlite::Result<Vec<(String, St
         key.push_str(k.name);
         groups.add(&key, k.end - k.start);
     })?;
-    groups.finish().map_err(rusqlite::Error::from)
+    groups.finish().map_err(Failure::from)
 }
 
-fn kernel_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn kernel_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     Ok(time_rows(kernel_groups(report)?, |name| {
         vec![Cell::Text(name)]
     }))
@@ -347,7 +345,7 @@ enum Measure {
 }
 
 /// Memory operations by kind: their durations or their sizes.
-fn memory_groups(report: &Report, measure: Measure) -> rusqlite::Result<Vec<(String, Stats)>> {
+fn memory_groups(report: &Report, measure: Measure) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
     report.each_memory_row(|m| {
         let name = match m.copy_kind {
@@ -360,10 +358,10 @@ fn memory_groups(report: &Report, measure: Measure) -> rusqlite::Result<Vec<(Str
         };
         groups.add(&name, value);
     })?;
-    groups.finish().map_err(rusqlite::Error::from)
+    groups.finish().map_err(Failure::from)
 }
 
-fn memory_sum(report: &Report, measure: Measure) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn memory_sum(report: &Report, measure: Measure) -> Result<Vec<Vec<Cell>>, Failure> {
     let groups = memory_groups(report, measure)?;
     if measure == Measure::Time {
         return Ok(time_rows(groups, |name| vec![Cell::Text(name)]));
@@ -394,7 +392,7 @@ enum GpuCategory {
     Memory,
 }
 
-fn gpu_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn gpu_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     let mut groups = Groups::<(String, GpuCategory)>::default();
     report.each_kernel_row(|k| {
         groups.add(&(k.name.to_owned(), GpuCategory::Kernel), k.end - k.start)
@@ -415,15 +413,18 @@ fn gpu_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
     }))
 }
 
+/// NVTX ranges of one `domain:name` and style: (name, push/pop).
+pub(crate) type RangeGroup = (String, bool);
+
 /// NVTX range durations by (`domain:name`, push/pop): the default domain
 /// has an empty name, so its ranges read `:name`. A range open at the end
 /// of the capture lasts until the last time of any NVTX row.
 pub(crate) fn nvtx_groups(
     report: &Report,
     style: impl Fn(bool) -> bool,
-) -> rusqlite::Result<Vec<((String, bool), Stats)>> {
+) -> Result<Vec<(RangeGroup, Stats)>, Failure> {
     let last = report.nvtx_last_time()?;
-    let mut groups = Groups::<(String, bool)>::default();
+    let mut groups = Groups::<RangeGroup>::default();
     report.each_range_row(|r| {
         if !style(r.push_pop) {
             return;
@@ -432,14 +433,14 @@ pub(crate) fn nvtx_groups(
         let end = r.end.or(last).unwrap_or(r.start);
         groups.add(&(name, r.push_pop), end - r.start);
     })?;
-    groups.finish().map_err(rusqlite::Error::from)
+    groups.finish().map_err(Failure::from)
 }
 
 fn nvtx_sum(
     report: &Report,
     style: impl Fn(bool) -> bool,
     style_column: bool,
-) -> rusqlite::Result<Vec<Vec<Cell>>> {
+) -> Result<Vec<Vec<Cell>>, Failure> {
     Ok(time_rows(
         nvtx_groups(report, style)?,
         |(name, push_pop)| {
@@ -452,7 +453,7 @@ fn nvtx_sum(
     ))
 }
 
-fn osrt_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn osrt_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_osrt_row(|name, start, end| {
@@ -464,7 +465,7 @@ fn osrt_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
 }
 
 /// OpenACC events by name, with `@file:line` where the source is recorded.
-fn openacc_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn openacc_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_openacc_row(|name, file, line, start, end| {
@@ -485,7 +486,7 @@ fn openacc_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
 
 /// OpenMP events by name within each kind of event (a name in two tables
 /// is two rows, as nsys sums each table apart).
-fn openmp_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn openmp_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     let mut groups = Groups::<(String, String)>::default();
     let mut key = (String::new(), String::new());
     report.each_openmp_row(|table, name, start, end| {
@@ -501,7 +502,7 @@ fn openmp_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
 }
 
 /// Unified-memory CPU page faults counted by faulting instruction, most first.
-fn cpu_page_faults_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+fn cpu_page_faults_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     let mut counts: Vec<(Option<String>, u64)> = Vec::new();
     let mut index: rustc_hash::FxHashMap<Option<String>, usize> = Default::default();
     report.each_cpu_page_fault(|instruction| {

@@ -9,20 +9,19 @@
 //! grow with the number of rows.
 
 mod aggregate;
-mod compare;
 mod launches;
 mod median;
-mod projection;
+mod nvtx_gpu;
 mod reports;
 mod table;
 
+pub use super::compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
-pub use compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
+pub(crate) use nvtx_gpu::projected_by_name;
 pub use reports::StatsReport;
+pub(crate) use reports::{api_groups, api_name, kernel_groups, nvtx_groups};
 pub use table::{Cell, Format, Table};
-
-pub(crate) use median::failure;
 
 use crate::error::{Error, Result};
 use crate::nsys::Report;
@@ -56,19 +55,12 @@ use crate::nsys::Report;
 /// # Ok::<(), nsys2perfetto::Error>(())
 /// ```
 pub fn summarize(report: &Report, which: &[StatsReport]) -> Result<Vec<Table>> {
-    which
-        .iter()
-        .map(|r| r.compute(report).map_err(|e| damaged(report, e)))
-        .collect()
+    which.iter().map(|r| r.compute(report)).collect()
 }
 
 /// What [`compare`] compares of `report`.
 pub fn run_summary(report: &Report) -> Result<RunSummary> {
-    RunSummary::of(report).map_err(|e| damaged(report, e))
-}
-
-fn damaged(report: &Report, e: rusqlite::Error) -> Error {
-    median::failure(report.path(), e)
+    RunSummary::of(report)
 }
 
 /// [`summarize`] for the report or export at `input` (a report is exported

@@ -19,13 +19,14 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::analysis::projection::{streamed, Projector, Range, RangeFeed};
+use crate::analysis::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
-use crate::projection::{streamed, Projector, Range, RangeSender};
 
 use super::aggregate::ValueSets;
-use super::table::Cell;
+use super::table::{spread_cells, Cell};
 
 pub(super) const COLUMNS: [&str; 14] = [
     "Range",
@@ -85,14 +86,14 @@ type Keys = Vec<(String, bool)>;
 fn send_ranges(
     report: &Report,
     last: Option<i64>,
-    sender: &mut RangeSender<RangeInfo>,
-) -> rusqlite::Result<Keys> {
+    feed: &mut RangeFeed<RangeInfo>,
+) -> Result<Keys, Failure> {
     let domains = &report.meta().nvtx_domains;
     let mut keys: Keys = Vec::new();
     let mut key_index: FxHashMap<(String, bool), u32> = FxHashMap::default();
     let mut open: FxHashMap<(u32, u32), Vec<Enclosing>> = FxHashMap::default();
     let mut next_id = 0u64;
-    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+    report.for_each_nvtx_event(|e| -> Result<(), Failure> {
         // Only ranges that start and end on one thread are projected, or
         // parents of projected ones.
         if e.kind == NvtxKind::Mark || e.end_tid.is_some() {
@@ -142,7 +143,7 @@ fn send_ranges(
             level,
             group: Some(group),
         });
-        sender.send(Range {
+        feed.send(Range {
             start,
             end: e.end.and_then(|t| u64::try_from(t).ok()),
             pid: e.pid,
@@ -169,12 +170,12 @@ fn project(
     last: i64,
     mut see: impl FnMut(&CudaEvent<'_>),
     mut take: impl FnMut(&mut Projector<RangeInfo>),
-) -> rusqlite::Result<Keys> {
+) -> Result<Keys, Failure> {
     let (keys, ()) = streamed(
         u64::try_from(last).ok(),
-        |sender| send_ranges(report, Some(last), sender),
+        |feed| send_ranges(report, Some(last), feed),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
                 if let Streamed::Event(event) = streamed {
                     see(&event);
                     projector.cuda_event(&event);
@@ -219,7 +220,7 @@ fn style(push_pop: bool) -> &'static str {
     }
 }
 
-pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // No NVTX row, no range.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok(Vec::new());
@@ -258,25 +259,21 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
             continue;
         };
         let n = s.count as f64;
-        rows.push((
-            s.total,
-            vec![
-                Cell::Text(name),
-                Cell::Text(style(push_pop).to_owned()),
-                Cell::Int(s.total),
-                Cell::Int(g.range_time),
-                Cell::Int(i128::from(s.count)),
-                Cell::Real(s.mean, 1),
-                Cell::Real(s.median, 1),
-                Cell::Int(i128::from(s.min)),
-                Cell::Int(i128::from(s.max)),
-                Cell::Real(s.stddev, 1),
-                Cell::Int(i128::from(g.ops)),
-                Cell::Real(g.ops as f64 / n, 1),
-                Cell::Real(g.levels as f64 / n, 1),
-                Cell::Real(g.children as f64 / n, 1),
-            ],
-        ));
+        let mut row = vec![
+            Cell::Text(name),
+            Cell::Text(style(push_pop).to_owned()),
+            Cell::Int(s.total),
+            Cell::Int(g.range_time),
+            Cell::Int(i128::from(s.count)),
+        ];
+        row.extend(spread_cells(&s));
+        row.extend([
+            Cell::Int(i128::from(g.ops)),
+            Cell::Real(g.ops as f64 / n, 1),
+            Cell::Real(g.levels as f64 / n, 1),
+            Cell::Real(g.children as f64 / n, 1),
+        ]);
+        rows.push((s.total, row));
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     Ok(rows.into_iter().map(|(_, row)| row).collect())
@@ -290,7 +287,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cel
 ///
 /// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
 /// holds a few batches, the open and waiting ranges, and the names.
-pub(super) fn projected_by_name(report: &Report) -> rusqlite::Result<(Vec<(String, i128)>, i128)> {
+pub(crate) fn projected_by_name(report: &Report) -> Result<(Vec<(String, i128)>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
@@ -367,7 +364,7 @@ struct KernelGroup {
 /// in (each enclosing range, nested ones included) and by launching thread,
 /// as nsys 2025.3 sums them. Kernels launched outside every range make rows
 /// of their own, with no range.
-pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // Like nsys, nothing without NVTX data, kernels or CUDA API calls.
     let needs = [
         "NVTX_EVENTS",
@@ -405,9 +402,9 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     };
     let (keys, ()) = streamed(
         open_until,
-        |sender| send_ranges(report, last, sender),
+        |feed| send_ranges(report, last, feed),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
                 let Streamed::Event(event) = streamed else {
                     return Ok(());
                 };
@@ -534,7 +531,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
             Some((pid, tid)) => (Cell::Int(pid.into()), Cell::Int(tid.into())),
             None => (Cell::Empty, Cell::Empty),
         };
-        let row = vec![
+        let mut row = vec![
             range,
             style,
             pid,
@@ -542,13 +539,9 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
             Cell::Int(i128::from(g.ranges)),
             Cell::Int(i128::from(g.kernels)),
             Cell::Int(s.total),
-            Cell::Real(s.mean, 1),
-            Cell::Real(s.median, 1),
-            Cell::Int(i128::from(s.min)),
-            Cell::Int(i128::from(s.max)),
-            Cell::Real(s.stddev, 1),
-            Cell::Text(key.kernel.clone()),
         ];
+        row.extend(spread_cells(&s));
+        row.push(Cell::Text(key.kernel.clone()));
         rows.push((key, s.total, row));
     }
     // By range name (no range first), process, thread, total descending.

@@ -18,12 +18,13 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::Failure;
 use crate::nsys::cuda::{CudaEvent, KERNEL};
 use crate::nsys::{Report, Streamed};
 
 use super::aggregate::{Stats, ValueSets};
 use super::reports::api_name;
-use super::table::Cell;
+use super::table::{spread_cells, Cell};
 
 /// A record of a launching call.
 struct Call {
@@ -74,7 +75,7 @@ const API: usize = 1;
 const QUEUE: usize = 2;
 const KERNEL_TIME: usize = 3;
 
-pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
+pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // The reader's kernels have a device; exports without the column none.
     let has_device = report.has_column(KERNEL, "deviceId");
     let mut launches: FxHashMap<(u32, i64), Launch> = FxHashMap::default();
@@ -85,7 +86,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     let mut measures = ValueSets::default();
     // Records repeating a call that has not come yet: their ends and launches.
     let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+    report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };
@@ -199,13 +200,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
 /// queue time) has none but a deviation of 0, as nsys prints it.
 fn measure_cells(stats: &Option<Stats>) -> Vec<Cell> {
     match stats {
-        Some(s) => vec![
-            Cell::Real(s.mean, 1),
-            Cell::Real(s.median, 1),
-            Cell::Int(i128::from(s.min)),
-            Cell::Int(i128::from(s.max)),
-            Cell::Real(s.stddev, 1),
-        ],
+        Some(s) => spread_cells(s).to_vec(),
         None => vec![
             Cell::Empty,
             Cell::Empty,

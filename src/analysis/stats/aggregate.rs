@@ -11,7 +11,7 @@ use std::hash::Hash;
 
 use rustc_hash::FxHashMap;
 
-use super::median::{Medians, SpillFailed};
+use super::median::Medians;
 
 /// What a summary says of one group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,7 +64,7 @@ impl ValueSets {
     }
 
     /// Each set's statistics, by number; `None` for a set without values.
-    pub fn finish(self) -> Result<Vec<Option<Stats>>, SpillFailed> {
+    pub fn finish(self) -> std::io::Result<Vec<Option<Stats>>> {
         let medians = self.medians.finish()?;
         Ok(self
             .sums
@@ -191,7 +191,7 @@ impl<K: Hash + Eq + Clone> Groups<K> {
 
     /// Each group's key and statistics, by total descending (ties by key's
     /// first appearance).
-    pub fn finish(self) -> Result<Vec<(K, Stats)>, SpillFailed> {
+    pub fn finish(self) -> std::io::Result<Vec<(K, Stats)>> {
         let stats = self.values.finish()?;
         let mut out: Vec<(K, Stats)> = self
             .keys

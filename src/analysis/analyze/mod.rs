@@ -26,6 +26,7 @@
 //! the copying calls whose copy has not come yet, and a few thousand
 //! findings: the others wait, sorted, in a temporary file ([`Findings`]).
 
+mod codec;
 mod cuda_api_sync;
 mod cuda_memcpy_async;
 mod cuda_memcpy_sync;
@@ -43,13 +44,14 @@ use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
 
-use crate::error::{DatabaseError, Error, Result};
+use crate::analysis::Failure;
+use crate::error::{Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::MEMORY_KINDS;
 use crate::nsys::{FileKind, Report};
 
-pub use crate::stats::Format;
+pub use crate::analysis::stats::Format;
 pub use report::write_findings;
 pub use sorted::Findings;
 pub(crate) use sorted::Order;
@@ -74,6 +76,11 @@ impl Rule {
         Rule::GpuGaps,
         Rule::GpuTimeUtil,
     ];
+
+    /// The index of the rule in [`Rule::ALL`].
+    pub(crate) fn index(self) -> usize {
+        Rule::ALL.iter().position(|&r| r == self).expect("a rule")
+    }
 
     /// The name nsys 2024 and later know the rule by.
     pub fn name(self) -> &'static str {
@@ -355,37 +362,10 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
     let mut findings = Findings::new(Order::Report {
         rules: rules.to_vec(),
     });
-    run(report, rules, thresholds, &mut |f| findings.push(f)).map_err(|e| match e {
-        Failure::Read(e) => Error::Damaged {
-            path: report.path().to_owned(),
-            cause: DatabaseError(e),
-        },
-        Failure::Spill(cause) => Error::Output {
-            path: std::env::temp_dir(),
-            cause,
-        },
-    })?;
+    run(report, rules, thresholds, &mut |f| findings.push(f))
+        .map_err(|e: Failure| e.of(report.path()))?;
     findings.finish();
     Ok(findings)
-}
-
-/// Why a run of the rules failed: the export could not be read, or the
-/// findings could not be set aside.
-pub(crate) enum Failure {
-    Read(rusqlite::Error),
-    Spill(io::Error),
-}
-
-impl From<rusqlite::Error> for Failure {
-    fn from(e: rusqlite::Error) -> Self {
-        Failure::Read(e)
-    }
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Self {
-        Failure::Spill(e)
-    }
 }
 
 /// [`analyze`] on the report at `path`: an SQLite export, or an

@@ -241,6 +241,18 @@ pub(crate) fn json_string(s: &str) -> String {
     out
 }
 
+/// The cells that say how a set of values spreads: average, median,
+/// minimum, maximum, standard deviation.
+pub(super) fn spread_cells(s: &super::Stats) -> [Cell; 5] {
+    [
+        Cell::Real(s.mean, 1),
+        Cell::Real(s.median, 1),
+        Cell::Int(i128::from(s.min)),
+        Cell::Int(i128::from(s.max)),
+        Cell::Real(s.stddev, 1),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

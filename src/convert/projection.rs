@@ -1,5 +1,5 @@
 //! NVTX GPU projection in the trace: the projections of
-//! [`crate::projection`], written on a sequence of their own, one track per
+//! [`crate::analysis::projection`], written on a sequence of their own, one track per
 //! (device, source thread) in the device's group.
 //!
 //! The NVTX thread feeds its ranges, in start order, to the CUDA thread, which
@@ -11,18 +11,24 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::projection::{self, Name, Projected};
+use crate::nsys::cuda::CudaEvent;
 use crate::nsys::Metadata;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
-use crate::projection::Projected;
 
 use super::gpu::GpuTracks;
 use super::summary::Summary;
 use super::ConvertError;
 
-mod feed;
+/// The NVTX thread's end of the projection's feed: named ranges.
+pub type RangeFeed = projection::RangeFeed<Name>;
+/// The CUDA thread's end.
+pub type RangeSource = projection::RangeSource<Name>;
 
-use feed::Name;
-pub use feed::{channel, RangeFeed, RangeSource};
+/// A connected feed and source.
+pub fn channel() -> (RangeFeed, RangeSource) {
+    projection::channel()
+}
 
 pub const NVTX_GPU: &str = "nvtx_gpu";
 
@@ -37,8 +43,7 @@ struct ProjectionTrack {
 /// Projects on the CUDA thread and writes the projections.
 pub struct Projector<'p, 's, W: Write> {
     seq: &'p mut SequenceWriter<'s, W>,
-    source: RangeSource,
-    projector: crate::projection::Projector<Name>,
+    projector: projection::Projector<Name>,
     tracks: FxHashMap<ProjectionTrack, SliceTrack>,
 }
 
@@ -46,43 +51,23 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
     pub fn new(seq: &'p mut SequenceWriter<'s, W>, source: RangeSource) -> Self {
         Self {
             seq,
-            source,
-            projector: Default::default(),
+            // Open ranges end where the NVTX data ends, once the feed says.
+            projector: projection::Projector::fed_by(source, None),
             tracks: FxHashMap::default(),
         }
     }
 
-    /// The CUDA stream has reached `t`: takes the ranges that started, closes
-    /// those that ended, and writes what can no longer change its place.
-    pub fn advance(
+    /// One event of the CUDA stream, in time order: the projector takes it,
+    /// and what can no longer change its place is written.
+    pub fn cuda_event(
         &mut self,
-        t: u64,
+        event: &CudaEvent<'_>,
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
     ) -> Result<(), ConvertError> {
-        while let Some(range) = self.source.next_until(t) {
-            self.projector.start(range);
-        }
-        // Open ranges end where the NVTX data ends, once that is known.
-        self.projector.set_open_until(self.source.end());
-        self.projector.advance(t);
+        self.projector.cuda_event(event);
         self.write_ready(gpu, meta, summary)
-    }
-
-    /// A launch of `ops` operations by thread (pid, tid) during [start, end].
-    pub fn launch(&mut self, thread: (u32, u32), corr: i64, span: (u64, u64), ops: u32) {
-        self.projector.launch(thread, corr, span, ops);
-    }
-
-    /// A GPU operation of launch (pid, corr) ran on `device` during [start, end].
-    pub fn op(&mut self, pid: u32, corr: i64, device: i64, span: (u64, u64)) {
-        self.projector.op(pid, corr, device, span);
-    }
-
-    /// An operation of launch (pid, corr) that the projection does not count.
-    pub fn op_not_projected(&mut self, pid: u32, corr: i64) {
-        self.projector.op_not_projected(pid, corr);
     }
 
     /// The CUDA stream is over: every projection is written.
@@ -92,7 +77,6 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         meta: &Metadata,
         summary: &mut Summary,
     ) -> Result<(), ConvertError> {
-        self.source.close();
         self.projector.finish();
         self.write_ready(gpu, meta, summary)
     }

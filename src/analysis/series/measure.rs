@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use crate::analysis::projection::{Projector, Range, RangeFeed};
+use crate::analysis::stats::ValueSets;
+use crate::analysis::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, Streamed};
-use crate::projection::{Projector, Range, RangeSender};
-use crate::stats::ValueSets;
 
 use super::pattern::{EventKind, EventPattern};
 use super::SeriesCell;
@@ -25,7 +26,7 @@ use super::SeriesCell;
 pub(super) fn measure(
     report: &Report,
     patterns: &[EventPattern],
-) -> rusqlite::Result<Vec<SeriesCell>> {
+) -> Result<Vec<SeriesCell>, Failure> {
     // A set of durations per pattern, by index.
     let mut durations = ValueSets::default();
     let of_kind = |kind: EventKind| -> Vec<usize> {
@@ -45,7 +46,7 @@ pub(super) fn measure(
     let cuda_needed = !(kernels.is_empty() && api.is_empty());
     let mut cuda = |projector: Option<&mut Projector<Arc<[usize]>>>,
                     durations: &mut ValueSets|
-     -> rusqlite::Result<()> {
+     -> Result<(), Failure> {
         if !cuda_needed && projector.is_none() {
             return Ok(());
         }
@@ -62,16 +63,16 @@ pub(super) fn measure(
         // Ranges still open when the capture stopped end at the last time of
         // any NVTX row, as nsys ends them.
         let open_until = report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok());
-        let (nvtx_durations, ()) = crate::projection::streamed(
+        let (nvtx_durations, ()) = crate::analysis::projection::streamed(
             open_until,
-            |sender| {
+            |feed| {
                 let mut nvtx_durations = ValueSets::default();
                 nvtx_pass(
                     report,
                     &mut nvtx,
                     &mut nvtx_gpu,
                     &mut nvtx_durations,
-                    Some(sender),
+                    Some(feed),
                 )?;
                 Ok(nvtx_durations)
             },
@@ -81,7 +82,7 @@ pub(super) fn measure(
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
-        report.for_each_library_call(|call| -> rusqlite::Result<()> {
+        report.for_each_library_call(|call| -> Result<(), Failure> {
             let matcher = match call.library {
                 Library::Cudnn => &mut cudnn,
                 Library::Cublas => &mut cublas,
@@ -114,11 +115,11 @@ fn nvtx_pass(
     nvtx: &mut Matcher<'_>,
     nvtx_gpu: &mut Matcher<'_>,
     durations: &mut ValueSets,
-    mut projected: Option<&mut RangeSender<Arc<[usize]>>>,
-) -> rusqlite::Result<()> {
+    mut projected: Option<&mut RangeFeed<Arc<[usize]>>>,
+) -> Result<(), Failure> {
     // The sets of patterns ranges match, each kept once and shared.
     let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();
-    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+    report.for_each_nvtx_event(|e| -> Result<(), Failure> {
         if e.kind == NvtxKind::Mark {
             return Ok(());
         }
@@ -167,8 +168,8 @@ fn cuda_pass(
     api: &mut Matcher<'_>,
     mut projector: Option<&mut Projector<Arc<[usize]>>>,
     durations: &mut ValueSets,
-) -> rusqlite::Result<()> {
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+) -> Result<(), Failure> {
+    report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };

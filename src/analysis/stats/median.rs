@@ -18,7 +18,6 @@
 //! whatever happens to the process.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
@@ -86,9 +85,9 @@ impl Medians {
 
     /// Each set's median, by number: the middle value, or the mean of the
     /// middle two for an even count; `None` for a set without values.
-    pub fn finish(self) -> Result<Vec<Option<f64>>, SpillFailed> {
+    pub fn finish(self) -> io::Result<Vec<Option<f64>>> {
         if let Some(e) = self.failed {
-            return Err(SpillFailed(e));
+            return Err(spill_failed(e));
         }
         // Where the spilled sets' middle values lie.
         let mut wanted: Vec<Vec<Target>> = Vec::with_capacity(self.sets.len());
@@ -109,7 +108,7 @@ impl Medians {
         if let Some(spill) = self.spill {
             let mut file = spill
                 .into_inner()
-                .map_err(|e| SpillFailed(e.into_error()))?;
+                .map_err(|e| spill_failed(e.into_error()))?;
             // Each read narrows every middle value still sought: to one
             // value where few values are left to tell apart, otherwise to
             // one of SLICES slices of its range.
@@ -117,7 +116,7 @@ impl Medians {
                 for target in wanted.iter_mut().flatten() {
                     target.prepare();
                 }
-                read_spill(&mut file, &mut wanted).map_err(SpillFailed)?;
+                read_spill(&mut file, &mut wanted).map_err(spill_failed)?;
                 for target in wanted.iter_mut().flatten() {
                     target.narrow();
                 }
@@ -406,51 +405,16 @@ impl Target {
     }
 }
 
-/// The temporary file of values could not be written or read back.
-#[derive(Debug)]
-pub(crate) struct SpillFailed(pub io::Error);
-
-impl fmt::Display for SpillFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "a temporary file in {} (TMPDIR): {}",
-            std::env::temp_dir().display(),
-            crate::error::plain(&self.0)
-        )
-    }
-}
-
-impl std::error::Error for SpillFailed {}
-
-/// Carried through the readers' errors, to be told apart by [`failure`].
-impl From<SpillFailed> for rusqlite::Error {
-    fn from(e: SpillFailed) -> Self {
-        rusqlite::Error::ToSqlConversionFailure(Box::new(e))
-    }
-}
-
-/// The error of reading `report`: a failed spill is no damage to the report.
-pub(crate) fn failure(report: &std::path::Path, e: rusqlite::Error) -> crate::Error {
-    match e {
-        rusqlite::Error::ToSqlConversionFailure(e) if e.is::<SpillFailed>() => {
-            let SpillFailed(cause) = *e.downcast::<SpillFailed>().expect("checked");
-            crate::Error::Output {
-                path: std::env::temp_dir(),
-                cause: io::Error::new(
-                    cause.kind(),
-                    format!(
-                        "a temporary file of values for medians (TMPDIR says where): {}",
-                        crate::error::plain(&cause)
-                    ),
-                ),
-            }
-        }
-        e => crate::Error::Damaged {
-            path: report.to_owned(),
-            cause: crate::error::DatabaseError(e),
-        },
-    }
+/// The temporary file of values could not be written or read back: the
+/// error says so.
+fn spill_failed(cause: io::Error) -> io::Error {
+    io::Error::new(
+        cause.kind(),
+        format!(
+            "a temporary file of values for medians (TMPDIR says where): {}",
+            crate::error::plain(&cause)
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -630,22 +594,5 @@ mod tests {
         assert_eq!(out.len(), 4);
         assert_eq!(out[..3], [Some(4096.0), None, None]);
         assert_eq!(out[3], Some((KEPT as f64 - 1.0) / 2.0));
-    }
-
-    #[test]
-    fn a_failed_spill_is_no_damage_to_the_report() {
-        let cause = io::Error::new(io::ErrorKind::StorageFull, "No space left on device");
-        let e = failure(std::path::Path::new("r.sqlite"), SpillFailed(cause).into());
-        let text = e.to_string();
-        assert!(matches!(e, crate::Error::Output { .. }), "{text}");
-        assert!(
-            text.ends_with("(TMPDIR says where): no space left on device"),
-            "{text}"
-        );
-        let e = failure(
-            std::path::Path::new("r.sqlite"),
-            rusqlite::Error::InvalidQuery,
-        );
-        assert!(matches!(e, crate::Error::Damaged { .. }));
     }
 }

@@ -6,10 +6,11 @@
 //! wholly inside the range, on the range's thread; only ranges that start and
 //! end on one thread count; the count is of launches (correlation ids).
 //!
-//! The caller streams CUDA events in time order: [`Projector::start`] for
-//! each range as the stream reaches its start (ranges in start order),
-//! [`Projector::advance`] to the time of each event, [`Projector::launch`] for
-//! API calls, [`Projector::op`] for GPU operations. A range is finished when
+//! The ranges come from a [`RangeFeed`] on another thread, in start order;
+//! the caller hands the projector each event of the CUDA stream, in time
+//! order ([`Projector::cuda_event`]): it starts the ranges the stream has
+//! reached, closes those it has passed, takes API calls as launches and
+//! kernels, copies and memsets as their GPU work. A range is finished when
 //! the stream has passed its end and every launch inside it has all its
 //! operations; [`Projector::next_ready`] hands out finished projections in
 //! start order (the longer first), as soon as no later one can start before
@@ -18,11 +19,14 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::sync::mpsc::{self, SyncSender};
 
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::CudaEvent;
+
+mod feed;
+
+pub(crate) use feed::{channel, Name, RangeFeed, RangeSource};
 
 /// A range to project, with what the caller keeps of it (`data`).
 pub(crate) struct Range<T> {
@@ -124,16 +128,19 @@ pub(crate) struct Projector<T> {
     finished: BinaryHeap<Reverse<ReadyOrder>>,
     done: FxHashMap<u64, Pending<T>>,
     now: u64,
-    /// Ranges the caller hands over as a stream, not yet started (see
-    /// [`Projector::with_ranges`]).
-    queued: std::iter::Peekable<Box<dyn Iterator<Item = Range<T>>>>,
+    /// The ranges not yet started.
+    source: RangeSource<T>,
 }
 
-impl<T: 'static> Default for Projector<T> {
-    fn default() -> Self {
+impl<T> Projector<T> {
+    /// A projector of the ranges `source` gives (in start order), taken as
+    /// the CUDA events need them. `open_until`, where known before the
+    /// ranges come, is where ranges never ended end; otherwise the feed's
+    /// end says.
+    pub fn fed_by(source: RangeSource<T>, open_until: Option<u64>) -> Self {
         Self {
             next_id: 0,
-            open_until: None,
+            open_until,
             started: FxHashMap::default(),
             ranges: FxHashMap::default(),
             open_ends: BinaryHeap::new(),
@@ -143,38 +150,23 @@ impl<T: 'static> Default for Projector<T> {
             finished: BinaryHeap::new(),
             done: FxHashMap::default(),
             now: 0,
-            queued: (Box::new(std::iter::empty()) as Box<dyn Iterator<Item = _>>).peekable(),
-        }
-    }
-}
-
-impl<T: 'static> Projector<T> {
-    /// A projector of `ranges` (in start order), taken as the CUDA events
-    /// need them: each starts as [`Projector::cuda_event`] reaches it. The
-    /// iterator may wait for them (see [`streamed`]).
-    pub fn with_ranges(
-        ranges: impl Iterator<Item = Range<T>> + 'static,
-        open_until: Option<u64>,
-    ) -> Self {
-        let ranges: Box<dyn Iterator<Item = Range<T>>> = Box::new(ranges);
-        Self {
-            queued: ranges.peekable(),
-            open_until,
-            ..Self::default()
+            source,
         }
     }
 
-    /// One event of the report's CUDA stream (in time order), for callers
-    /// that read the stream as it comes: an API call is a launch of its
-    /// `gpu_ops` operations; kernels, copies and memsets are projected; a
-    /// graph traced as a whole only settles its launch. Events before the
-    /// capture's origin cannot be projected.
+    /// One event of the report's CUDA stream (in time order): an API call
+    /// is a launch of its `gpu_ops` operations; kernels, copies and memsets
+    /// are projected; a graph traced as a whole only settles its launch.
+    /// Events before the capture's origin cannot be projected.
     pub fn cuda_event(&mut self, event: &CudaEvent<'_>) {
         let Ok(t) = u64::try_from(event.span().0) else {
             return;
         };
-        while let Some(range) = self.queued.next_if(|r| r.start <= t) {
+        while let Some(range) = self.source.next_until(t) {
             self.start(range);
+        }
+        if let Some(last) = self.source.last() {
+            self.open_until = Some(last);
         }
         self.advance(t);
         let (common, counted) = match event {
@@ -198,15 +190,9 @@ impl<T: 'static> Projector<T> {
         }
     }
 
-    /// Where ranges still open when the capture stopped end (the last NVTX
-    /// time, as nsys ends them), once known.
-    pub fn set_open_until(&mut self, t: Option<u64>) {
-        self.open_until = t;
-    }
-
     /// A range that the stream has reached the start of. Ranges come in
     /// start order, before [`Projector::advance`] passes their start.
-    pub fn start(&mut self, range: Range<T>) {
+    fn start(&mut self, range: Range<T>) {
         let id = self.next_id;
         self.next_id += 1;
         let thread = Thread {
@@ -227,7 +213,7 @@ impl<T: 'static> Projector<T> {
     }
 
     /// The stream has reached `t`: closes the ranges that ended before it.
-    pub fn advance(&mut self, t: u64) {
+    fn advance(&mut self, t: u64) {
         self.now = self.now.max(t);
         let open_until = self.open_until.unwrap_or(u64::MAX);
         while let Some(Reverse(next)) = self.open_ends.peek() {
@@ -240,13 +226,7 @@ impl<T: 'static> Projector<T> {
     }
 
     /// A launch of `ops` operations by thread (pid, tid) during [start, end].
-    pub fn launch(
-        &mut self,
-        (pid, tid): (u32, u32),
-        corr: i64,
-        (start, end): (u64, u64),
-        ops: u32,
-    ) {
+    fn launch(&mut self, (pid, tid): (u32, u32), corr: i64, (start, end): (u64, u64), ops: u32) {
         if ops == 0 {
             return;
         }
@@ -286,7 +266,7 @@ impl<T: 'static> Projector<T> {
     }
 
     /// A GPU operation of launch (pid, corr) ran on `device` during [start, end].
-    pub fn op(&mut self, pid: u32, corr: i64, device: i64, (start, end): (u64, u64)) {
+    fn op(&mut self, pid: u32, corr: i64, device: i64, (start, end): (u64, u64)) {
         let Some(launch) = self.launches.get_mut(&LaunchKey { pid, corr }) else {
             return;
         };
@@ -319,7 +299,7 @@ impl<T: 'static> Projector<T> {
     /// An operation of launch (pid, corr) that NVIDIA's projection does not
     /// count: a CUDA graph traced as a whole (`GRAPH_TRACE`). It only stops
     /// the launch from waiting for it.
-    pub fn op_not_projected(&mut self, pid: u32, corr: i64) {
+    fn op_not_projected(&mut self, pid: u32, corr: i64) {
         if self.launches.contains_key(&LaunchKey { pid, corr }) {
             self.one_less(pid, corr);
         }
@@ -345,11 +325,10 @@ impl<T: 'static> Projector<T> {
     }
 
     /// The stream is over: launches still waiting never get their remaining
-    /// operations; every projection becomes ready.
+    /// operations; every projection becomes ready. Ranges not yet started
+    /// hold no launch: the feed is told to stop.
     pub fn finish(&mut self) {
-        while let Some(range) = self.queued.next() {
-            self.start(range);
-        }
+        self.source.close();
         for (_, launch) in std::mem::take(&mut self.launches) {
             for id in launch.inside {
                 let p = self.ranges.get_mut(&id).expect("a range");
@@ -432,66 +411,32 @@ impl<T: 'static> Projector<T> {
     }
 }
 
-/// Ranges sent from one thread to another per message.
-const BATCH: usize = 1024;
-
-/// The sending end of [`streamed`]: ranges go in start order, in batches.
-pub(crate) struct RangeSender<T> {
-    tx: Option<SyncSender<Vec<Range<T>>>>,
-    batch: Vec<Range<T>>,
-}
-
-impl<T> RangeSender<T> {
-    /// The next range; ranges come in start order.
-    pub fn send(&mut self, range: Range<T>) {
-        self.batch.push(range);
-        if self.batch.len() == BATCH {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-        // A closed receiver means the projecting side stopped: send no more.
-        if let Some(tx) = &self.tx {
-            if tx.send(batch).is_err() {
-                self.tx = None;
-            }
-        }
-    }
-}
-
-/// Runs `ranges` on a thread of its own, which hands the ranges to project
-/// to its [`RangeSender`] in start order, while `project` runs here with a
-/// [`Projector`] that takes them as the CUDA stream reaches their starts.
-/// Only a few batches of ranges wait between the two, so memory holds the
-/// ranges open at the stream's time, not all of them. Both results come
-/// back; the first error, that of `ranges` first, stops both.
+/// Runs `ranges` on a thread of its own, which sends the ranges to project
+/// to its [`RangeFeed`] in start order, while `project` runs here with a
+/// [`Projector`] fed by it; `open_until` is where ranges never ended end.
+/// Both results come back; the first error, that of `ranges` first, stops
+/// both.
 pub(crate) fn streamed<T, A, B, E>(
     open_until: Option<u64>,
-    ranges: impl FnOnce(&mut RangeSender<T>) -> Result<A, E> + Send,
+    ranges: impl FnOnce(&mut RangeFeed<T>) -> Result<A, E> + Send,
     project: impl FnOnce(&mut Projector<T>) -> Result<B, E>,
 ) -> Result<(A, B), E>
 where
-    T: Send + 'static,
+    T: Send,
     A: Send,
     E: Send,
 {
-    let (tx, rx) = mpsc::sync_channel::<Vec<Range<T>>>(4);
+    let (mut feed, source) = channel();
     std::thread::scope(|scope| {
         let sender = scope.spawn(move || {
-            let mut sender = RangeSender {
-                tx: Some(tx),
-                batch: Vec::with_capacity(BATCH),
-            };
-            let sent = ranges(&mut sender);
+            let sent = ranges(&mut feed);
+            // A feed dropped unfinished ends the stream after a failure.
             if sent.is_ok() {
-                sender.flush();
+                feed.finish();
             }
-            // Dropping the sender ends the stream, after a failure too.
             sent
         });
-        let mut projector = Projector::with_ranges(rx.into_iter().flatten(), open_until);
+        let mut projector = Projector::fed_by(source, open_until);
         let projected = project(&mut projector);
         // Stops the sending side if it is still going.
         drop(projector);
@@ -523,10 +468,10 @@ mod tests {
         // once the projecting side is gone, or the scope would never end.
         let result: Result<(u64, ()), &str> = streamed(
             None,
-            |sender| {
+            |feed| {
                 let mut sent = 0;
-                for t in 0..100 * BATCH as u64 {
-                    sender.send(range(t));
+                for t in 0..100 * feed::BATCH as u64 {
+                    feed.send(range(t));
                     sent += 1;
                 }
                 Ok(sent)
@@ -540,8 +485,8 @@ mod tests {
     fn the_sending_side_error_comes_first() {
         let result: Result<((), ()), &str> = streamed(
             None,
-            |sender| {
-                sender.send(range(5));
+            |feed| {
+                feed.send(range(5));
                 Err("reading ranges failed")
             },
             |projector| {
@@ -554,17 +499,19 @@ mod tests {
 
     #[test]
     fn every_range_sent_reaches_the_projector_in_order() {
-        let n = 3 * BATCH as u64 + 7;
+        let n = 3 * feed::BATCH as u64 + 7;
         let (sent, started) = streamed(
             None,
-            |sender| -> Result<u64, ()> {
+            |feed| -> Result<u64, ()> {
                 for t in 0..n {
-                    sender.send(range(t));
+                    feed.send(range(t));
                 }
                 Ok(n)
             },
             |projector| {
-                let starts: Vec<u64> = projector.queued.by_ref().map(|r| r.start).collect();
+                let starts: Vec<u64> = std::iter::from_fn(|| projector.source.next_until(u64::MAX))
+                    .map(|r| r.start)
+                    .collect();
                 Ok(starts)
             },
         )

@@ -9,12 +9,13 @@
 //! (first start to last end), so that a range that keeps the GPU in hand
 //! from the first operation to the last counts 100%. API calls have none.
 
+use crate::analysis::Failure;
 use crate::nsys::Report;
 
-use super::aggregate::Stats;
-use super::projection::projected_by_name;
-use super::reports::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
-use super::table::{Cell, Table};
+use super::stats::projected_by_name;
+use super::stats::Stats;
+use super::stats::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
+use super::stats::{Cell, Table};
 
 /// What is compared of one report: its kernels, API calls and NVTX ranges
 /// by name, and its GPU time (kernels and memory operations).
@@ -36,7 +37,11 @@ pub struct RunSummary {
 
 impl RunSummary {
     /// Reads what is compared of `report`, in one pass over each table.
-    pub fn of(report: &Report) -> rusqlite::Result<RunSummary> {
+    pub fn of(report: &Report) -> crate::Result<RunSummary> {
+        Self::read(report).map_err(|e| e.of(report.path()))
+    }
+
+    fn read(report: &Report) -> Result<RunSummary, Failure> {
         let kernels = kernel_groups(report)?;
         let mut memory_time: i128 = 0;
         report.each_memory_row(|m| memory_time += i128::from(m.end - m.start))?;

@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 
 pub use pattern::{EventKind, EventPattern};
 
+use crate::analysis::stats::Stats;
 use crate::error::{Error, Result};
 use crate::file::Source;
-use crate::stats::Stats;
 use crate::{nsys, output, Options};
 
 /// One run of a series: its value of the parameter, and its report (an
@@ -96,7 +96,7 @@ pub struct Series {
 /// Measures the events of `report` that match each of `patterns`: one cell
 /// per pattern, in their order.
 pub fn measure_events(report: &nsys::Report, patterns: &[EventPattern]) -> Result<Vec<SeriesCell>> {
-    measure::measure(report, patterns).map_err(|e| crate::stats::failure(report.path(), e))
+    measure::measure(report, patterns).map_err(|e| e.of(report.path()))
 }
 
 /// Measures each run of a series, in turn, streaming over its report;
@@ -258,7 +258,7 @@ fn write_csv_row(out: &mut dyn Write, fields: &[String]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::ValueSets;
+    use crate::analysis::stats::ValueSets;
 
     fn cell(durations: &[i64]) -> SeriesCell {
         let mut sets = ValueSets::default();

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Place, Rule};
-use crate::stats::Format;
+use crate::analysis::stats::Format;
 
 /// The columns of the CSV and JSON output (JSON in snake case).
 const COLUMNS: [(&str, &str); 15] = [

@@ -1,0 +1,15 @@
+//! What the commands other than conversion compute from a report: the
+//! summaries of `nsys stats` (`stats`), the findings of `nsys analyze`
+//! (`analyze`), the comparison of two runs (`compare`), event times across
+//! runs (`series`), and the NVTX GPU projection they and the conversion share
+//! (`projection`). They read through `nsys/`; the only trace they write
+//! (findings in a trace) goes through `perfetto/`.
+
+pub mod analyze;
+pub(crate) mod compare;
+mod failure;
+pub(crate) mod projection;
+pub(crate) mod series;
+pub mod stats;
+
+pub(crate) use failure::Failure;
