@@ -33,6 +33,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(60);
 const IN_REPO: &str = "demo/demo.sqlite";
 const FIXTURES: [&str; 2] = ["h100_torch_graph_whole.sqlite", "nvtx_c_full.sqlite"];
 
+/// Cases that fail today, by name: the main test leaves them out, and an
+/// ignored test for each says why.
+const KNOWN_FAILURES: &[&str] = &[
+    "demo/OverflowingSpans",
+    "h100_torch_graph_whole/OverflowingSpans",
+];
+
 /// A small PRNG (SplitMix64): the damage is the same on every run.
 struct Rng(u64);
 
@@ -85,9 +92,12 @@ enum Damage {
     DroppedTables,
     /// Every row of the event tables twice.
     DuplicatedRows,
+    /// Starts near the bottom of i64 and ends near the top: durations
+    /// that overflow i64.
+    OverflowingSpans,
 }
 
-const DAMAGES: [Damage; 14] = [
+const DAMAGES: [Damage; 15] = [
     Damage::FlippedBytes,
     Damage::FlippedFirstPage,
     Damage::CutOff,
@@ -102,6 +112,7 @@ const DAMAGES: [Damage; 14] = [
     Damage::DroppedColumn,
     Damage::DroppedTables,
     Damage::DuplicatedRows,
+    Damage::OverflowingSpans,
 ];
 
 /// Columns that hold ids of StringIds rows.
@@ -279,7 +290,10 @@ fn damage_rows(conn: &Connection, schema: &Schema, damage: Damage, rng: &mut Rng
                 done.push(set_some(conn, rng, &table, &column, value));
             }
         }
-        Damage::NegativeTimes | Damage::HugeTimes | Damage::EndBeforeStart => {
+        Damage::NegativeTimes
+        | Damage::HugeTimes
+        | Damage::EndBeforeStart
+        | Damage::OverflowingSpans => {
             let with_end: Vec<String> = schema
                 .event_tables()
                 .iter()
@@ -288,7 +302,9 @@ fn damage_rows(conn: &Connection, schema: &Schema, damage: Damage, rng: &mut Rng
                 .collect();
             for _ in 0..2 {
                 let table = match damage {
-                    Damage::EndBeforeStart => rng.pick(&with_end).clone(),
+                    Damage::EndBeforeStart | Damage::OverflowingSpans => {
+                        rng.pick(&with_end).clone()
+                    }
                     _ => rng.pick(&event_tables).clone(),
                 };
                 let has_end = with_end.contains(&table);
@@ -299,6 +315,9 @@ fn damage_rows(conn: &Connection, schema: &Schema, damage: Damage, rng: &mut Rng
                         "start = 9223372036854775000 + rowid % 100, \"end\" = 9223372036854775807"
                     }
                     (Damage::HugeTimes, false) => "start = 9223372036854775000 + rowid % 100",
+                    (Damage::OverflowingSpans, _) => {
+                        "start = -9223372036854775000 - rowid % 100, \"end\" = 9223372036854775807"
+                    }
                     _ => "start = \"end\", \"end\" = start",
                 };
                 let rows = some_rows(rng, 4);
@@ -571,10 +590,13 @@ fn judge_trace(trace: &Path) -> Option<String> {
     }
 }
 
-/// Every case, two at a time; the failure lists every problem of every case.
-#[test]
-fn damaged_exports_end_in_a_trace_or_a_one_line_error() {
-    let cases = cases(&sources());
+/// The cases `wanted` picks, two at a time; the failure lists every problem
+/// of every case.
+fn check(wanted: impl Fn(&str) -> bool) {
+    let cases: Vec<Spec> = cases(&sources())
+        .into_iter()
+        .filter(|spec| wanted(&spec.name))
+        .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -606,4 +628,27 @@ fn damaged_exports_end_in_a_trace_or_a_one_line_error() {
         cases.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn damaged_exports_end_in_a_trace_or_a_one_line_error() {
+    check(|name| !KNOWN_FAILURES.contains(&name));
+}
+
+// The known failures, one test each.
+
+#[test]
+#[ignore = "stats panics (debug) or wraps (release) on durations past i64: \
+            `end - start` in src/stats/reports.rs and the other stats readers"]
+fn demo_overflowing_spans() {
+    check(|name| name == "demo/OverflowingSpans");
+}
+
+#[test]
+#[ignore = "stats panics (debug) or wraps (release) on durations past i64: \
+            `end - start` in src/stats/reports.rs and the other stats readers"]
+fn h100_torch_graph_whole_overflowing_spans() {
+    if fixtures::require(fixtures::Need::Shared).is_some() {
+        check(|name| name == "h100_torch_graph_whole/OverflowingSpans");
+    }
 }
