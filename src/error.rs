@@ -119,8 +119,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub struct DatabaseError(pub(crate) rusqlite::Error);
 
 impl fmt::Display for DatabaseError {
+    /// On one line: SQLite quotes a damaged schema's SQL, newlines and all.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        let text = self.0.to_string();
+        f.write_str(&text.split_whitespace().collect::<Vec<_>>().join(" "))
     }
 }
 

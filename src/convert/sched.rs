@@ -37,6 +37,8 @@ struct Cpu {
     /// The thread that left last, waiting to see who comes next.
     leaving: Option<(u64, (u32, u32), Option<EndState>)>,
     running: Thread,
+    /// The thread the last switch written went to.
+    shown: Option<Thread>,
     switches: Vec<Switch>,
 }
 
@@ -91,6 +93,19 @@ pub fn write<W: Write>(
 
 impl Cpu {
     fn push(&mut self, ts: u64, prev: Thread, prev_state: Option<EndState>, next: Thread) {
+        // trace_processor counts a switch from a thread other than the one
+        // the last switch went to as an error: in a damaged report (rows
+        // twice, or lost), the thread shown running first gives way.
+        let tid = |t: Thread| t.map_or(0, |(_, tid)| tid);
+        if let Some(shown) = self.shown.filter(|&shown| tid(shown) != tid(prev)) {
+            self.switches.push(Switch {
+                ts,
+                prev: shown,
+                prev_state: None,
+                next: prev,
+            });
+        }
+        self.shown = Some(next);
         self.switches.push(Switch {
             ts,
             prev,

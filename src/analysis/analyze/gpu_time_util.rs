@@ -21,7 +21,7 @@ impl Chunks {
     /// The chunk `i`'s `[start, end)`: the last one ends with the range.
     fn bounds(&self, i: usize) -> (i64, i64) {
         let start = self.start + i as i64 * self.size;
-        (start, (start + self.size).min(self.end))
+        (start, start.saturating_add(self.size).min(self.end))
     }
 }
 
@@ -41,7 +41,7 @@ impl Utilization {
                 let size = (end - start).div_euclid(n) + i64::from((end - start) % n != 0);
                 let count = match size {
                     0 => 0,
-                    size => (end - start + size - 1) / size,
+                    size => (end - start) / size + i64::from((end - start) % size != 0),
                 };
                 let chunks = Chunks {
                     start,
