@@ -7,7 +7,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::metrics::{DeviceEvent, MetricValue};
-use crate::nsys::{Metadata, Report};
+use crate::nsys::Metadata;
 use crate::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId,
     TrackSpec,
@@ -15,9 +15,10 @@ use crate::perfetto::{
 
 use super::gpu::device_group;
 use super::memory_pools::{MemoryPools, MEMORY_POOL};
+use super::part_writer::{PartWriter, Written};
 use super::summary::Summary;
 use super::threads::process_track;
-use super::{trace_time, ConvertError, RowTicker};
+use super::{trace_time, ConvertError};
 
 pub const GPU_METRICS: &str = "gpu_metrics";
 pub const CUDA_MEMORY: &str = "cuda_memory";
@@ -29,17 +30,13 @@ const MEMORY_RANK: i32 = 2 << 24;
 const POOLS_RANK: i32 = 3 << 24;
 const FAULTS_RANK: i32 = 4 << 24;
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let mut mapper = Mapper {
         meta: report.meta(),
         names: report.gpu_metric_names()?,
-        seq,
-        summary,
+        seq: part.seq,
+        summary: part.summary,
         metrics: FxHashMap::default(),
         memory: FxHashMap::default(),
         gpu_faults: FxHashMap::default(),
@@ -51,8 +48,8 @@ pub fn write<W: Write>(
             .and_then(trace_time)
             .unwrap_or(0),
     };
-    report.for_each_device_event(|event| -> Result<(), ConvertError> {
-        rows.tick();
+    report.for_each_device_event(|event| -> Written {
+        part.rows.tick();
         mapper.event(event)
     })
 }

@@ -8,14 +8,15 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::overhead::{Diagnostic, NsysEvent, NsysLabels, Overhead, OverheadSource};
-use crate::nsys::{Metadata, Report};
+use crate::nsys::Metadata;
 use crate::perfetto::{
     Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId, TrackSpec,
 };
 
+use super::part_writer::{PartWriter, Written};
 use super::summary::Summary;
 use super::threads::{process_name, thread_name};
-use super::{trace_time, ConvertError, RowTicker};
+use super::{trace_time, ConvertError};
 
 /// `PROFILER_OVERHEAD` rows.
 pub const NSYS_OVERHEAD: &str = "nsys_overhead";
@@ -27,12 +28,8 @@ pub const DIAGNOSTIC: &str = "nsys_diagnostic";
 /// The key of the "nsys" group among keyed tracks (GPU groups use bit 40).
 const NSYS_GROUP: u64 = 1 << 41;
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let mut writer = NsysWriter {
         meta: report.meta(),
         labels: report.nsys_labels()?,
@@ -40,11 +37,11 @@ pub fn write<W: Write>(
         overheads: FxHashMap::default(),
         diagnostics: None,
     };
-    report.for_each_nsys_event(|event| -> Result<(), ConvertError> {
-        rows.tick();
+    report.for_each_nsys_event(|event| -> Written {
+        part.rows.tick();
         match event {
-            NsysEvent::Overhead(o) => writer.overhead(seq, &o, summary),
-            NsysEvent::Diagnostic(d) => writer.diagnostic(seq, &d, summary),
+            NsysEvent::Overhead(o) => writer.overhead(part.seq, &o, part.summary),
+            NsysEvent::Diagnostic(d) => writer.diagnostic(part.seq, &d, part.summary),
         }
     })
 }

@@ -13,8 +13,11 @@
 //!   and a scheduler that puts overlapping slices on sibling lanes and writes every
 //!   BEGIN/END in time order; CPU samples with interned call stacks; context
 //!   switches as ftrace `sched_switch` events.
+//! - `json` transcodes the trace, as it is written, into Chrome's trace
+//!   event JSON.
 
 mod intern;
+pub(crate) mod json;
 mod lanes;
 mod packets;
 mod sched;

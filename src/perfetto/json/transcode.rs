@@ -28,7 +28,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use prost::Message;
 use rustc_hash::FxHashMap;
 
-use super::json;
+use super::encode;
 use crate::perfetto::proto::{
     debug_annotation, trace_packet, track_event, DebugAnnotation, InternedData, TracePacket,
     TrackDescriptor, TrackEvent,
@@ -288,7 +288,7 @@ impl<W: Write> Json<W> {
             let name = thread.thread_name().to_owned();
             self.metadata(pid, Some(tid), "thread_name", |l| {
                 l.push_str("\"name\":");
-                json::string(l, &name);
+                encode::string(l, &name);
             })?;
             Track {
                 pid,
@@ -352,7 +352,7 @@ impl<W: Write> Json<W> {
     fn process(&mut self, pid: i64, name: &str, rank: Option<i32>) -> io::Result<()> {
         self.metadata(pid, None, "process_name", |l| {
             l.push_str("\"name\":");
-            json::string(l, name);
+            encode::string(l, name);
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, None, "process_sort_index", |l| {
@@ -397,7 +397,7 @@ impl<W: Write> Json<W> {
         self.tracks.get_mut(&uuid).expect("looked up above").tid = Some(tid);
         self.metadata(pid, Some(tid), "thread_name", |l| {
             l.push_str("\"name\":");
-            json::string(l, &label);
+            encode::string(l, &label);
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, Some(tid), "thread_sort_index", |l| {
@@ -443,9 +443,9 @@ impl<W: Write> Json<W> {
                 let l = &mut self.line;
                 l.clear();
                 let _ = write!(l, "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
-                json::micros(l, slice.start);
+                encode::micros(l, slice.start);
                 l.push_str(",\"dur\":");
-                json::micros(l, ts - slice.start);
+                encode::micros(l, ts - slice.start);
                 l.push(',');
                 l.push_str(&slice.body);
                 l.push('}');
@@ -466,7 +466,7 @@ impl<W: Write> Json<W> {
                     l,
                     "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
                 );
-                json::micros(l, ts);
+                encode::micros(l, ts);
                 l.push(',');
                 l.push_str(&body);
                 l.push('}');
@@ -483,16 +483,16 @@ impl<W: Write> Json<W> {
                 let l = &mut self.line;
                 l.clear();
                 let _ = write!(l, "{{\"ph\":\"C\",\"pid\":{pid},\"name\":");
-                json::string(l, &name);
+                encode::string(l, &name);
                 l.push_str(",\"ts\":");
-                json::micros(l, ts);
+                encode::micros(l, ts);
                 l.push_str(",\"args\":{\"value\":");
                 match e.counter_value_field {
                     Some(track_event::CounterValueField::CounterValue(v)) => {
                         l.push_str(&v.to_string())
                     }
                     Some(track_event::CounterValueField::DoubleCounterValue(v)) => {
-                        json::double(l, v)
+                        encode::double(l, v)
                     }
                     None => return Err(invalid("a counter event without a value")),
                 }
@@ -521,7 +521,7 @@ impl<W: Write> Json<W> {
                     l,
                     "{{\"ph\":{phase},\"id\":\"{id:#x}\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
                 );
-                json::micros(l, at);
+                encode::micros(l, at);
                 l.push_str(",\"name\":\"flow\",\"cat\":\"flow\"}");
                 self.emit()?;
             }
@@ -548,7 +548,7 @@ impl<W: Write> Json<W> {
                 let l = &mut self.line;
                 l.clear();
                 let _ = write!(l, "{{\"ph\":\"B\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
-                json::micros(l, slice.start);
+                encode::micros(l, slice.start);
                 l.push(',');
                 l.push_str(&slice.body);
                 l.push('}');
@@ -566,11 +566,11 @@ fn body(e: &TrackEvent, seq: &Sequence) -> io::Result<String> {
     let mut b = String::with_capacity(128);
     b.push_str("\"name\":");
     match &e.name_field {
-        Some(track_event::NameField::Name(name)) => json::string(&mut b, name),
+        Some(track_event::NameField::Name(name)) => encode::string(&mut b, name),
         Some(track_event::NameField::NameIid(iid)) => {
-            json::string(&mut b, Sequence::lookup(&seq.names, *iid, "event name")?)
+            encode::string(&mut b, Sequence::lookup(&seq.names, *iid, "event name")?)
         }
-        None => json::string(&mut b, ""),
+        None => encode::string(&mut b, ""),
     }
     b.push_str(",\"cat\":");
     let mut categories = String::new();
@@ -580,7 +580,7 @@ fn body(e: &TrackEvent, seq: &Sequence) -> io::Result<String> {
         }
         categories.push_str(Sequence::lookup(&seq.categories, iid, "category")?);
     }
-    json::string(&mut b, &categories);
+    encode::string(&mut b, &categories);
     b.push_str(",\"args\":{");
     for (i, arg) in e.debug_annotations.iter().enumerate() {
         if i > 0 {
@@ -599,16 +599,16 @@ fn annotation(b: &mut String, arg: &DebugAnnotation, seq: &Sequence) -> io::Resu
         Some(NameField::NameIid(iid)) => Sequence::lookup(&seq.arg_names, *iid, "arg name")?,
         None => return Err(invalid("an arg without a name")),
     };
-    json::string(b, name);
+    encode::string(b, name);
     b.push(':');
     match &arg.value {
         Some(Value::BoolValue(v)) => b.push_str(if *v { "true" } else { "false" }),
         Some(Value::UintValue(v)) => b.push_str(&v.to_string()),
         Some(Value::IntValue(v)) => b.push_str(&v.to_string()),
-        Some(Value::DoubleValue(v)) => json::double(b, *v),
-        Some(Value::StringValue(v)) => json::string(b, v),
+        Some(Value::DoubleValue(v)) => encode::double(b, *v),
+        Some(Value::StringValue(v)) => encode::string(b, v),
         Some(Value::StringValueIid(iid)) => {
-            json::string(b, Sequence::lookup(&seq.arg_strings, *iid, "arg string")?)
+            encode::string(b, Sequence::lookup(&seq.arg_strings, *iid, "arg string")?)
         }
         None => b.push_str("null"),
     }
