@@ -25,6 +25,7 @@ mod sequence;
 mod slice;
 mod spill;
 mod stacks;
+mod trace;
 mod tracks;
 mod wire;
 
@@ -40,9 +41,10 @@ pub mod proto {
 
 pub use lanes::{SliceTrack, Stacking};
 pub use sched::{ContextSwitch, EndState, Task};
-pub use sequence::{SequenceWriter, Trace};
+pub use sequence::SequenceWriter;
 pub use slice::{Arg, ArgValue, CounterValue, Slice};
 pub use stacks::StackFrame;
+pub use trace::Trace;
 pub use tracks::{CounterUnit, Scope, TrackId, TrackSpec, Tracks};
 
 /// The clock the report's timestamps are written in (trace_processor's default trace clock).

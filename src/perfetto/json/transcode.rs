@@ -33,6 +33,7 @@ use crate::perfetto::proto::{
     debug_annotation, trace_packet, track_event, DebugAnnotation, InternedData, TracePacket,
     TrackDescriptor, TrackEvent,
 };
+use crate::perfetto::wire::PACKET_KEY;
 use crate::perfetto::BOOTTIME;
 
 /// What the transcoder left out, for the caller to say so.
@@ -79,16 +80,13 @@ pub fn transcode<R: Read, W: Write>(input: R, out: W) -> io::Result<(W, Transcod
 /// any pid or tid Linux hands out (at most 2^22).
 const SYNTHETIC_IDS: i64 = 1 << 30;
 
-/// `Trace.packet`: field 1, length-delimited.
-const PACKET_TAG: u64 = 0x0A;
-
 /// The length of the next packet, or `None` at the end of the trace.
 fn packet_length(input: &mut impl BufRead) -> io::Result<Option<usize>> {
     if input.fill_buf()?.is_empty() {
         return Ok(None);
     }
     let tag = varint(input)?;
-    if tag != PACKET_TAG {
+    if tag != u64::from(PACKET_KEY) {
         return Err(invalid(format!(
             "field tag {tag:#x} where a TracePacket belongs"
         )));
