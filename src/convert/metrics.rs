@@ -74,24 +74,32 @@ struct Mapper<'a, 's, W: Write> {
 
 impl<W: Write> Mapper<'_, '_, W> {
     fn event(&mut self, event: DeviceEvent) -> Result<(), ConvertError> {
+        let (start, category) = match event {
+            DeviceEvent::Metric { ts, .. } => (ts, GPU_METRICS),
+            DeviceEvent::Memory { ts, .. } => (ts, CUDA_MEMORY),
+            DeviceEvent::Pool(ref op) => (op.ts, MEMORY_POOL),
+            DeviceEvent::GpuFaults { start, .. } | DeviceEvent::CpuFault { ts: start, .. } => {
+                (start, UNIFIED_MEMORY)
+            }
+        };
+        let Some(ts) = self.summary.checked_start(start, category) else {
+            return Ok(());
+        };
         match event {
             DeviceEvent::Metric {
-                ts,
                 type_id,
                 metric_id,
                 value,
+                ..
             } => self.metric(ts, (type_id, metric_id), value),
             DeviceEvent::Memory {
-                ts,
                 pid,
                 device,
                 bytes,
                 freed,
                 pool,
+                ..
             } => {
-                let Some(ts) = self.time(ts, CUDA_MEMORY) else {
-                    return Ok(());
-                };
                 if ts < self.window_start {
                     let change = if freed { -bytes } else { bytes };
                     *self.memory_in_use(device, pid) += change;
@@ -110,24 +118,18 @@ impl<W: Write> Mapper<'_, '_, W> {
                 self.memory(ts, device, pid, if freed { -bytes } else { bytes })
             }
             DeviceEvent::Pool(op) => {
-                let Some(ts) = self.time(op.ts, MEMORY_POOL) else {
-                    return Ok(());
-                };
                 self.pools
                     .operation(self.seq, self.meta, ts, &op, self.summary)
             }
             DeviceEvent::GpuFaults {
-                start,
                 end,
                 pid,
                 device,
                 address,
                 faults,
                 access,
+                ..
             } => {
-                let Some(start) = self.time(start, UNIFIED_MEMORY) else {
-                    return Ok(());
-                };
                 let mut args = vec![Arg::new("pid", ArgValue::Int(i64::from(pid)))];
                 if let Some(n) = faults {
                     args.push(Arg::new("faults", ArgValue::Int(n)));
@@ -138,12 +140,9 @@ impl<W: Write> Mapper<'_, '_, W> {
                 if let Some(kind) = access.and_then(access_type) {
                     args.push(Arg::new("access", ArgValue::Str(kind)));
                 }
-                self.gpu_faults(start, end, device, &args)
+                self.gpu_faults(ts, end, device, &args)
             }
-            DeviceEvent::CpuFault { ts, pid, address } => {
-                let Some(ts) = self.time(ts, UNIFIED_MEMORY) else {
-                    return Ok(());
-                };
+            DeviceEvent::CpuFault { pid, address, .. } => {
                 let args: Vec<Arg> = address
                     .map(|a| Arg::new("address", ArgValue::Uint(a as u64)))
                     .into_iter()
@@ -153,24 +152,12 @@ impl<W: Write> Mapper<'_, '_, W> {
         }
     }
 
-    /// Trace time, or `None` (counted) for an event before time 0.
-    fn time(&mut self, ts: i64, category: &'static str) -> Option<u64> {
-        let t = trace_time(ts);
-        if t.is_none() {
-            self.summary.skip_negative(category);
-        }
-        t
-    }
-
     fn metric(
         &mut self,
-        ts: i64,
+        ts: u64,
         (type_id, metric_id): (i64, i64),
         value: MetricValue,
     ) -> Result<(), ConvertError> {
-        let Some(ts) = self.time(ts, GPU_METRICS) else {
-            return Ok(());
-        };
         let n = self.metrics.len() as i32;
         let track = match self.metrics.get(&(type_id, metric_id)) {
             Some(&t) => t,

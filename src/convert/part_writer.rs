@@ -6,7 +6,7 @@ use std::io::Write;
 use crate::nsys::Report;
 use crate::perfetto::SequenceWriter;
 
-use super::{trace_time, ConvertError, RowTicker, Summary};
+use super::{ConvertError, RowTicker, Summary};
 
 /// A part being written: the report it reads, the sequence it writes, the
 /// counts of what it wrote and the rows it read.
@@ -25,10 +25,6 @@ impl<W: Write> PartWriter<'_, '_, '_, W> {
     /// for a row before time 0, counted as skipped in `category`.
     pub fn row_at(&mut self, start: i64, category: &'static str) -> Option<u64> {
         self.rows.tick();
-        let at = trace_time(start);
-        if at.is_none() {
-            self.summary.skip_negative(category);
-        }
-        at
+        self.summary.checked_start(start, category)
     }
 }

@@ -162,23 +162,11 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     pub fn counter(&mut self, track: TrackId, ts: u64, value: CounterValue) -> io::Result<()> {
         self.write_ends_until(ts)?;
         self.use_track(track);
-        let mut event = std::mem::take(&mut self.event_buf);
-        event.clear();
-        wire::uint(
-            &mut event,
-            TRACK_EVENT_TYPE,
-            track_event::Type::Counter as u64,
-        );
-        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(track));
-        match value {
-            CounterValue::Int(v) => wire::int(&mut event, TRACK_EVENT_COUNTER_VALUE, v),
-            CounterValue::Double(v) => {
-                wire::double(&mut event, TRACK_EVENT_DOUBLE_COUNTER_VALUE, v)
-            }
-        }
-        let written = self.write_event(ts, &event);
-        self.event_buf = event;
-        written
+        let kind = track_event::Type::Counter;
+        self.write_track_event(ts, kind, track, |event| match value {
+            CounterValue::Int(v) => wire::int(event, TRACK_EVENT_COUNTER_VALUE, v),
+            CounterValue::Double(v) => wire::double(event, TRACK_EVENT_DOUBLE_COUNTER_VALUE, v),
+        })
     }
 
     /// A new track that holds no slices itself (a group, say), made by this sequence.
@@ -440,14 +428,23 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     }
 
     fn write_end(&mut self, ts: u64, lane: TrackId) -> io::Result<()> {
+        self.write_track_event(ts, track_event::Type::SliceEnd, lane, |_| {})
+    }
+
+    /// Writes at `ts` a TrackEvent of type `kind` on `track`, with the
+    /// fields `more` encodes after those two (in the order of their numbers).
+    fn write_track_event(
+        &mut self,
+        ts: u64,
+        kind: track_event::Type,
+        track: TrackId,
+        more: impl FnOnce(&mut Vec<u8>),
+    ) -> io::Result<()> {
         let mut event = std::mem::take(&mut self.event_buf);
         event.clear();
-        wire::uint(
-            &mut event,
-            TRACK_EVENT_TYPE,
-            track_event::Type::SliceEnd as u64,
-        );
-        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(lane));
+        wire::uint(&mut event, TRACK_EVENT_TYPE, kind as u64);
+        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(track));
+        more(&mut event);
         let written = self.write_event(ts, &event);
         self.event_buf = event;
         written

@@ -297,15 +297,7 @@ impl<W: Write> Json<W> {
             }
         } else if let Some(process) = &d.process {
             let pid = i64::from(process.pid());
-            let name = process.process_name().to_owned();
-            self.process(pid, &name, rank)?;
-            Track {
-                pid,
-                tid: None,
-                label: name,
-                prefix: String::new(),
-                rank: None,
-            }
+            self.process(pid, process.process_name().to_owned(), rank)?
         } else {
             let name = match &d.static_or_dynamic_name {
                 Some(crate::perfetto::proto::track_descriptor::StaticOrDynamicName::Name(n)) => {
@@ -327,14 +319,7 @@ impl<W: Write> Json<W> {
                 // A top-level group: a process of its own.
                 None => {
                     let pid = self.new_id();
-                    self.process(pid, &name, rank)?;
-                    Track {
-                        pid,
-                        tid: None,
-                        label: name,
-                        prefix: String::new(),
-                        rank: None,
-                    }
+                    self.process(pid, name, rank)?
                 }
             }
         };
@@ -347,17 +332,25 @@ impl<W: Write> Json<W> {
         self.next_id
     }
 
-    fn process(&mut self, pid: i64, name: &str, rank: Option<i32>) -> io::Result<()> {
+    /// Describes process `pid`, named `name` and placed at `rank`, and
+    /// gives its track.
+    fn process(&mut self, pid: i64, name: String, rank: Option<i32>) -> io::Result<Track> {
         self.metadata(pid, None, "process_name", |l| {
             l.push_str("\"name\":");
-            encode::string(l, name);
+            encode::string(l, &name);
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, None, "process_sort_index", |l| {
                 let _ = write!(l, "\"sort_index\":{rank}");
             })?;
         }
-        Ok(())
+        Ok(Track {
+            pid,
+            tid: None,
+            label: name,
+            prefix: String::new(),
+            rank: None,
+        })
     }
 
     /// Writes a metadata event whose args `args` writes.
@@ -438,16 +431,8 @@ impl<W: Write> Json<W> {
                 }
                 self.nested(uuid, slice.start);
                 let (pid, tid) = self.place(uuid)?;
-                let l = &mut self.line;
-                l.clear();
-                let _ = write!(l, "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
-                encode::micros(l, slice.start);
-                l.push_str(",\"dur\":");
-                encode::micros(l, ts - slice.start);
-                l.push(',');
-                l.push_str(&slice.body);
-                l.push('}');
-                self.emit()?;
+                let dur = Some(ts - slice.start);
+                self.emit_event("\"X\"", (pid, tid), slice.start, dur, &slice.body)?;
                 if slice.crowded {
                     let flows = slice.flows_out.len() + slice.flows_in.len();
                     self.stats.flows_on_nested += flows as u64;
@@ -458,17 +443,7 @@ impl<W: Write> Json<W> {
                 let body = body(&e, seq)?;
                 self.nested(uuid, ts);
                 let (pid, tid) = self.place(uuid)?;
-                let l = &mut self.line;
-                l.clear();
-                let _ = write!(
-                    l,
-                    "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
-                );
-                encode::micros(l, ts);
-                l.push(',');
-                l.push_str(&body);
-                l.push('}');
-                self.emit()?;
+                self.emit_event("\"i\",\"s\":\"t\"", (pid, tid), ts, None, &body)?;
                 self.flows(pid, tid, ts, &e.flow_ids, &e.terminating_flow_ids)
             }
             Type::Counter => {
@@ -527,6 +502,31 @@ impl<W: Write> Json<W> {
         Ok(())
     }
 
+    /// Writes an event of phase `ph` (what follows `"ph":`) on thread
+    /// (pid, tid) at `ts`, lasting `dur` if given, with `body`: its name,
+    /// category and args.
+    fn emit_event(
+        &mut self,
+        ph: &str,
+        (pid, tid): (i64, i64),
+        ts: u64,
+        dur: Option<u64>,
+        body: &str,
+    ) -> io::Result<()> {
+        let l = &mut self.line;
+        l.clear();
+        let _ = write!(l, "{{\"ph\":{ph},\"pid\":{pid},\"tid\":{tid},\"ts\":");
+        encode::micros(l, ts);
+        if let Some(dur) = dur {
+            l.push_str(",\"dur\":");
+            encode::micros(l, dur);
+        }
+        l.push(',');
+        l.push_str(body);
+        l.push('}');
+        self.emit()
+    }
+
     fn emit(&mut self) -> io::Result<()> {
         if self.stats.events > 0 {
             self.out.write_all(b",\n")?;
@@ -542,15 +542,8 @@ impl<W: Write> Json<W> {
         left.sort_unstable_by_key(|(uuid, _)| *uuid);
         for (uuid, slices) in left {
             for slice in slices {
-                let (pid, tid) = self.place(uuid)?;
-                let l = &mut self.line;
-                l.clear();
-                let _ = write!(l, "{{\"ph\":\"B\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
-                encode::micros(l, slice.start);
-                l.push(',');
-                l.push_str(&slice.body);
-                l.push('}');
-                self.emit()?;
+                let place = self.place(uuid)?;
+                self.emit_event("\"B\"", place, slice.start, None, &slice.body)?;
             }
         }
         self.out.write_all(b"\n]}\n")?;
