@@ -33,10 +33,10 @@ const FAULTS_RANK: i32 = 4 << 24;
 pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let mut mapper = Mapper {
-        meta: report.meta(),
-        names: report.gpu_metric_names()?,
         seq: part.seq,
         summary: part.summary,
+        meta: report.meta(),
+        names: report.gpu_metric_names()?,
         metrics: FxHashMap::default(),
         memory: FxHashMap::default(),
         gpu_faults: FxHashMap::default(),
