@@ -39,7 +39,6 @@
 //! ```
 
 mod analysis;
-mod chrome;
 mod convert;
 mod error;
 mod file;
@@ -178,33 +177,7 @@ pub fn convert<W: Write + Send>(
         report.set_filter(Some(&options.filter));
         let converted = match options.format {
             Format::Perfetto => convert::convert(report, out, options, progress),
-            Format::Json => {
-                // Chrome's JSON has no CPU samples or context switches: their
-                // tables are told as not converted.
-                let left_out = [Part::Samples, Part::Sched];
-                let parts = left_out.iter().fold(options.parts, |p, &l| p.without(l));
-                let unconverted: Vec<Unconverted> = left_out
-                    .iter()
-                    .filter(|&&p| options.parts.has(p))
-                    .flat_map(|p| p.tables(report))
-                    .map(|table| Unconverted {
-                        rows: report.rows(&table),
-                        table,
-                    })
-                    .filter(|u| u.rows > 0)
-                    .collect();
-                let options = Options {
-                    parts,
-                    ..options.clone()
-                };
-                chrome::convert(report, out, &options, progress).map(
-                    |(out, mut summary, transcoded)| {
-                        summary.json_flows_on_nested = transcoded.flows_on_nested;
-                        summary.unconverted.extend(unconverted);
-                        (out, summary)
-                    },
-                )
-            }
+            Format::Json => convert::convert_json(report, out, options, progress),
         };
         report.set_filter(None);
         converted

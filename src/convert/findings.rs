@@ -14,7 +14,7 @@ use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::summary::Summary;
-use super::{trace_time, ConvertError};
+use super::ConvertError;
 
 /// The category of finding slices.
 pub const FINDING: &str = "finding";
@@ -51,8 +51,7 @@ pub fn write<W: Write>(
     let mut tracks: FxHashMap<Rule, SliceTrack> = FxHashMap::default();
     for f in findings.iter()? {
         let f = &f?;
-        let Some(start) = trace_time(f.start) else {
-            summary.skip_negative(FINDING);
+        let Some(start) = summary.checked_start(f.start, FINDING) else {
             continue;
         };
         let track = *tracks.entry(f.rule).or_insert_with(|| {
@@ -85,10 +84,10 @@ fn args(f: &Finding) -> Vec<Arg<'_>> {
     let int = |name, v: Option<i64>| v.map(|v| Arg::new(name, ArgValue::Int(v)));
     let text = |name, v: Option<&'static str>| v.map(|v| Arg::new(name, ArgValue::Str(v)));
     match f.place {
-        Place::Thread { pid, tid } => {
-            args.push(Arg::new("pid", ArgValue::Int(pid.into())));
-            args.push(Arg::new("tid", ArgValue::Int(tid.into())));
-        }
+        Place::Thread { pid, tid } => args.extend([
+            Arg::new("pid", ArgValue::Int(pid.into())),
+            Arg::new("tid", ArgValue::Int(tid.into())),
+        ]),
         Place::Gpu {
             pid,
             device,

@@ -14,7 +14,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::{trace_time, ConvertError};
+use super::ConvertError;
 
 pub const GRAPH_CREATION: &str = "cuda_graph_creation";
 
@@ -32,8 +32,7 @@ impl GraphCreations {
         e: &GraphCreation,
         summary: &mut Summary,
     ) -> Result<(), ConvertError> {
-        let Some(start) = trace_time(e.start) else {
-            summary.skip_negative(GRAPH_CREATION);
+        let Some(start) = summary.checked_start(e.start, GRAPH_CREATION) else {
             return Ok(());
         };
         let track = *self.tracks.entry((e.pid, e.tid)).or_insert_with(|| {

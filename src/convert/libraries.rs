@@ -6,35 +6,30 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::libraries::{Library, LibraryCall, INT_ARGS, STR_ARGS};
-use crate::nsys::Report;
-use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+use crate::perfetto::{Arg, ArgValue, Slice, SliceTrack, Stacking, TrackSpec};
 
-use super::summary::Summary;
+use super::part_writer::{PartWriter, Written};
 use super::threads::thread_track;
-use super::{trace_time, ConvertError, RowTicker};
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32, Library), SliceTrack> = FxHashMap::default();
-    report.for_each_library_call(|call: LibraryCall| -> Result<(), ConvertError> {
-        rows.tick();
+    report.for_each_library_call(|call: LibraryCall| -> Written {
         let (track_name, category) = shown(call.library);
-        let Some(start) = trace_time(call.start) else {
-            summary.skip_negative(category);
+        let Some(start) = part.row_at(call.start, category) else {
             return Ok(());
         };
         let track = *tracks
             .entry((call.pid, call.tid, call.library))
             .or_insert_with(|| {
-                let thread = seq.with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
-                seq.slice_track(TrackSpec::new(Some(thread), track_name), Stacking::Nest)
+                let thread = part
+                    .seq
+                    .with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
+                part.seq
+                    .slice_track(TrackSpec::new(Some(thread), track_name), Stacking::Nest)
             });
-        let end = summary.checked_end(start, call.end);
+        let end = part.summary.checked_end(start, call.end);
         let mut args: Vec<Arg> = Vec::new();
         for ((name, _), value) in INT_ARGS.iter().zip(call.ints) {
             if let Some(v) = value {
@@ -47,8 +42,8 @@ pub fn write<W: Write>(
             }
         }
         let slice = Slice::new(start, Some(end), call.name, category, &args);
-        seq.slice(track, &slice)?;
-        summary.count(category);
+        part.seq.slice(track, &slice)?;
+        part.summary.count(category);
         Ok(())
     })
 }

@@ -7,7 +7,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::metrics::{DeviceEvent, MetricValue};
-use crate::nsys::{Metadata, Report};
+use crate::nsys::Metadata;
 use crate::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId,
     TrackSpec,
@@ -15,9 +15,10 @@ use crate::perfetto::{
 
 use super::gpu::device_group;
 use super::memory_pools::{MemoryPools, MEMORY_POOL};
+use super::part_writer::{PartWriter, Written};
 use super::summary::Summary;
 use super::threads::process_track;
-use super::{trace_time, ConvertError, RowTicker};
+use super::{trace_time, ConvertError};
 
 pub const GPU_METRICS: &str = "gpu_metrics";
 pub const CUDA_MEMORY: &str = "cuda_memory";
@@ -29,17 +30,13 @@ const MEMORY_RANK: i32 = 2 << 24;
 const POOLS_RANK: i32 = 3 << 24;
 const FAULTS_RANK: i32 = 4 << 24;
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let mut mapper = Mapper {
+        seq: part.seq,
+        summary: part.summary,
         meta: report.meta(),
         names: report.gpu_metric_names()?,
-        seq,
-        summary,
         metrics: FxHashMap::default(),
         memory: FxHashMap::default(),
         gpu_faults: FxHashMap::default(),
@@ -51,8 +48,8 @@ pub fn write<W: Write>(
             .and_then(trace_time)
             .unwrap_or(0),
     };
-    report.for_each_device_event(|event| -> Result<(), ConvertError> {
-        rows.tick();
+    report.for_each_device_event(|event| -> Written {
+        part.rows.tick();
         mapper.event(event)
     })
 }
@@ -77,24 +74,32 @@ struct Mapper<'a, 's, W: Write> {
 
 impl<W: Write> Mapper<'_, '_, W> {
     fn event(&mut self, event: DeviceEvent) -> Result<(), ConvertError> {
+        let (start, category) = match event {
+            DeviceEvent::Metric { ts, .. } => (ts, GPU_METRICS),
+            DeviceEvent::Memory { ts, .. } => (ts, CUDA_MEMORY),
+            DeviceEvent::Pool(ref op) => (op.ts, MEMORY_POOL),
+            DeviceEvent::GpuFaults { start, .. } | DeviceEvent::CpuFault { ts: start, .. } => {
+                (start, UNIFIED_MEMORY)
+            }
+        };
+        let Some(ts) = self.summary.checked_start(start, category) else {
+            return Ok(());
+        };
         match event {
             DeviceEvent::Metric {
-                ts,
                 type_id,
                 metric_id,
                 value,
+                ..
             } => self.metric(ts, (type_id, metric_id), value),
             DeviceEvent::Memory {
-                ts,
                 pid,
                 device,
                 bytes,
                 freed,
                 pool,
+                ..
             } => {
-                let Some(ts) = self.time(ts, CUDA_MEMORY) else {
-                    return Ok(());
-                };
                 if ts < self.window_start {
                     let change = if freed { -bytes } else { bytes };
                     *self.memory_in_use(device, pid) += change;
@@ -113,24 +118,18 @@ impl<W: Write> Mapper<'_, '_, W> {
                 self.memory(ts, device, pid, if freed { -bytes } else { bytes })
             }
             DeviceEvent::Pool(op) => {
-                let Some(ts) = self.time(op.ts, MEMORY_POOL) else {
-                    return Ok(());
-                };
                 self.pools
                     .operation(self.seq, self.meta, ts, &op, self.summary)
             }
             DeviceEvent::GpuFaults {
-                start,
                 end,
                 pid,
                 device,
                 address,
                 faults,
                 access,
+                ..
             } => {
-                let Some(start) = self.time(start, UNIFIED_MEMORY) else {
-                    return Ok(());
-                };
                 let mut args = vec![Arg::new("pid", ArgValue::Int(i64::from(pid)))];
                 if let Some(n) = faults {
                     args.push(Arg::new("faults", ArgValue::Int(n)));
@@ -141,12 +140,9 @@ impl<W: Write> Mapper<'_, '_, W> {
                 if let Some(kind) = access.and_then(access_type) {
                     args.push(Arg::new("access", ArgValue::Str(kind)));
                 }
-                self.gpu_faults(start, end, device, &args)
+                self.gpu_faults(ts, end, device, &args)
             }
-            DeviceEvent::CpuFault { ts, pid, address } => {
-                let Some(ts) = self.time(ts, UNIFIED_MEMORY) else {
-                    return Ok(());
-                };
+            DeviceEvent::CpuFault { pid, address, .. } => {
                 let args: Vec<Arg> = address
                     .map(|a| Arg::new("address", ArgValue::Uint(a as u64)))
                     .into_iter()
@@ -156,24 +152,12 @@ impl<W: Write> Mapper<'_, '_, W> {
         }
     }
 
-    /// Trace time, or `None` (counted) for an event before time 0.
-    fn time(&mut self, ts: i64, category: &'static str) -> Option<u64> {
-        let t = trace_time(ts);
-        if t.is_none() {
-            self.summary.skip_negative(category);
-        }
-        t
-    }
-
     fn metric(
         &mut self,
-        ts: i64,
+        ts: u64,
         (type_id, metric_id): (i64, i64),
         value: MetricValue,
     ) -> Result<(), ConvertError> {
-        let Some(ts) = self.time(ts, GPU_METRICS) else {
-            return Ok(());
-        };
         let n = self.metrics.len() as i32;
         let track = match self.metrics.get(&(type_id, metric_id)) {
             Some(&t) => t,

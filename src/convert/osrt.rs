@@ -6,13 +6,11 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cpu::{ChainFrame, OsrtCall, OSRT_CALLCHAINS};
-use crate::nsys::Report;
-use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+use crate::perfetto::{Arg, ArgValue, Slice, SliceTrack, Stacking, TrackSpec};
 
+use super::part_writer::{PartWriter, Written};
 use super::stacks::Frames;
-use super::summary::Summary;
 use super::threads::{process_track, thread_track};
-use super::{trace_time, ConvertError, RowTicker};
 
 pub const OSRT: &str = "osrt";
 
@@ -20,20 +18,14 @@ const NO_THREAD: &str = "OS runtime events that nsys recorded without a thread (
      its own markers of when OS runtime tracing started and finished, and calls it could not \
      place on a thread";
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32), SliceTrack> = FxHashMap::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_osrt_call(|call: OsrtCall| -> Result<(), ConvertError> {
-        rows.tick();
-        let Some(start) = trace_time(call.start) else {
-            summary.skip_negative(OSRT);
+    report.for_each_osrt_call(|call: OsrtCall| -> Written {
+        let Some(start) = part.row_at(call.start, OSRT) else {
             return Ok(());
         };
         let track = *tracks.entry((call.pid, call.tid)).or_insert_with(|| {
@@ -41,15 +33,18 @@ pub fn write<W: Write>(
             // ("OS runtime libraries profiling started") and calls it could
             // not place on a thread. They belong to the process.
             if call.tid == 0 {
-                let process = seq.with_tracks(|t| process_track(t, meta, call.pid));
+                let process = part.seq.with_tracks(|t| process_track(t, meta, call.pid));
                 let mut spec = TrackSpec::new(Some(process), "nsys markers");
                 spec.description = Some(NO_THREAD.to_owned());
-                return seq.slice_track(spec, Stacking::Nest);
+                return part.seq.slice_track(spec, Stacking::Nest);
             }
-            let thread = seq.with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
-            seq.slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
+            let thread = part
+                .seq
+                .with_tracks(|t| thread_track(t, meta, call.pid, call.tid));
+            part.seq
+                .slice_track(TrackSpec::new(Some(thread), "OS runtime"), Stacking::Nest)
         });
-        let end = summary.checked_end(start, call.end);
+        let end = part.summary.checked_end(start, call.end);
         let mut args = Vec::with_capacity(1);
         if let Some(v) = call.return_value {
             args.push(Arg::new("return_value", ArgValue::Int(v)));
@@ -63,8 +58,8 @@ pub fn write<W: Write>(
         };
         let slice = Slice::new(start, Some(end), call.name, OSRT, &args)
             .callstack(callstack.filter(|f| !f.is_empty()));
-        seq.slice(track, &slice)?;
-        summary.count(OSRT);
+        part.seq.slice(track, &slice)?;
+        part.summary.count(OSRT);
         Ok(())
     })
 }

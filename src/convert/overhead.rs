@@ -8,14 +8,11 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::overhead::{Diagnostic, NsysEvent, NsysLabels, Overhead, OverheadSource};
-use crate::nsys::{Metadata, Report};
-use crate::perfetto::{
-    Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId, TrackSpec,
-};
+use crate::nsys::Metadata;
+use crate::perfetto::{Arg, ArgValue, Slice, SliceTrack, Stacking, TrackId, TrackSpec};
 
-use super::summary::Summary;
+use super::part_writer::{PartWriter, Written};
 use super::threads::{process_name, thread_name};
-use super::{trace_time, ConvertError, RowTicker};
 
 /// `PROFILER_OVERHEAD` rows.
 pub const NSYS_OVERHEAD: &str = "nsys_overhead";
@@ -27,30 +24,22 @@ pub const DIAGNOSTIC: &str = "nsys_diagnostic";
 /// The key of the "nsys" group among keyed tracks (GPU groups use bit 40).
 const NSYS_GROUP: u64 = 1 << 41;
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let mut writer = NsysWriter {
         meta: report.meta(),
         labels: report.nsys_labels()?,
+        part,
         group: None,
         overheads: FxHashMap::default(),
         diagnostics: None,
     };
-    report.for_each_nsys_event(|event| -> Result<(), ConvertError> {
-        rows.tick();
-        match event {
-            NsysEvent::Overhead(o) => writer.overhead(seq, &o, summary),
-            NsysEvent::Diagnostic(d) => writer.diagnostic(seq, &d, summary),
-        }
-    })
+    report.for_each_nsys_event(|event| writer.event(event))
 }
 
-struct NsysWriter<'a> {
+struct NsysWriter<'a, 's, 'r, W: Write> {
     meta: &'a Metadata,
+    part: PartWriter<'a, 's, 'r, W>,
     labels: NsysLabels,
     group: Option<TrackId>,
     /// The overhead track of each thread; `None` for rows of no thread.
@@ -58,8 +47,22 @@ struct NsysWriter<'a> {
     diagnostics: Option<SliceTrack>,
 }
 
-impl NsysWriter<'_> {
-    fn group<W: Write>(&mut self, seq: &mut SequenceWriter<'_, W>) -> TrackId {
+impl<W: Write> NsysWriter<'_, '_, '_, W> {
+    fn event(&mut self, event: NsysEvent) -> Written {
+        let (start, category) = match &event {
+            NsysEvent::Overhead(o) => (o.start, overhead_category(o.source)),
+            NsysEvent::Diagnostic(d) => (d.ts, DIAGNOSTIC),
+        };
+        let Some(at) = self.part.row_at(start, category) else {
+            return Ok(());
+        };
+        match event {
+            NsysEvent::Overhead(o) => self.overhead(at, &o, category),
+            NsysEvent::Diagnostic(d) => self.diagnostic(at, &d),
+        }
+    }
+
+    fn group(&mut self) -> TrackId {
         *self.group.get_or_insert_with(|| {
             let spec = || {
                 let mut spec = TrackSpec::new(None, "nsys");
@@ -70,32 +73,20 @@ impl NsysWriter<'_> {
                 );
                 spec
             };
-            seq.with_tracks(|t| t.group(NSYS_GROUP, spec))
+            self.part.seq.with_tracks(|t| t.group(NSYS_GROUP, spec))
         })
     }
 
-    fn overhead<W: Write>(
-        &mut self,
-        seq: &mut SequenceWriter<'_, W>,
-        o: &Overhead,
-        summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
-        let category = match o.source {
-            OverheadSource::Profiler => NSYS_OVERHEAD,
-            OverheadSource::Cupti => CUPTI_OVERHEAD,
-        };
-        let Some(start) = trace_time(o.start) else {
-            summary.skip_negative(category);
-            return Ok(());
-        };
+    /// Writes overhead `o`, which starts at `start` and is of `category`.
+    fn overhead(&mut self, start: u64, o: &Overhead, category: &'static str) -> Written {
         let track = match self.overheads.get(&o.thread) {
             Some(&track) => track,
             None => {
-                let group = self.group(seq);
+                let group = self.group();
                 let (name, description) = overhead_track(self.meta, o.thread);
                 let mut spec = TrackSpec::new(Some(group), name);
                 spec.description = Some(description);
-                let track = seq.slice_track(spec, Stacking::Nest);
+                let track = self.part.seq.slice_track(spec, Stacking::Nest);
                 self.overheads.insert(o.thread, track);
                 track
             }
@@ -119,26 +110,19 @@ impl NsysWriter<'_> {
             "" => "Profiler overhead",
             name => name,
         };
-        let end = summary.checked_end(start, o.end);
-        seq.slice(track, &Slice::new(start, Some(end), name, category, &args))?;
-        summary.count(category);
+        let end = self.part.summary.checked_end(start, o.end);
+        let slice = Slice::new(start, Some(end), name, category, &args);
+        self.part.seq.slice(track, &slice)?;
+        self.part.summary.count(category);
         Ok(())
     }
 
-    fn diagnostic<W: Write>(
-        &mut self,
-        seq: &mut SequenceWriter<'_, W>,
-        d: &Diagnostic,
-        summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
-        let Some(ts) = trace_time(d.ts) else {
-            summary.skip_negative(DIAGNOSTIC);
-            return Ok(());
-        };
+    /// Writes diagnostic `d`, given at `ts`.
+    fn diagnostic(&mut self, ts: u64, d: &Diagnostic) -> Written {
         let track = match self.diagnostics {
             Some(track) => track,
             None => {
-                let group = self.group(seq);
+                let group = self.group();
                 let mut spec = TrackSpec::new(Some(group), "Diagnostics");
                 spec.description = Some(
                     "Messages nsys logged while profiling and analysing (DIAGNOSTIC_EVENT), \
@@ -147,7 +131,7 @@ impl NsysWriter<'_> {
                 );
                 *self
                     .diagnostics
-                    .insert(seq.slice_track(spec, Stacking::Nest))
+                    .insert(self.part.seq.slice_track(spec, Stacking::Nest))
             }
         };
         let labels = &self.labels;
@@ -175,9 +159,17 @@ impl NsysWriter<'_> {
             DIAGNOSTIC,
             &args,
         );
-        seq.slice(track, &slice)?;
-        summary.count(DIAGNOSTIC);
+        self.part.seq.slice(track, &slice)?;
+        self.part.summary.count(DIAGNOSTIC);
         Ok(())
+    }
+}
+
+/// The category of an overhead's slices.
+fn overhead_category(source: OverheadSource) -> &'static str {
+    match source {
+        OverheadSource::Profiler => NSYS_OVERHEAD,
+        OverheadSource::Cupti => CUPTI_OVERHEAD,
     }
 }
 

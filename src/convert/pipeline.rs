@@ -65,8 +65,9 @@ use crate::nsys::Report;
 use crate::perfetto::{SequenceWriter, Trace};
 use crate::worker::outcome;
 
+use super::part_writer::{PartWriter, Written};
 use super::projection::{self, RangeFeed, RangeSource};
-use super::{cuda, findings, libraries, metrics, nvtx, osrt, overhead, samples, sched};
+use super::{cuda, findings, nvtx};
 use super::{ConvertError, Part, Parts, Summary};
 
 /// Converts the `parts` of `report` into `trace`, calling `progress` with
@@ -88,9 +89,10 @@ pub(super) fn run<W: Write + Send>(
         }
         _ => (None, None),
     };
-    let cuda_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Cuda));
-    let nvtx_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Nvtx));
-    let cpu_sequences = sequences.take(|part| matches!(writer::<W>(part), Writer::Cpu(_)));
+    let cuda_sequences = sequences.take(|part| matches!(part.declared::<W>().writer, Writer::Cuda));
+    let nvtx_sequences = sequences.take(|part| matches!(part.declared::<W>().writer, Writer::Nvtx));
+    let cpu_sequences =
+        sequences.take(|part| matches!(part.declared::<W>().writer, Writer::Cpu(_)));
     let (counts, from_workers) = mpsc::channel();
     let done = thread::scope(|scope| {
         let mut to = counts.clone();
@@ -154,7 +156,7 @@ fn start<'scope, T: Send + 'scope>(
 }
 
 /// Who writes a part's sequence.
-enum Writer<W: Write> {
+pub(super) enum Writer<W: Write> {
     /// The calling thread: the CUDA activity and, beside it, the NVTX
     /// projection.
     Cuda,
@@ -165,25 +167,7 @@ enum Writer<W: Write> {
     Cpu(WritePart<W>),
 }
 
-type WritePart<W> = for<'s> fn(
-    &Report,
-    &mut SequenceWriter<'s, W>,
-    &mut Summary,
-    &mut RowTicker,
-) -> Result<(), ConvertError>;
-
-fn writer<W: Write>(part: Part) -> Writer<W> {
-    match part {
-        Part::Cuda | Part::NvtxGpu => Writer::Cuda,
-        Part::Nvtx => Writer::Nvtx,
-        Part::Osrt => Writer::Cpu(osrt::write),
-        Part::Libraries => Writer::Cpu(libraries::write),
-        Part::Samples => Writer::Cpu(samples::write),
-        Part::Sched => Writer::Cpu(sched::write),
-        Part::Metrics => Writer::Cpu(metrics::write),
-        Part::Nsys => Writer::Cpu(overhead::write),
-    }
-}
+type WritePart<W> = for<'a, 's, 'r> fn(PartWriter<'a, 's, 'r, W>) -> Written;
 
 /// What a thread hands back: what it counted, and its sequences, drained.
 struct Done<'t, W: Write> {
@@ -234,10 +218,15 @@ fn write_cpu<'t, W: Write>(
 ) -> Result<Done<'t, W>, ConvertError> {
     let mut summary = Summary::default();
     for part in Part::ALL {
-        let (Writer::Cpu(write), Some(seq)) = (writer(part), sequences.get(part)) else {
+        let (Writer::Cpu(write), Some(seq)) = (part.declared().writer, sequences.get(part)) else {
             continue;
         };
-        write(report, seq, &mut summary, rows)?;
+        write(PartWriter {
+            report,
+            seq,
+            summary: &mut summary,
+            rows,
+        })?;
         seq.drain()?;
     }
     Ok(Done { summary, sequences })

@@ -12,9 +12,9 @@ use crate::nsys::cpu::SchedEvent;
 use crate::nsys::Report;
 use crate::perfetto::{ContextSwitch, EndState, SequenceWriter, Task};
 
-use super::summary::Summary;
+use super::part_writer::{PartWriter, Written};
 use super::threads::{thread_name, thread_track};
-use super::{trace_time, ConvertError, RowTicker};
+use super::ConvertError;
 
 pub const SCHED: &str = "sched";
 
@@ -42,21 +42,15 @@ struct Cpu {
     switches: Vec<Switch>,
 }
 
-pub fn write<W: Write>(
-    report: &Report,
-    seq: &mut SequenceWriter<'_, W>,
-    summary: &mut Summary,
-    rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+    let report = part.report;
     let mut cpus: BTreeMap<u32, Cpu> = BTreeMap::new();
     let mut names = Names::default();
-    report.for_each_sched_event(|e: SchedEvent| -> Result<(), ConvertError> {
-        rows.tick();
-        let Some(ts) = trace_time(e.start) else {
-            summary.skip_negative(SCHED);
+    report.for_each_sched_event(|e: SchedEvent| -> Written {
+        let Some(ts) = part.row_at(e.start, SCHED) else {
             return Ok(());
         };
-        names.learn(report, seq, (e.pid, e.tid))?;
+        names.learn(report, part.seq, (e.pid, e.tid))?;
         let cpu = cpus.entry(e.cpu).or_default();
         let thread = Some((e.pid, e.tid));
         if e.sched_in {
@@ -76,9 +70,9 @@ pub fn write<W: Write>(
             cpu.leaving = Some((ts, (e.pid, e.tid), end_state(e.thread_state)));
             cpu.running = None;
         }
-        summary.sched_events += 1;
+        part.summary.sched_events += 1;
         if cpu.switches.len() >= BUNDLE {
-            flush(seq, e.cpu, cpu, &names)?;
+            flush(part.seq, e.cpu, cpu, &names)?;
         }
         Ok(())
     })?;
@@ -86,7 +80,7 @@ pub fn write<W: Write>(
         if let Some((left, prev, state)) = cpu.leaving.take() {
             cpu.push(left, Some(prev), state, None);
         }
-        flush(seq, n, cpu, &names)?;
+        flush(part.seq, n, cpu, &names)?;
     }
     Ok(())
 }

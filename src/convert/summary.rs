@@ -115,6 +115,17 @@ impl Summary {
         self.json_flows_on_nested += json_flows_on_nested;
     }
 
+    /// An event's start as a trace time, or `None` for a start before time
+    /// 0 (Perfetto has no negative times): the event is counted here, under
+    /// `category`, and left out.
+    pub(crate) fn checked_start(&mut self, start: i64, category: &'static str) -> Option<u64> {
+        let at = super::trace_time(start);
+        if at.is_none() {
+            self.skip_negative(category);
+        }
+        at
+    }
+
     /// An event's end as a trace time. An end before the start is counted
     /// here, and the event becomes an instant at its start.
     pub(crate) fn checked_end(&mut self, start: u64, end: i64) -> u64 {
@@ -152,33 +163,23 @@ impl Summary {
         }
         let negative: u64 = self.before_time_zero.values().sum();
         if negative > 0 {
-            let by: Vec<String> = self
-                .before_time_zero
-                .iter()
-                .map(|(c, n)| format!("{c} {n}"))
-                .collect();
             w.push(format!(
                 "{} before time 0 and {} not in the trace (Perfetto has no negative times): {}",
                 count(negative, "event starts", "events start"),
                 are(negative),
-                by.join(", ")
+                by_category(&self.before_time_zero)
             ));
         }
-        match self.inverted {
-            0 => {}
-            1 => w.push(
-                "1 event ends before it starts; written as an instant at its start".to_owned(),
-            ),
-            n => w.push(format!(
-                "{n} events end before they start; written as instants at their start"
-            )),
-        }
-        if self.unterminated > 0 {
-            w.push(format!(
-                "{} ended; closed at the end of the trace (arg unterminated = true)",
-                count(self.unterminated, "NVTX range never", "NVTX ranges never")
-            ));
-        }
+        w.extend(of_count(
+            self.inverted,
+            "1 event ends before it starts; written as an instant at its start",
+            |n| format!("{n} events end before they start; written as instants at their start"),
+        ));
+        w.extend(counted(
+            self.unterminated,
+            ("NVTX range never", "NVTX ranges never"),
+            "ended; closed at the end of the trace (arg unterminated = true)",
+        ));
         for u in &self.unreadable {
             w.push(format!(
                 "{} has no {} column: its {} not in the trace",
@@ -194,47 +195,31 @@ impl Summary {
                 count(u.rows, "row is", "rows are")
             ));
         }
-        if self.event_waits_unrecorded > 0 {
-            w.push(format!(
-                "{} on a CUDA event whose record or recording call is not in the report (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUDA API calls); no flow to them",
-                count(self.event_waits_unrecorded, "synchronization waits", "synchronizations wait")
-            ));
-        }
-        if self.event_waits_before_record > 0 {
-            w.push(format!(
-                "{} before the call that recorded the CUDA event it waits on; no flow to it",
-                count(
-                    self.event_waits_before_record,
-                    "synchronization starts",
-                    "synchronizations start"
-                )
-            ));
-        }
-        if self.event_records_without_call > 0 {
-            w.push(format!(
-                "{} no recording call in the trace (CUPTI_ACTIVITY_KIND_CUDA_EVENT): the event and stream are not shown",
-                count(self.event_records_without_call, "CUDA event record has", "CUDA event records have")
-            ));
-        }
-        if self.gpu_ops_unknown_process > 0 {
-            w.push(format!(
-                "{} no process in this export (no globalPid column); not linked to launches",
-                count(
-                    self.gpu_ops_unknown_process,
-                    "GPU operation has",
-                    "GPU operations have"
-                )
-            ));
-        }
-        match self.launches_unmatched {
-            0 => {}
-            1 => w.push(
-                "1 GPU operation starts before the call that launched it; not linked".to_owned(),
-            ),
-            n => w.push(format!(
-                "{n} GPU operations start before the call that launched them; not linked"
-            )),
-        }
+        w.extend(counted(
+            self.event_waits_unrecorded,
+            ("synchronization waits", "synchronizations wait"),
+            "on a CUDA event whose record or recording call is not in the report (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUDA API calls); no flow to them",
+        ));
+        w.extend(counted(
+            self.event_waits_before_record,
+            ("synchronization starts", "synchronizations start"),
+            "before the call that recorded the CUDA event it waits on; no flow to it",
+        ));
+        w.extend(counted(
+            self.event_records_without_call,
+            ("CUDA event record has", "CUDA event records have"),
+            "no recording call in the trace (CUPTI_ACTIVITY_KIND_CUDA_EVENT): the event and stream are not shown",
+        ));
+        w.extend(counted(
+            self.gpu_ops_unknown_process,
+            ("GPU operation has", "GPU operations have"),
+            "no process in this export (no globalPid column); not linked to launches",
+        ));
+        w.extend(of_count(
+            self.launches_unmatched,
+            "1 GPU operation starts before the call that launched it; not linked",
+            |n| format!("{n} GPU operations start before the call that launched them; not linked"),
+        ));
         if self.json_flows_on_nested > 0 {
             w.push(format!(
                 "{} at the very time a slice nested in it starts: JSON binds a flow to the innermost slice open then, so {} the nested slice",
@@ -251,6 +236,26 @@ fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// "`n` `one` `rest`" or "`n` `many` `rest`", of more than none.
+fn counted(n: u64, (one, many): (&str, &str), rest: &str) -> Option<String> {
+    (n > 0).then(|| format!("{} {rest}", count(n, one, many)))
+}
+
+/// Counts by category: "category n, category n".
+fn by_category<C: fmt::Display>(counts: &BTreeMap<C, u64>) -> String {
+    let each: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    each.join(", ")
+}
+
+/// What to say of `n` things: nothing of none, `one` of one, `many(n)` of more.
+fn of_count(n: u64, one: &str, many: impl FnOnce(u64) -> String) -> Option<String> {
+    match n {
+        0 => None,
+        1 => Some(one.to_owned()),
+        n => Some(many(n)),
+    }
+}
+
 fn are(n: u64) -> &'static str {
     if n == 1 {
         "is"
@@ -265,12 +270,7 @@ impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut clauses = Vec::new();
         if !self.slices.is_empty() {
-            let by: Vec<String> = self
-                .slices
-                .iter()
-                .map(|(c, n)| format!("{c} {n}"))
-                .collect();
-            clauses.push(by.join(", "));
+            clauses.push(by_category(&self.slices));
         }
         let others = [
             (self.flows, "flow", "flows"),
@@ -307,12 +307,7 @@ impl fmt::Display for Summary {
             )?;
         }
         if !self.filtered_out.is_empty() {
-            let by: Vec<String> = self
-                .filtered_out
-                .iter()
-                .map(|(c, n)| format!("{c} {n}"))
-                .collect();
-            write!(f, "; filtered out: {}", by.join(", "))?;
+            write!(f, "; filtered out: {}", by_category(&self.filtered_out))?;
         }
         Ok(())
     }

@@ -13,8 +13,11 @@
 //!   and a scheduler that puts overlapping slices on sibling lanes and writes every
 //!   BEGIN/END in time order; CPU samples with interned call stacks; context
 //!   switches as ftrace `sched_switch` events.
+//! - `json` transcodes the trace, as it is written, into Chrome's trace
+//!   event JSON.
 
 mod intern;
+pub(crate) mod json;
 mod lanes;
 mod packets;
 mod sched;
@@ -22,6 +25,7 @@ mod sequence;
 mod slice;
 mod spill;
 mod stacks;
+mod trace;
 mod tracks;
 mod wire;
 
@@ -37,9 +41,10 @@ pub mod proto {
 
 pub use lanes::{SliceTrack, Stacking};
 pub use sched::{ContextSwitch, EndState, Task};
-pub use sequence::{SequenceWriter, Trace};
+pub use sequence::SequenceWriter;
 pub use slice::{Arg, ArgValue, CounterValue, Slice};
 pub use stacks::StackFrame;
+pub use trace::Trace;
 pub use tracks::{CounterUnit, Scope, TrackId, TrackSpec, Tracks};
 
 /// The clock the report's timestamps are written in (trace_processor's default trace clock).

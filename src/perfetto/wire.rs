@@ -63,6 +63,40 @@ pub(super) fn message(buf: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<
     }
 }
 
+/// Field numbers of the messages encoded by hand (see
+/// proto/perfetto_trace.proto).
+pub(super) mod field {
+    pub(in crate::perfetto) const TRACE_PACKET: u32 = 1;
+    pub(in crate::perfetto) const PACKET_TIMESTAMP: u32 = 8;
+    pub(in crate::perfetto) const PACKET_TRUSTED_SEQUENCE_ID: u32 = 10;
+    pub(in crate::perfetto) const PACKET_TRACK_EVENT: u32 = 11;
+    pub(in crate::perfetto) const PACKET_INTERNED_DATA: u32 = 12;
+    pub(in crate::perfetto) const PACKET_SEQUENCE_FLAGS: u32 = 13;
+    pub(in crate::perfetto) const PACKET_TIMESTAMP_CLOCK_ID: u32 = 58;
+    pub(in crate::perfetto) const TRACK_EVENT_CATEGORY_IIDS: u32 = 3;
+    pub(in crate::perfetto) const TRACK_EVENT_DEBUG_ANNOTATIONS: u32 = 4;
+    pub(in crate::perfetto) const TRACK_EVENT_TYPE: u32 = 9;
+    pub(in crate::perfetto) const TRACK_EVENT_NAME_IID: u32 = 10;
+    pub(in crate::perfetto) const TRACK_EVENT_TRACK_UUID: u32 = 11;
+    pub(in crate::perfetto) const TRACK_EVENT_NAME: u32 = 23;
+    pub(in crate::perfetto) const TRACK_EVENT_FLOW_IDS: u32 = 47;
+    pub(in crate::perfetto) const TRACK_EVENT_TERMINATING_FLOW_IDS: u32 = 48;
+    pub(in crate::perfetto) const TRACK_EVENT_CALLSTACK_IID: u32 = 56;
+    pub(in crate::perfetto) const TRACK_EVENT_COUNTER_VALUE: u32 = 30;
+    pub(in crate::perfetto) const TRACK_EVENT_DOUBLE_COUNTER_VALUE: u32 = 44;
+    pub(in crate::perfetto) const ANNOTATION_NAME_IID: u32 = 1;
+    pub(in crate::perfetto) const ANNOTATION_BOOL: u32 = 2;
+    pub(in crate::perfetto) const ANNOTATION_UINT: u32 = 3;
+    pub(in crate::perfetto) const ANNOTATION_INT: u32 = 4;
+    pub(in crate::perfetto) const ANNOTATION_DOUBLE: u32 = 5;
+    pub(in crate::perfetto) const ANNOTATION_STRING: u32 = 6;
+    pub(in crate::perfetto) const ANNOTATION_STRING_IID: u32 = 17;
+}
+
+/// The key of `Trace.packet` (field 1, length-delimited), before each packet
+/// of a trace.
+pub(super) const PACKET_KEY: u8 = ((field::TRACE_PACKET as u8) << 3) | LEN as u8;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,11 +28,12 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use prost::Message;
 use rustc_hash::FxHashMap;
 
-use super::json;
+use super::encode;
 use crate::perfetto::proto::{
     debug_annotation, trace_packet, track_event, DebugAnnotation, InternedData, TracePacket,
     TrackDescriptor, TrackEvent,
 };
+use crate::perfetto::wire::PACKET_KEY;
 use crate::perfetto::BOOTTIME;
 
 /// What the transcoder left out, for the caller to say so.
@@ -79,16 +80,13 @@ pub fn transcode<R: Read, W: Write>(input: R, out: W) -> io::Result<(W, Transcod
 /// any pid or tid Linux hands out (at most 2^22).
 const SYNTHETIC_IDS: i64 = 1 << 30;
 
-/// `Trace.packet`: field 1, length-delimited.
-const PACKET_TAG: u64 = 0x0A;
-
 /// The length of the next packet, or `None` at the end of the trace.
 fn packet_length(input: &mut impl BufRead) -> io::Result<Option<usize>> {
     if input.fill_buf()?.is_empty() {
         return Ok(None);
     }
     let tag = varint(input)?;
-    if tag != PACKET_TAG {
+    if tag != u64::from(PACKET_KEY) {
         return Err(invalid(format!(
             "field tag {tag:#x} where a TracePacket belongs"
         )));
@@ -288,7 +286,7 @@ impl<W: Write> Json<W> {
             let name = thread.thread_name().to_owned();
             self.metadata(pid, Some(tid), "thread_name", |l| {
                 l.push_str("\"name\":");
-                json::string(l, &name);
+                encode::string(l, &name);
             })?;
             Track {
                 pid,
@@ -299,15 +297,7 @@ impl<W: Write> Json<W> {
             }
         } else if let Some(process) = &d.process {
             let pid = i64::from(process.pid());
-            let name = process.process_name().to_owned();
-            self.process(pid, &name, rank)?;
-            Track {
-                pid,
-                tid: None,
-                label: name,
-                prefix: String::new(),
-                rank: None,
-            }
+            self.process(pid, process.process_name().to_owned(), rank)?
         } else {
             let name = match &d.static_or_dynamic_name {
                 Some(crate::perfetto::proto::track_descriptor::StaticOrDynamicName::Name(n)) => {
@@ -329,14 +319,7 @@ impl<W: Write> Json<W> {
                 // A top-level group: a process of its own.
                 None => {
                     let pid = self.new_id();
-                    self.process(pid, &name, rank)?;
-                    Track {
-                        pid,
-                        tid: None,
-                        label: name,
-                        prefix: String::new(),
-                        rank: None,
-                    }
+                    self.process(pid, name, rank)?
                 }
             }
         };
@@ -349,17 +332,25 @@ impl<W: Write> Json<W> {
         self.next_id
     }
 
-    fn process(&mut self, pid: i64, name: &str, rank: Option<i32>) -> io::Result<()> {
+    /// Describes process `pid`, named `name` and placed at `rank`, and
+    /// gives its track.
+    fn process(&mut self, pid: i64, name: String, rank: Option<i32>) -> io::Result<Track> {
         self.metadata(pid, None, "process_name", |l| {
             l.push_str("\"name\":");
-            json::string(l, name);
+            encode::string(l, &name);
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, None, "process_sort_index", |l| {
                 let _ = write!(l, "\"sort_index\":{rank}");
             })?;
         }
-        Ok(())
+        Ok(Track {
+            pid,
+            tid: None,
+            label: name,
+            prefix: String::new(),
+            rank: None,
+        })
     }
 
     /// Writes a metadata event whose args `args` writes.
@@ -397,7 +388,7 @@ impl<W: Write> Json<W> {
         self.tracks.get_mut(&uuid).expect("looked up above").tid = Some(tid);
         self.metadata(pid, Some(tid), "thread_name", |l| {
             l.push_str("\"name\":");
-            json::string(l, &label);
+            encode::string(l, &label);
         })?;
         if let Some(rank) = rank {
             self.metadata(pid, Some(tid), "thread_sort_index", |l| {
@@ -440,16 +431,8 @@ impl<W: Write> Json<W> {
                 }
                 self.nested(uuid, slice.start);
                 let (pid, tid) = self.place(uuid)?;
-                let l = &mut self.line;
-                l.clear();
-                let _ = write!(l, "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
-                json::micros(l, slice.start);
-                l.push_str(",\"dur\":");
-                json::micros(l, ts - slice.start);
-                l.push(',');
-                l.push_str(&slice.body);
-                l.push('}');
-                self.emit()?;
+                let dur = Some(ts - slice.start);
+                self.emit_event("\"X\"", (pid, tid), slice.start, dur, &slice.body)?;
                 if slice.crowded {
                     let flows = slice.flows_out.len() + slice.flows_in.len();
                     self.stats.flows_on_nested += flows as u64;
@@ -460,17 +443,7 @@ impl<W: Write> Json<W> {
                 let body = body(&e, seq)?;
                 self.nested(uuid, ts);
                 let (pid, tid) = self.place(uuid)?;
-                let l = &mut self.line;
-                l.clear();
-                let _ = write!(
-                    l,
-                    "{{\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
-                );
-                json::micros(l, ts);
-                l.push(',');
-                l.push_str(&body);
-                l.push('}');
-                self.emit()?;
+                self.emit_event("\"i\",\"s\":\"t\"", (pid, tid), ts, None, &body)?;
                 self.flows(pid, tid, ts, &e.flow_ids, &e.terminating_flow_ids)
             }
             Type::Counter => {
@@ -483,16 +456,16 @@ impl<W: Write> Json<W> {
                 let l = &mut self.line;
                 l.clear();
                 let _ = write!(l, "{{\"ph\":\"C\",\"pid\":{pid},\"name\":");
-                json::string(l, &name);
+                encode::string(l, &name);
                 l.push_str(",\"ts\":");
-                json::micros(l, ts);
+                encode::micros(l, ts);
                 l.push_str(",\"args\":{\"value\":");
                 match e.counter_value_field {
                     Some(track_event::CounterValueField::CounterValue(v)) => {
                         l.push_str(&v.to_string())
                     }
                     Some(track_event::CounterValueField::DoubleCounterValue(v)) => {
-                        json::double(l, v)
+                        encode::double(l, v)
                     }
                     None => return Err(invalid("a counter event without a value")),
                 }
@@ -521,12 +494,37 @@ impl<W: Write> Json<W> {
                     l,
                     "{{\"ph\":{phase},\"id\":\"{id:#x}\",\"pid\":{pid},\"tid\":{tid},\"ts\":"
                 );
-                json::micros(l, at);
+                encode::micros(l, at);
                 l.push_str(",\"name\":\"flow\",\"cat\":\"flow\"}");
                 self.emit()?;
             }
         }
         Ok(())
+    }
+
+    /// Writes an event of phase `ph` (what follows `"ph":`) on thread
+    /// (pid, tid) at `ts`, lasting `dur` if given, with `body`: its name,
+    /// category and args.
+    fn emit_event(
+        &mut self,
+        ph: &str,
+        (pid, tid): (i64, i64),
+        ts: u64,
+        dur: Option<u64>,
+        body: &str,
+    ) -> io::Result<()> {
+        let l = &mut self.line;
+        l.clear();
+        let _ = write!(l, "{{\"ph\":{ph},\"pid\":{pid},\"tid\":{tid},\"ts\":");
+        encode::micros(l, ts);
+        if let Some(dur) = dur {
+            l.push_str(",\"dur\":");
+            encode::micros(l, dur);
+        }
+        l.push(',');
+        l.push_str(body);
+        l.push('}');
+        self.emit()
     }
 
     fn emit(&mut self) -> io::Result<()> {
@@ -544,15 +542,8 @@ impl<W: Write> Json<W> {
         left.sort_unstable_by_key(|(uuid, _)| *uuid);
         for (uuid, slices) in left {
             for slice in slices {
-                let (pid, tid) = self.place(uuid)?;
-                let l = &mut self.line;
-                l.clear();
-                let _ = write!(l, "{{\"ph\":\"B\",\"pid\":{pid},\"tid\":{tid},\"ts\":");
-                json::micros(l, slice.start);
-                l.push(',');
-                l.push_str(&slice.body);
-                l.push('}');
-                self.emit()?;
+                let place = self.place(uuid)?;
+                self.emit_event("\"B\"", place, slice.start, None, &slice.body)?;
             }
         }
         self.out.write_all(b"\n]}\n")?;
@@ -566,11 +557,11 @@ fn body(e: &TrackEvent, seq: &Sequence) -> io::Result<String> {
     let mut b = String::with_capacity(128);
     b.push_str("\"name\":");
     match &e.name_field {
-        Some(track_event::NameField::Name(name)) => json::string(&mut b, name),
+        Some(track_event::NameField::Name(name)) => encode::string(&mut b, name),
         Some(track_event::NameField::NameIid(iid)) => {
-            json::string(&mut b, Sequence::lookup(&seq.names, *iid, "event name")?)
+            encode::string(&mut b, Sequence::lookup(&seq.names, *iid, "event name")?)
         }
-        None => json::string(&mut b, ""),
+        None => encode::string(&mut b, ""),
     }
     b.push_str(",\"cat\":");
     let mut categories = String::new();
@@ -580,7 +571,7 @@ fn body(e: &TrackEvent, seq: &Sequence) -> io::Result<String> {
         }
         categories.push_str(Sequence::lookup(&seq.categories, iid, "category")?);
     }
-    json::string(&mut b, &categories);
+    encode::string(&mut b, &categories);
     b.push_str(",\"args\":{");
     for (i, arg) in e.debug_annotations.iter().enumerate() {
         if i > 0 {
@@ -599,16 +590,16 @@ fn annotation(b: &mut String, arg: &DebugAnnotation, seq: &Sequence) -> io::Resu
         Some(NameField::NameIid(iid)) => Sequence::lookup(&seq.arg_names, *iid, "arg name")?,
         None => return Err(invalid("an arg without a name")),
     };
-    json::string(b, name);
+    encode::string(b, name);
     b.push(':');
     match &arg.value {
         Some(Value::BoolValue(v)) => b.push_str(if *v { "true" } else { "false" }),
         Some(Value::UintValue(v)) => b.push_str(&v.to_string()),
         Some(Value::IntValue(v)) => b.push_str(&v.to_string()),
-        Some(Value::DoubleValue(v)) => json::double(b, *v),
-        Some(Value::StringValue(v)) => json::string(b, v),
+        Some(Value::DoubleValue(v)) => encode::double(b, *v),
+        Some(Value::StringValue(v)) => encode::string(b, v),
         Some(Value::StringValueIid(iid)) => {
-            json::string(b, Sequence::lookup(&seq.arg_strings, *iid, "arg string")?)
+            encode::string(b, Sequence::lookup(&seq.arg_strings, *iid, "arg string")?)
         }
         None => b.push_str("null"),
     }

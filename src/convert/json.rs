@@ -1,0 +1,54 @@
+//! The trace as Chrome's trace event JSON: the parts JSON has a place for,
+//! converted as for Perfetto and transcoded as they are written (see
+//! [`crate::perfetto::json`]); the tables of the others told as not
+//! converted.
+
+use std::io::Write;
+
+use crate::nsys::{Report, Unconverted};
+use crate::perfetto::json::transcoding;
+use crate::Options;
+
+use super::{convert, ConvertError, Part, Progress, Summary};
+
+/// Converts the parts of `report` that JSON carries into JSON written to
+/// `out`, gzipped if `options` say so.
+pub fn convert_json<W: Write + Send>(
+    report: &Report,
+    out: W,
+    options: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(W, Summary), ConvertError> {
+    let left_out: Vec<Part> = Part::ALL
+        .into_iter()
+        .filter(|&p| !p.in_json() && options.parts.has(p))
+        .collect();
+    let unconverted: Vec<Unconverted> = left_out
+        .iter()
+        .flat_map(|p| p.tables(report))
+        .map(|table| Unconverted {
+            rows: report.rows(&table),
+            table,
+        })
+        .filter(|u| u.rows > 0)
+        .collect();
+    let protobuf = Options {
+        parts: left_out.iter().fold(options.parts, |p, &l| p.without(l)),
+        gzip: None,
+        ..options.clone()
+    };
+    let (converted, transcoded) = transcoding(out, options.gzip, |writer| {
+        convert(report, writer, &protobuf, progress)
+    });
+    match (converted, transcoded) {
+        (Ok(mut summary), Ok((out, transcoded))) => {
+            summary.json_flows_on_nested = transcoded.flows_on_nested;
+            summary.unconverted.extend(unconverted);
+            Ok((out, summary))
+        }
+        // The transcoder's own failure (writing the output, say) stopped
+        // the conversion at its next write: its error says why.
+        (Err(ConvertError::Write(_)) | Ok(_), Err(e)) => Err(ConvertError::Write(e)),
+        (Err(e), _) => Err(e),
+    }
+}

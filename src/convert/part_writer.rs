@@ -1,0 +1,30 @@
+//! What every part writer of the CPU worker is handed, and the start each
+//! gives its rows.
+
+use std::io::Write;
+
+use crate::nsys::Report;
+use crate::perfetto::SequenceWriter;
+
+use super::{ConvertError, RowTicker, Summary};
+
+/// A part being written: the report it reads, the sequence it writes, the
+/// counts of what it wrote and the rows it read.
+pub struct PartWriter<'a, 's, 'r, W: Write> {
+    pub report: &'a Report,
+    pub seq: &'a mut SequenceWriter<'s, W>,
+    pub summary: &'a mut Summary,
+    pub rows: &'a mut RowTicker<'r>,
+}
+
+/// What a part writer returns.
+pub type Written = Result<(), ConvertError>;
+
+impl<W: Write> PartWriter<'_, '_, '_, W> {
+    /// Counts a row read, and gives the trace time of its `start`: `None`
+    /// for a row before time 0, counted as skipped in `category`.
+    pub fn row_at(&mut self, start: i64, category: &'static str) -> Option<u64> {
+        self.rows.tick();
+        self.summary.checked_start(start, category)
+    }
+}
