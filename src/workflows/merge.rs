@@ -178,7 +178,8 @@ pub fn merge_files(
         });
         let input = Input::new(input, options)?;
         let report = input.open(options)?;
-        let facts = Facts::read(&report, input.path(), i, merge)?;
+        let facts =
+            Facts::read(&report, input.path(), i, merge).map_err(|e| input.told(e, options))?;
         placed.push((input, facts));
     }
     let plan = Plan::new(&placed, merge.alignment);
@@ -200,8 +201,8 @@ pub fn merge_files(
             if sched_left_out {
                 parts = parts.without(crate::Part::Sched);
             }
-            let namespace = convert::namespace(&report)
-                .map_err(|e| converting(e, input.path(), output, options))?;
+            let namespace =
+                convert::namespace(&report).map_err(|e| converting(e, &input, output, options))?;
             let scope = Scope {
                 // Flows and tracks apart from every other report's, the same
                 // report given twice included.
@@ -226,14 +227,14 @@ pub fn merge_files(
                         conversion: Some(p),
                     })
                 })
-                .map_err(|e| converting(e, input.path(), output, options))
+                .map_err(|e| converting(e, &input, output, options))
                 .map(|mut s| {
                     s.no_event_tables = !report.has_event_tables();
                     s
                 })?;
             trace
                 .settle()
-                .map_err(|e| converting(ConvertError::Write(e), input.path(), output, options))?;
+                .map_err(|e| converting(ConvertError::Write(e), &input, output, options))?;
             drop(report);
             merged.push(MergedReport {
                 path: input.path().to_owned(),
@@ -420,15 +421,13 @@ fn damaged(path: &Path, e: rusqlite::Error) -> Error {
 }
 
 /// The error of converting `input` into the trace at `output`.
-fn converting(e: ConvertError, input: &Path, output: &Path, options: &Options) -> Error {
-    match e {
-        _ if options.cancelled() => Error::Interrupted {
-            path: input.to_owned(),
-        },
-        ConvertError::Read(e) => damaged(input, e),
+fn converting(e: ConvertError, input: &Input, output: &Path, options: &Options) -> Error {
+    let e = match e {
+        ConvertError::Read(e) => damaged(input.path(), e),
         ConvertError::Write(cause) => Error::Output {
             path: output.to_owned(),
             cause,
         },
-    }
+    };
+    input.told(e, options)
 }
