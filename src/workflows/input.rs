@@ -94,8 +94,14 @@ pub(crate) struct Input {
 
 impl Input {
     /// The input at `path`, a report exported first with `options.nsys`.
+    /// Nothing is started once `options.cancel` is set.
     pub(crate) fn new(path: &Path, options: &Options) -> Result<Input> {
         let told = |e| Input::tell(path, e, options);
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: path.to_owned(),
+            });
+        }
         let (export, export_dir) = match sniff(path).map_err(told)? {
             FileKind::Sqlite => (path.to_owned(), None),
             FileKind::NsysReport => {
