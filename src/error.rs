@@ -107,9 +107,19 @@ pub enum Error {
     #[error("{reason}")]
     Serve { reason: String },
 
+    /// Directories to convert hold no export or report.
+    #[error("no .sqlite, .nsys-rep or .qdrep file below {}", list(below))]
+    NothingToConvert { below: Vec<PathBuf> },
+
     /// The cancellation flag was set: nothing was left behind.
     #[error("interrupted while converting {}; no trace written", path.display())]
     Interrupted { path: PathBuf },
+}
+
+/// Paths, as a list: `a, b`.
+fn list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(", ")
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

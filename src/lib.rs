@@ -41,14 +41,12 @@
 mod analysis;
 mod convert;
 mod error;
-mod file;
 mod filter;
-mod merge;
 mod nsys;
-mod output;
+mod nsys_cli;
 pub mod perfetto;
-pub mod serve;
 mod worker;
+mod workflows;
 
 use analysis::series;
 pub use analysis::{analyze, stats};
@@ -61,18 +59,20 @@ use std::sync::Arc;
 pub use analyze::{analyze, Finding, Rule, Thresholds};
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
-pub use file::{convert_file, convert_to_writer, same_file};
 pub use filter::{Filter, TimeWindow};
-pub use merge::{
-    merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
-    MAX_CPUS, MAX_REPORTS, PID_STRIDE,
-};
-pub use nsys::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
-pub use output::write_atomically;
+pub use nsys_cli::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use series::{
     measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
 };
+pub use workflows::directories::{convert_files, files_below, TreeConversion, TreeFile};
+pub use workflows::file::{convert_file, convert_to_writer, same_file};
+pub use workflows::merge::{
+    merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
+    MAX_CPUS, MAX_REPORTS, PID_STRIDE,
+};
+pub use workflows::output::write_atomically;
+pub use workflows::serve;
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// BENCHMARKS.md): level 3 is within 7% of level 6's size at half its cost;

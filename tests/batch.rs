@@ -187,3 +187,55 @@ fn two_directories_that_would_write_one_trace_are_refused_before_converting() {
     assert!(stderr.contains("would both be written to"), "{stderr}");
     assert_eq!(walk(&out).len(), 0, "nothing converted");
 }
+
+#[test]
+fn a_directory_conversion_prints_each_files_warnings_and_counts_them() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let output = dir.path().join("out");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::create_dir(&output).unwrap();
+    let file = input.join("icon_gpu.sqlite");
+    std::os::unix::fs::symlink(shared.join("fixtures/sqlite/icon_gpu.sqlite"), &file).unwrap();
+    let stderr = |args: &[&std::ffi::OsStr]| {
+        let run = Command::new(BIN)
+            .arg("convert")
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+        assert!(run.status.success(), "{stderr}");
+        stderr
+    };
+    let warnings = |stderr: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("nsys2perfetto: warning: "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let alone = stderr(&[
+        file.as_os_str(),
+        "-o".as_ref(),
+        dir.path().join("alone.perfetto-trace").as_os_str(),
+    ]);
+    let alone = warnings(&alone);
+    assert!(
+        alone.iter().any(|w| w.contains("start before time 0")),
+        "{alone:?}"
+    );
+    let batch = stderr(&[input.as_os_str(), "-o".as_ref(), output.as_os_str()]);
+    // The same warnings, once each, named after the file.
+    assert_eq!(warnings(&batch), alone, "{batch}");
+    let prefix = format!("nsys2perfetto: warning: {}: ", file.display());
+    assert!(alone.iter().all(|w| w.starts_with(&prefix)), "{alone:?}");
+    // The table counts them, in the column before the time.
+    let mut table = batch.lines().skip_while(|l| !l.starts_with("file "));
+    let header: Vec<&str> = table.next().unwrap().split_whitespace().collect();
+    assert_eq!(header[header.len() - 2..], ["warnings", "time"], "{batch}");
+    let row: Vec<&str> = table.next().unwrap().split_whitespace().collect();
+    assert_eq!(row[row.len() - 2], alone.len().to_string(), "{batch}");
+}

@@ -84,3 +84,77 @@ fn a_gzip_level_out_of_range_is_refused_by_the_library() {
         );
     }
 }
+
+/// Every command reads its input the same way: what is not a report is
+/// refused with the user's file named, and once cancelled every one fails
+/// as interrupted, naming its input.
+#[test]
+fn every_command_opens_its_input_the_same_way() {
+    use nsys2perfetto::analyze::analyze_file;
+    use nsys2perfetto::stats::{compare_files, summarize_file, StatsReport};
+    use nsys2perfetto::{measure_series, merge_files, EventPattern, MergeOptions, SeriesRun};
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.sqlite");
+    std::fs::write(&text, b"not a report").unwrap();
+    let out = dir.path().join("out.perfetto-trace");
+    let every = |input: &Path, options: &Options| -> Vec<(&str, Error)> {
+        let pattern = [EventPattern::parse("kernel:.").unwrap()];
+        let runs = [SeriesRun::new("1", input)];
+        let which = ["cudaapisum".parse::<StatsReport>().unwrap()];
+        let inputs = [input.to_owned()];
+        let thresholds = Default::default();
+        let rules = nsys2perfetto::Rule::ALL;
+        let merge = MergeOptions::default();
+        vec![
+            (
+                "convert_file",
+                convert_file(input, &out, options, &mut |_| {}).err(),
+            ),
+            (
+                "convert_to_writer",
+                convert_to_writer(input, Vec::new(), options, &mut |_| {}).err(),
+            ),
+            (
+                "summarize_file",
+                summarize_file(input, &which, options).err(),
+            ),
+            (
+                "compare_files",
+                compare_files(input, &demo(), options).err(),
+            ),
+            (
+                "analyze_file",
+                analyze_file(input, &rules, &thresholds, options).err(),
+            ),
+            (
+                "measure_series",
+                measure_series("n", &runs, &pattern, options, &mut |_| {}).err(),
+            ),
+            (
+                "merge_files",
+                merge_files(&inputs, &out, options, &merge, &mut |_| {}).err(),
+            ),
+        ]
+        .into_iter()
+        .map(|(name, e)| (name, e.unwrap_or_else(|| panic!("{name} succeeded"))))
+        .collect()
+    };
+    for (name, e) in every(&text, &Options::default()) {
+        assert!(
+            matches!(&e, Error::UnknownFormat { path } if path == &text),
+            "{name}: {e}"
+        );
+    }
+    let mut cancelled = Options::default();
+    cancelled.cancel = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
+        true,
+    )));
+    for (name, e) in every(&demo(), &cancelled) {
+        assert!(
+            matches!(&e, Error::Interrupted { path } if path == &demo()),
+            "{name}: {e}"
+        );
+    }
+    assert!(!out.exists());
+}

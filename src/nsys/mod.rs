@@ -19,7 +19,6 @@ pub mod cpu;
 pub mod cuda;
 mod durations;
 pub mod events;
-mod export;
 mod filtered;
 pub mod gpu_work;
 pub mod graphs;
@@ -29,7 +28,6 @@ mod meta;
 pub mod metrics;
 pub mod nvtx;
 pub mod overhead;
-mod profile;
 mod scan;
 mod schema;
 mod select;
@@ -46,15 +44,14 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use rusqlite::Connection;
 
-pub use export::{export_to_sqlite, sniff, FileKind};
 pub(crate) use meta::MEMORY_KINDS;
 pub use meta::{CudaContext, Metadata};
-pub use profile::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub use scan::Streamed;
 pub use schema::Schema;
 use select::Select;
 pub use strings::StringTable;
 pub use tables::EventStream;
+pub(crate) use version::Version;
 
 use crate::error::{DatabaseError, Error, Result};
 

@@ -48,8 +48,8 @@ use crate::analysis::Failure;
 use crate::error::{Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
+use crate::nsys::Report;
 use crate::nsys::MEMORY_KINDS;
-use crate::nsys::{FileKind, Report};
 
 pub use crate::analysis::stats::Format;
 pub use report::write_findings;
@@ -378,37 +378,7 @@ pub fn analyze_file(
     thresholds: &Thresholds,
     options: &crate::Options,
 ) -> Result<Findings> {
-    let cancelled = || options.cancelled();
-    let found = (|| {
-        let mut export_dir = None;
-        let sqlite = match crate::nsys::sniff(path)? {
-            FileKind::Sqlite => path.to_owned(),
-            FileKind::NsysReport => {
-                let dir =
-                    export_dir.insert(tempfile::tempdir().map_err(|cause| Error::Output {
-                        path: std::env::temp_dir(),
-                        cause,
-                    })?);
-                let cancel = options.cancel.as_deref();
-                crate::nsys::export_to_sqlite(path, &options.nsys, dir.path(), cancel)?
-            }
-        };
-        let report = Report::open_cancellable(&sqlite, options.cancel.clone())?;
-        analyze(&report, rules, thresholds).map_err(|e| match e {
-            // Name the report, not its temporary export.
-            Error::Damaged { cause, .. } => Error::Damaged {
-                path: path.to_owned(),
-                cause,
-            },
-            e => e,
-        })
-    })();
-    match found {
-        Err(_) if cancelled() => Err(Error::Interrupted {
-            path: path.to_owned(),
-        }),
-        found => found,
-    }
+    crate::workflows::with_report(path, options, |report| analyze(report, rules, thresholds))
 }
 
 /// Hands the findings of `rules` to `found`, in no order; fails where the

@@ -18,8 +18,8 @@ pub use pattern::{EventKind, EventPattern};
 
 use crate::analysis::stats::Stats;
 use crate::error::{Error, Result};
-use crate::file::Source;
-use crate::{nsys, output, Options};
+use crate::workflows::output;
+use crate::{nsys, Options};
 
 /// One run of a series: its value of the parameter, and its report (an
 /// SQLite export, or a `.nsys-rep`/`.qdrep` report exported with nsys).
@@ -167,12 +167,7 @@ fn measure_file(
     patterns: &[EventPattern],
     options: &Options,
 ) -> Result<Vec<SeriesCell>> {
-    let source = Source::open(input, options)?;
-    measure_events(source.report(), patterns).map_err(|e| match e {
-        _ if options.cancelled() => source.interrupted(),
-        // Errors name the file the user gave, not a temporary export.
-        e => source.rename(e),
-    })
+    crate::workflows::with_report(input, options, |report| measure_events(report, patterns))
 }
 
 impl Series {

@@ -23,7 +23,7 @@ pub use reports::StatsReport;
 pub(crate) use reports::{api_groups, api_name, kernel_groups, nvtx_groups};
 pub use table::{Cell, Format, Table};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::nsys::Report;
 
 /// Computes `which` summaries of `report`, in that order.
@@ -70,8 +70,7 @@ pub fn summarize_file(
     which: &[StatsReport],
     options: &crate::Options,
 ) -> Result<Vec<Table>> {
-    let source = crate::file::Source::open(input, options)?;
-    summarize(source.report(), which).map_err(|e| interrupted_or(e, &source, options))
+    crate::workflows::with_report(input, options, |report| summarize(report, which))
 }
 
 /// The summaries of `a` and `b` that [`compare`] compares, each a report or
@@ -81,21 +80,7 @@ pub fn compare_files(
     b: &std::path::Path,
     options: &crate::Options,
 ) -> Result<(RunSummary, RunSummary)> {
-    let mut out = Vec::with_capacity(2);
-    for input in [a, b] {
-        let source = crate::file::Source::open(input, options)?;
-        let summary =
-            run_summary(source.report()).map_err(|e| interrupted_or(e, &source, options))?;
-        out.push(summary);
-    }
-    let b = out.pop().expect("two summaries");
-    let a = out.pop().expect("two summaries");
+    let a = crate::workflows::with_report(a, options, run_summary)?;
+    let b = crate::workflows::with_report(b, options, run_summary)?;
     Ok((a, b))
-}
-
-fn interrupted_or(e: Error, source: &crate::file::Source, options: &crate::Options) -> Error {
-    match options.cancelled() {
-        true => source.interrupted(),
-        false => source.rename(e),
-    }
 }

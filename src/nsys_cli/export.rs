@@ -1,4 +1,4 @@
-//! Reports (`.nsys-rep`, `.qdrep`) are exported to SQLite by the `nsys` CLI.
+//! Reports (`.nsys-rep`, `.qdrep`) are exported to SQLite by `nsys export`.
 
 use std::fs::File;
 use std::io::Read;
@@ -7,69 +7,18 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::version::Version;
 use crate::error::{Error, Result};
+use crate::nsys::Version;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileKind {
-    Sqlite,
-    /// An Nsight Systems report (`.nsys-rep`, or the older `.qdrep`).
-    NsysReport,
-}
-
-const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
-const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report ";
-
-/// What `path` holds, judged by its first bytes (not by its name).
-pub fn sniff(path: &Path) -> Result<FileKind> {
-    let unreadable = |cause| Error::Unreadable {
-        path: path.to_owned(),
-        cause,
-    };
-    let mut head = [0u8; 64];
-    let mut file = File::open(path).map_err(unreadable)?;
-    if file.metadata().map_err(unreadable)?.is_dir() {
-        return Err(unreadable(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        )));
-    }
-    let n = read_up_to(&mut file, &mut head).map_err(unreadable)?;
-    let head = &head[..n];
-    if n == 0 {
-        return Err(unreadable(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "the file is empty",
-        )));
-    }
-    if head.starts_with(SQLITE_MAGIC) {
-        Ok(FileKind::Sqlite)
-    } else if head.starts_with(REPORT_MAGIC) {
-        Ok(FileKind::NsysReport)
-    } else {
-        Err(Error::UnknownFormat {
-            path: path.to_owned(),
-        })
-    }
-}
-
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
-}
+/// The first bytes of a report (`.nsys-rep`, or the older `.qdrep`).
+pub(crate) const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report ";
 
 /// Exports `report` to `<dir>/report.sqlite` with `nsys export`, run directly
 /// (no shell). `nsys` is the CLI to use (`nsys` from PATH by default).
 ///
 /// While nsys runs, `cancel` is watched: once set, nsys (with any process it
 /// started) is stopped and the export fails with [`Error::Interrupted`].
-pub fn export_to_sqlite(
+pub(crate) fn export_to_sqlite(
     report: &Path,
     nsys: &Path,
     dir: &Path,
@@ -261,7 +210,7 @@ fn nsys_version(nsys: &Path) -> Option<Version> {
 /// The nsys version that captured `report`. Reports from 2023 on name it in
 /// their header (`...Report 2025@5@1@...`); older ones carry the install
 /// directory of the capturing nsys early in the file.
-pub fn capture_version(report: &Path) -> Option<Version> {
+fn capture_version(report: &Path) -> Option<Version> {
     let mut head = Vec::new();
     File::open(report)
         .ok()?

@@ -369,7 +369,7 @@ pub enum TraceKind {
 
 /// What `path` holds, judged by its first bytes.
 pub fn trace_kind(path: &Path) -> Result<TraceKind> {
-    match crate::nsys::sniff(path) {
+    match super::input::sniff(path) {
         Ok(_) => return Ok(TraceKind::Report),
         Err(Error::UnknownFormat { .. }) => {}
         Err(e) => return Err(e),

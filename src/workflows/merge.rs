@@ -20,12 +20,14 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
+use super::file::check_output;
+use super::input::Input;
+use super::output;
 use crate::convert::{self, ConvertError};
 use crate::error::{DatabaseError, Error, Result};
-use crate::file::{check_output, rename};
-use crate::nsys::{self, Report};
+use crate::nsys::Report;
 use crate::perfetto::{Scope, Trace};
-use crate::{output, Cancellable, Options, Progress, Summary};
+use crate::{Cancellable, Options, Progress, Summary};
 
 /// What the reports are aligned on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -174,10 +176,11 @@ pub fn merge_files(
             reports,
             conversion: None,
         });
-        let export = Export::new(input, options)?;
-        let report = export.open(options)?;
-        let facts = Facts::read(&report, input, i, merge)?;
-        placed.push((export, facts));
+        let input = Input::new(input, options)?;
+        let report = input.open(options)?;
+        let facts =
+            Facts::read(&report, input.path(), i, merge).map_err(|e| input.told(e, options))?;
+        placed.push((input, facts));
     }
     let plan = Plan::new(&placed, merge.alignment);
     output::write_atomically(output, |out| {
@@ -191,15 +194,15 @@ pub fn merge_files(
         }
         let mut merged = Vec::with_capacity(reports);
         let mut cpu_offset = 0u32;
-        for (i, ((export, facts), offset)) in placed.into_iter().zip(&plan.offsets).enumerate() {
-            let report = export.open(options)?;
+        for (i, ((input, facts), offset)) in placed.into_iter().zip(&plan.offsets).enumerate() {
+            let report = input.open(options)?;
             let sched_left_out = cpu_offset.saturating_add(facts.cpus) > MAX_CPUS;
             let mut parts = options.parts;
             if sched_left_out {
                 parts = parts.without(crate::Part::Sched);
             }
-            let namespace = convert::namespace(&report)
-                .map_err(|e| converting(e, &export.input, output, options))?;
+            let namespace =
+                convert::namespace(&report).map_err(|e| converting(e, &input, output, options))?;
             let scope = Scope {
                 // Flows and tracks apart from every other report's, the same
                 // report given twice included.
@@ -224,17 +227,17 @@ pub fn merge_files(
                         conversion: Some(p),
                     })
                 })
-                .map_err(|e| converting(e, &export.input, output, options))
+                .map_err(|e| converting(e, &input, output, options))
                 .map(|mut s| {
                     s.no_event_tables = !report.has_event_tables();
                     s
                 })?;
             trace
                 .settle()
-                .map_err(|e| converting(ConvertError::Write(e), &export.input, output, options))?;
+                .map_err(|e| converting(ConvertError::Write(e), &input, output, options))?;
             drop(report);
             merged.push(MergedReport {
-                path: export.input.clone(),
+                path: input.path().to_owned(),
                 label: facts.label,
                 rank: facts.rank,
                 host: facts.host,
@@ -265,60 +268,6 @@ pub fn merge_files(
         },
         e => e,
     })
-}
-
-/// A report's export: the file itself, or one made by nsys into a temporary
-/// directory that lives as long as this.
-struct Export {
-    input: PathBuf,
-    sqlite: PathBuf,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Export {
-    fn new(input: &Path, options: &Options) -> Result<Self> {
-        let interrupted = || Error::Interrupted {
-            path: input.to_owned(),
-        };
-        let (sqlite, dir) = match nsys::sniff(input)? {
-            nsys::FileKind::Sqlite => (input.to_owned(), None),
-            nsys::FileKind::NsysReport => {
-                let dir = tempfile::tempdir().map_err(|cause| Error::Output {
-                    path: std::env::temp_dir(),
-                    cause,
-                })?;
-                let sqlite = nsys::export_to_sqlite(
-                    input,
-                    &options.nsys,
-                    dir.path(),
-                    options.cancel.as_deref(),
-                )
-                .map_err(|e| {
-                    if options.cancelled() {
-                        interrupted()
-                    } else {
-                        e
-                    }
-                })?;
-                (sqlite, Some(dir))
-            }
-        };
-        Ok(Export {
-            input: input.to_owned(),
-            sqlite,
-            _dir: dir,
-        })
-    }
-
-    fn open(&self, options: &Options) -> Result<Report> {
-        match Report::open_cancellable(&self.sqlite, options.cancel.clone()) {
-            Err(_) if options.cancelled() => Err(Error::Interrupted {
-                path: self.input.clone(),
-            }),
-            Err(e) => Err(rename(e, &self.input)),
-            Ok(report) => Ok(report),
-        }
-    }
 }
 
 /// What placing and labelling a report needs to know of it.
@@ -415,7 +364,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(placed: &[(Export, Facts)], alignment: Alignment) -> Self {
+    fn new(placed: &[(Input, Facts)], alignment: Alignment) -> Self {
         // Each report's session time 0 on a common time line.
         let mut starts: Vec<(i128, AlignedOn)> = Vec::with_capacity(placed.len());
         let mut wall = false;
@@ -472,15 +421,13 @@ fn damaged(path: &Path, e: rusqlite::Error) -> Error {
 }
 
 /// The error of converting `input` into the trace at `output`.
-fn converting(e: ConvertError, input: &Path, output: &Path, options: &Options) -> Error {
-    match e {
-        _ if options.cancelled() => Error::Interrupted {
-            path: input.to_owned(),
-        },
-        ConvertError::Read(e) => damaged(input, e),
+fn converting(e: ConvertError, input: &Input, output: &Path, options: &Options) -> Error {
+    let e = match e {
+        ConvertError::Read(e) => damaged(input.path(), e),
         ConvertError::Write(cause) => Error::Output {
             path: output.to_owned(),
             cause,
         },
-    }
+    };
+    input.told(e, options)
 }

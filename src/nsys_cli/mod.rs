@@ -1,0 +1,10 @@
+//! Running the `nsys` CLI: `nsys export` to turn a report into the SQLite
+//! export that `nsys` (the reader) reads, and `nsys profile` (with the
+//! `QdstrmImporter` of the same install) to make a report. Nothing here
+//! reads a report's events.
+
+mod export;
+mod profile;
+
+pub(crate) use export::{export_to_sqlite, REPORT_MAGIC};
+pub use profile::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};

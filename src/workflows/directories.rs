@@ -1,0 +1,185 @@
+//! Directories of reports: every export and report below them, each
+//! converted by [`convert_file`] into a trace in a tree that mirrors theirs
+//! (or beside it), several at a time. One failure does not stop the others.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::file::convert_file;
+use crate::error::{Error, Result};
+use crate::{Options, Summary};
+
+/// The extension of the exports a directory conversion reads.
+const SQLITE: &str = "sqlite";
+/// The extensions of the reports it reads, exporting them first.
+const REPORTS: [&str; 2] = ["nsys-rep", "qdrep"];
+
+/// One file of a directory conversion, and where its trace goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TreeFile {
+    /// The export or report.
+    pub input: PathBuf,
+    /// Its trace.
+    pub output: PathBuf,
+}
+
+/// How the conversion of one file of a directory went.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TreeConversion {
+    /// What the trace holds (its warnings included) and its size in bytes,
+    /// or why there is no trace.
+    pub result: Result<(Summary, u64)>,
+    /// How long it took.
+    pub took: Duration,
+}
+
+/// The files to convert of `inputs` (directories, and files among them):
+/// every export and report below each directory, in name order, and the
+/// files as they are. With `output` (a directory), each trace goes into it
+/// at its input's place in the tree; without, beside its input.
+///
+/// Refused before anything is converted: an `output` that is not a
+/// directory, inputs with nothing to convert, and two inputs whose traces
+/// would be one file.
+pub fn files_below(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<TreeFile>> {
+    if let Some(out) = output {
+        if !out.is_dir() {
+            return Err(Error::InvalidOption(format!(
+                "{} is not a directory: with directories to convert, -o names the directory \
+                 that mirrors their tree",
+                out.display()
+            )));
+        }
+    }
+    let mut files = Vec::new();
+    for input in inputs {
+        let (root, found) = if input.is_dir() {
+            let found = find_reports(input).map_err(|cause| Error::Unreadable {
+                path: input.clone(),
+                cause,
+            })?;
+            (input.as_path(), found)
+        } else {
+            (input.parent().unwrap_or(Path::new("")), vec![input.clone()])
+        };
+        for file in found {
+            let relative = file.strip_prefix(root).unwrap_or(&file).to_owned();
+            let name = trace_name(&file);
+            let target = match output {
+                Some(out) => out.join(relative).with_file_name(name),
+                None => file.with_file_name(name),
+            };
+            files.push(TreeFile {
+                input: file,
+                output: target,
+            });
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::NothingToConvert {
+            below: inputs.to_vec(),
+        });
+    }
+    // Two inputs of one name (a report and its .qdrep twin, or files of
+    // two directories mirrored into one -o) would write one trace.
+    let mut targets = std::collections::HashMap::new();
+    for file in &files {
+        if let Some(first) = targets.insert(file.output.clone(), &file.input) {
+            return Err(Error::InvalidOption(format!(
+                "{} and {} would both be written to {}; convert them separately, each with \
+                 its own -o",
+                first.display(),
+                file.input.display(),
+                file.output.display()
+            )));
+        }
+    }
+    Ok(files)
+}
+
+/// Converts `files` with [`convert_file`], `jobs` at a time, making the
+/// directories their traces go into. `done` hears of each file converted
+/// (or failed), as it is. Once `options.cancel` is set, no file is started:
+/// those are `None`.
+pub fn convert_files(
+    files: &[TreeFile],
+    options: &Options,
+    jobs: usize,
+    done: &(dyn Fn(&TreeFile, &TreeConversion) + Sync),
+) -> Vec<Option<TreeConversion>> {
+    let next = AtomicUsize::new(0);
+    let outcomes: Mutex<Vec<Option<TreeConversion>>> =
+        Mutex::new(std::iter::repeat_with(|| None).take(files.len()).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, files.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= files.len() || options.cancelled() {
+                    break;
+                }
+                let file = &files[i];
+                let started = Instant::now();
+                let result = convert_one(file, options);
+                let outcome = TreeConversion {
+                    result,
+                    took: started.elapsed(),
+                };
+                done(file, &outcome);
+                outcomes.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(outcome);
+            });
+        }
+    });
+    outcomes.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+fn convert_one(file: &TreeFile, options: &Options) -> Result<(Summary, u64)> {
+    if let Some(dir) = file.output.parent() {
+        std::fs::create_dir_all(dir).map_err(|cause| Error::Output {
+            path: file.output.clone(),
+            cause,
+        })?;
+    }
+    let summary = convert_file(&file.input, &file.output, options, &mut |_| {})?;
+    let size = std::fs::metadata(&file.output).map_or(0, |m| m.len());
+    Ok((summary, size))
+}
+
+/// The trace's file name for `input`: its name, extension replaced.
+fn trace_name(input: &Path) -> PathBuf {
+    Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension("perfetto-trace")
+}
+
+/// Every export and report below `dir`, in name order. A `.sqlite` whose
+/// report (same name, `.nsys-rep` or `.qdrep`) sits beside it is that
+/// report's export: the report is converted, not both. Links to files are
+/// followed; links to directories are not (no cycles).
+fn find_reports(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<_>>()?;
+        entries.sort();
+        for path in entries {
+            let is_link = std::fs::symlink_metadata(&path)?.file_type().is_symlink();
+            if path.is_dir() {
+                if !is_link {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let beside_report = || REPORTS.iter().any(|r| path.with_extension(r).is_file());
+            if REPORTS.contains(&ext) || (ext == SQLITE && !beside_report()) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}

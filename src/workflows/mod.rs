@@ -1,0 +1,14 @@
+//! The workflows around a conversion: the one way an input path becomes a
+//! report ([`input`]), a file converted into a trace that appears only when
+//! complete ([`file`], [`output`]), directories of reports converted in
+//! parallel ([`directories`]), several reports merged into one trace
+//! ([`merge`]), and a trace handed to ui.perfetto.dev ([`serve`]).
+
+pub(crate) mod directories;
+pub(crate) mod file;
+pub(crate) mod input;
+pub(crate) mod merge;
+pub(crate) mod output;
+pub mod serve;
+
+pub(crate) use input::with_report;
