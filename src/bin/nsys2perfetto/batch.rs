@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nsys2perfetto::{convert_files, files_below, Error, Options, TreeConversion, TreeFile};
 
 use crate::signals::Signals;
-use crate::{human_bytes, INTERRUPTED, USAGE};
+use crate::{human_bytes, refused_option, warn, Interrupted, INTERRUPTED};
 
 /// Converts every report and export below the directories among `inputs`
 /// (and the files among them), `jobs` at a time; with `output`, the traces
@@ -23,17 +23,8 @@ pub fn run(
     jobs: Option<usize>,
     quiet: bool,
     signals: &Signals,
-) -> ExitCode {
-    let files = match files_below(inputs, output) {
-        Ok(files) => files,
-        Err(e) => {
-            eprintln!("nsys2perfetto: error: {e}");
-            return match e {
-                Error::InvalidOption(_) => ExitCode::from(USAGE),
-                _ => ExitCode::FAILURE,
-            };
-        }
-    };
+) -> anyhow::Result<ExitCode> {
+    let files = files_below(inputs, output).map_err(refused_option)?;
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());
@@ -55,17 +46,14 @@ pub fn run(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    if let Some(status) = signals.received() {
-        eprintln!("nsys2perfetto: interrupted; traces not yet complete were not written");
-        return ExitCode::from(status);
+    if signals.received().is_some() {
+        let stopped = "interrupted; traces not yet complete were not written";
+        return Err(Interrupted(stopped.to_owned()).into());
     }
     if !quiet {
         for (file, outcome) in files.iter().zip(&outcomes) {
             for warning in warnings(outcome) {
-                eprintln!(
-                    "nsys2perfetto: warning: {}: {warning}",
-                    file.input.display()
-                );
+                warn(format_args!("{}: {warning}", file.input.display()));
             }
         }
     }
@@ -76,7 +64,7 @@ pub fn run(
     if !quiet || failed > 0 {
         print_table(&files, &outcomes);
     }
-    match failed {
+    Ok(match failed {
         0 => ExitCode::SUCCESS,
         _ if outcomes
             .iter()
@@ -86,7 +74,7 @@ pub fn run(
             ExitCode::from(INTERRUPTED)
         }
         _ => ExitCode::FAILURE,
-    }
+    })
 }
 
 /// The warnings of a file's conversion: none where it failed.

@@ -98,8 +98,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     };
     if inputs.iter().any(|i| i.is_dir()) {
         let jobs = jobs.map(usize::from);
-        let status = crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
-        return Ok(status);
+        return crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
     }
     let targets = plan(&inputs, output.as_deref(), extension).map_err(Usage)?;
     let mut failed = false;
