@@ -5,13 +5,13 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
-use crate::nsys::{Report, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::events::EventWaits;
-use super::filter::NvtxSpans;
 use super::flows::Launches;
 use super::gpu::GpuTracks;
+use super::gpu_in_nvtx::NvtxSpans;
 use super::graphs::GraphCreations;
 use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
@@ -31,15 +31,15 @@ pub const GRAPH: &str = "cuda_graph";
 /// ranges, the NVTX GPU projection.
 pub fn write<'s, W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'s, W>,
     projection: Option<(&mut SequenceWriter<'s, W>, RangeSource)>,
     namespace: u64,
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), ConvertError> {
-    let scope = report.filter();
-    let in_nvtx = match scope.as_ref().map(|s| &s.filter) {
-        Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, f)?),
+    let in_nvtx = match filter.filter() {
+        Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, filter)?),
         _ => None,
     };
     let mut mapper = Mapper {
@@ -50,14 +50,14 @@ pub fn write<'s, W: Write>(
         gpu: GpuTracks::default(),
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
-        events: EventWaits::new(namespace, report.event_records()?),
+        events: EventWaits::new(namespace, report.event_records(filter)?),
         graph_creations: GraphCreations::default(),
         flow_ids: Vec::new(),
         projector: projection.map(|(seq, source)| Projector::new(seq, source)),
         chain: Vec::new(),
         frames: Frames::default(),
     };
-    report.for_each_cuda_event(|item| match item {
+    report.for_each_cuda_event(filter, |item| match item {
         Streamed::Prescanned(places) => {
             mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
             Ok(())

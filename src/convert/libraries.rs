@@ -6,7 +6,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::libraries::{Library, LibraryCall, INT_ARGS, STR_ARGS};
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::summary::Summary;
@@ -15,13 +15,14 @@ use super::{trace_time, ConvertError, RowTicker};
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), ConvertError> {
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32, Library), SliceTrack> = FxHashMap::default();
-    report.for_each_library_call(|call: LibraryCall| -> Result<(), ConvertError> {
+    report.for_each_library_call(filter, |call: LibraryCall| -> Result<(), ConvertError> {
         rows.tick();
         let (track_name, category) = shown(call.library);
         let Some(start) = trace_time(call.start) else {

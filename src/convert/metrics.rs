@@ -7,7 +7,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::metrics::{DeviceEvent, MetricValue};
-use crate::nsys::{Metadata, Report};
+use crate::nsys::{Metadata, Report, RowFilter};
 use crate::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId,
     TrackSpec,
@@ -31,6 +31,7 @@ const FAULTS_RANK: i32 = 4 << 24;
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
     rows: &mut RowTicker,
@@ -45,13 +46,13 @@ pub fn write<W: Write>(
         gpu_faults: FxHashMap::default(),
         cpu_faults: FxHashMap::default(),
         pools: MemoryPools::new(POOLS_RANK),
-        window_start: report
+        window_start: filter
             .filter()
-            .and_then(|f| f.filter.time.start)
+            .and_then(|f| f.time.start)
             .and_then(trace_time)
             .unwrap_or(0),
     };
-    report.for_each_device_event(|event| -> Result<(), ConvertError> {
+    report.for_each_device_event(filter, |event| -> Result<(), ConvertError> {
         rows.tick();
         mapper.event(event)
     })

@@ -6,7 +6,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cpu::{ChainFrame, OsrtCall, OSRT_CALLCHAINS};
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::stacks::Frames;
@@ -22,6 +22,7 @@ const NO_THREAD: &str = "OS runtime events that nsys recorded without a thread (
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
     rows: &mut RowTicker,
@@ -30,7 +31,7 @@ pub fn write<W: Write>(
     let mut tracks: FxHashMap<(u32, u32), SliceTrack> = FxHashMap::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_osrt_call(|call: OsrtCall| -> Result<(), ConvertError> {
+    report.for_each_osrt_call(filter, |call: OsrtCall| -> Result<(), ConvertError> {
         rows.tick();
         let Some(start) = trace_time(call.start) else {
             summary.skip_negative(OSRT);

@@ -8,7 +8,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::overhead::{Diagnostic, NsysEvent, NsysLabels, Overhead, OverheadSource};
-use crate::nsys::{Metadata, Report};
+use crate::nsys::{Metadata, Report, RowFilter};
 use crate::perfetto::{
     Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId, TrackSpec,
 };
@@ -29,6 +29,7 @@ const NSYS_GROUP: u64 = 1 << 41;
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
     rows: &mut RowTicker,
@@ -40,7 +41,7 @@ pub fn write<W: Write>(
         overheads: FxHashMap::default(),
         diagnostics: None,
     };
-    report.for_each_nsys_event(|event| -> Result<(), ConvertError> {
+    report.for_each_nsys_event(filter, |event| -> Result<(), ConvertError> {
         rows.tick();
         match event {
             NsysEvent::Overhead(o) => writer.overhead(seq, &o, summary),

@@ -6,7 +6,7 @@ use std::io::Write;
 use rustc_hash::FxHashSet;
 
 use crate::nsys::cpu::{ChainFrame, CpuSample, SAMPLE_CALLCHAINS};
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::SequenceWriter;
 
 use super::stacks::Frames;
@@ -18,6 +18,7 @@ pub const SAMPLES: &str = "cpu_samples";
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
     rows: &mut RowTicker,
@@ -26,7 +27,7 @@ pub fn write<W: Write>(
     let mut described: FxHashSet<(u32, u32)> = FxHashSet::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_cpu_sample(|sample: CpuSample| -> Result<(), ConvertError> {
+    report.for_each_cpu_sample(filter, |sample: CpuSample| -> Result<(), ConvertError> {
         rows.tick();
         let Some(ts) = trace_time(sample.start) else {
             summary.skip_negative(SAMPLES);

@@ -9,7 +9,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cpu::SchedEvent;
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::{ContextSwitch, EndState, SequenceWriter, Task};
 
 use super::summary::Summary;
@@ -42,13 +42,14 @@ struct Cpu {
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), ConvertError> {
     let mut cpus: BTreeMap<u32, Cpu> = BTreeMap::new();
     let mut names = Names::default();
-    report.for_each_sched_event(|e: SchedEvent| -> Result<(), ConvertError> {
+    report.for_each_sched_event(filter, |e: SchedEvent| -> Result<(), ConvertError> {
         rows.tick();
         let Some(ts) = trace_time(e.start) else {
             summary.skip_negative(SCHED);

@@ -11,8 +11,9 @@
 //! whose operation surely is not (cropped exports) need not be kept waiting
 //! for it.
 
-use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::cuda::{API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET, MEMSET_COLUMNS, RUNTIME};
 use super::ids::{pid_of, tid_of};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Row, Select};
 use super::Report;
@@ -59,7 +60,7 @@ pub struct GpuOp {
     pub pid: Option<u32>,
     pub device: i64,
     pub context: Option<i64>,
-    pub stream: Option<i64>,
+    pub stream: i64,
     pub correlation_id: Option<i64>,
     pub kind: OpKind,
 }
@@ -80,34 +81,13 @@ fn key(work: &Work) -> OrderKey {
 }
 
 impl Report {
-    /// The StringIds ids of the strings matching any of `patterns` (SQL
-    /// `LIKE` patterns, which ignore ASCII case).
-    pub(crate) fn string_ids_like(&self, patterns: &[&str]) -> rusqlite::Result<Vec<i64>> {
-        let Some(mut s) = self.select("StringIds") else {
-            return Ok(Vec::new());
-        };
-        let id = s.required::<i64>("id");
-        if !s.has("value") || patterns.is_empty() {
-            return Ok(Vec::new());
-        }
-        let filter = patterns
-            .iter()
-            .map(|p| format!("value LIKE '{}'", p.replace('\'', "''")))
-            .collect::<Vec<_>>()
-            .join(" OR ");
-        let mut ids = Vec::new();
-        self.each_selected(&s, &filter, |r| {
-            ids.push(id.get(r)?);
-            Ok(())
-        })?;
-        Ok(ids)
-    }
-
     /// Calls `f` in time order with the runtime calls whose `nameId` is one
     /// of `call_names` (records that only repeat a call for its backtrace
-    /// left out) and, if `ops`, with every kernel, memcpy and memset.
+    /// left out) and, if `ops`, with every kernel, memcpy and memset, of
+    /// those `filter` keeps.
     pub(crate) fn for_each_gpu_work<'r, E: From<rusqlite::Error>>(
         &'r self,
+        filter: &RowFilter,
         call_names: &[i64],
         ops: bool,
         mut f: impl FnMut(Work<'r>) -> Result<(), E>,
@@ -135,7 +115,7 @@ impl Report {
                 let mut launch = Select::new(&self.schema, table);
                 prescan.columns.push(Some(LaunchColumns {
                     pid: launch.expr(self.pid_column(table)),
-                    correlation: launch.optional("correlationId"),
+                    correlation: launch.take(GPU.correlation_id),
                 }));
                 scans.push(scan.prescan(&launch));
             }
@@ -143,7 +123,7 @@ impl Report {
         if scans.is_empty() {
             return Ok(());
         }
-        self.stream(scans, prescan, |item| match item {
+        self.stream(scans, prescan, filter, |item| match item {
             Streamed::Prescanned(()) => Ok(()),
             Streamed::Event(work) => f(work),
         })
@@ -151,12 +131,13 @@ impl Report {
 
     fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
         let mut s = self.select(RUNTIME)?;
-        let start = s.required("start");
-        let end = s.required("end");
-        let gtid = s.required::<i64>("globalTid");
-        let correlation = s.optional("correlationId");
-        let name = s.required::<i64>("nameId");
-        if !self.readable(&s) {
+        let start = s.take(API.start);
+        let end = s.take(API.end);
+        let gtid = s.take(API.global_tid);
+        let correlation = s.take(API.correlation_id);
+        let name = s.take(API.name_id);
+        // Calls are chosen by name: none can be where names are not recorded.
+        if !self.readable(&s) || !s.has(API.name_id.name()) {
             return None;
         }
         let ids = names
@@ -166,7 +147,7 @@ impl Report {
             .join(", ");
         let mut filter = format!("\"nameId\" IN ({ids})");
         // "CUDA backtrace" records repeat a call to carry its stack.
-        if s.has("eventClass") {
+        if s.has(API.event_class.name()) {
             let [a, b] = super::cuda::BACKTRACE_EVENT_CLASSES;
             filter.push_str(&format!(
                 " AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({a}, {b}))"
@@ -181,7 +162,7 @@ impl Report {
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
                 correlation_id: correlation.get(r)?,
-                name: strings.name(Some(name.get(r)?)),
+                name: strings.name(name.get(r)?),
                 copies: false,
             }))
         };
@@ -190,21 +171,22 @@ impl Report {
 
     fn op_scan(&self, table: &str) -> Option<TableScan<'_, Work<'_>>> {
         let mut s = self.select(table)?;
-        let start = s.required::<i64>("start");
-        let end = s.required::<i64>("end");
+        let start = s.take(GPU.start);
+        let end = s.take(GPU.end);
         let pid: Col<Option<i64>> = s.expr(self.pid_column(table));
-        let device = s.optional("deviceId");
-        let context = s.optional("contextId");
-        let stream = s.optional("streamId");
-        let correlation = s.optional("correlationId");
+        let device = s.take(GPU.device_id);
+        let context = s.take(GPU.context_id);
+        let stream = s.take(GPU.stream_id);
+        let correlation = s.take(GPU.correlation_id);
         let kind: DecodeKind = match table {
             MEMCPY => {
-                let bytes = s.optional("bytes");
-                let copy_kind = s.optional("copyKind");
-                let src_kind = s.optional("srcKind");
-                let dst_kind = s.optional("dstKind");
-                let src_device = s.optional("srcDeviceId");
-                let dst_device = s.optional("dstDeviceId");
+                let m = MEMCPY_COLUMNS;
+                let bytes = s.take(m.bytes);
+                let copy_kind = s.take(m.copy_kind);
+                let src_kind = s.take(m.src_kind);
+                let dst_kind = s.take(m.dst_kind);
+                let src_device = s.take(m.src_device_id);
+                let dst_device = s.take(m.dst_device_id);
                 Box::new(move |r| {
                     Ok(OpKind::Memcpy {
                         bytes: bytes.get(r)?,
@@ -217,8 +199,8 @@ impl Report {
                 })
             }
             MEMSET => {
-                let bytes = s.optional("bytes");
-                let memory_kind = s.optional("memKind");
+                let bytes = s.take(MEMSET_COLUMNS.bytes);
+                let memory_kind = s.take(MEMSET_COLUMNS.mem_kind);
                 Box::new(move |r| {
                     Ok(OpKind::Memset {
                         bytes: bytes.get(r)?,

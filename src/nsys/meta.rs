@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
-use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME, TIMELINE_TYPES};
+use super::nvtx::{CATEGORY, DOMAIN_CREATE, NVTX, THREAD_NAME, TIMELINE_TYPES};
 use super::schema::Schema;
 use super::select::{none_of, Query, Select};
 use super::strings::StringTable;
@@ -17,6 +17,12 @@ use super::version::Version;
 pub const MPI_RANKS: &str = "MPI_RANKS";
 /// The CUDA contexts of each process, green contexts included (nsys 2024.5+).
 pub const CUDA_CONTEXTS: &str = "TARGET_INFO_CUDA_CONTEXT_INFO";
+/// `(name, value)` pairs about the machine the report was captured on.
+pub(crate) const SYSTEM_ENV: &str = "TARGET_INFO_SYSTEM_ENV";
+/// `(pid, name)` of each process.
+const PROCESSES: &str = "PROCESSES";
+/// The GPUs, by the `deviceId` of the activity tables.
+const GPUS: &str = "TARGET_INFO_GPU";
 
 /// A CUDA context as `TARGET_INFO_CUDA_CONTEXT_INFO` records it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -103,7 +109,7 @@ impl Metadata {
                 meta.exporter_version = conn.query_row(&sql, [], |r| r.get(0)).ok();
             }
         }
-        const ENV: &str = "TARGET_INFO_SYSTEM_ENV";
+        const ENV: &str = SYSTEM_ENV;
         if schema.has_column(ENV, "name") && schema.has_column(ENV, "value") {
             each_row(
                 conn,
@@ -120,10 +126,10 @@ impl Metadata {
                 },
             )?;
         }
-        if schema.has_column("PROCESSES", "pid") && schema.has_column("PROCESSES", "name") {
+        if schema.has_column(PROCESSES, "pid") && schema.has_column(PROCESSES, "name") {
             each_row(
                 conn,
-                "SELECT pid, name FROM PROCESSES WHERE name IS NOT NULL",
+                &format!("SELECT pid, name FROM {PROCESSES} WHERE name IS NOT NULL"),
                 |r| {
                     meta.processes
                         .insert(r.get::<_, i64>("pid")? as u32, r.get("name")?);
@@ -173,8 +179,8 @@ impl Metadata {
         // The activity tables' deviceId is TARGET_INFO_GPU.id (`deviceId` in 2020.x),
         // not the in-process CUDA ordinal.
         let sources = [
-            ("TARGET_INFO_GPU", "id"),
-            ("TARGET_INFO_GPU", "deviceId"),
+            (GPUS, "id"),
+            (GPUS, "deviceId"),
             ("TARGET_INFO_CUDA_GPU", "deviceId"),
         ];
         for (table, id) in sources {
@@ -232,8 +238,20 @@ impl Metadata {
         schema: &Schema,
         strings: &StringTable,
     ) -> rusqlite::Result<()> {
-        const T: &str = "NVTX_EVENTS";
-        if !schema.has_column(T, "eventType") {
+        const T: &str = super::nvtx::TABLE;
+        let mut s = Select::new(schema, T);
+        let event_type = s.take(NVTX.event_type);
+        let gtid = s.take(NVTX.global_tid);
+        let text = s.take(NVTX.text);
+        let text_id = s.take(NVTX.text_id);
+        let domain = s.take(NVTX.domain_id);
+        let category = s.take(NVTX.category);
+        // Every row off the timeline, for its time too: the scan costs the
+        // same, and the last NVTX time then needs no scan of its own.
+        let start = s.take(NVTX.start);
+        let end = s.take(NVTX.end);
+        // The NVTX stream finds the table unreadable, and says so.
+        if !schema.has_table(T) || s.missing().is_some() {
             return Ok(());
         }
         // One query each: SQLite finds a lone MIN or MAX of the rowid at the
@@ -253,17 +271,6 @@ impl Metadata {
         let bounds: Vec<(i64, i64)> = (0..parts)
             .map(|k| (first + span * k / parts, first + span * (k + 1) / parts - 1))
             .collect();
-        let mut s = Select::new(schema, T);
-        let event_type = s.required::<i64>("eventType");
-        let gtid = s.optional::<i64>("globalTid");
-        let text = s.optional::<String>("text");
-        let text_id = s.optional("textId");
-        let domain = s.optional::<i64>("domainId");
-        let category = s.optional::<i64>("category");
-        // Every row off the timeline, for its time too: the scan costs the
-        // same, and the last NVTX time then needs no scan of its own.
-        let start = s.optional::<i64>("start");
-        let end = s.optional::<i64>("end");
         let sql = format!(
             "SELECT {} FROM {T} WHERE rowid BETWEEN ?1 AND ?2 AND {}",
             s.sql(),
@@ -284,10 +291,8 @@ impl Metadata {
             let mut query = Query::prepare(conn, &sql)?;
             query.run(&[from, to])?;
             while let Some(r) = query.next()? {
-                last_time = last_time.max(start.get(&r)?.max(end.get(&r)?));
-                let Some(gtid) = gtid.get(&r)? else {
-                    continue;
-                };
+                last_time = last_time.max(Some(start.get(&r)?).max(end.get(&r)?));
+                let gtid = gtid.get(&r)?;
                 let Some(text) = text
                     .get(&r)?
                     .or_else(|| strings.lookup(text_id.get(&r).ok()?).map(str::to_owned))
@@ -498,7 +503,7 @@ mod tests {
             tx.commit().unwrap();
         }
         let schema = Schema::probe(&conn).unwrap();
-        let strings = StringTable::load(&conn).unwrap();
+        let strings = StringTable::load(&conn, &schema).unwrap();
         let uri = format!("file:{}?mode=ro", path.display());
         let opened = std::sync::atomic::AtomicUsize::new(0);
         let open = || {

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::{Report, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed};
 use crate::projection::{Projector, Range, RangeSender};
 use crate::stats::ValueSets;
 
@@ -81,7 +81,7 @@ pub(super) fn measure(
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
-        report.for_each_library_call(|call| -> rusqlite::Result<()> {
+        report.for_each_library_call(&RowFilter::none(), |call| -> rusqlite::Result<()> {
             let matcher = match call.library {
                 Library::Cudnn => &mut cudnn,
                 Library::Cublas => &mut cublas,
@@ -118,7 +118,7 @@ fn nvtx_pass(
 ) -> rusqlite::Result<()> {
     // The sets of patterns ranges match, each kept once and shared.
     let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();
-    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+    report.for_each_nvtx_event(&RowFilter::none(), |e| -> rusqlite::Result<()> {
         if e.kind == NvtxKind::Mark {
             return Ok(());
         }
@@ -168,7 +168,7 @@ fn cuda_pass(
     mut projector: Option<&mut Projector<Arc<[usize]>>>,
     durations: &mut ValueSets,
 ) -> rusqlite::Result<()> {
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+    report.for_each_cuda_event(&RowFilter::none(), |streamed| -> rusqlite::Result<()> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };

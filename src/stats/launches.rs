@@ -19,7 +19,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::{CudaEvent, KERNEL};
-use crate::nsys::{Report, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed};
 
 use super::aggregate::{Stats, ValueSets};
 use super::reports::api_name;
@@ -85,7 +85,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
     let mut measures = ValueSets::default();
     // Records repeating a call that has not come yet: their ends and launches.
     let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
-    report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+    report.for_each_cuda_event(&RowFilter::none(), |streamed| -> rusqlite::Result<()> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };

@@ -19,9 +19,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::nsys::cuda::CudaEvent;
-use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::{Report, Streamed};
+use crate::nsys::cuda::{self, CudaEvent};
+use crate::nsys::nvtx::{self, NvtxKind};
+use crate::nsys::{Report, RowFilter, Streamed};
 use crate::projection::{streamed, Projector, Range, RangeSender};
 
 use super::aggregate::ValueSets;
@@ -92,7 +92,7 @@ fn send_ranges(
     let mut key_index: FxHashMap<(String, bool), u32> = FxHashMap::default();
     let mut open: FxHashMap<(u32, u32), Vec<Enclosing>> = FxHashMap::default();
     let mut next_id = 0u64;
-    report.for_each_nvtx_event(|e| -> rusqlite::Result<()> {
+    report.for_each_nvtx_event(&RowFilter::none(), |e| -> rusqlite::Result<()> {
         // Only ranges that start and end on one thread are projected, or
         // parents of projected ones.
         if e.kind == NvtxKind::Mark || e.end_tid.is_some() {
@@ -174,7 +174,7 @@ fn project(
         u64::try_from(last).ok(),
         |sender| send_ranges(report, Some(last), sender),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            report.for_each_cuda_event(&RowFilter::none(), |streamed| -> rusqlite::Result<()> {
                 if let Streamed::Event(event) = streamed {
                     see(&event);
                     projector.cuda_event(&event);
@@ -369,11 +369,7 @@ struct KernelGroup {
 /// of their own, with no range.
 pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>> {
     // Like nsys, nothing without NVTX data, kernels or CUDA API calls.
-    let needs = [
-        "NVTX_EVENTS",
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        "CUPTI_ACTIVITY_KIND_RUNTIME",
-    ];
+    let needs = [nvtx::TABLE, cuda::KERNEL, cuda::RUNTIME];
     if !needs.iter().all(|t| report.has_table(t)) {
         return Ok(Vec::new());
     }
@@ -407,7 +403,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
         open_until,
         |sender| send_ranges(report, last, sender),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> rusqlite::Result<()> {
+            report.for_each_cuda_event(&RowFilter::none(), |streamed| -> rusqlite::Result<()> {
                 let Streamed::Event(event) = streamed else {
                     return Ok(());
                 };
