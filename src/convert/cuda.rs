@@ -19,6 +19,7 @@ use super::summary::Summary;
 use super::threads::thread_track;
 use super::{trace_time, ConvertError, RowTicker};
 use crate::nsys::cpu::ChainFrame;
+use crate::nsys::names::api_trace_name;
 
 pub const API: &str = "cuda_api";
 pub const KERNEL: &str = "cuda_kernel";
@@ -187,7 +188,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             }
             None => None,
         };
-        let slice = Slice::new(start, Some(end), api_name(call.name), API, &args)
+        let slice = Slice::new(start, Some(end), api_trace_name(call.name), API, &args)
             .flows_out(&self.flow_ids)
             .callstack(callstack.filter(|f| !f.is_empty()));
         self.seq.slice(track, &slice)?;
@@ -406,34 +407,4 @@ fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'static str, value: Option<&'a s
 
 fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
     value.and_then(|v| labels.get(&v)).map(String::as_str)
-}
-
-/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`: the suffix is the API version.
-pub fn api_name(recorded: &str) -> &str {
-    match recorded.rsplit_once('_') {
-        Some((name, suffix))
-            if !name.is_empty()
-                && suffix.len() > 1
-                && suffix.starts_with('v')
-                && suffix[1..].bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            name
-        }
-        _ => recorded,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::api_name;
-
-    #[test]
-    fn drops_version_suffix_only() {
-        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
-        assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
-        assert_eq!(api_name("cudaMemcpy_v"), "cudaMemcpy_v");
-        assert_eq!(api_name("foo_vx12"), "foo_vx12");
-        assert_eq!(api_name("_v12"), "_v12");
-        assert_eq!(api_name("cuda_v2_v3"), "cuda_v2");
-    }
 }

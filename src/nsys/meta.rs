@@ -7,6 +7,7 @@ use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
+use super::names::{COPY_KINDS, MEMORY_KINDS};
 use super::nvtx::{CATEGORY, DOMAIN_CREATE, NVTX, THREAD_NAME, TIMELINE_TYPES};
 use super::schema::Schema;
 use super::select::{none_of, Query, Select};
@@ -70,18 +71,6 @@ pub struct Metadata {
     pub(crate) nvtx_names_last_time: Option<i64>,
 }
 
-/// The names of `CUPTI_ACTIVITY_MEMORY_KIND` values 0 to 7, as nsys prints
-/// them; exports without an ENUM_ table of them use these values.
-pub(crate) const MEMORY_KINDS: [&str; 8] = [
-    "Pageable",
-    "Pinned",
-    "Device",
-    "Array",
-    "Managed",
-    "Device Static",
-    "Managed Static",
-    "Unknown",
-];
 impl Metadata {
     /// Reads the metadata of the export open on `conn`; `open` opens more
     /// connections to it, for the one scan that is worth sharing among the
@@ -357,22 +346,7 @@ impl Metadata {
 
     fn load_labels(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
         // Older exports have no ENUM_ tables; these are the values they use.
-        const COPY: [&str; 14] = [
-            "Unknown",
-            "HtoD",
-            "DtoH",
-            "HtoA",
-            "AtoH",
-            "AtoA",
-            "AtoD",
-            "DtoA",
-            "DtoD",
-            "HtoH",
-            "PtoP",
-            "Unified HtoD",
-            "Unified DtoH",
-            "Unified DtoD",
-        ];
+        let copy = COPY_KINDS.map(|kind| kind.short);
         const SYNC: [&str; 5] = [
             "Unknown",
             "Event sync",
@@ -394,7 +368,7 @@ impl Metadata {
                     .map(|(i, s)| (i as i64, (*s).to_owned())),
             );
         };
-        fill(&mut self.copy_kinds, &COPY);
+        fill(&mut self.copy_kinds, &copy);
         fill(&mut self.memory_kinds, &MEMORY_KINDS);
         fill(&mut self.sync_types, &SYNC);
         fill(&mut self.launch_types, &LAUNCH);

@@ -30,6 +30,7 @@ pub mod ids;
 pub mod libraries;
 mod meta;
 pub mod metrics;
+pub(crate) mod names;
 pub mod nvtx;
 pub mod overhead;
 mod profile;
@@ -51,8 +52,8 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 pub use export::{export_to_sqlite, sniff, FileKind};
-pub(crate) use meta::MEMORY_KINDS;
 pub use meta::{CudaContext, Metadata};
+pub(crate) use names::MEMORY_KINDS;
 pub use profile::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
 pub(crate) use row_filter::RowFilter;
 pub use scan::Streamed;

@@ -13,6 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
+use crate::nsys::names::api_stats_name;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, RowFilter, Streamed};
 use crate::projection::{Projector, Range, RangeSender};
@@ -174,8 +175,9 @@ fn cuda_pass(
         };
         match &event {
             // A record that repeats a call (to carry its stack) is no call of its own.
+            // Matched as recorded and as nsys's reports name it.
             CudaEvent::Api(call) if !call.repeats_a_call => {
-                for &p in api.matching(call.name, "") {
+                for &p in api.matching(call.name, api_stats_name(call.name)) {
                     durations.add(p, call.end - call.start);
                 }
             }

@@ -22,8 +22,8 @@ use crate::nsys::cuda::{CudaEvent, KERNEL};
 use crate::nsys::{Report, RowFilter, Streamed};
 
 use super::aggregate::{Stats, ValueSets};
-use super::reports::api_name;
 use super::table::Cell;
+use crate::nsys::names::api_stats_name;
 
 /// A record of a launching call.
 struct Call {
@@ -122,7 +122,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> rusqlite::Result<Vec<Vec<Cell>>>
                 }
                 launch.calls.push(Call {
                     tid: call.tid,
-                    name: api_names.number(api_name(call.name)),
+                    name: api_names.number(api_stats_name(call.name)),
                     start: call.start,
                     end: call.end,
                 });
