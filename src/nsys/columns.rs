@@ -65,8 +65,39 @@ impl Select<'_> {
     }
 }
 
+/// What a field of a [`columns!`] struct holds: the column's declaration
+/// ([`Declared`]), or the handle of a `Select` that reads it ([`Taken`]).
+pub(crate) trait Holds: Clone + Copy {
+    type Of<T>: Copy;
+}
+
+/// The columns as declared.
+#[derive(Clone, Copy)]
+pub(crate) enum Declared {}
+
+impl Holds for Declared {
+    type Of<T> = Column<T>;
+}
+
+/// The columns as taken into a `Select`, to read rows with.
+#[derive(Clone, Copy)]
+pub(crate) enum Taken {}
+
+impl Holds for Taken {
+    type Of<T> = Col<T>;
+}
+
+/// Every column of a declaration, taken into a `Select` at once.
+pub(crate) trait TakeAll {
+    /// The declaration's struct, of handles.
+    type Taken;
+    fn take_all(self, s: &mut Select) -> Self::Taken;
+}
+
 /// Declares the columns of a table (or of several tables of one shape): a
-/// struct of [`Column`]s and the constant that holds them.
+/// struct of [`Column`]s and the constant that holds them. The reader that
+/// owns the table takes them all (`take_all`: the same struct, of handles);
+/// others take the few they read (`Select::take`).
 ///
 /// ```ignore
 /// columns! {
@@ -86,14 +117,24 @@ macro_rules! columns {
     ) => {
         $(#[$doc])*
         #[derive(Clone, Copy)]
-        $vis struct $name {
-            $(pub $field: $crate::nsys::columns::Column<$ty>,)*
+        $vis struct $name<H: $crate::nsys::columns::Holds = $crate::nsys::columns::Declared> {
+            $(pub $field: H::Of<$ty>,)*
         }
 
         $(#[$doc])*
         $vis const $constant: $name = $name {
             $($field: $crate::nsys::columns::Column::$how($column),)*
         };
+
+        impl $crate::nsys::columns::TakeAll for $name {
+            type Taken = $name<$crate::nsys::columns::Taken>;
+
+            fn take_all(self, s: &mut $crate::nsys::select::Select) -> Self::Taken {
+                $name {
+                    $($field: s.take(self.$field),)*
+                }
+            }
+        }
     };
 }
 

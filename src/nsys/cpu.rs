@@ -2,7 +2,7 @@
 //! (`SCHED_EVENTS`) and CPU samples (`COMPOSITE_EVENTS`), each in time order,
 //! and the call chains of calls and samples.
 
-use super::columns::columns;
+use super::columns::{columns, TakeAll};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::RowFilter;
 use super::scan::{order_key, TableScan};
@@ -79,27 +79,21 @@ impl Report {
         let Some(mut s) = self.select(OSRT) else {
             return Ok(());
         };
-        let c = OSRT_COLUMNS;
-        let start = s.take(c.start);
-        let end = s.take(c.end);
-        let gtid = s.take(c.global_tid);
-        let name = s.take(c.name_id);
-        let return_value = s.take(c.return_value);
-        let callchain = s.take(c.callchain_id);
+        let c = OSRT_COLUMNS.take_all(&mut s);
         if !self.readable(&s) {
             return Ok(());
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
-            let gtid = gtid.get(r)?;
+            let gtid = c.global_tid.get(r)?;
             Ok(OsrtCall {
-                start: start.get(r)?,
-                end: end.get(r)?,
+                start: c.start.get(r)?,
+                end: c.end.get(r)?,
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                name: strings.name(name.get(r)?),
-                return_value: return_value.get(r)?,
-                callchain: callchain.get(r)?,
+                name: strings.name(c.name_id.get(r)?),
+                return_value: c.return_value.get(r)?,
+                callchain: c.callchain_id.get(r)?,
             })
         };
         let key = |c: &OsrtCall| order_key(c.start, c.end);

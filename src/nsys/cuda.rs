@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::columns::columns;
+use super::columns::{columns, TakeAll, Taken};
 use super::graphs::GraphCreation;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::row_filter::RowFilter;
@@ -284,35 +284,29 @@ impl Report {
             let Some(mut s) = self.select(table) else {
                 continue;
             };
-            let start = s.take(API.start);
-            let end = s.take(API.end);
-            let gtid = s.take(API.global_tid);
-            let correlation = s.take(API.correlation_id);
-            let name = s.take(API.name_id);
-            let return_value = s.take(API.return_value);
-            let event_class = s.take(API.event_class);
-            let callchain = s.take(API.callchain_id);
+            let c = API.take_all(&mut s);
             if !self.readable(&s) {
                 continue;
             }
             let strings = &self.strings;
             let decode = move |r: &Row| {
-                let gtid = gtid.get(r)?;
+                let gtid = c.global_tid.get(r)?;
                 Ok(CudaEvent::Api(ApiCall {
-                    start: start.get(r)?,
-                    end: end.get(r)?,
+                    start: c.start.get(r)?,
+                    end: c.end.get(r)?,
                     pid: pid_of(gtid),
                     tid: tid_of(gtid),
-                    correlation_id: correlation.get(r)?,
-                    name: strings.name(name.get(r)?),
-                    return_value: return_value.get(r)?,
+                    correlation_id: c.correlation_id.get(r)?,
+                    name: strings.name(c.name_id.get(r)?),
+                    return_value: c.return_value.get(r)?,
                     // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
                     // its correlationId, to carry its stack: the call owns the launch.
-                    repeats_a_call: event_class
+                    repeats_a_call: c
+                        .event_class
                         .get(r)?
-                        .is_some_and(|c| BACKTRACE_EVENT_CLASSES.contains(&c)),
+                        .is_some_and(|class| BACKTRACE_EVENT_CLASSES.contains(&class)),
                     gpu_ops: 0,
-                    callchain: callchain.get(r)?,
+                    callchain: c.callchain_id.get(r)?,
                 }))
             };
             scans.push(TableScan::new(&s, decode, key));
@@ -378,47 +372,34 @@ impl Report {
 
 /// What every GPU activity table's rows are read with.
 #[derive(Clone, Copy)]
-struct GpuCommonCols {
-    start: Col<i64>,
-    end: Col<i64>,
-    device: Col<Option<i64>>,
+pub(crate) struct GpuCommonCols {
+    columns: GpuColumns<Taken>,
     pid: Col<Option<i64>>,
-    context: Col<Option<i64>>,
-    stream: Col<i64>,
-    correlation: Col<Option<i64>>,
-    green_context: Col<Option<i64>>,
-    graph_node: Col<Option<i64>>,
 }
 
 impl GpuCommonCols {
     /// `pid` is the SQL of the row's pid (see [`Report::pid_column`]).
-    fn declare(s: &mut Select, pid: &str) -> Self {
+    pub fn declare(s: &mut Select, pid: &str) -> Self {
         Self {
-            start: s.take(GPU.start),
-            end: s.take(GPU.end),
-            device: s.take(GPU.device_id),
+            columns: GPU.take_all(s),
             pid: s.expr(pid.to_owned()),
-            context: s.take(GPU.context_id),
-            stream: s.take(GPU.stream_id),
-            correlation: s.take(GPU.correlation_id),
-            green_context: s.take(GPU.green_context_id),
-            graph_node: s.take(GPU.graph_node_id),
         }
     }
 
-    fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
+    pub fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
+        let c = &self.columns;
         Ok(GpuCommon {
-            start: self.start.get(r)?,
-            end: self.end.get(r)?,
+            start: c.start.get(r)?,
+            end: c.end.get(r)?,
             place: GpuPlace {
-                device: self.device.get(r)?.unwrap_or(0),
+                device: c.device_id.get(r)?.unwrap_or(0),
                 pid: self.pid.get(r)?.map(|p| p as u32),
-                context: self.context.get(r)?,
-                stream: self.stream.get(r)?,
+                context: c.context_id.get(r)?,
+                stream: c.stream_id.get(r)?,
             },
-            correlation_id: self.correlation.get(r)?,
-            green_context: green_context(self.green_context.get(r)?),
-            graph_node: self.graph_node.get(r)?,
+            correlation_id: c.correlation_id.get(r)?,
+            green_context: green_context(c.green_context_id.get(r)?),
+            graph_node: c.graph_node_id.get(r)?,
         })
     }
 }
@@ -428,35 +409,24 @@ fn kernel<'r>(
     common: GpuCommonCols,
     strings: &'r StringTable,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let k = KERNEL_COLUMNS;
-    let short_name = s.take(k.short_name);
-    let demangled_name = s.take(k.demangled_name);
-    let grid = [k.grid_x, k.grid_y, k.grid_z].map(|c| s.take(c));
-    let block = [k.block_x, k.block_y, k.block_z].map(|c| s.take(c));
-    let registers_per_thread = s.take(k.registers_per_thread);
-    let static_shared_memory = s.take(k.static_shared_memory);
-    let dynamic_shared_memory = s.take(k.dynamic_shared_memory);
-    let local_memory_per_thread = s.take(k.local_memory_per_thread);
-    let local_memory_total = s.take(k.local_memory_total);
-    let launch_type = s.take(k.launch_type);
-    let graph_id = s.take(k.graph_id);
+    let k = KERNEL_COLUMNS.take_all(s);
     move |r| {
         let xyz = |cols: [Col<Option<i64>>; 3]| -> rusqlite::Result<[Option<i64>; 3]> {
             Ok([cols[0].get(r)?, cols[1].get(r)?, cols[2].get(r)?])
         };
         Ok(CudaEvent::Kernel(Box::new(Kernel {
             common: common.decode(r)?,
-            short_name: strings.name(short_name.get(r)?),
-            demangled_name: strings.lookup(demangled_name.get(r)?),
-            grid: xyz(grid)?,
-            block: xyz(block)?,
-            registers_per_thread: registers_per_thread.get(r)?,
-            static_shared_memory: static_shared_memory.get(r)?,
-            dynamic_shared_memory: dynamic_shared_memory.get(r)?,
-            local_memory_per_thread: local_memory_per_thread.get(r)?,
-            local_memory_total: local_memory_total.get(r)?,
-            launch_type: launch_type.get(r)?,
-            graph_id: graph_id.get(r)?,
+            short_name: strings.name(k.short_name.get(r)?),
+            demangled_name: strings.lookup(k.demangled_name.get(r)?),
+            grid: xyz([k.grid_x, k.grid_y, k.grid_z])?,
+            block: xyz([k.block_x, k.block_y, k.block_z])?,
+            registers_per_thread: k.registers_per_thread.get(r)?,
+            static_shared_memory: k.static_shared_memory.get(r)?,
+            dynamic_shared_memory: k.dynamic_shared_memory.get(r)?,
+            local_memory_per_thread: k.local_memory_per_thread.get(r)?,
+            local_memory_total: k.local_memory_total.get(r)?,
+            launch_type: k.launch_type.get(r)?,
+            graph_id: k.graph_id.get(r)?,
         })))
     }
 }
@@ -465,17 +435,14 @@ fn memcpy<'r>(
     s: &mut Select,
     common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let bytes = s.take(MEMCPY_COLUMNS.bytes);
-    let copy_kind = s.take(MEMCPY_COLUMNS.copy_kind);
-    let src_kind = s.take(MEMCPY_COLUMNS.src_kind);
-    let dst_kind = s.take(MEMCPY_COLUMNS.dst_kind);
+    let m = MEMCPY_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Memcpy(Memcpy {
             common: common.decode(r)?,
-            bytes: bytes.get(r)?,
-            copy_kind: copy_kind.get(r)?,
-            src_kind: src_kind.get(r)?,
-            dst_kind: dst_kind.get(r)?,
+            bytes: m.bytes.get(r)?,
+            copy_kind: m.copy_kind.get(r)?,
+            src_kind: m.src_kind.get(r)?,
+            dst_kind: m.dst_kind.get(r)?,
         }))
     }
 }
@@ -484,15 +451,13 @@ fn memset<'r>(
     s: &mut Select,
     common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let bytes = s.take(MEMSET_COLUMNS.bytes);
-    let value = s.take(MEMSET_COLUMNS.value);
-    let memory_kind = s.take(MEMSET_COLUMNS.mem_kind);
+    let m = MEMSET_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Memset(Memset {
             common: common.decode(r)?,
-            bytes: bytes.get(r)?,
-            value: value.get(r)?,
-            memory_kind: memory_kind.get(r)?,
+            bytes: m.bytes.get(r)?,
+            value: m.value.get(r)?,
+            memory_kind: m.mem_kind.get(r)?,
         }))
     }
 }
@@ -501,15 +466,13 @@ fn sync<'r>(
     s: &mut Select,
     common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let sync_type = s.take(SYNC_COLUMNS.sync_type);
-    let event_id = s.take(SYNC_COLUMNS.event_id);
-    let event_sync_id = s.take(SYNC_COLUMNS.event_sync_id);
+    let c = SYNC_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Sync(Sync {
             common: common.decode(r)?,
-            sync_type: sync_type.get(r)?,
-            event_id: event_id.get(r)?,
-            event_sync_id: event_sync_id.get(r)?,
+            sync_type: c.sync_type.get(r)?,
+            event_id: c.event_id.get(r)?,
+            event_sync_id: c.event_sync_id.get(r)?,
         }))
     }
 }
@@ -518,13 +481,12 @@ fn graph_run<'r>(
     s: &mut Select,
     common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let graph_id = s.take(GRAPH_TRACE_COLUMNS.graph_id);
-    let graph_exec_id = s.take(GRAPH_TRACE_COLUMNS.graph_exec_id);
+    let c = GRAPH_TRACE_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Graph(GraphRun {
             common: common.decode(r)?,
-            graph_id: graph_id.get(r)?,
-            graph_exec_id: graph_exec_id.get(r)?,
+            graph_id: c.graph_id.get(r)?,
+            graph_exec_id: c.graph_exec_id.get(r)?,
         }))
     }
 }

@@ -3,14 +3,13 @@
 //! straight through each table on the report's own connection.
 
 use super::cpu::{OSRT, OSRT_COLUMNS};
-use super::cuda::MEMSET_COLUMNS;
-use super::cuda::{API, GPU, KERNEL, KERNEL_COLUMNS, MEMCPY, MEMCPY_COLUMNS, MEMSET, RUNTIME};
+use super::cuda::{API, GPU, KERNEL, KERNEL_COLUMNS, MEMCPY, MEMCPY_COLUMNS, MEMSET};
+use super::cuda::{MEMSET_COLUMNS, RUNTIME};
 use super::ids::pid_of;
 use super::libraries::{arg_columns, CallCols, Library};
 use super::metrics::{CPU_FAULTS, UM_CPU_FAULTS};
-use super::nvtx::{
-    NVTX, NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END, TABLE as NVTX_TABLE,
-};
+use super::nvtx::TABLE as NVTX_TABLE;
+use super::nvtx::{RangeCols, NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END};
 use super::select::{any_of, quote, Select};
 use super::Report;
 
@@ -174,13 +173,7 @@ impl Report {
         let Some(mut s) = self.select(NVTX_TABLE) else {
             return Ok(());
         };
-        let event_type = s.take(NVTX.event_type);
-        let start = s.take(NVTX.start);
-        let end = s.take(NVTX.end);
-        let gtid = s.take(NVTX.global_tid);
-        let domain = s.take(NVTX.domain_id);
-        let text = s.take(NVTX.text);
-        let text_id = s.take(NVTX.text_id);
+        let c = RangeCols::take(&mut s);
         if !self.readable(&s) {
             return Ok(());
         }
@@ -191,19 +184,19 @@ impl Report {
         let strings = &self.strings;
         let domains = &self.meta.nvtx_domains;
         self.each_selected(&s, &filter, |r| {
-            let pid = pid_of(gtid.get(r)?);
-            let domain = domain.get(r)?.unwrap_or(0);
+            let pid = pid_of(c.global_tid.get(r)?);
+            let domain = c.domain_id.get(r)?.unwrap_or(0);
             // A registered string wins over inline text, as in nsys.
-            let text = match strings.lookup(text_id.get(r)?) {
+            let text = match strings.lookup(c.text_id.get(r)?) {
                 Some(t) => t.to_owned(),
-                None => text.get(r)?.unwrap_or_default(),
+                None => c.text.get(r)?.unwrap_or_default(),
             };
             f(RangeRow {
                 domain: domains.get(&(pid, domain)).map(String::as_str),
                 text,
-                push_pop: matches!(event_type.get(r)?, PUSH_POP | NVTXT_PUSH_POP),
-                start: start.get(r)?,
-                end: end.get(r)?,
+                push_pop: matches!(c.event_type.get(r)?, PUSH_POP | NVTXT_PUSH_POP),
+                start: c.start.get(r)?,
+                end: c.end.get(r)?,
             });
             Ok(())
         })

@@ -11,7 +11,9 @@
 //! whose operation surely is not (cropped exports) need not be kept waiting
 //! for it.
 
-use super::cuda::{API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET, MEMSET_COLUMNS, RUNTIME};
+use super::columns::TakeAll;
+use super::cuda::{GpuCommonCols, API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET};
+use super::cuda::{MEMSET_COLUMNS, RUNTIME};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
@@ -171,40 +173,27 @@ impl Report {
 
     fn op_scan(&self, table: &str) -> Option<TableScan<'_, Work<'_>>> {
         let mut s = self.select(table)?;
-        let start = s.take(GPU.start);
-        let end = s.take(GPU.end);
-        let pid: Col<Option<i64>> = s.expr(self.pid_column(table));
-        let device = s.take(GPU.device_id);
-        let context = s.take(GPU.context_id);
-        let stream = s.take(GPU.stream_id);
-        let correlation = s.take(GPU.correlation_id);
+        let common = GpuCommonCols::declare(&mut s, &self.pid_column(table));
         let kind: DecodeKind = match table {
             MEMCPY => {
-                let m = MEMCPY_COLUMNS;
-                let bytes = s.take(m.bytes);
-                let copy_kind = s.take(m.copy_kind);
-                let src_kind = s.take(m.src_kind);
-                let dst_kind = s.take(m.dst_kind);
-                let src_device = s.take(m.src_device_id);
-                let dst_device = s.take(m.dst_device_id);
+                let m = MEMCPY_COLUMNS.take_all(&mut s);
                 Box::new(move |r| {
                     Ok(OpKind::Memcpy {
-                        bytes: bytes.get(r)?,
-                        copy_kind: copy_kind.get(r)?,
-                        src_kind: src_kind.get(r)?,
-                        dst_kind: dst_kind.get(r)?,
-                        src_device: src_device.get(r)?,
-                        dst_device: dst_device.get(r)?,
+                        bytes: m.bytes.get(r)?,
+                        copy_kind: m.copy_kind.get(r)?,
+                        src_kind: m.src_kind.get(r)?,
+                        dst_kind: m.dst_kind.get(r)?,
+                        src_device: m.src_device_id.get(r)?,
+                        dst_device: m.dst_device_id.get(r)?,
                     })
                 })
             }
             MEMSET => {
-                let bytes = s.take(MEMSET_COLUMNS.bytes);
-                let memory_kind = s.take(MEMSET_COLUMNS.mem_kind);
+                let m = MEMSET_COLUMNS.take_all(&mut s);
                 Box::new(move |r| {
                     Ok(OpKind::Memset {
-                        bytes: bytes.get(r)?,
-                        memory_kind: memory_kind.get(r)?,
+                        bytes: m.bytes.get(r)?,
+                        memory_kind: m.mem_kind.get(r)?,
                     })
                 })
             }
@@ -214,14 +203,15 @@ impl Report {
             return None;
         }
         let decode = move |r: &Row| {
+            let c = common.decode(r)?;
             Ok(Work::Op(GpuOp {
-                start: start.get(r)?,
-                end: end.get(r)?,
-                pid: pid.get(r)?.map(|p| p as u32),
-                device: device.get(r)?.unwrap_or(0),
-                context: context.get(r)?,
-                stream: stream.get(r)?,
-                correlation_id: correlation.get(r)?,
+                start: c.start,
+                end: c.end,
+                pid: c.place.pid,
+                device: c.place.device,
+                context: c.place.context,
+                stream: c.place.stream,
+                correlation_id: c.correlation_id,
                 kind: kind(r)?,
             }))
         };

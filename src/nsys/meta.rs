@@ -82,13 +82,10 @@ impl Metadata {
         strings: &StringTable,
     ) -> rusqlite::Result<Self> {
         let mut meta = Metadata::default();
-        if schema.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs") {
+        const START: &str = "TARGET_INFO_SESSION_START_TIME";
+        if schema.has_column(START, "utcEpochNs") {
             meta.session_start_unix_ns = conn
-                .query_row(
-                    "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
-                    [],
-                    |r| r.get(0),
-                )
+                .query_row(&format!("SELECT utcEpochNs FROM {START}"), [], |r| r.get(0))
                 .ok();
         }
         for table in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
@@ -126,11 +123,12 @@ impl Metadata {
                 },
             )?;
         }
-        if schema.has_table("ThreadNames") {
+        const THREAD_NAMES: &str = "ThreadNames";
+        if schema.has_table(THREAD_NAMES) {
             // Several rows for one thread: the highest priority names it.
             each_row(
                 conn,
-                "SELECT globalTid, nameId FROM ThreadNames ORDER BY priority",
+                &format!("SELECT globalTid, nameId FROM {THREAD_NAMES} ORDER BY priority"),
                 |r| {
                     let gtid: i64 = r.get("globalTid")?;
                     if let Some(name) = strings.get(r.get("nameId")?) {

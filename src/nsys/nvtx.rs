@@ -2,7 +2,7 @@
 
 use rusqlite::types::ValueRef;
 
-use super::columns::{columns, Column};
+use super::columns::{columns, TakeAll, Taken};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::{list, RowFilter};
 use super::scan::{self, order_key, OrderKey, Prescan, Streamed, TableScan};
@@ -109,22 +109,22 @@ impl TextRef<'_> {
 /// How a payload column's value reads.
 type ReadPayload = fn(ValueRef) -> Option<Payload>;
 
-/// The payload columns, of which at most one is set, each with how its value
-/// reads.
-const PAYLOAD_COLUMNS: [(Column<Option<()>>, ReadPayload); 6] = [
-    (NVTX.uint64_value, |v| {
-        int(v).map(|v| Payload::Uint(v as u64))
-    }),
-    (NVTX.int64_value, |v| int(v).map(Payload::Int)),
-    (NVTX.double_value, real),
-    (NVTX.uint32_value, |v| {
-        int(v).map(|v| Payload::Uint(u64::from(v as u32)))
-    }),
-    (NVTX.int32_value, |v| {
-        int(v).map(|v| Payload::Int(i64::from(v as i32)))
-    }),
-    (NVTX.float_value, real),
-];
+/// The payload columns of `c`, of which at most one is set, each with how
+/// its value reads.
+fn payload_columns(c: &NvtxColumns<Taken>) -> [(Col<Option<()>>, ReadPayload); 6] {
+    [
+        (c.uint64_value, |v| int(v).map(|v| Payload::Uint(v as u64))),
+        (c.int64_value, |v| int(v).map(Payload::Int)),
+        (c.double_value, real),
+        (c.uint32_value, |v| {
+            int(v).map(|v| Payload::Uint(u64::from(v as u32)))
+        }),
+        (c.int32_value, |v| {
+            int(v).map(|v| Payload::Int(i64::from(v as i32)))
+        }),
+        (c.float_value, real),
+    ]
+}
 
 fn int(v: ValueRef) -> Option<i64> {
     v.as_i64().ok()
@@ -193,33 +193,22 @@ impl Report {
         let Some(mut s) = self.select(TABLE) else {
             return Ok(self.nvtx_last_time()?);
         };
-        let event_type = s.take(NVTX.event_type);
-        let start = s.take(NVTX.start);
-        let end = s.take(NVTX.end);
-        let gtid = s.take(NVTX.global_tid);
-        let end_gtid = s.take(NVTX.end_global_tid);
-        let domain = s.take(NVTX.domain_id);
-        let text = s.take(NVTX.text);
-        let text_id = s.take(NVTX.text_id);
-        let category = s.take(NVTX.category);
-        let color = s.take(NVTX.color);
+        let c = NVTX.take_all(&mut s);
         // At most one payload column is set; the first that is, is read.
         // (Read as they are, the six cost less than SQLite choosing one:
         // that reads each twice, for a CASE and a COALESCE.)
-        let payloads = PAYLOAD_COLUMNS.map(|(column, read)| (s.take(column), read));
-        let json_text = s.take(NVTX.json_text);
-        let json_text_id = s.take(NVTX.json_text_id);
+        let payloads = payload_columns(&c);
         if !self.readable(&s) {
             return Ok(self.nvtx_last_time()?);
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
-            let kind = match event_type.get(r)? {
+            let kind = match c.event_type.get(r)? {
                 MARK | NVTXT_MARK => NvtxKind::Mark,
                 PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
                 _ => NvtxKind::StartEnd,
             };
-            let gtid = gtid.get(r)?;
+            let gtid = c.global_tid.get(r)?;
             let mut payload = None;
             for (column, read) in payloads {
                 let value = column.raw(r)?;
@@ -228,28 +217,28 @@ impl Report {
                     break;
                 }
             }
-            let text = match text.get(r)? {
+            let text = match c.text.get(r)? {
                 Some(t) => Some(TextRef::Inline(t)),
-                None => strings.lookup(text_id.get(r)?).map(TextRef::Registered),
+                None => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
             };
             Ok(NvtxEvent {
                 kind,
-                start: start.get(r)?,
+                start: c.start.get(r)?,
                 end: match kind {
                     NvtxKind::Mark => None,
-                    _ => end.get(r)?,
+                    _ => c.end.get(r)?,
                 },
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                end_tid: end_gtid.get(r)?.map(tid_of),
-                domain: domain.get(r)?.unwrap_or(0),
+                end_tid: c.end_global_tid.get(r)?.map(tid_of),
+                domain: c.domain_id.get(r)?.unwrap_or(0),
                 text,
-                category: category.get(r)?,
-                color: color.get(r)?.map(|c| c as u32),
+                category: c.category.get(r)?,
+                color: c.color.get(r)?.map(|color| color as u32),
                 payload,
-                json: match json_text.get(r)? {
+                json: match c.json_text.get(r)? {
                     Some(json) => Some(json),
-                    None => strings.lookup(json_text_id.get(r)?).map(str::to_owned),
+                    None => strings.lookup(c.json_text_id.get(r)?).map(str::to_owned),
                 },
             })
         };
@@ -291,13 +280,7 @@ impl Report {
         let Some(mut s) = self.select(TABLE) else {
             return Ok(());
         };
-        s.take(NVTX.event_type);
-        let start = s.take(NVTX.start);
-        let end = s.take(NVTX.end);
-        let gtid = s.take(NVTX.global_tid);
-        let domain = s.take(NVTX.domain_id);
-        let text = s.take(NVTX.text);
-        let text_id = s.take(NVTX.text_id);
+        let c = RangeCols::take(&mut s);
         if !self.readable(&s) {
             return Ok(());
         }
@@ -319,21 +302,48 @@ impl Report {
         let mut stmt = conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
-            let gtid = gtid.get(r)?;
-            let text = match text.raw(r)? {
+            let gtid = c.global_tid.get(r)?;
+            let text = match c.text.raw(r)? {
                 ValueRef::Text(t) => std::str::from_utf8(t).ok(),
-                _ => self.strings.lookup(text_id.get(r)?),
+                _ => self.strings.lookup(c.text_id.get(r)?),
             };
             f(ThreadRange {
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                start: start.get(r)?,
-                end: end.get(r)?,
-                domain: domain.get(r)?.unwrap_or(0),
+                start: c.start.get(r)?,
+                end: c.end.get(r)?,
+                domain: c.domain_id.get(r)?.unwrap_or(0),
                 text,
             })?;
         }
         Ok(())
+    }
+}
+
+/// What the readers of NVTX ranges (as ranges, not as timeline events) read
+/// of each: their type, times, thread, domain and message.
+#[derive(Clone, Copy)]
+pub(crate) struct RangeCols {
+    pub event_type: Col<i64>,
+    pub start: Col<i64>,
+    pub end: Col<Option<i64>>,
+    pub global_tid: Col<i64>,
+    pub domain_id: Col<Option<i64>>,
+    pub text: Col<Option<String>>,
+    pub text_id: Col<Option<i64>>,
+}
+
+impl RangeCols {
+    pub fn take(s: &mut Select) -> Self {
+        Self {
+            event_type: s.take(NVTX.event_type),
+            start: s.take(NVTX.start),
+            end: s.take(NVTX.end),
+            global_tid: s.take(NVTX.global_tid),
+            domain_id: s.take(NVTX.domain_id),
+            text: s.take(NVTX.text),
+            text_id: s.take(NVTX.text_id),
+        }
     }
 }
 
