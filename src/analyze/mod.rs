@@ -513,19 +513,15 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
         gaps.findings().into_iter().try_for_each(&mut *found)?;
     }
     if has(Rule::GpuTimeUtil) {
-        report.for_each_gpu_work(
-            &RowFilter::none(),
-            &[],
-            true,
-            |work| -> rusqlite::Result<()> {
-                if let Work::Op(op) = work {
-                    if let (Some(pid), true) = (op.pid, op.start > 0) {
-                        util.add((pid, op.device), op.start, op.end);
-                    }
+        let all = RowFilter::none();
+        report.for_each_gpu_work(&all, &[], true, |work| -> rusqlite::Result<()> {
+            if let Work::Op(op) = work {
+                if let (Some(pid), true) = (op.pid, op.start > 0) {
+                    util.add((pid, op.device), op.start, op.end);
                 }
-                Ok(())
-            },
-        )?;
+            }
+            Ok(())
+        })?;
         util.findings().into_iter().try_for_each(&mut *found)?;
     }
     Ok(())
