@@ -172,14 +172,10 @@ pub fn convert<W: Write + Send>(
         cancel: options.cancel.as_deref(),
     };
     let converted = {
-        // The filter applies to the report's readers for this conversion.
-        let _one_at_a_time = report.converting();
-        report.set_filter(Some(&options.filter));
         let converted = match options.format {
             Format::Perfetto => convert::convert(report, out, options, progress),
             Format::Json => convert::convert_json(report, out, options, progress),
         };
-        report.set_filter(None);
         converted
     };
     let (out, mut summary) = converted.map_err(|f| match f {

@@ -218,7 +218,6 @@ pub fn merge_files(
                 parts,
                 ..options.clone()
             };
-            report.set_filter(Some(&options.filter));
             let summary =
                 convert::convert_into(&report, &trace, &this_report, scope.namespace, &mut |p| {
                     progress(MergeProgress {
