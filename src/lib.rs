@@ -171,12 +171,9 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
-    let converted = {
-        let converted = match options.format {
-            Format::Perfetto => convert::convert(report, out, options, progress),
-            Format::Json => convert::convert_json(report, out, options, progress),
-        };
-        converted
+    let converted = match options.format {
+        Format::Perfetto => convert::convert(report, out, options, progress),
+        Format::Json => convert::convert_json(report, out, options, progress),
     };
     let (out, mut summary) = converted.map_err(|f| match f {
         _ if options.cancelled() => Error::Interrupted {
