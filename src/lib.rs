@@ -62,7 +62,7 @@ use std::sync::Arc;
 pub use analyze::{analyze, Finding, Rule, Thresholds};
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
-pub use file::{convert_file, convert_to_writer, same_file};
+pub use file::{convert_file, convert_to_writer, own_output, same_file};
 pub use filter::{Filter, TimeWindow};
 pub use merge::{
     merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
@@ -120,13 +120,22 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format a file name asks for: JSON for names ending `.json` or
-    /// `.json.gz`, else Perfetto.
+    /// The format a file name asks for: [`Format::named`], else Perfetto.
     pub fn of_name(path: &std::path::Path) -> Format {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
-        match name {
-            Some(n) if n.ends_with(".json") || n.ends_with(".json.gz") => Format::Json,
-            _ => Format::Perfetto,
+        Format::named(path).unwrap_or(Format::Perfetto)
+    }
+
+    /// The format a file name names: JSON for names ending `.json` or
+    /// `.json.gz`, Perfetto for `.perfetto-trace` and `.pftrace`; none for
+    /// any other name.
+    pub fn named(path: &std::path::Path) -> Option<Format> {
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        if name.ends_with(".json") || name.ends_with(".json.gz") {
+            Some(Format::Json)
+        } else if name.ends_with(".perfetto-trace") || name.ends_with(".pftrace") {
+            Some(Format::Perfetto)
+        } else {
+            None
         }
     }
 }
@@ -179,20 +188,7 @@ pub fn convert<W: Write + Send>(
         let converted = match options.format {
             Format::Perfetto => convert::convert(report, out, options, progress),
             Format::Json => {
-                // Chrome's JSON has no CPU samples or context switches: their
-                // tables are told as not converted.
-                let left_out = [Part::Samples, Part::Sched];
-                let parts = left_out.iter().fold(options.parts, |p, &l| p.without(l));
-                let unconverted: Vec<Unconverted> = left_out
-                    .iter()
-                    .filter(|&&p| options.parts.has(p))
-                    .flat_map(|p| p.tables(report))
-                    .map(|table| Unconverted {
-                        rows: report.rows(&table),
-                        table,
-                    })
-                    .filter(|u| u.rows > 0)
-                    .collect();
+                let (parts, unconverted) = chrome::json_parts(report, options.parts);
                 let options = Options {
                     parts,
                     ..options.clone()

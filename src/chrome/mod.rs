@@ -11,7 +11,7 @@ mod json;
 mod pipe;
 mod transcode;
 
-use std::io::Write;
+use std::io::{self, Read, Write};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -19,8 +19,46 @@ use flate2::Compression;
 pub use transcode::Transcoded;
 
 use crate::convert::{self, ConvertError, Progress, Summary};
-use crate::nsys::Report;
-use crate::Options;
+use crate::nsys::{Report, Unconverted};
+use crate::{Options, Part, Parts};
+
+/// The parts Chrome's JSON has no place for: CPU samples and context
+/// switches.
+const LEFT_OUT: [Part; 2] = [Part::Samples, Part::Sched];
+
+/// `parts` without what JSON cannot carry, and the tables of `report` with
+/// rows that are left out for it (told in the summary as not converted).
+pub(crate) fn json_parts(report: &Report, parts: Parts) -> (Parts, Vec<Unconverted>) {
+    let unconverted = LEFT_OUT
+        .iter()
+        .filter(|&&p| parts.has(p))
+        .flat_map(|p| p.tables(report))
+        .map(|table| Unconverted {
+            rows: report.rows(&table),
+            table,
+        })
+        .filter(|u| u.rows > 0)
+        .collect();
+    let parts = LEFT_OUT.iter().fold(parts, |p, &l| p.without(l));
+    (parts, unconverted)
+}
+
+/// Transcodes the raw Perfetto trace read from `input` into JSON written to
+/// `out`, gzipped at level `gzip` if given.
+pub(crate) fn transcode<R: Read, W: Write>(
+    input: R,
+    out: W,
+    gzip: Option<u32>,
+) -> io::Result<(W, Transcoded)> {
+    match gzip {
+        Some(level) => {
+            let (gz, transcoded) =
+                transcode::transcode(input, GzEncoder::new(out, Compression::new(level)))?;
+            Ok((gz.finish()?, transcoded))
+        }
+        None => transcode::transcode(input, out),
+    }
+}
 
 /// Converts the `parts` of `report` into JSON written to `out`, gzipped at
 /// level `gzip` if given.
@@ -39,14 +77,7 @@ pub fn convert<W: Write + Send>(
     };
     let (writer, reader) = pipe::pipe();
     std::thread::scope(|scope| {
-        let transcoder = scope.spawn(move || match gzip {
-            Some(level) => {
-                let (gz, transcoded) =
-                    transcode::transcode(reader, GzEncoder::new(out, Compression::new(level)))?;
-                Ok((gz.finish()?, transcoded))
-            }
-            None => transcode::transcode(reader, out),
-        });
+        let transcoder = scope.spawn(move || transcode(reader, out, gzip));
         let converted = convert::convert(report, writer, &protobuf, progress)
             .and_then(|(writer, summary)| Ok((writer.finish()?, summary)));
         // The pipe is closed now (finished, or dropped with the error), so

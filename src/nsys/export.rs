@@ -47,9 +47,7 @@ pub fn sniff(path: &Path) -> Result<FileKind> {
     } else if head.starts_with(REPORT_MAGIC) {
         Ok(FileKind::NsysReport)
     } else {
-        Err(Error::UnknownFormat {
-            path: path.to_owned(),
-        })
+        Err(Error::not_a_report(path))
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, Error, Options, Summary};
+use nsys2perfetto::{convert_file, Error, Format, Options, Summary};
 
 use crate::signals::Signals;
 use crate::{human_bytes, INTERRUPTED, USAGE};
@@ -43,12 +43,9 @@ pub fn run(
     signals: &Signals,
 ) -> ExitCode {
     if let Some(out) = output {
-        if !out.is_dir() {
-            eprintln!(
-                "nsys2perfetto: error: {} is not a directory: with directories to convert, \
-                 -o names the directory that mirrors their tree",
-                out.display()
-            );
+        let why = "with directories to convert, -o names the directory that mirrors their tree";
+        if let Err(refusal) = crate::convert::check_directory(out, why) {
+            crate::print_error(&crate::Usage(refusal).into());
             return ExitCode::from(USAGE);
         }
     }
@@ -73,7 +70,7 @@ pub fn run(
         };
         for file in found {
             let relative = file.strip_prefix(root).unwrap_or(&file).to_owned();
-            let name = trace_name(&file);
+            let name = trace_name(&file, options.format);
             let target = match output {
                 Some(out) => out.join(relative).with_file_name(name),
                 None => file.with_file_name(name),
@@ -204,9 +201,11 @@ fn convert_one(job: &Job, options: &Options) -> Result<(Summary, u64), Error> {
     Ok((summary, size))
 }
 
-/// The trace's file name for `input`: its name, extension replaced.
-fn trace_name(input: &Path) -> PathBuf {
-    Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension("perfetto-trace")
+/// The trace's file name for `input`: its name, extension replaced by the
+/// format's.
+fn trace_name(input: &Path, format: Format) -> PathBuf {
+    Path::new(input.file_name().unwrap_or(input.as_os_str()))
+        .with_extension(crate::conversion::trace_extension(format))
 }
 
 /// Every export and report below `dir`, in name order. A `.sqlite` whose
