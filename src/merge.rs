@@ -131,7 +131,9 @@ pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
 
 /// Converts the reports or exports at `inputs` into one trace at `output`
 /// (written to a temporary file and renamed when complete), as `options`
-/// say, placed and labelled as `merge` says.
+/// say, placed and labelled as `merge` says. Chrome's JSON
+/// ([`Format::Json`]) is transcoded from the merged trace, written raw
+/// beside `output` first.
 pub fn merge_files(
     inputs: &[PathBuf],
     output: &Path,
