@@ -156,7 +156,10 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
     }
     let into_dir = match output {
         Some(out) if several || names_directory(out) => {
-            let why = "with several inputs, -o names the directory to write them into";
+            let why = match several {
+                true => "with several inputs, -o names the directory to write them into",
+                false => "a trailing / names a directory",
+            };
             check_directory(out, why)?;
             Some(out)
         }
