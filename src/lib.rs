@@ -66,7 +66,7 @@ pub use series::{
     measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
 };
 pub use workflows::directories::{convert_files, files_below, TreeConversion, TreeFile};
-pub use workflows::file::{convert_file, convert_to_writer, same_file};
+pub use workflows::file::{convert_file, convert_to_writer, own_output, same_file};
 pub use workflows::merge::{
     merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
     MAX_CPUS, MAX_REPORTS, PID_STRIDE,
@@ -119,13 +119,30 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format a file name asks for: JSON for names ending `.json` or
-    /// `.json.gz`, else Perfetto.
+    /// The format a file name asks for: [`Format::named`], else Perfetto.
     pub fn of_name(path: &std::path::Path) -> Format {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
-        match name {
-            Some(n) if n.ends_with(".json") || n.ends_with(".json.gz") => Format::Json,
-            _ => Format::Perfetto,
+        Format::named(path).unwrap_or(Format::Perfetto)
+    }
+
+    /// The format a file name names: JSON for names ending `.json` or
+    /// `.json.gz`, Perfetto for `.perfetto-trace` and `.pftrace`; none for
+    /// any other name.
+    pub fn named(path: &std::path::Path) -> Option<Format> {
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        if name.ends_with(".json") || name.ends_with(".json.gz") {
+            Some(Format::Json)
+        } else if name.ends_with(".perfetto-trace") || name.ends_with(".pftrace") {
+            Some(Format::Perfetto)
+        } else {
+            None
+        }
+    }
+
+    /// The extension of a trace file of this format, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Perfetto => "perfetto-trace",
+            Format::Json => "json",
         }
     }
 }

@@ -32,7 +32,7 @@ mod threads;
 
 use std::io::{self, Write};
 
-pub use json::convert_json;
+pub use json::{convert_json, json_parts};
 pub use parts::{Part, Parts};
 pub use summary::Summary;
 

@@ -57,10 +57,7 @@ pub fn convert_to_writer<W: Write + Send>(
 /// that does not exist.
 pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
     if same_file(input, output) {
-        return Err(Error::OutputIsInput {
-            output: output.to_owned(),
-            input: input.to_owned(),
-        });
+        return Err(own_output(input, output));
     }
     if output.is_dir() {
         return Err(Error::OutputIsDirectory {
@@ -78,6 +75,19 @@ pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Why `input` cannot be converted into `output`, the same file: it is a
+/// trace already (a file named like a trace that is no report), or it would
+/// be overwritten.
+pub fn own_output(input: &Path, output: &Path) -> Error {
+    match super::input::sniff(input) {
+        Err(e @ Error::AlreadyTrace { .. }) => e,
+        _ => Error::OutputIsInput {
+            output: output.to_owned(),
+            input: input.to_owned(),
+        },
+    }
 }
 
 /// Whether `a` and `b` name one existing file (not a directory): the same
