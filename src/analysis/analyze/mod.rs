@@ -403,11 +403,11 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
             needs_ops,
             |work| -> std::result::Result<(), E> {
                 match work {
-                    Work::Call(call) => {
+                    Work::Call { call, copies } => {
                         if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
                             found(cuda_api_sync::finding(&call))?;
                         }
-                        let copying = call.copies
+                        let copying = copies
                             && COPY_RULES
                                 .iter()
                                 .any(|(rule, matches, _)| has(*rule) && matches(call.name));
