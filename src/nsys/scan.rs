@@ -28,7 +28,7 @@ pub fn order_key(start: i64, end: i64) -> OrderKey {
     (start, end > start, Reverse(end))
 }
 
-/// RowTicker decoded per query of a run.
+/// Rows decoded per query of a run.
 const BATCH: usize = 512;
 /// More runs than this and the table is sorted by SQLite instead.
 const MAX_RUNS: usize = 4096;
@@ -149,7 +149,7 @@ impl Report {
     }
 }
 
-/// RowTicker `from..=to` by rowid, in which `start` never decreases.
+/// Rows `from..=to` by rowid, in which `start` never decreases.
 #[derive(Clone, Copy, Debug)]
 struct Run {
     from: i64,
