@@ -182,6 +182,29 @@ pub enum Place {
     },
 }
 
+impl Place {
+    /// Its pid, tid, device, context and stream, by name, each where it has
+    /// one: what a finding's table and its trace event say of its place.
+    pub(crate) fn ids(&self) -> [(&'static str, Option<i64>); 5] {
+        let (pid, tid, device, context, stream) = match *self {
+            Place::Thread { pid, tid } => (Some(pid), Some(tid), None, None, None),
+            Place::Gpu {
+                pid,
+                device,
+                context,
+                stream,
+            } => (pid, None, Some(device), context, stream),
+        };
+        [
+            ("pid", pid.map(i64::from)),
+            ("tid", tid.map(i64::from)),
+            ("device", device),
+            ("context", context),
+            ("stream", stream),
+        ]
+    }
+}
+
 /// One thing a rule found.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
