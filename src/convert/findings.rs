@@ -9,7 +9,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::analyze::{self, Finding, Findings, Order, Place, Rule, Thresholds};
+use crate::analyze::{self, Finding, Findings, Order, Rule, Thresholds};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
@@ -83,22 +83,8 @@ fn args(f: &Finding) -> Vec<Arg<'_>> {
     let mut args = vec![Arg::new("rule", ArgValue::Str(f.rule.name()))];
     let int = |name, v: Option<i64>| v.map(|v| Arg::new(name, ArgValue::Int(v)));
     let text = |name, v: Option<&'static str>| v.map(|v| Arg::new(name, ArgValue::Str(v)));
-    match f.place {
-        Place::Thread { pid, tid } => args.extend([
-            Arg::new("pid", ArgValue::Int(pid.into())),
-            Arg::new("tid", ArgValue::Int(tid.into())),
-        ]),
-        Place::Gpu {
-            pid,
-            device,
-            context,
-            stream,
-        } => {
-            args.extend(int("pid", pid.map(i64::from)));
-            args.push(Arg::new("device", ArgValue::Int(device)));
-            args.extend(int("context", context));
-            args.extend(int("stream", stream));
-        }
+    for (name, id) in f.place.ids() {
+        args.extend(int(name, id));
     }
     if let Some(api) = &f.api {
         args.push(Arg::new("api", ArgValue::Str(api)));

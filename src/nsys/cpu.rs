@@ -5,8 +5,8 @@
 use super::columns::{columns, TakeAll};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::RowFilter;
-use super::scan::{order_key, TableScan};
-use super::select::{quote, Row};
+use super::scan::order_key;
+use super::select::{quote, Row, Select};
 use super::Report;
 
 pub const OSRT: &str = "OSRT_API";
@@ -76,28 +76,25 @@ impl Report {
         filter: &RowFilter,
         f: impl FnMut(OsrtCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(mut s) = self.select(OSRT) else {
-            return Ok(());
-        };
-        let c = OSRT_COLUMNS.take_all(&mut s);
-        if !self.readable(&s) {
-            return Ok(());
-        }
-        let strings = &self.strings;
-        let decode = move |r: &Row| {
-            let gtid = c.global_tid.get(r)?;
-            Ok(OsrtCall {
-                start: c.start.get(r)?,
-                end: c.end.get(r)?,
-                pid: pid_of(gtid),
-                tid: tid_of(gtid),
-                name: strings.name(c.name_id.get(r)?),
-                return_value: c.return_value.get(r)?,
-                callchain: c.callchain_id.get(r)?,
-            })
+        let declare = |s: &mut Select| {
+            let c = OSRT_COLUMNS.take_all(s);
+            let strings = &self.strings;
+            move |r: &Row| {
+                let gtid = c.global_tid.get(r)?;
+                Ok(OsrtCall {
+                    start: c.start.get(r)?,
+                    end: c.end.get(r)?,
+                    pid: pid_of(gtid),
+                    tid: tid_of(gtid),
+                    name: strings.name(c.name_id.get(r)?),
+                    return_value: c.return_value.get(r)?,
+                    callchain: c.callchain_id.get(r)?,
+                })
+            }
         };
         let key = |c: &OsrtCall| order_key(c.start, c.end);
-        self.stream_events(vec![TableScan::new(&s, decode, key)], filter, f)
+        let scan = self.scan(OSRT, declare, key);
+        self.stream_events(scan.into_iter().collect(), filter, f)
     }
 
     /// Calls `f` with every scheduling event that `filter` keeps, in time order.
@@ -106,30 +103,27 @@ impl Report {
         filter: &RowFilter,
         f: impl FnMut(SchedEvent) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(mut s) = self.select(SCHED) else {
-            return Ok(());
-        };
-        let start = s.required("start");
-        let cpu = s.required::<i64>("cpu");
-        let sched_in = s.required::<i64>("isSchedIn");
-        let gtid = s.required::<Option<i64>>("globalTid");
-        let thread_state = s.optional("threadState");
-        if !self.readable(&s) {
-            return Ok(());
-        }
-        let decode = move |r: &Row| {
-            let gtid = gtid.get(r)?.unwrap_or(0);
-            Ok(SchedEvent {
-                start: start.get(r)?,
-                cpu: cpu.get(r)? as u32,
-                sched_in: sched_in.get(r)? != 0,
-                pid: pid_of(gtid),
-                tid: tid_of(gtid),
-                thread_state: thread_state.get(r)?,
-            })
+        let declare = |s: &mut Select| {
+            let start = s.required("start");
+            let cpu = s.required::<i64>("cpu");
+            let sched_in = s.required::<i64>("isSchedIn");
+            let gtid = s.required::<Option<i64>>("globalTid");
+            let thread_state = s.optional("threadState");
+            move |r: &Row| {
+                let gtid = gtid.get(r)?.unwrap_or(0);
+                Ok(SchedEvent {
+                    start: start.get(r)?,
+                    cpu: cpu.get(r)? as u32,
+                    sched_in: sched_in.get(r)? != 0,
+                    pid: pid_of(gtid),
+                    tid: tid_of(gtid),
+                    thread_state: thread_state.get(r)?,
+                })
+            }
         };
         let key = |e: &SchedEvent| order_key(e.start, e.start);
-        self.stream_events(vec![TableScan::new(&s, decode, key)], filter, f)
+        let scan = self.scan(SCHED, declare, key);
+        self.stream_events(scan.into_iter().collect(), filter, f)
     }
 
     /// Calls `f` with every CPU sample that `filter` keeps, in time order.
@@ -138,28 +132,25 @@ impl Report {
         filter: &RowFilter,
         f: impl FnMut(CpuSample) -> Result<(), E>,
     ) -> Result<(), E> {
-        let Some(mut s) = self.select(SAMPLES) else {
-            return Ok(());
-        };
-        let id = s.required("id");
-        let start = s.required("start");
-        let gtid = s.required::<Option<i64>>("globalTid");
-        let cpu = s.optional::<i64>("cpu");
-        if !self.readable(&s) {
-            return Ok(());
-        }
-        let decode = move |r: &Row| {
-            let gtid = gtid.get(r)?.unwrap_or(0);
-            Ok(CpuSample {
-                id: id.get(r)?,
-                start: start.get(r)?,
-                pid: pid_of(gtid),
-                tid: tid_of(gtid),
-                cpu: cpu.get(r)?.map(|c| c as u32),
-            })
+        let declare = |s: &mut Select| {
+            let id = s.required("id");
+            let start = s.required("start");
+            let gtid = s.required::<Option<i64>>("globalTid");
+            let cpu = s.optional::<i64>("cpu");
+            move |r: &Row| {
+                let gtid = gtid.get(r)?.unwrap_or(0);
+                Ok(CpuSample {
+                    id: id.get(r)?,
+                    start: start.get(r)?,
+                    pid: pid_of(gtid),
+                    tid: tid_of(gtid),
+                    cpu: cpu.get(r)?.map(|c| c as u32),
+                })
+            }
         };
         let key = |s: &CpuSample| order_key(s.start, s.start);
-        self.stream_events(vec![TableScan::new(&s, decode, key)], filter, f)
+        let scan = self.scan(SAMPLES, declare, key);
+        self.stream_events(scan.into_iter().collect(), filter, f)
     }
 
     /// The frames of call chain `id` of `table` (`OSRT_CALLCHAINS` or

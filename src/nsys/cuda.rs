@@ -122,7 +122,7 @@ columns! {
     }
 }
 
-/// A CUDA runtime or driver API call.
+/// A CUDA runtime or driver API call, as every reader of one reads it.
 pub struct ApiCall<'r> {
     pub start: i64,
     pub end: i64,
@@ -134,7 +134,8 @@ pub struct ApiCall<'r> {
     pub return_value: Option<i64>,
     /// A record that repeats another call (to carry its backtrace).
     pub repeats_a_call: bool,
-    /// GPU operations of the report with this call's (pid, correlationId).
+    /// GPU operations of the report with this call's (pid, correlationId),
+    /// as the pre-scan of the CUDA stream counts them (0 where none does).
     pub gpu_ops: u32,
     /// Its stack in `CUDA_CALLCHAINS`, when recorded.
     pub callchain: Option<i64>,
@@ -240,6 +241,12 @@ impl CudaEvent<'_> {
         }
     }
 
+    /// Where the event goes in the stream's time order.
+    pub(crate) fn key(&self) -> OrderKey {
+        let (start, end) = self.span();
+        order_key(start, end)
+    }
+
     /// What GPU work a launch makes (a kernel, memcpy, memset, or a graph
     /// traced as a whole) has in common; `None` for other events.
     pub fn launched_work(&self) -> Option<&GpuCommon> {
@@ -251,11 +258,6 @@ impl CudaEvent<'_> {
             CudaEvent::Api(_) | CudaEvent::Sync(_) | CudaEvent::GraphCreation(_) => None,
         }
     }
-}
-
-fn key(event: &CudaEvent) -> OrderKey {
-    let (start, end) = event.span();
-    order_key(start, end)
 }
 
 impl Report {
@@ -279,39 +281,17 @@ impl Report {
     }
 
     fn api_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
-        let mut scans = Vec::new();
-        for table in [RUNTIME, DRIVER] {
-            let Some(mut s) = self.select(table) else {
-                continue;
-            };
-            let c = API.take_all(&mut s);
-            if !self.readable(&s) {
-                continue;
-            }
-            let strings = &self.strings;
-            let decode = move |r: &Row| {
-                let gtid = c.global_tid.get(r)?;
-                Ok(CudaEvent::Api(ApiCall {
-                    start: c.start.get(r)?,
-                    end: c.end.get(r)?,
-                    pid: pid_of(gtid),
-                    tid: tid_of(gtid),
-                    correlation_id: c.correlation_id.get(r)?,
-                    name: strings.name(c.name_id.get(r)?),
-                    return_value: c.return_value.get(r)?,
-                    // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
-                    // its correlationId, to carry its stack: the call owns the launch.
-                    repeats_a_call: c
-                        .event_class
-                        .get(r)?
-                        .is_some_and(|class| BACKTRACE_EVENT_CLASSES.contains(&class)),
-                    gpu_ops: 0,
-                    callchain: c.callchain_id.get(r)?,
-                }))
-            };
-            scans.push(TableScan::new(&s, decode, key));
-        }
-        scans
+        let strings = &self.strings;
+        [RUNTIME, DRIVER]
+            .into_iter()
+            .filter_map(|table| {
+                let declare = |s: &mut Select| {
+                    let c = API.take_all(s);
+                    move |r: &Row| c.read(r, strings).map(CudaEvent::Api)
+                };
+                self.scan(table, declare, CudaEvent::key)
+            })
+            .collect()
     }
 
     /// The scans of the GPU activity tables; `prescan` gets the columns each
@@ -329,23 +309,23 @@ impl Report {
             let scan = match table {
                 KERNEL => {
                     let decode = kernel(&mut s, common, strings);
-                    TableScan::new(&s, decode, key)
+                    TableScan::new(&s, decode, CudaEvent::key)
                 }
                 MEMCPY => {
                     let decode = memcpy(&mut s, common);
-                    TableScan::new(&s, decode, key)
+                    TableScan::new(&s, decode, CudaEvent::key)
                 }
                 MEMSET => {
                     let decode = memset(&mut s, common);
-                    TableScan::new(&s, decode, key)
+                    TableScan::new(&s, decode, CudaEvent::key)
                 }
                 SYNC => {
                     let decode = sync(&mut s, common);
-                    TableScan::new(&s, decode, key)
+                    TableScan::new(&s, decode, CudaEvent::key)
                 }
                 _ => {
                     let decode = graph_run(&mut s, common);
-                    TableScan::new(&s, decode, key)
+                    TableScan::new(&s, decode, CudaEvent::key)
                 }
             };
             if !self.readable(&s) {
@@ -367,6 +347,31 @@ impl Report {
             self.sole_cuda_pid
                 .map_or("NULL".to_owned(), |p| p.to_string())
         }
+    }
+}
+
+impl ApiColumns<Taken> {
+    /// The call of row `r`, named through `strings`; its GPU operations are
+    /// counted later (see [`ApiCall::gpu_ops`]).
+    pub fn read<'r>(&self, r: &Row, strings: &'r StringTable) -> rusqlite::Result<ApiCall<'r>> {
+        let gtid = self.global_tid.get(r)?;
+        Ok(ApiCall {
+            start: self.start.get(r)?,
+            end: self.end.get(r)?,
+            pid: pid_of(gtid),
+            tid: tid_of(gtid),
+            correlation_id: self.correlation_id.get(r)?,
+            name: strings.name(self.name_id.get(r)?),
+            return_value: self.return_value.get(r)?,
+            // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
+            // its correlationId, to carry its stack: the call owns the launch.
+            repeats_a_call: self
+                .event_class
+                .get(r)?
+                .is_some_and(|class| BACKTRACE_EVENT_CLASSES.contains(&class)),
+            gpu_ops: 0,
+            callchain: self.callchain_id.get(r)?,
+        })
     }
 }
 

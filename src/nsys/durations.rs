@@ -10,7 +10,7 @@ use super::libraries::{arg_columns, CallCols, Library};
 use super::metrics::{CPU_FAULTS, UM_CPU_FAULTS};
 use super::nvtx::TABLE as NVTX_TABLE;
 use super::nvtx::{RangeCols, NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END};
-use super::select::{any_of, quote, Select};
+use super::select::{any_of, quote, Row, Select};
 use super::Report;
 
 /// `OSRT_API.eventClass` of the calls themselves (the others are their
@@ -58,25 +58,21 @@ impl Report {
         &'r self,
         mut f: impl FnMut(ApiRow<'r>),
     ) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(RUNTIME) else {
-            return Ok(());
-        };
-        let start = s.take(API.start);
-        let end = s.take(API.end);
-        // Calls without their thread are unreadable, as in the CUDA stream.
-        s.take(API.global_tid);
-        let name = s.take(API.name_id);
-        if !self.readable(&s) {
-            return Ok(());
-        }
-        let strings = &self.strings;
-        self.each_selected(&s, "", |r| {
-            f(ApiRow {
-                name: strings.name(name.get(r)?),
-                start: start.get(r)?,
-                end: end.get(r)?,
-            });
-            Ok(())
+        self.each_row(RUNTIME, "", |s| {
+            let start = s.take(API.start);
+            let end = s.take(API.end);
+            // Calls without their thread are unreadable, as in the CUDA stream.
+            s.take(API.global_tid);
+            let name = s.take(API.name_id);
+            let strings = &self.strings;
+            move |r: &Row| {
+                f(ApiRow {
+                    name: strings.name(name.get(r)?),
+                    start: start.get(r)?,
+                    end: end.get(r)?,
+                });
+                Ok(())
+            }
         })
     }
 
@@ -85,28 +81,24 @@ impl Report {
         &'r self,
         mut f: impl FnMut(KernelRow<'r>),
     ) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(KERNEL) else {
-            return Ok(());
-        };
-        let start = s.take(GPU.start);
-        let end = s.take(GPU.end);
-        let demangled = s.take(KERNEL_COLUMNS.demangled_name);
-        let short = s.take(KERNEL_COLUMNS.short_name);
-        if !self.readable(&s) {
-            return Ok(());
-        }
-        let strings = &self.strings;
-        self.each_selected(&s, "", |r| {
-            let name = strings
-                .lookup(demangled.get(r)?)
-                .or_else(|| strings.lookup(short.get(r).ok()?))
-                .unwrap_or("");
-            f(KernelRow {
-                name,
-                start: start.get(r)?,
-                end: end.get(r)?,
-            });
-            Ok(())
+        self.each_row(KERNEL, "", |s| {
+            let start = s.take(GPU.start);
+            let end = s.take(GPU.end);
+            let demangled = s.take(KERNEL_COLUMNS.demangled_name);
+            let short = s.take(KERNEL_COLUMNS.short_name);
+            let strings = &self.strings;
+            move |r: &Row| {
+                let name = strings
+                    .lookup(demangled.get(r)?)
+                    .or_else(|| strings.lookup(short.get(r).ok()?))
+                    .unwrap_or("");
+                f(KernelRow {
+                    name,
+                    start: start.get(r)?,
+                    end: end.get(r)?,
+                });
+                Ok(())
+            }
         })
     }
 
@@ -147,58 +139,50 @@ impl Report {
     /// Calls `f` with each OS runtime call (name, start, end), leaving out
     /// the records that only carry a call's backtrace.
     pub(crate) fn each_osrt_row(&self, mut f: impl FnMut(&str, i64, i64)) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(OSRT) else {
-            return Ok(());
-        };
-        let start = s.take(OSRT_COLUMNS.start);
-        let end = s.take(OSRT_COLUMNS.end);
-        let name = s.take(OSRT_COLUMNS.name_id);
-        if !self.readable(&s) {
-            return Ok(());
-        }
         let class = OSRT_COLUMNS.event_class.name();
-        let filter = match s.has(class) {
+        let filter = match self.has_column(OSRT, class) {
             true => format!("{} = {OSRT_CALL_CLASS}", quote(class)),
             false => String::new(),
         };
         let strings = &self.strings;
-        self.each_selected(&s, &filter, |r| {
-            f(strings.name(name.get(r)?), start.get(r)?, end.get(r)?);
-            Ok(())
+        self.each_row(OSRT, &filter, |s| {
+            let start = s.take(OSRT_COLUMNS.start);
+            let end = s.take(OSRT_COLUMNS.end);
+            let name = s.take(OSRT_COLUMNS.name_id);
+            move |r: &Row| {
+                f(strings.name(name.get(r)?), start.get(r)?, end.get(r)?);
+                Ok(())
+            }
         })
     }
 
     /// Calls `f` with each NVTX push/pop and start/end range.
     pub(crate) fn each_range_row(&self, mut f: impl FnMut(RangeRow<'_>)) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(NVTX_TABLE) else {
-            return Ok(());
-        };
-        let c = RangeCols::take(&mut s);
-        if !self.readable(&s) {
-            return Ok(());
-        }
         let filter = any_of(
             "eventType",
             &[PUSH_POP, START_END, NVTXT_PUSH_POP, NVTXT_START_END],
         );
         let strings = &self.strings;
         let domains = &self.meta.nvtx_domains;
-        self.each_selected(&s, &filter, |r| {
-            let pid = pid_of(c.global_tid.get(r)?);
-            let domain = c.domain_id.get(r)?.unwrap_or(0);
-            // A registered string wins over inline text, as in nsys.
-            let text = match strings.lookup(c.text_id.get(r)?) {
-                Some(t) => t.to_owned(),
-                None => c.text.get(r)?.unwrap_or_default(),
-            };
-            f(RangeRow {
-                domain: domains.get(&(pid, domain)).map(String::as_str),
-                text,
-                push_pop: matches!(c.event_type.get(r)?, PUSH_POP | NVTXT_PUSH_POP),
-                start: c.start.get(r)?,
-                end: c.end.get(r)?,
-            });
-            Ok(())
+        self.each_row(NVTX_TABLE, &filter, |s| {
+            let c = RangeCols::take(s);
+            move |r: &Row| {
+                let pid = pid_of(c.global_tid.get(r)?);
+                let domain = c.domain_id.get(r)?.unwrap_or(0);
+                // A registered string wins over inline text, as in nsys.
+                let text = match strings.lookup(c.text_id.get(r)?) {
+                    Some(t) => t.to_owned(),
+                    None => c.text.get(r)?.unwrap_or_default(),
+                };
+                f(RangeRow {
+                    domain: domains.get(&(pid, domain)).map(String::as_str),
+                    text,
+                    push_pop: matches!(c.event_type.get(r)?, PUSH_POP | NVTXT_PUSH_POP),
+                    start: c.start.get(r)?,
+                    end: c.end.get(r)?,
+                });
+                Ok(())
+            }
         })
     }
 
@@ -269,17 +253,13 @@ impl Report {
         &self,
         mut f: impl FnMut(Option<&str>),
     ) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(UM_CPU_FAULTS) else {
-            return Ok(());
-        };
-        let instruction = s.take(CPU_FAULTS.cpu_instruction);
-        if !self.readable(&s) {
-            return Ok(());
-        }
-        let strings = &self.strings;
-        self.each_selected(&s, "", |r| {
-            f(strings.lookup(instruction.get(r)?));
-            Ok(())
+        self.each_row(UM_CPU_FAULTS, "", |s| {
+            let instruction = s.take(CPU_FAULTS.cpu_instruction);
+            let strings = &self.strings;
+            move |r: &Row| {
+                f(strings.lookup(instruction.get(r)?));
+                Ok(())
+            }
         })
     }
 }

@@ -12,28 +12,12 @@
 //! for it.
 
 use super::columns::TakeAll;
-use super::cuda::{GpuCommonCols, API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET};
+use super::cuda::{ApiCall, GpuCommonCols, API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET};
 use super::cuda::{MEMSET_COLUMNS, RUNTIME};
-use super::ids::{pid_of, tid_of};
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Row, Select};
 use super::Report;
-
-/// A CUDA runtime call.
-pub struct Call<'r> {
-    pub start: i64,
-    pub end: i64,
-    pub pid: u32,
-    pub tid: u32,
-    pub correlation_id: Option<i64>,
-    /// As recorded (`cudaMemcpyAsync_v3020`).
-    pub name: &'r str,
-    /// Whether the export may have a memcpy or memset of this call (its
-    /// process and correlationId), to come after it: surely not if false,
-    /// and rarely true where it has none.
-    pub copies: bool,
-}
 
 /// What a GPU operation is, with what the rules look at.
 #[derive(Clone, Copy, Debug)]
@@ -71,13 +55,19 @@ pub struct GpuOp {
 type DecodeKind = Box<dyn Fn(&Row) -> rusqlite::Result<OpKind> + Send>;
 
 pub enum Work<'r> {
-    Call(Call<'r>),
+    Call {
+        call: ApiCall<'r>,
+        /// Whether the export may have a memcpy or memset of this call (its
+        /// process and correlationId), to come after it: surely not if
+        /// false, and rarely true where it has none.
+        copies: bool,
+    },
     Op(GpuOp),
 }
 
 fn key(work: &Work) -> OrderKey {
     match work {
-        Work::Call(c) => order_key(c.start, c.end),
+        Work::Call { call, .. } => order_key(call.start, call.end),
         Work::Op(o) => order_key(o.start, o.end),
     }
 }
@@ -133,11 +123,7 @@ impl Report {
 
     fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
         let mut s = self.select(RUNTIME)?;
-        let start = s.take(API.start);
-        let end = s.take(API.end);
-        let gtid = s.take(API.global_tid);
-        let correlation = s.take(API.correlation_id);
-        let name = s.take(API.name_id);
+        let c = API.take_all(&mut s);
         // Calls are chosen by name: none can be where names are not recorded.
         if !self.readable(&s) || !s.has(API.name_id.name()) {
             return None;
@@ -157,16 +143,10 @@ impl Report {
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
-            let gtid = gtid.get(r)?;
-            Ok(Work::Call(Call {
-                start: start.get(r)?,
-                end: end.get(r)?,
-                pid: pid_of(gtid),
-                tid: tid_of(gtid),
-                correlation_id: correlation.get(r)?,
-                name: strings.name(name.get(r)?),
+            Ok(Work::Call {
+                call: c.read(r, strings)?,
                 copies: false,
-            }))
+            })
         };
         Some(TableScan::new(&s, decode, key).filter(filter))
     }
@@ -294,8 +274,8 @@ impl Prescan<Work<'_>> for CopyLaunches {
     fn summary(&mut self) {}
 
     fn complete(&self, work: &mut Work<'_>) {
-        if let Work::Call(call) = work {
-            call.copies = call
+        if let Work::Call { call, copies } = work {
+            *copies = call
                 .correlation_id
                 .is_some_and(|corr| self.has(Some(call.pid), corr) || self.has(None, corr));
         }

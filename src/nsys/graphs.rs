@@ -9,8 +9,8 @@
 
 use super::cuda::CudaEvent;
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, TableScan};
-use super::select::Row;
+use super::scan::TableScan;
+use super::select::{Row, Select};
 use super::Report;
 
 pub const GRAPH_EVENTS: &str = "CUDA_GRAPH_EVENTS";
@@ -37,11 +37,7 @@ impl Report {
     /// The scans of the graph creation tables, for the CUDA stream.
     pub(crate) fn graph_creation_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
         let strings = &self.strings;
-        let mut scans = Vec::new();
-        for table in [GRAPH_EVENTS, GRAPH_NODE_EVENTS] {
-            let Some(mut s) = self.select(table) else {
-                continue;
-            };
+        let declare = |s: &mut Select| {
             let start = s.required("start");
             let end = s.optional::<i64>("end");
             let gtid = s.required::<Option<i64>>("globalTid");
@@ -52,10 +48,7 @@ impl Report {
             let graph_exec_id = s.optional("graphExecId");
             let graph_node_id = s.optional("graphNodeId");
             let original_graph_node_id = s.optional("originalGraphNodeId");
-            if !self.readable(&s) {
-                continue;
-            }
-            let decode = move |r: &Row| {
+            move |r: &Row| {
                 let gtid = gtid.get(r)?.unwrap_or(0);
                 let start = start.get(r)?;
                 Ok(CudaEvent::GraphCreation(Box::new(GraphCreation {
@@ -71,13 +64,11 @@ impl Report {
                     graph_node_id: graph_node_id.get(r)?,
                     original_graph_node_id: original_graph_node_id.get(r)?,
                 })))
-            };
-            let key = |e: &CudaEvent| {
-                let (start, end) = e.span();
-                order_key(start, end)
-            };
-            scans.push(TableScan::new(&s, decode, key));
-        }
-        scans
+            }
+        };
+        [GRAPH_EVENTS, GRAPH_NODE_EVENTS]
+            .into_iter()
+            .filter_map(|table| self.scan(table, declare, CudaEvent::key))
+            .collect()
     }
 }

@@ -12,7 +12,7 @@ use super::columns::columns;
 use super::ids::pid_of;
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, TableScan};
-use super::select::Row;
+use super::select::{Row, Select};
 use super::Report;
 
 pub const GPU_METRICS: &str = "GPU_METRICS";
@@ -158,132 +158,133 @@ impl Report {
     }
 
     fn metric_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
-        let mut s = self.select(GPU_METRICS)?;
-        let ts = s.required("timestamp");
-        let type_id = s.required("typeId");
-        let metric_id = s.required("metricId");
-        let value = s.required::<()>("value");
-        let decode = move |r: &Row| {
-            let value = match value.raw(r)? {
-                ValueRef::Real(v) => MetricValue::Real(v),
-                other => MetricValue::Int(other.as_i64_or_null()?.unwrap_or(0)),
-            };
-            Ok(DeviceEvent::Metric {
-                ts: ts.get(r)?,
-                type_id: type_id.get(r)?,
-                metric_id: metric_id.get(r)?,
-                value,
-            })
+        let declare = |s: &mut Select| {
+            let ts = s.required("timestamp");
+            let type_id = s.required("typeId");
+            let metric_id = s.required("metricId");
+            let value = s.required::<()>("value");
+            move |r: &Row| {
+                let value = match value.raw(r)? {
+                    ValueRef::Real(v) => MetricValue::Real(v),
+                    other => MetricValue::Int(other.as_i64_or_null()?.unwrap_or(0)),
+                };
+                Ok(DeviceEvent::Metric {
+                    ts: ts.get(r)?,
+                    type_id: type_id.get(r)?,
+                    metric_id: metric_id.get(r)?,
+                    value,
+                })
+            }
         };
-        self.readable(&s)
-            .then(|| TableScan::new(&s, decode, DeviceEvent::key).time("timestamp"))
+        self.scan(GPU_METRICS, declare, DeviceEvent::key)
+            .map(|scan| scan.time("timestamp"))
     }
 
     fn memory_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
-        let mut s = self.select(MEMORY_USAGE)?;
-        let ts = s.required("start");
-        let gpid = s.required::<Option<i64>>("globalPid");
-        let device = s.required::<Option<i64>>("deviceId");
-        let bytes = s.required::<Option<i64>>("bytes");
-        let operation = s.required::<Option<i64>>("memoryOperationType");
-        let pool = s.optional("localMemoryPoolAddress");
-        let pool_size = s.optional("localMemoryPoolSize");
-        let pool_used = s.optional("localMemoryPoolUtilizedSize");
-        let decode = move |r: &Row| {
-            let pool = match pool.get(r)? {
-                Some(address) => Some(PoolState {
-                    address,
-                    size: pool_size.get(r)?,
-                    used: pool_used.get(r)?,
-                }),
-                None => None,
-            };
-            Ok(DeviceEvent::Memory {
-                ts: ts.get(r)?,
-                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                device: device.get(r)?.unwrap_or(0),
-                bytes: bytes.get(r)?.unwrap_or(0),
-                // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation.
-                freed: operation.get(r)? == Some(1),
-                pool,
-            })
+        let declare = |s: &mut Select| {
+            let ts = s.required("start");
+            let gpid = s.required::<Option<i64>>("globalPid");
+            let device = s.required::<Option<i64>>("deviceId");
+            let bytes = s.required::<Option<i64>>("bytes");
+            let operation = s.required::<Option<i64>>("memoryOperationType");
+            let pool = s.optional("localMemoryPoolAddress");
+            let pool_size = s.optional("localMemoryPoolSize");
+            let pool_used = s.optional("localMemoryPoolUtilizedSize");
+            move |r: &Row| {
+                let pool = match pool.get(r)? {
+                    Some(address) => Some(PoolState {
+                        address,
+                        size: pool_size.get(r)?,
+                        used: pool_used.get(r)?,
+                    }),
+                    None => None,
+                };
+                Ok(DeviceEvent::Memory {
+                    ts: ts.get(r)?,
+                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                    device: device.get(r)?.unwrap_or(0),
+                    bytes: bytes.get(r)?.unwrap_or(0),
+                    // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation.
+                    freed: operation.get(r)? == Some(1),
+                    pool,
+                })
+            }
         };
-        self.readable(&s)
-            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+        self.scan(MEMORY_USAGE, declare, DeviceEvent::key)
     }
 
     fn pool_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
-        let mut s = self.select(MEMORY_POOLS)?;
-        let ts = s.required("start");
-        let gpid = s.required::<Option<i64>>("globalPid");
-        let device = s.required::<Option<i64>>("deviceId");
-        let address = s.required::<Option<i64>>("address");
-        let size = s.optional("localMemoryPoolSize");
-        let used = s.optional("localMemoryPoolUtilizedSize");
-        let operation = s.required("operationType");
-        let pool_type = s.optional("poolType");
-        let min_bytes_to_keep = s.optional("minBytesToKeep");
-        let release_threshold = s.optional("localMemoryPoolReleaseThreshold");
-        let correlation = s.optional("correlationId");
-        let decode = move |r: &Row| {
-            Ok(DeviceEvent::Pool(PoolOperation {
-                ts: ts.get(r)?,
-                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                device: device.get(r)?.unwrap_or(0),
-                state: PoolState {
-                    address: address.get(r)?.unwrap_or(0),
-                    size: size.get(r)?,
-                    used: used.get(r)?,
-                },
-                operation: operation.get(r)?,
-                pool_type: pool_type.get(r)?,
-                min_bytes_to_keep: min_bytes_to_keep.get(r)?,
-                release_threshold: release_threshold.get(r)?,
-                correlation_id: correlation.get(r)?,
-            }))
+        let declare = |s: &mut Select| {
+            let ts = s.required("start");
+            let gpid = s.required::<Option<i64>>("globalPid");
+            let device = s.required::<Option<i64>>("deviceId");
+            let address = s.required::<Option<i64>>("address");
+            let size = s.optional("localMemoryPoolSize");
+            let used = s.optional("localMemoryPoolUtilizedSize");
+            let operation = s.required("operationType");
+            let pool_type = s.optional("poolType");
+            let min_bytes_to_keep = s.optional("minBytesToKeep");
+            let release_threshold = s.optional("localMemoryPoolReleaseThreshold");
+            let correlation = s.optional("correlationId");
+            move |r: &Row| {
+                Ok(DeviceEvent::Pool(PoolOperation {
+                    ts: ts.get(r)?,
+                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                    device: device.get(r)?.unwrap_or(0),
+                    state: PoolState {
+                        address: address.get(r)?.unwrap_or(0),
+                        size: size.get(r)?,
+                        used: used.get(r)?,
+                    },
+                    operation: operation.get(r)?,
+                    pool_type: pool_type.get(r)?,
+                    min_bytes_to_keep: min_bytes_to_keep.get(r)?,
+                    release_threshold: release_threshold.get(r)?,
+                    correlation_id: correlation.get(r)?,
+                }))
+            }
         };
-        self.readable(&s)
-            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+        self.scan(MEMORY_POOLS, declare, DeviceEvent::key)
     }
 
     fn gpu_fault_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
-        let mut s = self.select(UM_GPU_FAULTS)?;
-        let start = s.required("start");
-        let end = s.required::<Option<i64>>("end");
-        let gpid = s.required::<Option<i64>>("globalPid");
-        let device = s.required::<Option<i64>>("deviceId");
-        let address = s.optional("address");
-        let faults = s.optional("numberOfPageFaults");
-        let access = s.optional("faultAccessType");
-        let decode = move |r: &Row| {
-            let start = start.get(r)?;
-            Ok(DeviceEvent::GpuFaults {
-                start,
-                end: end.get(r)?.unwrap_or(start),
-                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                device: device.get(r)?.unwrap_or(0),
-                address: address.get(r)?,
-                faults: faults.get(r)?,
-                access: access.get(r)?,
-            })
+        let declare = |s: &mut Select| {
+            let start = s.required("start");
+            let end = s.required::<Option<i64>>("end");
+            let gpid = s.required::<Option<i64>>("globalPid");
+            let device = s.required::<Option<i64>>("deviceId");
+            let address = s.optional("address");
+            let faults = s.optional("numberOfPageFaults");
+            let access = s.optional("faultAccessType");
+            move |r: &Row| {
+                let start = start.get(r)?;
+                Ok(DeviceEvent::GpuFaults {
+                    start,
+                    end: end.get(r)?.unwrap_or(start),
+                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                    device: device.get(r)?.unwrap_or(0),
+                    address: address.get(r)?,
+                    faults: faults.get(r)?,
+                    access: access.get(r)?,
+                })
+            }
         };
-        self.readable(&s)
-            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+        self.scan(UM_GPU_FAULTS, declare, DeviceEvent::key)
     }
 
     fn cpu_fault_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
-        let mut s = self.select(UM_CPU_FAULTS)?;
-        let ts = s.take(CPU_FAULTS.start);
-        let gpid = s.take(CPU_FAULTS.global_pid);
-        let address = s.take(CPU_FAULTS.address);
-        let decode = move |r: &Row| {
-            Ok(DeviceEvent::CpuFault {
-                ts: ts.get(r)?,
-                pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                address: address.get(r)?,
-            })
+        let declare = |s: &mut Select| {
+            let ts = s.take(CPU_FAULTS.start);
+            let gpid = s.take(CPU_FAULTS.global_pid);
+            let address = s.take(CPU_FAULTS.address);
+            move |r: &Row| {
+                Ok(DeviceEvent::CpuFault {
+                    ts: ts.get(r)?,
+                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
+                    address: address.get(r)?,
+                })
+            }
         };
-        self.readable(&s)
-            .then(|| TableScan::new(&s, decode, DeviceEvent::key))
+        self.scan(UM_CPU_FAULTS, declare, DeviceEvent::key)
     }
 }

@@ -201,7 +201,7 @@ impl Report {
         id.and_then(|id| self.strings.get(id)).unwrap_or("")
     }
 
-    /// RowTicker in `table` (an upper bound: nsys tables are append-only), 0 if absent.
+    /// Rows in `table` (an upper bound: nsys tables are append-only), 0 if absent.
     pub(crate) fn approximate_rows(&self, table: &str) -> u64 {
         if !self.schema.has_table(table) {
             return 0;

@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::ids::{pid_of, tid_of};
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, TableScan};
-use super::select::Row;
+use super::select::{Row, Select};
 use super::Report;
 
 pub const PROFILER_OVERHEAD: &str = "PROFILER_OVERHEAD";
@@ -102,57 +102,54 @@ impl Report {
         table: &str,
         source: OverheadSource,
     ) -> Option<TableScan<'_, NsysEvent<'_>>> {
-        let mut s = self.select(table)?;
-        let start = s.required("start");
-        let end = s.optional::<i64>("end");
-        let gtid = s.optional::<i64>("globalTid");
-        let name = s.optional("nameId");
-        let overhead_type = s.optional("overheadType");
-        let return_value = s.optional("returnValue");
-        let correlation_id = s.optional("correlationId");
-        if !self.readable(&s) {
-            return None;
-        }
-        let strings = &self.strings;
-        let decode = move |r: &Row| {
-            let start = start.get(r)?;
-            Ok(NsysEvent::Overhead(Overhead {
-                source,
-                start,
-                end: end.get(r)?.unwrap_or(start),
-                thread: gtid.get(r)?.map(|g| (pid_of(g), tid_of(g))),
-                name: strings.name(name.get(r)?),
-                overhead_type: overhead_type.get(r)?,
-                return_value: return_value.get(r)?,
-                correlation_id: correlation_id.get(r)?,
-            }))
+        let declare = |s: &mut Select| {
+            let start = s.required("start");
+            let end = s.optional::<i64>("end");
+            let gtid = s.optional::<i64>("globalTid");
+            let name = s.optional("nameId");
+            let overhead_type = s.optional("overheadType");
+            let return_value = s.optional("returnValue");
+            let correlation_id = s.optional("correlationId");
+            let strings = &self.strings;
+            move |r: &Row| {
+                let start = start.get(r)?;
+                Ok(NsysEvent::Overhead(Overhead {
+                    source,
+                    start,
+                    end: end.get(r)?.unwrap_or(start),
+                    thread: gtid.get(r)?.map(|g| (pid_of(g), tid_of(g))),
+                    name: strings.name(name.get(r)?),
+                    overhead_type: overhead_type.get(r)?,
+                    return_value: return_value.get(r)?,
+                    correlation_id: correlation_id.get(r)?,
+                }))
+            }
         };
-        Some(TableScan::new(&s, decode, key))
+        self.scan(table, declare, key)
     }
 
     fn diagnostic_scan(&self) -> Option<TableScan<'_, NsysEvent<'_>>> {
-        let mut s = self.select(DIAGNOSTICS)?;
-        let ts = s.required("timestamp");
-        let gpid = s.optional::<i64>("globalPid");
-        let text = s.optional("text");
-        let severity = s.optional("severity");
-        let source = s.optional("source");
-        let timestamp_type = s.optional("timestampType");
-        if !self.readable(&s) {
-            return None;
-        }
-        let decode = move |r: &Row| {
-            Ok(NsysEvent::Diagnostic(Diagnostic {
-                ts: ts.get(r)?,
-                // nsys's own messages carry a globalPid of no process (pid 0).
-                pid: gpid.get(r)?.map(pid_of).filter(|&pid| pid != 0),
-                text: text.get(r)?,
-                severity: severity.get(r)?,
-                source: source.get(r)?,
-                timestamp_type: timestamp_type.get(r)?,
-            }))
+        let declare = |s: &mut Select| {
+            let ts = s.required("timestamp");
+            let gpid = s.optional::<i64>("globalPid");
+            let text = s.optional("text");
+            let severity = s.optional("severity");
+            let source = s.optional("source");
+            let timestamp_type = s.optional("timestampType");
+            move |r: &Row| {
+                Ok(NsysEvent::Diagnostic(Diagnostic {
+                    ts: ts.get(r)?,
+                    // nsys's own messages carry a globalPid of no process (pid 0).
+                    pid: gpid.get(r)?.map(pid_of).filter(|&pid| pid != 0),
+                    text: text.get(r)?,
+                    severity: severity.get(r)?,
+                    source: source.get(r)?,
+                    timestamp_type: timestamp_type.get(r)?,
+                }))
+            }
         };
-        Some(TableScan::new(&s, decode, key).time("timestamp"))
+        self.scan(DIAGNOSTICS, declare, key)
+            .map(|scan| scan.time("timestamp"))
     }
 
     /// The labels of overhead types and of diagnostics' severities, sources

@@ -28,7 +28,7 @@ pub fn order_key(start: i64, end: i64) -> OrderKey {
     (start, end > start, Reverse(end))
 }
 
-/// RowTicker decoded per query of a run.
+/// Rows decoded per query of a run.
 const BATCH: usize = 512;
 /// More runs than this and the table is sorted by SQLite instead.
 const MAX_RUNS: usize = 4096;
@@ -106,7 +106,50 @@ impl<'r, T> TableScan<'r, T> {
     }
 }
 
-/// RowTicker `from..=to` by rowid, in which `start` never decreases.
+impl Report {
+    /// The scan of `table`, its rows decoded by the decoder `declare`
+    /// makes (taking the columns it reads into the table's `Select`) and
+    /// ordered by `key`; `None` where the export lacks the table or a
+    /// column its rows need.
+    pub(crate) fn scan<'r, T, D>(
+        &'r self,
+        table: &str,
+        declare: impl FnOnce(&mut Select) -> D,
+        key: fn(&T) -> OrderKey,
+    ) -> Option<TableScan<'r, T>>
+    where
+        D: Fn(&Row) -> rusqlite::Result<T> + Send + 'r,
+    {
+        let mut s = self.select(table)?;
+        let decode = declare(&mut s);
+        self.readable(&s).then(|| TableScan::new(&s, decode, key))
+    }
+
+    /// Calls the handler `declare` makes (taking the columns it reads into
+    /// the table's `Select`) with each row of `table` that matches `filter`
+    /// (SQL; empty for all), in table order; nothing where the export lacks
+    /// the table or a column its rows need.
+    pub(crate) fn each_row<F>(
+        &self,
+        table: &str,
+        filter: &str,
+        declare: impl FnOnce(&mut Select) -> F,
+    ) -> rusqlite::Result<()>
+    where
+        F: FnMut(&Row) -> rusqlite::Result<()>,
+    {
+        let Some(mut s) = self.select(table) else {
+            return Ok(());
+        };
+        let each = declare(&mut s);
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        self.each_selected(&s, filter, each)
+    }
+}
+
+/// Rows `from..=to` by rowid, in which `start` never decreases.
 #[derive(Clone, Copy, Debug)]
 struct Run {
     from: i64,

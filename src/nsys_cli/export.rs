@@ -232,27 +232,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_capture_version_from_new_header() {
+    fn reads_capture_version_from_header_or_install_path() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.nsys-rep");
-        std::fs::write(
-            &path,
-            b"NVIDIA Tegra Profiler Report 2025@5@1@121-2551v0.\n\x0bLocal",
-        )
-        .unwrap();
-        assert_eq!(capture_version(&path).unwrap().to_string(), "2025.5.1");
-    }
-
-    #[test]
-    fn reads_capture_version_from_install_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.qdrep");
-        std::fs::write(
-            &path,
-            b"NVIDIA Tegra Profiler Report 1.\n..4/opt/nvidia/nsight-systems/2022.1.3/target",
-        )
-        .unwrap();
-        assert_eq!(capture_version(&path).unwrap().to_string(), "2022.1.3");
+        let reports: [(&str, &[u8], &str); 2] = [
+            (
+                "r.nsys-rep",
+                b"NVIDIA Tegra Profiler Report 2025@5@1@121-2551v0.\n\x0bLocal",
+                "2025.5.1",
+            ),
+            // Older reports name no version in their header.
+            (
+                "r.qdrep",
+                b"NVIDIA Tegra Profiler Report 1.\n..4/opt/nvidia/nsight-systems/2022.1.3/target",
+                "2022.1.3",
+            ),
+        ];
+        for (name, head, version) in reports {
+            let path = dir.path().join(name);
+            std::fs::write(&path, head).unwrap();
+            assert_eq!(capture_version(&path).unwrap().to_string(), version);
+        }
     }
 
     #[test]

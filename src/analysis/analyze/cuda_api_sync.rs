@@ -1,7 +1,7 @@
 //! `cuda_api_sync`: calls that block the host until the GPU work issued
 //! before them is done (`cudaDeviceSynchronize`, `cudaStreamSynchronize`).
 
-use crate::nsys::gpu_work::Call;
+use crate::nsys::cuda::ApiCall;
 
 use super::{like, Finding, Place, Rule};
 
@@ -12,7 +12,7 @@ pub(super) fn matches(name: &str) -> bool {
     CALLS.iter().any(|p| like(name, p))
 }
 
-pub(super) fn finding(call: &Call) -> Finding {
+pub(super) fn finding(call: &ApiCall) -> Finding {
     let place = Place::Thread {
         pid: call.pid,
         tid: call.tid,

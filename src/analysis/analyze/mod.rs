@@ -182,6 +182,29 @@ pub enum Place {
     },
 }
 
+impl Place {
+    /// Its pid, tid, device, context and stream, by name, each where it has
+    /// one: what a finding's table and its trace event say of its place.
+    pub(crate) fn ids(&self) -> [(&'static str, Option<i64>); 5] {
+        let (pid, tid, device, context, stream) = match *self {
+            Place::Thread { pid, tid } => (Some(pid), Some(tid), None, None, None),
+            Place::Gpu {
+                pid,
+                device,
+                context,
+                stream,
+            } => (pid, None, Some(device), context, stream),
+        };
+        [
+            ("pid", pid.map(i64::from)),
+            ("tid", tid.map(i64::from)),
+            ("device", device),
+            ("context", context),
+            ("stream", stream),
+        ]
+    }
+}
+
 /// One thing a rule found.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -403,11 +426,11 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
             needs_ops,
             |work| -> std::result::Result<(), E> {
                 match work {
-                    Work::Call(call) => {
+                    Work::Call { call, copies } => {
                         if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
                             found(cuda_api_sync::finding(&call))?;
                         }
-                        let copying = call.copies
+                        let copying = copies
                             && COPY_RULES
                                 .iter()
                                 .any(|(rule, matches, _)| has(*rule) && matches(call.name));

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{Finding, Findings, Place, Rule};
+use super::{Finding, Findings, Rule};
 use crate::analysis::stats::Format;
 
 /// The columns of the CSV and JSON output (JSON in snake case).
@@ -70,21 +70,13 @@ fn opt_text(v: Option<&str>) -> Value {
 
 /// The finding's values, in [`COLUMNS`] order.
 fn values(f: &Finding) -> [Value; 15] {
-    let (pid, tid, device, context, stream) = match f.place {
-        Place::Thread { pid, tid } => (Some(pid), Some(tid), None, None, None),
-        Place::Gpu {
-            pid,
-            device,
-            context,
-            stream,
-        } => (pid, None, Some(device), context, stream),
-    };
+    let [pid, tid, device, context, stream] = f.place.ids().map(|(_, id)| id);
     [
         Value::Text(f.rule.name().to_owned()),
         Value::Int(f.start),
         Value::Int(f.duration),
-        opt(pid.map(i64::from)),
-        opt(tid.map(i64::from)),
+        opt(pid),
+        opt(tid),
         opt(device),
         opt(context),
         opt(stream),
