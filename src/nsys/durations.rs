@@ -2,7 +2,7 @@
 //! groups by and measures. No time order is needed to sum, so these read
 //! straight through each table on the report's own connection.
 
-use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::cuda::{repeats_a_call, GRAPH_TRACE, KERNEL, MEMCPY, MEMSET, RUNTIME};
 use super::ids::pid_of;
 use super::nvtx::{NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END, TABLE as NVTX};
 use super::select::any_of;
@@ -21,6 +21,15 @@ const OPENMP_PREFIX: &str = "OPENMP_EVENT_KIND_";
 /// A CUDA runtime or driver API call.
 pub struct ApiRow<'r> {
     pub name: &'r str,
+    pub start: i64,
+    pub end: i64,
+    /// A record that repeats another call (to carry its backtrace).
+    pub repeats_a_call: bool,
+}
+
+/// A whole CUDA graph as the GPU ran it.
+pub struct GraphRow {
+    pub graph_id: Option<i64>,
     pub start: i64,
     pub end: i64,
 }
@@ -67,6 +76,7 @@ impl Report {
         // Calls without their thread are unreadable, as in the CUDA stream.
         s.required::<i64>("globalTid");
         let name = s.optional("nameId");
+        let event_class = s.optional("eventClass");
         if !self.readable(&s) {
             return Ok(());
         }
@@ -74,6 +84,28 @@ impl Report {
         self.each_selected(&s, "", |r| {
             f(ApiRow {
                 name: strings.name(name.get(r)?),
+                start: start.get(r)?,
+                end: end.get(r)?,
+                repeats_a_call: repeats_a_call(event_class.get(r)?),
+            });
+            Ok(())
+        })
+    }
+
+    /// Calls `f` with each run of a whole CUDA graph (`--cuda-graph-trace=graph`).
+    pub(crate) fn each_graph_row(&self, mut f: impl FnMut(GraphRow)) -> rusqlite::Result<()> {
+        let Some(mut s) = self.select(GRAPH_TRACE) else {
+            return Ok(());
+        };
+        let start = s.required("start");
+        let end = s.required("end");
+        let graph_id = s.optional("graphId");
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        self.each_selected(&s, "", |r| {
+            f(GraphRow {
+                graph_id: graph_id.get(r)?,
                 start: start.get(r)?,
                 end: end.get(r)?,
             });

@@ -268,10 +268,7 @@ impl Report {
                 ),
             ];
             if s.has("eventClass") {
-                let repeats = list(&cuda::BACKTRACE_EVENT_CLASSES);
-                all.push(format!(
-                    "(\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({repeats}))"
-                ));
+                all.push(cuda::calls_themselves_sql());
             }
             if !filter.pids.is_empty() {
                 all.push(format!(

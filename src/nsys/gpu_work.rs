@@ -165,12 +165,9 @@ impl Report {
             .collect::<Vec<_>>()
             .join(", ");
         let mut filter = format!("\"nameId\" IN ({ids})");
-        // "CUDA backtrace" records repeat a call to carry its stack.
         if s.has("eventClass") {
-            let [a, b] = super::cuda::BACKTRACE_EVENT_CLASSES;
-            filter.push_str(&format!(
-                " AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({a}, {b}))"
-            ));
+            filter.push_str(" AND ");
+            filter.push_str(&super::cuda::calls_themselves_sql());
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {

@@ -19,8 +19,9 @@ pub use super::compare::{compare, comparison_table, Difference, Kind, RunSummary
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::projected_by_name;
+pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
-pub(crate) use reports::{api_groups, api_name, kernel_groups, nvtx_groups};
+pub(crate) use reports::{api_groups, api_name, graph_groups, kernel_groups, nvtx_groups};
 pub use table::{Cell, Format, Table};
 
 use crate::error::{Error, Result};

@@ -300,13 +300,30 @@ fn time_rows<K>(groups: Vec<(K, Stats)>, keys: impl Fn(K) -> Vec<Cell>) -> Vec<V
         .collect()
 }
 
+/// Which rows of the API call table are calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiRecords {
+    /// Every row, as `nsys stats` counts them: a call recorded twice to carry
+    /// its backtrace (`--cudabacktrace`) counts twice, the second record under
+    /// its name without a version suffix (`cudaMemcpy` beside `cudaMemcpy_v3020`).
+    Every,
+    /// The calls themselves, once each.
+    Calls,
+}
+
 /// Durations by API name as recorded. Names that differ only in their
 /// version suffix (`cudaMemcpy`, `cudaMemcpy_v3020`) are two groups, as nsys
 /// groups by name id; the summary prints both without the suffix.
-pub(crate) fn api_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
+pub(crate) fn api_groups(
+    report: &Report,
+    records: ApiRecords,
+) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_api_row(|row| {
+        if records == ApiRecords::Calls && row.repeats_a_call {
+            return;
+        }
         key.clear();
         key.push_str(row.name);
         groups.add(&key, row.end - row.start);
@@ -315,7 +332,7 @@ pub(crate) fn api_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failur
 }
 
 fn api_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
-    Ok(time_rows(api_groups(report)?, |name| {
+    Ok(time_rows(api_groups(report, ApiRecords::Every)?, |name| {
         vec![Cell::Text(api_name(&name).to_owned())]
     }))
 }
@@ -328,6 +345,15 @@ pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Fai
         key.clear();
         key.push_str(k.name);
         groups.add(&key, k.end - k.start);
+    })?;
+    groups.finish().map_err(Failure::from)
+}
+
+/// Runs of whole CUDA graphs by graph, named as in the trace.
+pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
+    let mut groups = Groups::<String>::default();
+    report.each_graph_row(|g| {
+        groups.add(&crate::nsys::cuda::graph_name(g.graph_id), g.end - g.start);
     })?;
     groups.finish().map_err(Failure::from)
 }
