@@ -317,5 +317,6 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
         ),
         columns: columns.iter().map(|c| (*c).to_owned()).collect(),
         rows,
+        no_data: None,
     }
 }

@@ -1,8 +1,9 @@
 //! The summaries, defined as nsys 2025.3 defines them, and how each is
 //! computed from one pass over its tables.
 
-use crate::analysis::Failure;
-use crate::nsys::Report;
+use crate::analysis::{missing, Failure, Needs};
+use crate::nsys::metrics::UM_CPU_FAULTS;
+use crate::nsys::{cpu, cuda, nvtx, Report};
 
 use super::aggregate::{Groups, Stats};
 use super::table::{spread_cells, Cell, Table};
@@ -105,12 +106,39 @@ impl StatsReport {
     /// Computes the summary of `report`.
     pub fn compute(self, report: &Report) -> crate::Result<Table> {
         let rows = self.rows(report).map_err(|e| e.of(report.path()))?;
+        let no_data = match rows.is_empty() {
+            true => missing(report, self.needs()),
+            false => None,
+        };
         Ok(Table {
             name: self.name().to_owned(),
             title: self.title().to_owned(),
             columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
             rows,
+            no_data,
         })
+    }
+
+    /// The tables the summary reads (none declared for the OpenACC and
+    /// OpenMP summaries, which read every table of a family).
+    fn needs(self) -> Needs {
+        const GPU_WORK: &[&str] = &[cuda::KERNEL, cuda::MEMCPY, cuda::MEMSET];
+        const MEMORY: &[&str] = &[cuda::MEMCPY, cuda::MEMSET];
+        match self {
+            StatsReport::CudaApiSum => &[&[cuda::RUNTIME]],
+            StatsReport::GpuKernSum => &[&[cuda::KERNEL]],
+            StatsReport::GpuMemTimeSum | StatsReport::GpuMemSizeSum => &[MEMORY],
+            StatsReport::GpuSum => &[GPU_WORK],
+            StatsReport::NvtxSum | StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => {
+                &[&[nvtx::TABLE]]
+            }
+            StatsReport::OsrtSum => &[&[cpu::OSRT]],
+            StatsReport::KernExecSum => &[&[cuda::RUNTIME], &[cuda::KERNEL]],
+            StatsReport::UmCpuPageFaultsSum => &[&[UM_CPU_FAULTS]],
+            StatsReport::NvtxGpuProjSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], GPU_WORK],
+            StatsReport::NvtxKernSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], &[cuda::KERNEL]],
+            StatsReport::OpenAccSum | StatsReport::OpenMpEventSum => &[],
+        }
     }
 
     fn rows(self, report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {

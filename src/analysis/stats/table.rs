@@ -40,6 +40,9 @@ pub struct Table {
     pub title: String,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
+    /// Why there are no rows where the export lacks the tables the summary
+    /// reads ("the export has no CUPTI_ACTIVITY_KIND_KERNEL").
+    pub no_data: Option<String>,
 }
 
 /// How the text answers (summaries, comparisons, findings) are written: the
@@ -99,7 +102,10 @@ impl Table {
     fn write_aligned(&self, out: &mut dyn Write, source: &str) -> io::Result<()> {
         writeln!(out, "\n** {} ({}) of {source}:\n", self.title, self.name)?;
         if self.rows.is_empty() {
-            return writeln!(out, "   (no data)");
+            return match &self.no_data {
+                Some(why) => writeln!(out, "   (no data: {why})"),
+                None => writeln!(out, "   (no data)"),
+            };
         }
         let texts: Vec<Vec<String>> = self
             .rows
@@ -167,7 +173,11 @@ impl Table {
             }
             s.push('}');
         }
-        s.push_str("]}\n");
+        s.push(']');
+        if let Some(why) = &self.no_data {
+            let _ = write!(s, ",\"no_data\":{}", json_string(why));
+        }
+        s.push_str("}\n");
         out.write_all(s.as_bytes())
     }
 }
@@ -267,6 +277,7 @@ mod tests {
                 Cell::Real(8164.95, 1),
                 Cell::Text("f(a, \"b\")".into()),
             ]],
+            no_data: None,
         }
     }
 
