@@ -601,7 +601,7 @@ fn rules_without_their_data_are_skipped_with_the_reason_in_every_format() {
         "cuda_api_sync",
     ]);
     assert!(
-        json.contains(&format!("\"rule\": \"cuda_api_sync\", \"start_ns\": null"))
+        json.contains("\"rule\": \"cuda_api_sync\", \"start_ns\": null")
             && json.contains(&format!("\"skipped\": \"{no_calls}\"")),
         "{json}"
     );
