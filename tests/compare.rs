@@ -252,11 +252,14 @@ fn check(a_path: &Path, b_path: &Path) -> (usize, usize) {
             seen += 1;
         }
     }
-    // Largest absolute change of total time first.
-    let changes: Vec<i128> = differences.iter().map(|d| d.total_change().abs()).collect();
+    // Kind by kind, largest absolute change of total time first within each.
+    let order: Vec<(Kind, std::cmp::Reverse<i128>)> = differences
+        .iter()
+        .map(|d| (d.kind, std::cmp::Reverse(d.total_change().abs())))
+        .collect();
     assert!(
-        changes.windows(2).all(|w| w[0] >= w[1]),
-        "not sorted by impact"
+        order.windows(2).all(|w| w[0] <= w[1]),
+        "not sorted by kind, then impact"
     );
     (seen, nvtx_on_gpu)
 }
@@ -314,7 +317,7 @@ fn a_report_against_itself_changes_nothing() {
         .filter(|(_, c)| c.contains("Change"))
         .map(|(i, _)| i)
         .collect();
-    assert_eq!(change_columns.len(), 4);
+    assert_eq!(change_columns.len(), 5);
     for row in &table.rows {
         for &c in &change_columns {
             match &row[c] {
@@ -504,4 +507,70 @@ fn calls_recorded_twice_for_their_backtrace_count_once() {
     ]);
     assert_eq!(calls, expected);
     check(&path, &path);
+}
+
+/// `--kind` picks kinds of rows, `--top N` the N largest changes of each,
+/// and "Total Change (%)" is the change in percent of A's total: one-time
+/// setup calls no longer outrank the kernels, which come first.
+#[test]
+fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
+    let (Some(node), Some(whole)) = (
+        fixture("h100_torch_graph_node.sqlite"),
+        fixture("h100_torch_graph_whole.sqlite"),
+    ) else {
+        return;
+    };
+    let run = |extra: &[&str]| -> Vec<Vec<String>> {
+        let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+            .args(["compare", "--format", "csv"])
+            .args([&node, &whole])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        support::nsys::csv_rows(&String::from_utf8(out.stdout).unwrap())
+    };
+    let all = run(&[]);
+    let column = |name: &str| all[0].iter().position(|c| c == name).unwrap();
+    let (kind, total_a, change, percent) = (
+        column("Kind"),
+        column("Total A (ns)"),
+        column("Total Change (ns)"),
+        column("Total Change (%)"),
+    );
+    let kinds: Vec<&str> = all[1..].iter().map(|r| r[kind].as_str()).collect();
+    let mut grouped = kinds.clone();
+    grouped.dedup();
+    assert_eq!(grouped, ["kernel", "cuda_graph", "cuda_api", "nvtx"]);
+    for row in &all[1..] {
+        let a: f64 = row[total_a].parse().unwrap();
+        let c: f64 = row[change].parse().unwrap();
+        match a == 0.0 {
+            true => assert_eq!(row[percent], "", "{row:?}"),
+            false => {
+                let p: f64 = row[percent].parse().unwrap();
+                assert!((p - c * 100.0 / a).abs() <= 0.05 + 1e-9, "{row:?}");
+            }
+        }
+    }
+    let top = run(&["--kind", "kernel,api", "--top", "3"]);
+    let expected: Vec<&Vec<String>> = all[1..]
+        .iter()
+        .filter(|r| r[kind] == "kernel")
+        .take(3)
+        .chain(all[1..].iter().filter(|r| r[kind] == "cuda_api").take(3))
+        .collect();
+    assert_eq!(top[1..].iter().collect::<Vec<_>>(), expected);
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--kind", "kernal"])
+        .args([&node, &whole])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("kernel, graph, api, nvtx"), "{stderr}");
 }

@@ -1,6 +1,7 @@
 //! Two reports side by side: per kernel, whole CUDA graph, CUDA API and NVTX
 //! range, what changed in total time, count, average and share of GPU time,
-//! largest change first. A kernel's (or a whole graph's) GPU time is its
+//! kind by kind (their times are of different clocks: GPU time, CPU time in
+//! a call, wall time of a range), largest change first within each. A kernel's (or a whole graph's) GPU time is its
 //! duration, its share that of the report's GPU time (every kernel, memcpy,
 //! memset and whole graph). An API call recorded twice to carry its
 //! backtrace counts once. An NVTX range's
@@ -116,6 +117,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Kernel, Kind::Graph, Kind::Api, Kind::Nvtx];
+
+    /// The name in the "Kind" column.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Kernel => "kernel",
@@ -123,6 +127,22 @@ impl Kind {
             Kind::Api => "cuda_api",
             Kind::Nvtx => "nvtx",
         }
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    /// The name in the "Kind" column, or its short form (`api`, `graph`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let short = |k: Kind| k.name().trim_start_matches("cuda_").to_owned();
+        Kind::ALL
+            .into_iter()
+            .find(|&k| k.name() == s || short(k) == s)
+            .ok_or_else(|| {
+                let names: Vec<String> = Kind::ALL.into_iter().map(short).collect();
+                format!("unknown kind {s:?} (kinds: {})", names.join(", "))
+            })
     }
 }
 
@@ -156,14 +176,21 @@ impl Difference {
         total(&self.b) - total(&self.a)
     }
 
+    /// The total's change in percent of A's (none where A has none).
+    pub fn total_change_percent(&self) -> Option<f64> {
+        let a = self.a.map_or(0, |s| s.total);
+        (a != 0).then(|| self.total_change() as f64 * 100.0 / a as f64)
+    }
+
     pub fn count_change(&self) -> i128 {
         let count = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.count));
         count(&self.b) - count(&self.a)
     }
 }
 
-/// Every kernel, graph, API and NVTX name of either report, by the absolute change
-/// of its total time (largest first; ties by kind, then name).
+/// Every kernel, graph, API and NVTX name of either report, kind by kind
+/// (kernels, graphs, API calls, NVTX ranges), within a kind by the absolute
+/// change of its total time (largest first; ties by name).
 pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
     let mut out = Vec::new();
     let sides =
@@ -247,13 +274,31 @@ pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
         }
     }
     out.sort_by(|x, y| {
-        y.total_change()
-            .abs()
-            .cmp(&x.total_change().abs())
-            .then(x.kind.cmp(&y.kind))
+        x.kind
+            .cmp(&y.kind)
+            .then(y.total_change().abs().cmp(&x.total_change().abs()))
             .then_with(|| x.name.cmp(&y.name))
     });
     out
+}
+
+/// The differences of `kinds` only, at most `top` of each kind (the first:
+/// the largest changes), from [`compare`]'s order.
+pub fn top_by_kind(
+    differences: Vec<Difference>,
+    kinds: &[Kind],
+    top: Option<usize>,
+) -> Vec<Difference> {
+    let mut taken = [0usize; Kind::ALL.len()];
+    differences
+        .into_iter()
+        .filter(|d| kinds.contains(&d.kind))
+        .filter(|d| {
+            let n = &mut taken[d.kind as usize];
+            *n += 1;
+            top.is_none_or(|top| *n <= top)
+        })
+        .collect()
 }
 
 /// The differences as a table (B minus A in each change column).
@@ -263,6 +308,7 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
         "Total A (ns)",
         "Total B (ns)",
         "Total Change (ns)",
+        "Total Change (%)",
         "Count A",
         "Count B",
         "Count Change",
@@ -296,6 +342,7 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
                 total(&d.a),
                 total(&d.b),
                 Cell::Int(d.total_change()),
+                real(d.total_change_percent(), 1),
                 count(&d.a),
                 count(&d.b),
                 Cell::Int(d.count_change()),

@@ -15,7 +15,9 @@ mod nvtx_gpu;
 mod reports;
 mod table;
 
-pub use super::compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
+pub use super::compare::{
+    compare, comparison_table, top_by_kind, Difference, Kind, RunSummary, Side,
+};
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::projected_by_name;

@@ -3,16 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::stats::{compare, compare_files, comparison_table, Format};
+use nsys2perfetto::stats::{compare, compare_files, comparison_table, top_by_kind, Format, Kind};
 use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options};
 
 use crate::signals::Signals;
 use crate::stats::write_output;
 use crate::Interrupted;
 
-/// Compare two reports: per kernel, CUDA API function and NVTX range, the
-/// change (B minus A) of total time, count, average and share of GPU time,
-/// largest change of total time first.
+/// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
+/// NVTX range, the change (B minus A) of total time, count, average and share
+/// of GPU time, kind by kind, largest change of total time first.
 #[derive(clap::Args)]
 pub struct Args {
     /// The first report or export (A).
@@ -22,6 +22,17 @@ pub struct Args {
     /// The second report or export (B).
     #[arg(value_name = "B")]
     b: PathBuf,
+
+    /// Only these kinds of rows: kernel, graph (whole CUDA graphs), api, nvtx
+    /// (default: all). Rows come kind by kind in that order, since their
+    /// times are of different clocks: GPU time, CPU time in a call, wall
+    /// time of a range.
+    #[arg(long = "kind", value_name = "KIND,...", value_delimiter = ',')]
+    kinds: Vec<Kind>,
+
+    /// At most N rows of each kind, the largest changes (default: all).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
 
     /// table (aligned columns), csv or json.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
@@ -53,7 +64,11 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .into(),
         e => anyhow::Error::from(e),
     })?;
-    let table = comparison_table(&compare(&a, &b));
+    let kinds = match args.kinds.is_empty() {
+        true => Kind::ALL.to_vec(),
+        false => args.kinds,
+    };
+    let table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
     let mut text = Vec::new();
     table
