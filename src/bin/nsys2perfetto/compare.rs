@@ -7,7 +7,7 @@ use nsys2perfetto::stats::{compare, compare_files, comparison_table, top_by_kind
 use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options};
 
 use crate::signals::Signals;
-use crate::stats::write_output;
+use crate::stats::{fit, write_output};
 use crate::Interrupted;
 
 /// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
@@ -42,6 +42,11 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// Names whole in the table format (cut otherwise to the terminal's
+    /// width, or to 100 characters as nsys cuts them, ending in "…").
+    #[arg(long)]
+    wide: bool,
+
     /// Also write a Perfetto trace holding both runs, as process groups
     /// labelled `A: ...` and `B: ...`, aligned at their first GPU work.
     #[arg(long, value_name = "OUT")]
@@ -72,7 +77,12 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
     let mut text = Vec::new();
     table
-        .write(&mut text, args.format, &source)
+        .write(
+            &mut text,
+            args.format,
+            &source,
+            fit(args.wide, args.output.as_deref()),
+        )
         .expect("writing to memory");
     // The trace is written even where the table could not be.
     let written = write_output(args.output.as_deref(), &text);
