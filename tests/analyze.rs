@@ -242,11 +242,12 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
     use support::checker::Value;
     // Findings of every rule that finds something in the fixtures: pageable
     // copies, synchronizations, gaps and low use; synchronous copies; two
-    // processes.
+    // processes, with findings of both.
     for name in [
         "h100_torch_graph_node.sqlite",
         "pipit_saxpy_mpi_cuda_rank0.sqlite",
         "abacus_report1.sqlite",
+        "nsys-ai_h100_2gpu_1s.sqlite",
     ] {
         let Some(file) = fixtures::fixture(name) else {
             return;
@@ -270,8 +271,37 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
                 (rule, f.start as u64, f.duration as u64, ids)
             })
             .collect();
+        // A rule with findings of several processes has a track per process,
+        // named with it; otherwise a track named after the rule.
+        let mut pids: BTreeMap<&str, std::collections::BTreeSet<u32>> = BTreeMap::new();
+        for f in &found {
+            let pid = match f.place {
+                Place::Thread { pid, .. } => Some(pid),
+                Place::Gpu { pid, .. } => pid,
+            };
+            pids.entry(f.rule.name()).or_default().extend(pid);
+        }
+        let mut named_by_process = 0;
         let mut written: Vec<Written> = Vec::new();
         for s in with.slices.iter().filter(|s| s.category == "finding") {
+            let (Some(Value::Str(rule)), Some(Value::Int(pid))) =
+                (s.args.get("rule"), s.args.get("pid"))
+            else {
+                panic!("{name}: a finding without its rule or pid: {s:?}");
+            };
+            let title = Rule::ALL.iter().find(|r| r.name() == rule).unwrap().title();
+            let track = with.tracks[&s.track].name.clone().unwrap_or_default();
+            match pids[rule.as_str()].len() > 1 {
+                true => {
+                    assert!(
+                        track.starts_with(&format!("{title}: "))
+                            && track.ends_with(&format!("({pid})")),
+                        "{name}: {track:?}"
+                    );
+                    named_by_process += 1;
+                }
+                false => assert_eq!(track, title, "{name}"),
+            }
             let Some(Value::Str(rule)) = s.args.get("rule") else {
                 panic!("{name}: a finding without its rule: {s:?}");
             };
@@ -314,6 +344,12 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         };
         assert_eq!(rest(&with), rest(&without), "{name}");
         assert!(without.slices.iter().all(|s| s.category != "finding"));
+        if name.starts_with("nsys-ai_h100_2gpu") {
+            assert!(
+                named_by_process > 0,
+                "{name}: no track named with its process"
+            );
+        }
     }
 }
 
