@@ -242,11 +242,12 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
     use support::checker::Value;
     // Findings of every rule that finds something in the fixtures: pageable
     // copies, synchronizations, gaps and low use; synchronous copies; two
-    // processes.
+    // processes, with findings of both.
     for name in [
         "h100_torch_graph_node.sqlite",
         "pipit_saxpy_mpi_cuda_rank0.sqlite",
         "abacus_report1.sqlite",
+        "nsys-ai_h100_2gpu_1s.sqlite",
     ] {
         let Some(file) = fixtures::fixture(name) else {
             return;
@@ -270,8 +271,37 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
                 (rule, f.start as u64, f.duration as u64, ids)
             })
             .collect();
+        // A rule with findings of several processes has a track per process,
+        // named with it; otherwise a track named after the rule.
+        let mut pids: BTreeMap<&str, std::collections::BTreeSet<u32>> = BTreeMap::new();
+        for f in &found {
+            let pid = match f.place {
+                Place::Thread { pid, .. } => Some(pid),
+                Place::Gpu { pid, .. } => pid,
+            };
+            pids.entry(f.rule.name()).or_default().extend(pid);
+        }
+        let mut named_by_process = 0;
         let mut written: Vec<Written> = Vec::new();
         for s in with.slices.iter().filter(|s| s.category == "finding") {
+            let (Some(Value::Str(rule)), Some(Value::Int(pid))) =
+                (s.args.get("rule"), s.args.get("pid"))
+            else {
+                panic!("{name}: a finding without its rule or pid: {s:?}");
+            };
+            let title = Rule::ALL.iter().find(|r| r.name() == rule).unwrap().title();
+            let track = with.tracks[&s.track].name.clone().unwrap_or_default();
+            match pids[rule.as_str()].len() > 1 {
+                true => {
+                    assert!(
+                        track.starts_with(&format!("{title}: "))
+                            && track.ends_with(&format!("({pid})")),
+                        "{name}: {track:?}"
+                    );
+                    named_by_process += 1;
+                }
+                false => assert_eq!(track, title, "{name}"),
+            }
             let Some(Value::Str(rule)) = s.args.get("rule") else {
                 panic!("{name}: a finding without its rule: {s:?}");
             };
@@ -314,6 +344,12 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         };
         assert_eq!(rest(&with), rest(&without), "{name}");
         assert!(without.slices.iter().all(|s| s.category != "finding"));
+        if name.starts_with("nsys-ai_h100_2gpu") {
+            assert!(
+                named_by_process > 0,
+                "{name}: no track named with its process"
+            );
+        }
     }
 }
 
@@ -537,4 +573,101 @@ fn profiler_overhead_counts_as_gpu_work_as_in_nsys() {
     let ours = found_in(&Report::open(&two).unwrap(), &[Rule::GpuGaps], &thresholds);
     let rows = nsys_analyze(&two, Rule::GpuGaps, "");
     assert_eq!(compare("two devices", Rule::GpuGaps, &ours, &rows), 4);
+}
+
+/// A rule whose tables the export lacks says it was skipped and why, as
+/// nsys does ("SKIPPED: ... does not contain the required CUDA data"), in
+/// every format; so does a summary of `stats` with no rows for that reason.
+#[test]
+fn rules_without_their_data_are_skipped_with_the_reason_in_every_format() {
+    let (Some(node), Some(empty)) = (
+        fixtures::fixture("h100_torch_graph_node.sqlite"),
+        fixtures::fixture("kmeans_report1.sqlite"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("no_runtime.sqlite");
+    std::fs::copy(&node, &copy).unwrap();
+    rusqlite::Connection::open(&copy)
+        .unwrap()
+        .execute_batch("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+        .unwrap();
+    let path = copy.to_str().unwrap();
+    let no_calls = "the export has no CUPTI_ACTIVITY_KIND_RUNTIME";
+    let call_rules = [
+        "cuda_memcpy_sync",
+        "cuda_memset_sync",
+        "cuda_memcpy_async",
+        "cuda_api_sync",
+    ];
+    let (status, table, _) = cli(&["analyze", path]);
+    assert_eq!(status, Some(0));
+    // Each rule's lines: its heading to the next blank line.
+    let section = |text: &str, rule: &str| -> String {
+        let heading = format!("({rule})");
+        let at = text
+            .find(&heading)
+            .unwrap_or_else(|| panic!("{rule}: {text}"));
+        text[at..].split("\n\n").next().unwrap().to_owned()
+    };
+    for rule in call_rules {
+        let lines = section(&table, rule);
+        assert!(lines.contains(&format!("SKIPPED: {no_calls}")), "{lines}");
+    }
+    assert!(!section(&table, "gpu_gaps").contains("SKIPPED"), "{table}");
+
+    let (_, csv, _) = cli(&["analyze", path, "--format", "csv"]);
+    let rows = csv_rows(&csv);
+    let skipped = rows[0].iter().position(|c| c == "Skipped").unwrap();
+    let skipped_rules: Vec<&str> = rows[1..]
+        .iter()
+        .filter(|r| !r[skipped].is_empty())
+        .map(|r| r[0].as_str())
+        .collect();
+    assert_eq!(skipped_rules, call_rules, "{csv}");
+    assert!(rows[1..5].iter().all(|r| r[skipped].starts_with(no_calls)));
+
+    let (_, json, _) = cli(&[
+        "analyze",
+        path,
+        "--format",
+        "json",
+        "--rule",
+        "cuda_api_sync",
+    ]);
+    assert!(
+        json.contains("\"rule\": \"cuda_api_sync\", \"start_ns\": null")
+            && json.contains(&format!("\"skipped\": \"{no_calls}\"")),
+        "{json}"
+    );
+
+    let (_, stats, _) = cli(&["stats", path, "--report", "cuda_api_sum"]);
+    assert!(stats.contains(&format!("(no data: {no_calls})")), "{stats}");
+    let (_, stats, _) = cli(&[
+        "stats",
+        path,
+        "--report",
+        "cuda_api_sum",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        stats.contains(&format!("\"no_data\":\"{no_calls}\"")),
+        "{stats}"
+    );
+
+    // No CUDA table at all: every rule skipped, none "found nothing".
+    let (status, table, _) = cli(&["analyze", empty.to_str().unwrap()]);
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        table.matches("SKIPPED: the export has no").count(),
+        6,
+        "{table}"
+    );
+    assert!(!table.contains("nothing found"), "{table}");
+    assert!(table.contains(
+        "SKIPPED: the export has none of CUPTI_ACTIVITY_KIND_KERNEL, \
+         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET"
+    ));
 }

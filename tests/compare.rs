@@ -12,7 +12,7 @@ use nsys2perfetto::stats::{compare, comparison_table, run_summary, Cell, Kind, R
 use nsys2perfetto::Report;
 use rusqlite::Connection;
 use support::fixtures::{fixture, require, Need};
-use support::source::{has_table, open};
+use support::source::{has_column, has_table, open};
 
 /// (count, total) by name.
 type Groups = BTreeMap<String, (u64, i128)>;
@@ -37,14 +37,17 @@ fn groups(db: &Connection, sql: &str) -> Groups {
     out
 }
 
-/// What SQL says of an export: kernels, API calls (version suffix of six
-/// characters dropped, as nsys drops it), NVTX ranges by `domain:name`, and
-/// the GPU time of kernels, copies and memsets (summed, and first start to
-/// last end); and what nsys 2025.3 says
+/// What SQL says of an export: kernels, runs of whole CUDA graphs, API calls
+/// (version suffix of six characters dropped, as nsys drops it; "CUDA
+/// backtrace" records, eventClass 67 and 68, left out: they repeat a call),
+/// NVTX ranges by `domain:name`, and the GPU time of kernels, whole graphs,
+/// copies and memsets (summed) and of kernels, copies and memsets (first
+/// start to last end); and what nsys 2025.3 says
 /// of its NVTX ranges' projected GPU time, by `domain:name`, where its
 /// `nvtx_gpu_proj_sum` of the export is stored.
 struct Expected {
     kernels: Groups,
+    graphs: Groups,
     api: Groups,
     nvtx: Groups,
     gpu_time: i128,
@@ -79,13 +82,30 @@ fn expected(path: &Path) -> Expected {
          FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName
          GROUP BY 1",
     );
+    let graph_table = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+    let graphs = match has_table(&db, graph_table) {
+        false => Groups::new(),
+        true => groups(
+            &db,
+            &format!(
+                "SELECT 'CUDA graph ' || graphId, count(*), sum(end - start)
+                 FROM {graph_table} GROUP BY 1"
+            ),
+        ),
+    };
+    let calls = match has_column(&db, "CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass") {
+        true => "WHERE coalesce(r.eventClass, 0) NOT IN (67, 68)",
+        false => "",
+    };
     let api = groups(
         &db,
-        "SELECT CASE substr(s.value, -6, 2) WHEN '_v' THEN substr(s.value, 1, length(s.value) - 6)
-                ELSE s.value END,
-                count(*), sum(r.end - r.start)
-         FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId
-         GROUP BY 1",
+        &format!(
+            "SELECT CASE substr(s.value, -6, 2)
+                    WHEN '_v' THEN substr(s.value, 1, length(s.value) - 6) ELSE s.value END,
+                    count(*), sum(r.end - r.start)
+             FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId
+             {calls} GROUP BY 1"
+        ),
     );
     let nvtx = match has_table(&db, "NVTX_EVENTS") {
         false => Groups::new(),
@@ -129,12 +149,23 @@ fn expected(path: &Path) -> Expected {
             last = last.max(l.unwrap_or(i64::MIN));
         }
     }
+    if has_table(&db, graph_table) {
+        let t: Option<i64> = db
+            .query_row(
+                &format!("SELECT sum(end - start) FROM {graph_table}"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        gpu_time += i128::from(t.unwrap_or(0));
+    }
     let gpu_span = match first <= last {
         true => i128::from(last) - i128::from(first),
         false => 0,
     };
     Expected {
         kernels,
+        graphs,
         api,
         nvtx,
         gpu_time,
@@ -160,6 +191,7 @@ fn check(a_path: &Path, b_path: &Path) -> (usize, usize) {
     let mut nvtx_on_gpu = 0;
     for (kind, in_a, in_b) in [
         (Kind::Kernel, &ea.kernels, &eb.kernels),
+        (Kind::Graph, &ea.graphs, &eb.graphs),
         (Kind::Api, &ea.api, &eb.api),
         (Kind::Nvtx, &ea.nvtx, &eb.nvtx),
     ] {
@@ -187,7 +219,7 @@ fn check(a_path: &Path, b_path: &Path) -> (usize, usize) {
                             "{what}: mean"
                         );
                         match kind {
-                            Kind::Kernel => {
+                            Kind::Kernel | Kind::Graph => {
                                 assert_eq!(s.gpu_time, Some(total), "{what}: GPU time");
                                 let share = total as f64 * 100.0 / gpu as f64;
                                 assert!(
@@ -220,11 +252,14 @@ fn check(a_path: &Path, b_path: &Path) -> (usize, usize) {
             seen += 1;
         }
     }
-    // Largest absolute change of total time first.
-    let changes: Vec<i128> = differences.iter().map(|d| d.total_change().abs()).collect();
+    // Kind by kind, largest absolute change of total time first within each.
+    let order: Vec<(Kind, std::cmp::Reverse<i128>)> = differences
+        .iter()
+        .map(|d| (d.kind, std::cmp::Reverse(d.total_change().abs())))
+        .collect();
     assert!(
-        changes.windows(2).all(|w| w[0] >= w[1]),
-        "not sorted by impact"
+        order.windows(2).all(|w| w[0] <= w[1]),
+        "not sorted by kind, then impact"
     );
     (seen, nvtx_on_gpu)
 }
@@ -282,7 +317,7 @@ fn a_report_against_itself_changes_nothing() {
         .filter(|(_, c)| c.contains("Change"))
         .map(|(i, _)| i)
         .collect();
-    assert_eq!(change_columns.len(), 4);
+    assert_eq!(change_columns.len(), 5);
     for row in &table.rows {
         for &c in &change_columns {
             match &row[c] {
@@ -313,6 +348,13 @@ fn two_captures_differ_in_nvtx_gpu_time_as_nsys_projects_it() {
     assert!(rows > 90, "{rows} rows");
     assert!(nvtx_on_gpu > 4, "{nvtx_on_gpu} NVTX ranges with GPU time");
     let differences = compare(&summary(&node), &summary(&whole));
+    // The graph the node-by-node capture shows as its kernels runs 10 times whole.
+    let graphs: Vec<_> = differences
+        .iter()
+        .filter(|d| d.kind == Kind::Graph)
+        .collect();
+    assert_eq!(graphs.len(), 1, "{graphs:?}");
+    assert_eq!((graphs[0].a, graphs[0].count_change()), (None, 10));
     let share_changed = differences.iter().any(|d| {
         d.kind == Kind::Nvtx && d.a.and_then(|s| s.gpu_share) != d.b.and_then(|s| s.gpu_share)
     });
@@ -410,4 +452,125 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
     }
     assert_eq!(count.len(), 2, "every slice is under A or B: {count:?}");
     assert_eq!(first["A: "], first["B: "], "first GPU work aligned");
+}
+
+/// A call recorded twice, the second record (eventClass 67 or 68) to carry
+/// its backtrace (`--cudabacktrace`), is one call: a report with such
+/// records against itself counts each call once, as SQL over the calls does.
+#[test]
+fn calls_recorded_twice_for_their_backtrace_count_once() {
+    if let Some(path) = fixture("pipit_saxpy_mpi_cuda_rank0.sqlite") {
+        let calls: Groups = summary(&path)
+            .api_calls
+            .iter()
+            .map(|(n, s)| (n.clone(), (s.count, s.total)))
+            .collect();
+        assert_eq!(calls, expected(&path).api);
+        assert_eq!(calls["cudaMemcpy"].0, 15);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("backtraces.sqlite");
+    let mut s = support::synth::Synth::new(&path);
+    let main = support::synth::Thread { pid: 7, tid: 7 };
+    let stream = support::synth::GpuStream {
+        pid: 7,
+        device: 0,
+        context: 1,
+        stream: 7,
+    };
+    s.process(7, "app");
+    s.thread(main, "app");
+    s.gpu(0, "GPU");
+    for i in 0..4 {
+        let t = 10_000 * i;
+        s.api(main, t..t + 1_000, "cudaLaunchKernel_v7000").corr(i);
+        s.api(main, t..t + 1_000, "cudaLaunchKernel")
+            .corr(i)
+            .set("eventClass", 67 + i % 2);
+        s.kernel(stream, t + 2_000..t + 3_000, "k").corr(i);
+    }
+    s.api(main, 50_000..50_500, "cudaStreamSynchronize_v3020")
+        .corr(9);
+    s.api(main, 50_000..50_500, "cudaStreamSynchronize")
+        .corr(9)
+        .set("eventClass", 67);
+    s.finish();
+    let summary = summary(&path);
+    let calls: BTreeMap<&str, (u64, i128)> = summary
+        .api_calls
+        .iter()
+        .map(|(n, s)| (n.as_str(), (s.count, s.total)))
+        .collect();
+    let expected = BTreeMap::from([
+        ("cudaLaunchKernel", (4, 4_000)),
+        ("cudaStreamSynchronize", (1, 500)),
+    ]);
+    assert_eq!(calls, expected);
+    check(&path, &path);
+}
+
+/// `--kind` picks kinds of rows, `--top N` the N largest changes of each,
+/// and "Total Change (%)" is the change in percent of A's total: one-time
+/// setup calls no longer outrank the kernels, which come first.
+#[test]
+fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
+    let (Some(node), Some(whole)) = (
+        fixture("h100_torch_graph_node.sqlite"),
+        fixture("h100_torch_graph_whole.sqlite"),
+    ) else {
+        return;
+    };
+    let run = |extra: &[&str]| -> Vec<Vec<String>> {
+        let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+            .args(["compare", "--format", "csv"])
+            .args([&node, &whole])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        support::nsys::csv_rows(&String::from_utf8(out.stdout).unwrap())
+    };
+    let all = run(&[]);
+    let column = |name: &str| all[0].iter().position(|c| c == name).unwrap();
+    let (kind, total_a, change, percent) = (
+        column("Kind"),
+        column("Total A (ns)"),
+        column("Total Change (ns)"),
+        column("Total Change (%)"),
+    );
+    let kinds: Vec<&str> = all[1..].iter().map(|r| r[kind].as_str()).collect();
+    let mut grouped = kinds.clone();
+    grouped.dedup();
+    assert_eq!(grouped, ["kernel", "cuda_graph", "cuda_api", "nvtx"]);
+    for row in &all[1..] {
+        let a: f64 = row[total_a].parse().unwrap();
+        let c: f64 = row[change].parse().unwrap();
+        match a == 0.0 {
+            true => assert_eq!(row[percent], "", "{row:?}"),
+            false => {
+                let p: f64 = row[percent].parse().unwrap();
+                assert!((p - c * 100.0 / a).abs() <= 0.05 + 1e-9, "{row:?}");
+            }
+        }
+    }
+    let top = run(&["--kind", "kernel,api", "--top", "3"]);
+    let expected: Vec<&Vec<String>> = all[1..]
+        .iter()
+        .filter(|r| r[kind] == "kernel")
+        .take(3)
+        .chain(all[1..].iter().filter(|r| r[kind] == "cuda_api").take(3))
+        .collect();
+    assert_eq!(top[1..].iter().collect::<Vec<_>>(), expected);
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--kind", "kernal"])
+        .args([&node, &whole])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("kernel, graph, api, nvtx"), "{stderr}");
 }

@@ -477,7 +477,12 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
             // And the CSV we print is the file nsys printed.
             let mut csv = Vec::new();
             table
-                .write(&mut csv, nsys2perfetto::stats::Format::Csv, "")
+                .write(
+                    &mut csv,
+                    nsys2perfetto::stats::Format::Csv,
+                    "",
+                    nsys2perfetto::stats::Fit::Whole,
+                )
                 .unwrap();
             assert_eq!(String::from_utf8(csv).unwrap(), text, "{what}: CSV text");
         }
@@ -517,8 +522,13 @@ fn the_command_writes_the_library_tables_as_csv_to_a_file() {
         if i > 0 {
             expected.push(b'\n');
         }
-        t.write(&mut expected, nsys2perfetto::stats::Format::Csv, "")
-            .unwrap();
+        t.write(
+            &mut expected,
+            nsys2perfetto::stats::Format::Csv,
+            "",
+            nsys2perfetto::stats::Fit::Whole,
+        )
+        .unwrap();
     }
     assert_eq!(std::fs::read(&out).unwrap(), expected);
 }
@@ -662,4 +672,57 @@ fn openacc_openmp_and_cpu_page_fault_summaries_equal_nsys_2022_on_a_synthetic_ex
     assert_eq!(ours[0].rows.len(), 3);
     assert_eq!(ours[1].rows[0][0], Cell::Int(3));
     assert_eq!(ours[2].rows.len(), 2);
+}
+
+/// Names in the table format are cut at 100 characters, ending in "…", as
+/// nsys cuts them (output not to a terminal); `--wide` keeps them whole, as
+/// CSV does; `compare` likewise.
+#[test]
+fn long_names_are_cut_in_tables_unless_wide() {
+    let Some(file) = support::fixtures::fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let run = |args: &[&str]| -> String {
+        let out = std::process::Command::new(BIN)
+            .args(args)
+            .arg(&file)
+            .args(if args[0] == "compare" {
+                vec![&file]
+            } else {
+                vec![]
+            })
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let csv = run(&["stats", "--report", "cuda_gpu_kern_sum", "--format", "csv"]);
+    let rows = support::nsys::csv_rows(&csv);
+    let longest = rows[1..]
+        .iter()
+        .map(|r| r.last().unwrap().clone())
+        .max_by_key(|n| n.chars().count())
+        .unwrap();
+    assert!(longest.chars().count() > 200, "{longest}");
+    let cut = format!("{}…", longest.chars().take(99).collect::<String>());
+    for command in ["stats", "compare"] {
+        let args: &[&str] = match command {
+            "stats" => &["stats", "--report", "cuda_gpu_kern_sum"],
+            _ => &["compare", "--kind", "kernel"],
+        };
+        let table = run(args);
+        assert!(
+            table.lines().any(|l| l.ends_with(&format!(" {cut}"))),
+            "{table}"
+        );
+        assert!(!table.contains(&longest), "{command}: a name whole");
+        let widest = table.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest < 400, "{command}: {widest} characters");
+        let wide = run(&[args, &["--wide"]].concat());
+        assert!(wide.contains(&longest), "{command} --wide");
+    }
 }

@@ -1,7 +1,10 @@
-//! Two reports side by side: per kernel, CUDA API and NVTX range, what
-//! changed in total time, count, average and share of GPU time, largest
-//! change first. A kernel's GPU time is its duration, its share that of
-//! the report's GPU time (every kernel, memcpy and memset). An NVTX range's
+//! Two reports side by side: per kernel, whole CUDA graph, CUDA API and NVTX
+//! range, what changed in total time, count, average and share of GPU time,
+//! kind by kind (their times are of different clocks: GPU time, CPU time in
+//! a call, wall time of a range), largest change first within each. A kernel's (or a whole graph's) GPU time is its
+//! duration, its share that of the report's GPU time (every kernel, memcpy,
+//! memset and whole graph). An API call recorded twice to carry its
+//! backtrace counts once. An NVTX range's
 //! GPU time is its projection onto the GPU (from the start of the first GPU
 //! operation launched within it to the end of the last, as
 //! `nvtx_gpu_proj_sum` totals it), which holds the idle time between its
@@ -14,15 +17,19 @@ use crate::nsys::Report;
 
 use super::stats::projected_by_name;
 use super::stats::Stats;
-use super::stats::{api_groups, kernel_groups, nvtx_groups, StatsReport};
+use super::stats::{api_groups, graph_groups, kernel_groups, nvtx_groups};
+use super::stats::{ApiRecords, StatsReport};
 use super::stats::{Cell, Table};
 use crate::nsys::names::api_stats_name;
 
-/// What is compared of one report: its kernels, API calls and NVTX ranges
-/// by name, and its GPU time (kernels and memory operations).
+/// What is compared of one report: its kernels, whole CUDA graphs, API calls
+/// and NVTX ranges by name, and its GPU time (kernels, whole graphs and
+/// memory operations).
 #[derive(Clone, Debug)]
 pub struct RunSummary {
     pub kernels: Vec<(String, Stats)>,
+    /// Runs of whole CUDA graphs (`--cuda-graph-trace=graph`), by graph.
+    pub graphs: Vec<(String, Stats)>,
     pub api_calls: Vec<(String, Stats)>,
     /// By `domain:name` (push/pop and start/end ranges of one name together).
     pub nvtx_ranges: Vec<(String, Stats)>,
@@ -32,7 +39,7 @@ pub struct RunSummary {
     /// From the first start of a kernel, memcpy or memset to the last end
     /// (0 in an export without NVTX data: only NVTX shares use it).
     pub gpu_span: i128,
-    /// The summed durations of every kernel, memcpy and memset.
+    /// The summed durations of every kernel, memcpy, memset and whole graph.
     pub gpu_time: i128,
 }
 
@@ -46,18 +53,20 @@ impl RunSummary {
         let kernels = kernel_groups(report)?;
         let mut memory_time: i128 = 0;
         report.each_memory_row(|m| memory_time += i128::from(m.end - m.start))?;
-        let kernel_time: i128 = kernels.iter().map(|(_, s)| s.total).sum();
+        let graphs = graph_groups(report)?;
+        let kernel_time: i128 = kernels.iter().chain(&graphs).map(|(_, s)| s.total).sum();
         // Push/pop and start/end ranges of one name are one row here, and so
         // are API names with and without a version suffix.
         let nvtx = nvtx_groups(report, |_| true)?
             .into_iter()
             .map(|((name, _), stats)| (name, stats));
-        let api = api_groups(report)?
+        let api = api_groups(report, ApiRecords::Calls)?
             .into_iter()
             .map(|(name, stats)| (api_stats_name(&name).to_owned(), stats));
         let (nvtx_projected, gpu_span) = projected_by_name(report)?;
         Ok(RunSummary {
             kernels,
+            graphs,
             api_calls: merge_names(api),
             nvtx_ranges: merge_names(nvtx),
             nvtx_projected,
@@ -103,17 +112,38 @@ fn merge(a: &Stats, b: &Stats) -> Stats {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Kernel,
+    Graph,
     Api,
     Nvtx,
 }
 
 impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Kernel, Kind::Graph, Kind::Api, Kind::Nvtx];
+
+    /// The name in the "Kind" column.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Kernel => "kernel",
+            Kind::Graph => "cuda_graph",
             Kind::Api => "cuda_api",
             Kind::Nvtx => "nvtx",
         }
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+
+    /// The name in the "Kind" column, or its short form (`api`, `graph`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let short = |k: Kind| k.name().trim_start_matches("cuda_").to_owned();
+        Kind::ALL
+            .into_iter()
+            .find(|&k| k.name() == s || short(k) == s)
+            .ok_or_else(|| {
+                let names: Vec<String> = Kind::ALL.into_iter().map(short).collect();
+                format!("unknown kind {s:?} (kinds: {})", names.join(", "))
+            })
     }
 }
 
@@ -132,10 +162,10 @@ pub struct Side {
     pub count: u64,
     pub total: i128,
     pub mean: f64,
-    /// The GPU time of a kernel (its total) or of an NVTX range (its
+    /// The GPU time of a kernel or graph (its total) or of an NVTX range (its
     /// projected time, 0 if it launched nothing); none for API calls.
     pub gpu_time: Option<i128>,
-    /// `gpu_time` in percent of the report's: for a kernel of its GPU time,
+    /// `gpu_time` in percent of the report's: for a kernel or graph of its GPU time,
     /// for an NVTX range of the span of its GPU work (none where that is 0).
     pub gpu_share: Option<f64>,
 }
@@ -147,14 +177,21 @@ impl Difference {
         total(&self.b) - total(&self.a)
     }
 
+    /// The total's change in percent of A's (none where A has none).
+    pub fn total_change_percent(&self) -> Option<f64> {
+        let a = self.a.map_or(0, |s| s.total);
+        (a != 0).then(|| self.total_change() as f64 * 100.0 / a as f64)
+    }
+
     pub fn count_change(&self) -> i128 {
         let count = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.count));
         count(&self.b) - count(&self.a)
     }
 }
 
-/// Every kernel, API and NVTX name of either report, by the absolute change
-/// of its total time (largest first; ties by kind, then name).
+/// Every kernel, graph, API and NVTX name of either report, kind by kind
+/// (kernels, graphs, API calls, NVTX ranges), within a kind by the absolute
+/// change of its total time (largest first; ties by name).
 pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
     let mut out = Vec::new();
     let sides =
@@ -186,11 +223,19 @@ pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
     let b_nvtx = |name: &str, _: &Stats| Some(b_projected.get(name).copied().unwrap_or(0));
     type GpuTime<'f> = &'f dyn Fn(&str, &Stats) -> Option<i128>;
     // Each kind: its groups, GPU time and the whole its share is of, in A and in B.
-    let pairs: [(Kind, _, _, GpuTime, GpuTime, [i128; 2]); 3] = [
+    let pairs: [(Kind, _, _, GpuTime, GpuTime, [i128; 2]); 4] = [
         (
             Kind::Kernel,
             &a.kernels,
             &b.kernels,
+            &kernel,
+            &kernel,
+            [a.gpu_time, b.gpu_time],
+        ),
+        (
+            Kind::Graph,
+            &a.graphs,
+            &b.graphs,
             &kernel,
             &kernel,
             [a.gpu_time, b.gpu_time],
@@ -230,13 +275,31 @@ pub fn compare(a: &RunSummary, b: &RunSummary) -> Vec<Difference> {
         }
     }
     out.sort_by(|x, y| {
-        y.total_change()
-            .abs()
-            .cmp(&x.total_change().abs())
-            .then(x.kind.cmp(&y.kind))
+        x.kind
+            .cmp(&y.kind)
+            .then(y.total_change().abs().cmp(&x.total_change().abs()))
             .then_with(|| x.name.cmp(&y.name))
     });
     out
+}
+
+/// The differences of `kinds` only, at most `top` of each kind (the first:
+/// the largest changes), from [`compare`]'s order.
+pub fn top_by_kind(
+    differences: Vec<Difference>,
+    kinds: &[Kind],
+    top: Option<usize>,
+) -> Vec<Difference> {
+    let mut taken = [0usize; Kind::ALL.len()];
+    differences
+        .into_iter()
+        .filter(|d| kinds.contains(&d.kind))
+        .filter(|d| {
+            let n = &mut taken[d.kind as usize];
+            *n += 1;
+            top.is_none_or(|top| *n <= top)
+        })
+        .collect()
 }
 
 /// The differences as a table (B minus A in each change column).
@@ -246,6 +309,7 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
         "Total A (ns)",
         "Total B (ns)",
         "Total Change (ns)",
+        "Total Change (%)",
         "Count A",
         "Count B",
         "Count Change",
@@ -279,6 +343,7 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
                 total(&d.a),
                 total(&d.b),
                 Cell::Int(d.total_change()),
+                real(d.total_change_percent(), 1),
                 count(&d.a),
                 count(&d.b),
                 Cell::Int(d.count_change()),
@@ -295,10 +360,11 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
     Table {
         name: "compare".to_owned(),
         title: format!(
-            "Differences (B - A) of kernels, CUDA API calls ({}) and NVTX ranges",
+            "Differences (B - A) of kernels, CUDA graphs, CUDA API calls ({}) and NVTX ranges",
             StatsReport::CudaApiSum.name()
         ),
         columns: columns.iter().map(|c| (*c).to_owned()).collect(),
         rows,
+        no_data: None,
     }
 }

@@ -8,8 +8,10 @@
 pub mod analyze;
 pub(crate) mod compare;
 mod failure;
+mod needs;
 pub(crate) mod projection;
 pub(crate) mod series;
 pub mod stats;
 
 pub(crate) use failure::Failure;
+pub(crate) use needs::{missing, Needs};

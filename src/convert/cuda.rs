@@ -258,10 +258,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         let mut args = Vec::with_capacity(8);
         push_int(&mut args, "graph_id", g.graph_id);
         push_int(&mut args, "graph_exec_id", g.graph_exec_id);
-        let name = match g.graph_id {
-            Some(id) => format!("CUDA graph {id}"),
-            None => "CUDA graph".to_owned(),
-        };
+        let name = crate::nsys::cuda::graph_name(g.graph_id);
         self.gpu_op(&g.common, &name, GRAPH, args, None)
     }
 

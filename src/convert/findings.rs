@@ -48,14 +48,33 @@ pub fn write<W: Write>(
             spec
         })
     });
-    let mut tracks: FxHashMap<Rule, SliceTrack> = FxHashMap::default();
+    // A rule whose findings are of several processes has a track per process,
+    // named with it: two "GPU gaps" tracks would not say whose each is.
+    let mut processes: FxHashMap<Rule, Vec<Option<u32>>> = FxHashMap::default();
+    for f in findings.iter()? {
+        let f = f?;
+        let seen = processes.entry(f.rule).or_default();
+        if !seen.contains(&pid_of(&f)) {
+            seen.push(pid_of(&f));
+        }
+    }
+    let mut tracks: FxHashMap<(Rule, Option<u32>), SliceTrack> = FxHashMap::default();
     for f in findings.iter()? {
         let f = &f?;
         let Some(start) = summary.checked_start(f.start, FINDING) else {
             continue;
         };
-        let track = *tracks.entry(f.rule).or_insert_with(|| {
-            let mut spec = TrackSpec::new(Some(group), f.rule.title());
+        let by_process = processes[&f.rule].len() > 1;
+        let key = (f.rule, pid_of(f).filter(|_| by_process));
+        let track = *tracks.entry(key).or_insert_with(|| {
+            let name = match key.1 {
+                Some(pid) => match report.meta().processes.get(&pid) {
+                    Some(process) => format!("{}: {process} ({pid})", f.rule.title()),
+                    None => format!("{}: pid {pid}", f.rule.title()),
+                },
+                None => f.rule.title().to_owned(),
+            };
+            let mut spec = TrackSpec::new(Some(group), &name);
             spec.description = Some(format!("nsys analyze rule {}", f.rule.name()));
             // Findings of several threads or devices may overlap: each in a lane.
             seq.slice_track(spec, Stacking::Exclusive)
@@ -67,6 +86,12 @@ pub fn write<W: Write>(
         summary.count(FINDING);
     }
     Ok(())
+}
+
+/// The process a finding is of, where known.
+fn pid_of(f: &Finding) -> Option<u32> {
+    let [(_, pid), ..] = f.place.ids();
+    pid.and_then(|pid| u32::try_from(pid).ok())
 }
 
 /// The API call behind it, or what the finding is.

@@ -18,6 +18,29 @@ use super::Report;
 /// made only to carry its call stack.
 pub const BACKTRACE_EVENT_CLASSES: [i64; 2] = [67, 68];
 
+/// Whether a row of an API call table with this `eventClass` only repeats
+/// another call (with its correlationId) to carry its stack: the call itself
+/// is the other row, which owns the launch and the time.
+pub(crate) fn repeats_a_call(event_class: Option<i64>) -> bool {
+    event_class.is_some_and(|class| BACKTRACE_EVENT_CLASSES.contains(&class))
+}
+
+/// [`repeats_a_call`] in SQL: the condition that keeps the calls themselves
+/// (for a table with an `eventClass` column).
+pub(crate) fn calls_themselves_sql() -> String {
+    let [a, b] = BACKTRACE_EVENT_CLASSES;
+    format!("(\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({a}, {b}))")
+}
+
+/// The name of a whole CUDA graph's run (`graphId`), in the trace and in
+/// comparisons.
+pub fn graph_name(graph_id: Option<i64>) -> String {
+    match graph_id {
+        Some(id) => format!("CUDA graph {id}"),
+        None => "CUDA graph".to_owned(),
+    }
+}
+
 pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
 pub const DRIVER: &str = "CUPTI_ACTIVITY_KIND_DRIVER";
 pub const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -365,10 +388,7 @@ impl ApiColumns<Taken> {
             return_value: self.return_value.get(r)?,
             // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
             // its correlationId, to carry its stack: the call owns the launch.
-            repeats_a_call: self
-                .event_class
-                .get(r)?
-                .is_some_and(|class| BACKTRACE_EVENT_CLASSES.contains(&class)),
+            repeats_a_call: repeats_a_call(self.event_class.get(r)?),
             gpu_ops: 0,
             callchain: self.callchain_id.get(r)?,
         })

@@ -3,8 +3,8 @@
 //! straight through each table on the report's own connection.
 
 use super::cpu::{OSRT, OSRT_COLUMNS};
+use super::cuda::{repeats_a_call, GRAPH_TRACE, GRAPH_TRACE_COLUMNS, MEMSET_COLUMNS, RUNTIME};
 use super::cuda::{API, GPU, KERNEL, KERNEL_COLUMNS, MEMCPY, MEMCPY_COLUMNS, MEMSET};
-use super::cuda::{MEMSET_COLUMNS, RUNTIME};
 use super::ids::pid_of;
 use super::libraries::{arg_columns, CallCols, Library};
 use super::metrics::{CPU_FAULTS, UM_CPU_FAULTS};
@@ -20,6 +20,15 @@ const OSRT_CALL_CLASS: i64 = 27;
 /// A CUDA runtime or driver API call.
 pub struct ApiRow<'r> {
     pub name: &'r str,
+    pub start: i64,
+    pub end: i64,
+    /// A record that repeats another call (to carry its backtrace).
+    pub repeats_a_call: bool,
+}
+
+/// A whole CUDA graph as the GPU ran it.
+pub struct GraphRow {
+    pub graph_id: Option<i64>,
     pub start: i64,
     pub end: i64,
 }
@@ -64,10 +73,29 @@ impl Report {
             // Calls without their thread are unreadable, as in the CUDA stream.
             s.take(API.global_tid);
             let name = s.take(API.name_id);
+            let event_class = s.take(API.event_class);
             let strings = &self.strings;
             move |r: &Row| {
                 f(ApiRow {
                     name: strings.name(name.get(r)?),
+                    start: start.get(r)?,
+                    end: end.get(r)?,
+                    repeats_a_call: repeats_a_call(event_class.get(r)?),
+                });
+                Ok(())
+            }
+        })
+    }
+
+    /// Calls `f` with each run of a whole CUDA graph (`--cuda-graph-trace=graph`).
+    pub(crate) fn each_graph_row(&self, mut f: impl FnMut(GraphRow)) -> rusqlite::Result<()> {
+        self.each_row(GRAPH_TRACE, "", |s| {
+            let start = s.take(GPU.start);
+            let end = s.take(GPU.end);
+            let graph_id = s.take(GRAPH_TRACE_COLUMNS.graph_id);
+            move |r: &Row| {
+                f(GraphRow {
+                    graph_id: graph_id.get(r)?,
                     start: start.get(r)?,
                     end: end.get(r)?,
                 });

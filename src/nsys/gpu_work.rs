@@ -136,10 +136,8 @@ impl Report {
         let mut filter = format!("\"nameId\" IN ({ids})");
         // "CUDA backtrace" records repeat a call to carry its stack.
         if s.has(API.event_class.name()) {
-            let [a, b] = super::cuda::BACKTRACE_EVENT_CLASSES;
-            filter.push_str(&format!(
-                " AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({a}, {b}))"
-            ));
+            filter.push_str(" AND ");
+            filter.push_str(&super::cuda::calls_themselves_sql());
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {

@@ -44,13 +44,11 @@ use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::Failure;
+use crate::analysis::{missing, Failure, Needs};
 use crate::error::{Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
-use crate::nsys::Report;
-use crate::nsys::RowFilter;
-use crate::nsys::MEMORY_KINDS;
+use crate::nsys::{cuda, Report, RowFilter, MEMORY_KINDS};
 
 pub use crate::analysis::stats::Format;
 pub use report::write_findings;
@@ -116,6 +114,18 @@ impl Rule {
             Rule::CudaApiSync => "Synchronizing CUDA API calls",
             Rule::GpuGaps => "GPU gaps",
             Rule::GpuTimeUtil => "Low GPU utilization",
+        }
+    }
+
+    /// The tables the rule reads: the API calls and the copies or memsets
+    /// they made, or any GPU work.
+    pub(crate) fn needs(self) -> Needs {
+        const GPU_WORK: &[&str] = &[cuda::KERNEL, cuda::MEMCPY, cuda::MEMSET];
+        match self {
+            Rule::CudaMemcpySync | Rule::CudaMemcpyAsync => &[&[cuda::RUNTIME], &[cuda::MEMCPY]],
+            Rule::CudaMemsetSync => &[&[cuda::RUNTIME], &[cuda::MEMSET]],
+            Rule::CudaApiSync => &[&[cuda::RUNTIME]],
+            Rule::GpuGaps | Rule::GpuTimeUtil => &[GPU_WORK],
         }
     }
 
@@ -375,7 +385,9 @@ const COPY_RULES: [CopyRule; 3] = [
 /// Runs `rules` over `report`. Findings come by rule, in the order of
 /// `rules`, each rule's in nsys's order: the longest first (lowest
 /// utilization first for [`Rule::GpuTimeUtil`]). However many there are,
-/// few are held in memory: the others wait in a temporary file.
+/// few are held in memory: the others wait in a temporary file. A rule whose
+/// tables the export lacks is skipped, and the findings say why
+/// ([`Findings::skipped`]).
 pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Result<Findings> {
     if !(1..=1000).contains(&thresholds.util_chunks) {
         return Err(Error::InvalidOption(format!(
@@ -386,7 +398,14 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
     let mut findings = Findings::new(Order::Report {
         rules: rules.to_vec(),
     });
-    run(report, rules, thresholds, &mut |f| findings.push(f))
+    let mut runnable = Vec::new();
+    for &rule in rules {
+        match missing(report, rule.needs()) {
+            Some(why) => findings.skip(rule, why),
+            None => runnable.push(rule),
+        }
+    }
+    run(report, &runnable, thresholds, &mut |f| findings.push(f))
         .map_err(|e: Failure| e.of(report.path()))?;
     findings.finish();
     Ok(findings)

@@ -1,6 +1,8 @@
 //! Findings as text ([`Format`]): aligned tables for people (a table per
 //! rule, with the columns `nsys analyze` prints), or one CSV or JSON table
-//! for programs.
+//! for programs. A rule skipped for want of data says so and why: in the
+//! tables under its heading, in CSV and JSON as a row of its own (before the
+//! findings) with only the rule and the reason ("Skipped").
 
 use std::io::{self, Write};
 
@@ -8,7 +10,7 @@ use super::{Finding, Findings, Rule};
 use crate::analysis::stats::Format;
 
 /// The columns of the CSV and JSON output (JSON in snake case).
-const COLUMNS: [(&str, &str); 15] = [
+const COLUMNS: [(&str, &str); 16] = [
     ("Rule", "rule"),
     ("Start (ns)", "start_ns"),
     ("Duration (ns)", "duration_ns"),
@@ -24,6 +26,7 @@ const COLUMNS: [(&str, &str); 15] = [
     ("Bytes", "bytes"),
     ("In-Use (%)", "in_use_percent"),
     ("Correlation IDs", "correlation_ids"),
+    ("Skipped", "skipped"),
 ];
 
 /// A value of a finding, for the output.
@@ -69,7 +72,7 @@ fn opt_text(v: Option<&str>) -> Value {
 }
 
 /// The finding's values, in [`COLUMNS`] order.
-fn values(f: &Finding) -> [Value; 15] {
+fn values(f: &Finding) -> [Value; 16] {
     let [pid, tid, device, context, stream] = f.place.ids().map(|(_, id)| id);
     [
         Value::Text(f.rule.name().to_owned()),
@@ -87,7 +90,17 @@ fn values(f: &Finding) -> [Value; 15] {
         opt(f.bytes),
         f.in_use_percent.map_or(Value::None, Value::Percent),
         Value::Ids(f.correlation_ids.clone()),
+        Value::None,
     ]
+}
+
+/// The row of a rule skipped for the reason `why`, in [`COLUMNS`] order.
+fn skipped_values(rule: Rule, why: &str) -> [Value; 16] {
+    let mut values: [Value; 16] = std::array::from_fn(|_| Value::None);
+    values[0] = Value::Text(rule.name().to_owned());
+    values[14] = Value::Ids(Vec::new());
+    values[15] = Value::Text(why.to_owned());
+    values
 }
 
 /// The columns a rule's table shows, by index into [`COLUMNS`].
@@ -161,7 +174,9 @@ pub fn write_findings(
                         writeln!(out)?;
                     }
                     writeln!(out, "{} ({})", rule.title(), rule.name())?;
-                    if findings.count(rule) == 0 {
+                    if let Some(why) = findings.skipped(rule) {
+                        writeln!(out, "  SKIPPED: {why}")?;
+                    } else if findings.count(rule) == 0 {
                         writeln!(out, "  nothing found")?;
                     } else {
                         let header: Vec<String> = columns[next_heading]
@@ -191,6 +206,13 @@ pub fn write_findings(
         Format::Csv => {
             let header: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
             writeln!(out, "{}", header.join(","))?;
+            for (rule, why) in skipped(findings) {
+                let row: Vec<String> = skipped_values(rule, why)
+                    .iter()
+                    .map(|v| csv_field(&v.text()))
+                    .collect();
+                writeln!(out, "{}", row.join(","))?;
+            }
             each_shown(&mut |_, f| {
                 let row: Vec<String> = values(f).iter().map(|v| csv_field(&v.text())).collect();
                 writeln!(out, "{}", row.join(","))
@@ -199,8 +221,8 @@ pub fn write_findings(
         Format::Json => {
             writeln!(out, "[")?;
             let mut first = true;
-            each_shown(&mut |_, f| {
-                let fields: Vec<String> = values(f)
+            let mut object = |out: &mut dyn Write, values: [Value; 16]| {
+                let fields: Vec<String> = values
                     .iter()
                     .zip(COLUMNS)
                     .map(|(v, (_, key))| format!("\"{key}\": {}", v.json()))
@@ -208,7 +230,11 @@ pub fn write_findings(
                 let comma = if first { "" } else { ",\n" };
                 first = false;
                 write!(out, "{comma}  {{{}}}", fields.join(", "))
-            })?;
+            };
+            for (rule, why) in skipped(findings) {
+                object(&mut *out, skipped_values(rule, why))?;
+            }
+            each_shown(&mut |_, f| object(&mut *out, values(f)))?;
             if !first {
                 writeln!(out)?;
             }
@@ -216,6 +242,14 @@ pub fn write_findings(
         }
     }
     Ok(())
+}
+
+/// The rules skipped, in the order they were asked for, with the reason.
+fn skipped(findings: &Findings) -> impl Iterator<Item = (Rule, &str)> {
+    findings
+        .rules()
+        .iter()
+        .filter_map(|&r| findings.skipped(r).map(|why| (r, why)))
 }
 
 /// A row of cells in columns of `widths`; numbers to the right.

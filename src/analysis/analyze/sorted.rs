@@ -71,6 +71,8 @@ pub struct Findings {
     batch: Vec<Finding>,
     runs: Option<Runs>,
     counts: [usize; Rule::ALL.len()],
+    /// Why a rule did not run, by rule (the tables the export lacks).
+    skipped: [Option<String>; Rule::ALL.len()],
 }
 
 /// Sorted runs in a temporary file: where each starts and ends.
@@ -92,6 +94,7 @@ impl Findings {
             batch: Vec::new(),
             runs: None,
             counts: [0; Rule::ALL.len()],
+            skipped: Default::default(),
         }
     }
 
@@ -146,6 +149,16 @@ impl Findings {
             Order::Report { rules } => rules,
             Order::Time => &Rule::ALL,
         }
+    }
+
+    /// Marks `rule` as not run, for the reason `why`.
+    pub(crate) fn skip(&mut self, rule: Rule, why: String) {
+        self.skipped[rule.index()] = Some(why);
+    }
+
+    /// Why `rule` did not run (the export lacks the data it needs), if it did not.
+    pub fn skipped(&self, rule: Rule) -> Option<&str> {
+        self.skipped[rule.index()].as_deref()
     }
 
     /// How many findings of `rule` there are.

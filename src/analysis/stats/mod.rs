@@ -15,13 +15,16 @@ mod nvtx_gpu;
 mod reports;
 mod table;
 
-pub use super::compare::{compare, comparison_table, Difference, Kind, RunSummary, Side};
+pub use super::compare::{
+    compare, comparison_table, top_by_kind, Difference, Kind, RunSummary, Side,
+};
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::projected_by_name;
+pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
-pub(crate) use reports::{api_groups, kernel_groups, nvtx_groups};
-pub use table::{Cell, Format, Table};
+pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups};
+pub use table::{Cell, Fit, Format, Table};
 
 use crate::error::Result;
 use crate::nsys::Report;

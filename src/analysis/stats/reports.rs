@@ -1,9 +1,10 @@
 //! The summaries, defined as nsys 2025.3 defines them, and how each is
 //! computed from one pass over its tables.
 
-use crate::analysis::Failure;
+use crate::analysis::{missing, Failure, Needs};
+use crate::nsys::metrics::UM_CPU_FAULTS;
 use crate::nsys::names::{api_stats_name, memcpy_stats_name, MEMSET_STATS_NAME};
-use crate::nsys::Report;
+use crate::nsys::{cpu, cuda, nvtx, Report};
 
 use super::aggregate::{Groups, Stats};
 use super::table::{spread_cells, Cell, Table};
@@ -106,12 +107,39 @@ impl StatsReport {
     /// Computes the summary of `report`.
     pub fn compute(self, report: &Report) -> crate::Result<Table> {
         let rows = self.rows(report).map_err(|e| e.of(report.path()))?;
+        let no_data = match rows.is_empty() {
+            true => missing(report, self.needs()),
+            false => None,
+        };
         Ok(Table {
             name: self.name().to_owned(),
             title: self.title().to_owned(),
             columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
             rows,
+            no_data,
         })
+    }
+
+    /// The tables the summary reads (none declared for the OpenACC and
+    /// OpenMP summaries, which read every table of a family).
+    fn needs(self) -> Needs {
+        const GPU_WORK: &[&str] = &[cuda::KERNEL, cuda::MEMCPY, cuda::MEMSET];
+        const MEMORY: &[&str] = &[cuda::MEMCPY, cuda::MEMSET];
+        match self {
+            StatsReport::CudaApiSum => &[&[cuda::RUNTIME]],
+            StatsReport::GpuKernSum => &[&[cuda::KERNEL]],
+            StatsReport::GpuMemTimeSum | StatsReport::GpuMemSizeSum => &[MEMORY],
+            StatsReport::GpuSum => &[GPU_WORK],
+            StatsReport::NvtxSum | StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => {
+                &[&[nvtx::TABLE]]
+            }
+            StatsReport::OsrtSum => &[&[cpu::OSRT]],
+            StatsReport::KernExecSum => &[&[cuda::RUNTIME], &[cuda::KERNEL]],
+            StatsReport::UmCpuPageFaultsSum => &[&[UM_CPU_FAULTS]],
+            StatsReport::NvtxGpuProjSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], GPU_WORK],
+            StatsReport::NvtxKernSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], &[cuda::KERNEL]],
+            StatsReport::OpenAccSum | StatsReport::OpenMpEventSum => &[],
+        }
     }
 
     fn rows(self, report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
@@ -262,13 +290,30 @@ fn time_rows<K>(groups: Vec<(K, Stats)>, keys: impl Fn(K) -> Vec<Cell>) -> Vec<V
         .collect()
 }
 
+/// Which rows of the API call table are calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiRecords {
+    /// Every row, as `nsys stats` counts them: a call recorded twice to carry
+    /// its backtrace (`--cudabacktrace`) counts twice, the second record under
+    /// its name without a version suffix (`cudaMemcpy` beside `cudaMemcpy_v3020`).
+    Every,
+    /// The calls themselves, once each.
+    Calls,
+}
+
 /// Durations by API name as recorded. Names that differ only in their
 /// version suffix (`cudaMemcpy`, `cudaMemcpy_v3020`) are two groups, as nsys
 /// groups by name id; the summary prints both without the suffix.
-pub(crate) fn api_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
+pub(crate) fn api_groups(
+    report: &Report,
+    records: ApiRecords,
+) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_api_row(|row| {
+        if records == ApiRecords::Calls && row.repeats_a_call {
+            return;
+        }
         key.clear();
         key.push_str(row.name);
         groups.add(&key, row.end - row.start);
@@ -277,7 +322,7 @@ pub(crate) fn api_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failur
 }
 
 fn api_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
-    Ok(time_rows(api_groups(report)?, |name| {
+    Ok(time_rows(api_groups(report, ApiRecords::Every)?, |name| {
         vec![Cell::Text(api_stats_name(&name).to_owned())]
     }))
 }
@@ -290,6 +335,15 @@ pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Fai
         key.clear();
         key.push_str(k.name);
         groups.add(&key, k.end - k.start);
+    })?;
+    groups.finish().map_err(Failure::from)
+}
+
+/// Runs of whole CUDA graphs by graph, named as in the trace.
+pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
+    let mut groups = Groups::<String>::default();
+    report.each_graph_row(|g| {
+        groups.add(&crate::nsys::cuda::graph_name(g.graph_id), g.end - g.start);
     })?;
     groups.finish().map_err(Failure::from)
 }

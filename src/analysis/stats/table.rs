@@ -40,6 +40,9 @@ pub struct Table {
     pub title: String,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
+    /// Why there are no rows where the export lacks the tables the summary
+    /// reads ("the export has no CUPTI_ACTIVITY_KIND_KERNEL").
+    pub no_data: Option<String>,
 }
 
 /// How the text answers (summaries, comparisons, findings) are written: the
@@ -57,6 +60,46 @@ pub enum Format {
     Json,
 }
 
+/// How long the names (the last column) of an aligned table may be: names
+/// of kernels and NVTX ranges run to thousands of characters. A cut name
+/// ends in "…". CSV and JSON always hold them whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Every name whole.
+    Whole,
+    /// Names of at most this many characters (nsys cuts them at 100).
+    Names(usize),
+    /// Lines of at most this many characters (a terminal's width), though a
+    /// name keeps at least [`Fit::SHORTEST_NAME`] characters.
+    Line(usize),
+}
+
+impl Fit {
+    /// The fewest characters of a name kept on a narrow terminal.
+    pub const SHORTEST_NAME: usize = 20;
+    /// Where nsys cuts names.
+    pub const NSYS: Fit = Fit::Names(100);
+
+    /// The longest name in a table whose other columns take `others`
+    /// characters of each line.
+    fn longest_name(self, others: usize) -> usize {
+        match self {
+            Fit::Whole => usize::MAX,
+            Fit::Names(n) => n.max(1),
+            Fit::Line(line) => line.saturating_sub(others).max(Fit::SHORTEST_NAME),
+        }
+    }
+}
+
+/// `name`, cut to `longest` characters where longer, the last one "…".
+fn cut(name: &mut String, longest: usize) {
+    if let Some((at, _)) = name.char_indices().nth(longest) {
+        let keep = name[..at].char_indices().last().map_or(0, |(i, _)| i);
+        name.truncate(keep);
+        name.push('…');
+    }
+}
+
 impl std::str::FromStr for Format {
     type Err = String;
 
@@ -72,11 +115,18 @@ impl std::str::FromStr for Format {
 
 impl Table {
     /// Writes the table as `format` says; `source` (the report's path) heads
-    /// the aligned table and goes into JSON.
-    pub fn write(&self, out: &mut dyn Write, format: Format, source: &str) -> io::Result<()> {
+    /// the aligned table and goes into JSON; `fit` says how long the aligned
+    /// table's names may be.
+    pub fn write(
+        &self,
+        out: &mut dyn Write,
+        format: Format,
+        source: &str,
+        fit: Fit,
+    ) -> io::Result<()> {
         match format {
             Format::Csv => self.write_csv(out),
-            Format::Table => self.write_aligned(out, source),
+            Format::Table => self.write_aligned(out, source, fit),
             Format::Json => self.write_json(out, source),
         }
     }
@@ -96,26 +146,37 @@ impl Table {
         Ok(())
     }
 
-    fn write_aligned(&self, out: &mut dyn Write, source: &str) -> io::Result<()> {
+    fn write_aligned(&self, out: &mut dyn Write, source: &str, fit: Fit) -> io::Result<()> {
         writeln!(out, "\n** {} ({}) of {source}:\n", self.title, self.name)?;
         if self.rows.is_empty() {
-            return writeln!(out, "   (no data)");
+            return match &self.no_data {
+                Some(why) => writeln!(out, "   (no data: {why})"),
+                None => writeln!(out, "   (no data)"),
+            };
         }
-        let texts: Vec<Vec<String>> = self
+        let mut texts: Vec<Vec<String>> = self
             .rows
             .iter()
             .map(|r| r.iter().map(Cell::text).collect())
             .collect();
-        let widths: Vec<usize> = (0..self.columns.len())
-            .map(|c| {
-                texts
-                    .iter()
-                    .map(|r| r[c].chars().count())
-                    .chain([self.columns[c].chars().count()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
+        let width = |texts: &[Vec<String>], c: usize| {
+            texts
+                .iter()
+                .map(|r| r[c].chars().count())
+                .chain([self.columns[c].chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        // A text last column is the names: cut to fit, the other columns as they are.
+        let last = self.columns.len().saturating_sub(1);
+        if !self.rows.iter().any(|r| r[last].is_number()) {
+            let others: usize = (0..last).map(|c| width(&texts, c) + 1).sum::<usize>() + 2;
+            let longest = fit.longest_name(others);
+            for row in &mut texts {
+                cut(&mut row[last], longest);
+            }
+        }
+        let widths: Vec<usize> = (0..self.columns.len()).map(|c| width(&texts, c)).collect();
         // Numbers are right-aligned, text left; the last column is not padded.
         let numeric: Vec<bool> = (0..self.columns.len())
             .map(|c| self.rows.iter().any(|r| r[c].is_number()))
@@ -167,7 +228,11 @@ impl Table {
             }
             s.push('}');
         }
-        s.push_str("]}\n");
+        s.push(']');
+        if let Some(why) = &self.no_data {
+            let _ = write!(s, ",\"no_data\":{}", json_string(why));
+        }
+        s.push_str("}\n");
         out.write_all(s.as_bytes())
     }
 }
@@ -267,13 +332,45 @@ mod tests {
                 Cell::Real(8164.95, 1),
                 Cell::Text("f(a, \"b\")".into()),
             ]],
+            no_data: None,
         }
+    }
+
+    #[test]
+    fn long_names_are_cut_to_fit_in_the_aligned_table_only() {
+        let mut t = table();
+        t.rows[0][2] = Cell::Text("é".repeat(150));
+        let text = |format, fit| {
+            let mut out = Vec::new();
+            t.write(&mut out, format, "r", fit).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let nsys = text(Format::Table, Fit::NSYS);
+        let cut = format!("{}…", "é".repeat(99));
+        assert!(
+            nsys.lines().any(|l| l.ends_with(&format!(" {cut}"))),
+            "{nsys}"
+        );
+        assert!(!nsys.contains(&"é".repeat(100)));
+        assert!(text(Format::Table, Fit::Whole).contains(&"é".repeat(150)));
+        assert!(text(Format::Csv, Fit::NSYS).contains(&"é".repeat(150)));
+        // An 80-column line: the row is exactly 80 characters long.
+        let line = text(Format::Table, Fit::Line(80));
+        let row = line.lines().find(|l| l.contains('é')).unwrap();
+        assert_eq!(row.chars().count(), 80, "{row}");
+        assert!(row.ends_with('…'));
+        // Too narrow a line still shows some of each name.
+        let narrow = text(Format::Table, Fit::Line(10));
+        let row = narrow.lines().find(|l| l.contains('é')).unwrap();
+        assert!(row.ends_with(&format!(" {}…", "é".repeat(Fit::SHORTEST_NAME - 1))));
     }
 
     #[test]
     fn csv_quotes_names_with_commas_and_rounds_the_binary_value() {
         let mut out = Vec::new();
-        table().write(&mut out, Format::Csv, "r").unwrap();
+        table()
+            .write(&mut out, Format::Csv, "r", Fit::NSYS)
+            .unwrap();
         // 8164.95 is 8164.94999... in binary: it rounds down, as nsys 2025.3 prints it.
         assert_eq!(
             String::from_utf8(out).unwrap(),
@@ -295,7 +392,9 @@ mod tests {
     #[test]
     fn json_escapes_and_keys_by_column() {
         let mut out = Vec::new();
-        table().write(&mut out, Format::Json, "r").unwrap();
+        table()
+            .write(&mut out, Format::Json, "r", Fit::NSYS)
+            .unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(r#"{"Total":12,"Avg":8164.9,"Name":"f(a, \"b\")"}"#));
     }

@@ -3,16 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::stats::{compare, compare_files, comparison_table, Format};
+use nsys2perfetto::stats::{compare, compare_files, comparison_table, top_by_kind, Format, Kind};
 use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options};
 
 use crate::signals::Signals;
-use crate::stats::write_output;
+use crate::stats::{fit, write_output};
 use crate::Interrupted;
 
-/// Compare two reports: per kernel, CUDA API function and NVTX range, the
-/// change (B minus A) of total time, count, average and share of GPU time,
-/// largest change of total time first.
+/// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
+/// NVTX range, the change (B minus A) of total time, count, average and share
+/// of GPU time, kind by kind, largest change of total time first.
 #[derive(clap::Args)]
 pub struct Args {
     /// The first report or export (A).
@@ -23,6 +23,17 @@ pub struct Args {
     #[arg(value_name = "B")]
     b: PathBuf,
 
+    /// Only these kinds of rows: kernel, graph (whole CUDA graphs), api, nvtx
+    /// (default: all). Rows come kind by kind in that order, since their
+    /// times are of different clocks: GPU time, CPU time in a call, wall
+    /// time of a range.
+    #[arg(long = "kind", value_name = "KIND,...", value_delimiter = ',')]
+    kinds: Vec<Kind>,
+
+    /// At most N rows of each kind, the largest changes (default: all).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+
     /// table (aligned columns), csv or json.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: Format,
@@ -30,6 +41,11 @@ pub struct Args {
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+
+    /// Names whole in the table format (cut otherwise to the terminal's
+    /// width, or to 100 characters as nsys cuts them, ending in "…").
+    #[arg(long)]
+    wide: bool,
 
     /// Also write a Perfetto trace holding both runs, as process groups
     /// labelled `A: ...` and `B: ...`, aligned at their first GPU work.
@@ -53,11 +69,20 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .into(),
         e => anyhow::Error::from(e),
     })?;
-    let table = comparison_table(&compare(&a, &b));
+    let kinds = match args.kinds.is_empty() {
+        true => Kind::ALL.to_vec(),
+        false => args.kinds,
+    };
+    let table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
     let mut text = Vec::new();
     table
-        .write(&mut text, args.format, &source)
+        .write(
+            &mut text,
+            args.format,
+            &source,
+            fit(args.wide, args.output.as_deref()),
+        )
         .expect("writing to memory");
     // The trace is written even where the table could not be.
     let written = write_output(args.output.as_deref(), &text);

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use nsys2perfetto::stats::{summarize_file, Format, StatsReport};
+use nsys2perfetto::stats::{summarize_file, Fit, Format, StatsReport};
 use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
@@ -40,6 +40,11 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// Names whole in the table format (cut otherwise to the terminal's
+    /// width, or to 100 characters as nsys cuts them, ending in "…").
+    #[arg(long)]
+    wide: bool,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
@@ -53,6 +58,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
+    let fit = fit(args.wide, args.output.as_deref());
     let mut text = Vec::new();
     for input in &args.inputs {
         let tables = summarize_file(input, &which, &options).map_err(|e| match e {
@@ -70,7 +76,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                 text.push(b'\n');
             }
             table
-                .write(&mut text, args.format, &source)
+                .write(&mut text, args.format, &source, fit)
                 .expect("writing to memory");
         }
     }
@@ -88,6 +94,24 @@ fn once_each(asked: Vec<StatsReport>) -> Vec<StatsReport> {
         }
     }
     once
+}
+
+/// How long names may be in an aligned table written to `output` (standard
+/// output where `None`): whole with `--wide`; on a terminal, as long as its
+/// lines allow; elsewhere, as long as nsys prints them.
+pub fn fit(wide: bool, output: Option<&Path>) -> Fit {
+    use std::io::IsTerminal;
+    if wide {
+        return Fit::Whole;
+    }
+    let stdout = std::io::stdout();
+    match (output, stdout.is_terminal()) {
+        (None, true) => match terminal_size::terminal_size_of(&stdout) {
+            Some((terminal_size::Width(columns), _)) => Fit::Line(usize::from(columns)),
+            None => Fit::NSYS,
+        },
+        _ => Fit::NSYS,
+    }
 }
 
 /// Writes `text` to `output`, or to standard output.
