@@ -477,7 +477,7 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
             // And the CSV we print is the file nsys printed.
             let mut csv = Vec::new();
             table
-                .write(&mut csv, nsys2perfetto::stats::Format::Csv, "")
+                .write(&mut csv, nsys2perfetto::stats::TableFormat::Csv, "")
                 .unwrap();
             assert_eq!(String::from_utf8(csv).unwrap(), text, "{what}: CSV text");
         }
@@ -517,7 +517,7 @@ fn the_command_writes_the_library_tables_as_csv_to_a_file() {
         if i > 0 {
             expected.push(b'\n');
         }
-        t.write(&mut expected, nsys2perfetto::stats::Format::Csv, "")
+        t.write(&mut expected, nsys2perfetto::stats::TableFormat::Csv, "")
             .unwrap();
     }
     assert_eq!(std::fs::read(&out).unwrap(), expected);

@@ -77,7 +77,7 @@ pub(super) fn run<W: Write + Send>(
     report: &Report,
     trace: &Trace<W>,
     parts: Parts,
-    thresholds: Option<&crate::analyze::Thresholds>,
+    thresholds: Option<&crate::analysis::analyze::Thresholds>,
     namespace: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Summary, ConvertError> {

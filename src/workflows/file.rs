@@ -80,9 +80,24 @@ pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an `output` that is one of `inputs` (by path, or a link to it),
+/// checked before anything is read or written: a command that writes several
+/// outputs checks each, so that it converts nothing where one would
+/// overwrite an input. The error is [`Error::OutputIsInput`], naming the
+/// input.
+pub fn check_output_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
+    match inputs.iter().find(|i| same_file(i.as_ref(), output)) {
+        Some(input) => Err(Error::OutputIsInput {
+            output: output.to_owned(),
+            input: input.as_ref().to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Whether `a` and `b` name one existing file (not a directory): the same
 /// path, or links to one file (hard or symbolic).
-pub fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(meta_a), Ok(meta_b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return false;
     };

@@ -51,7 +51,6 @@ use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::Report;
 use crate::nsys::MEMORY_KINDS;
 
-pub use crate::analysis::stats::Format;
 pub use report::write_findings;
 pub use sorted::Findings;
 pub(crate) use sorted::Order;

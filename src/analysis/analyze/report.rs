@@ -1,11 +1,11 @@
-//! Findings as text ([`Format`]): aligned tables for people (a table per
+//! Findings as text ([`TableFormat`]): aligned tables for people (a table per
 //! rule, with the columns `nsys analyze` prints), or one CSV or JSON table
 //! for programs.
 
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Place, Rule};
-use crate::analysis::stats::Format;
+use crate::analysis::stats::TableFormat;
 
 /// The columns of the CSV and JSON output (JSON in snake case).
 const COLUMNS: [(&str, &str); 15] = [
@@ -117,7 +117,7 @@ fn table_columns(rule: Rule) -> &'static [usize] {
 pub fn write_findings(
     out: &mut dyn Write,
     findings: &Findings,
-    format: Format,
+    format: TableFormat,
     rows: Option<usize>,
 ) -> io::Result<()> {
     let rules = findings.rules();
@@ -140,7 +140,7 @@ pub fn write_findings(
         Ok::<(), io::Error>(())
     };
     match format {
-        Format::Table => {
+        TableFormat::Table => {
             let columns: Vec<&[usize]> = rules.iter().map(|&r| table_columns(r)).collect();
             let mut widths: Vec<Vec<usize>> = columns
                 .iter()
@@ -196,7 +196,7 @@ pub fn write_findings(
                 }
             }
         }
-        Format::Csv => {
+        TableFormat::Csv => {
             let header: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
             writeln!(out, "{}", header.join(","))?;
             each_shown(&mut |_, f| {
@@ -204,7 +204,7 @@ pub fn write_findings(
                 writeln!(out, "{}", row.join(","))
             })?;
         }
-        Format::Json => {
+        TableFormat::Json => {
             writeln!(out, "[")?;
             let mut first = true;
             each_shown(&mut |_, f| {

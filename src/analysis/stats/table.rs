@@ -45,7 +45,7 @@ pub struct Table {
 /// How the text answers (summaries, comparisons, findings) are written: the
 /// `--format` of `stats`, `compare` and `analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum TableFormat {
     /// Aligned columns, numbers right-aligned, for a terminal.
     Table,
     /// Comma-separated, quoted where needed, headers first (for summaries,
@@ -57,14 +57,14 @@ pub enum Format {
     Json,
 }
 
-impl std::str::FromStr for Format {
+impl std::str::FromStr for TableFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "table" => Ok(Format::Table),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
+            "table" => Ok(TableFormat::Table),
+            "csv" => Ok(TableFormat::Csv),
+            "json" => Ok(TableFormat::Json),
             _ => Err(format!("unknown format {s:?} (table, csv or json)")),
         }
     }
@@ -73,11 +73,11 @@ impl std::str::FromStr for Format {
 impl Table {
     /// Writes the table as `format` says; `source` (the report's path) heads
     /// the aligned table and goes into JSON.
-    pub fn write(&self, out: &mut dyn Write, format: Format, source: &str) -> io::Result<()> {
+    pub fn write(&self, out: &mut dyn Write, format: TableFormat, source: &str) -> io::Result<()> {
         match format {
-            Format::Csv => self.write_csv(out),
-            Format::Table => self.write_aligned(out, source),
-            Format::Json => self.write_json(out, source),
+            TableFormat::Csv => self.write_csv(out),
+            TableFormat::Table => self.write_aligned(out, source),
+            TableFormat::Json => self.write_json(out, source),
         }
     }
 
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn csv_quotes_names_with_commas_and_rounds_the_binary_value() {
         let mut out = Vec::new();
-        table().write(&mut out, Format::Csv, "r").unwrap();
+        table().write(&mut out, TableFormat::Csv, "r").unwrap();
         // 8164.95 is 8164.94999... in binary: it rounds down, as nsys 2025.3 prints it.
         assert_eq!(
             String::from_utf8(out).unwrap(),
@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn json_escapes_and_keys_by_column() {
         let mut out = Vec::new();
-        table().write(&mut out, Format::Json, "r").unwrap();
+        table().write(&mut out, TableFormat::Json, "r").unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(r#"{"Total":12,"Avg":8164.9,"Name":"f(a, \"b\")"}"#));
     }

@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::stats::{compare, compare_files, comparison_table, Format};
-use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options};
+use nsys2perfetto::compare::{compare, compare_files, comparison_table};
+use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
+use nsys2perfetto::stats::TableFormat;
+use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
 use crate::stats::write_output;
@@ -25,7 +27,7 @@ pub struct Args {
 
     /// table (aligned columns), csv or json.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: Format,
+    format: TableFormat,
 
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -55,12 +57,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     })?;
     let table = comparison_table(&compare(&a, &b));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
-    let mut text = Vec::new();
-    table
-        .write(&mut text, args.format, &source)
-        .expect("writing to memory");
     // The trace is written even where the table could not be.
-    let written = write_output(args.output.as_deref(), &text);
+    let written = write_output(args.output.as_deref(), &[(source, vec![table])], args.format);
     let Some(trace) = &args.trace else {
         return written.map(|()| ExitCode::SUCCESS);
     };

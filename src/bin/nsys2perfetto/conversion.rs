@@ -3,7 +3,8 @@
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use nsys2perfetto::{Filter, Options, Part, Parts, Thresholds, TimeWindow};
+use nsys2perfetto::analyze::Thresholds;
+use nsys2perfetto::{Filter, Options, Part, Parts, TimeWindow};
 
 /// What goes into the trace, and how it is compressed.
 #[derive(clap::Args, Clone, Debug)]

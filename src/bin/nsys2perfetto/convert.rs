@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, convert_to_writer, Error, Format, Options, Progress};
+use nsys2perfetto::{
+    check_output_not_input, convert_file, convert_to_writer, Error, Format, Options, Progress,
+};
 
 use crate::conversion::Conversion;
 use crate::signals::Signals;
@@ -221,11 +223,7 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
         targets.push(target);
     }
     for target in &targets {
-        if let Some(input) = inputs.iter().find(|i| nsys2perfetto::same_file(i, target)) {
-            let e = Error::OutputIsInput {
-                output: target.clone(),
-                input: input.clone(),
-            };
+        if let Err(e) = check_output_not_input(target, inputs) {
             return Err(format!("{e}{}", hint(&e, output.is_none())));
         }
     }

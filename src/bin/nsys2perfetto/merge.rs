@@ -9,9 +9,10 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use regex::Regex;
 
-use nsys2perfetto::{
-    merge_files, AlignedOn, Labels, MergeOptions, MergeProgress, MergedReport, Options, RankFrom,
+use nsys2perfetto::merge::{
+    merge_files, AlignedOn, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
 };
+use nsys2perfetto::Options;
 
 use crate::signals::Signals;
 use crate::{human_bytes, note, warn};
@@ -136,7 +137,7 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
                  trace_processor takes CPU numbers below {}",
                 r.path.display(),
                 r.cpu_offset,
-                nsys2perfetto::MAX_CPUS
+                nsys2perfetto::merge::MAX_CPUS
             ));
         }
         if let Some((_, RankFrom::Order)) = r.rank {

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use nsys2perfetto::{measure_series, Error, EventPattern, Options, Series, SeriesRun};
+use nsys2perfetto::series::{measure_series, EventPattern, Series, SeriesRun};
+use nsys2perfetto::{check_output_not_input, Error, Options};
 
 use crate::signals::Signals;
 use crate::{Interrupted, Usage};
@@ -143,11 +144,10 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
         }
     };
     let outputs = [args.output.as_deref(), args.svg.as_deref()];
+    let inputs: Vec<&Path> = runs.iter().map(|r| r.input.as_path()).collect();
     for output in outputs.into_iter().flatten() {
-        if let Some(run) = runs
-            .iter()
-            .find(|r| nsys2perfetto::same_file(&r.input, output))
-        {
+        if let Err(Error::OutputIsInput { input, .. }) = check_output_not_input(output, &inputs) {
+            let run = runs.iter().find(|r| r.input == input).expect("one of the runs");
             return Err(format!(
                 "cannot write {}: it is the report of {parameter}={}",
                 output.display(),

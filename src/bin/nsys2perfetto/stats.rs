@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use nsys2perfetto::stats::{summarize_file, Format, StatsReport};
+use nsys2perfetto::stats::{save_tables, summarize_file, write_tables, StatsReport, Table, TableFormat};
 use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
@@ -34,7 +34,7 @@ pub struct Args {
     /// table (aligned columns), csv (as `nsys stats --format csv`) or json
     /// (JSON Lines: one object per summary and report).
     #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: Format,
+    format: TableFormat,
 
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -53,7 +53,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let mut text = Vec::new();
+    let mut summaries = Vec::new();
     for input in &args.inputs {
         let tables = summarize_file(input, &which, &options).map_err(|e| match e {
             Error::Interrupted { path } => Interrupted(format!(
@@ -63,18 +63,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             .into(),
             e => anyhow::Error::from(e),
         })?;
-        let source = input.display().to_string();
-        for (i, table) in tables.iter().enumerate() {
-            // Several CSV tables in one stream are told apart by a blank line.
-            if args.format == Format::Csv && (i > 0 || !text.is_empty()) {
-                text.push(b'\n');
-            }
-            table
-                .write(&mut text, args.format, &source)
-                .expect("writing to memory");
-        }
+        summaries.push((input.display().to_string(), tables));
     }
-    write_output(args.output.as_deref(), &text)?;
+    write_output(args.output.as_deref(), &summaries, args.format)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -90,18 +81,19 @@ fn once_each(asked: Vec<StatsReport>) -> Vec<StatsReport> {
     once
 }
 
-/// Writes `text` to `output`, or to standard output.
-pub fn write_output(output: Option<&Path>, text: &[u8]) -> anyhow::Result<()> {
+/// Writes the summaries of each report to `output`, or to standard output.
+pub fn write_output(
+    output: Option<&Path>,
+    summaries: &[(String, Vec<Table>)],
+    format: TableFormat,
+) -> anyhow::Result<()> {
     match output {
-        Some(path) => nsys2perfetto::write_atomically(path, |out| {
-            out.write_all(text).map_err(|cause| Error::Output {
-                path: path.to_owned(),
-                cause,
-            })
-        })?,
+        Some(path) => save_tables(path, summaries, format)?,
         None => {
+            let mut text = Vec::new();
+            write_tables(&mut text, summaries, format).expect("writing to memory");
             let mut out = std::io::stdout().lock();
-            out.write_all(text)
+            out.write_all(&text)
                 .and_then(|()| out.flush())
                 .context("cannot write standard output")?
         }
