@@ -92,9 +92,9 @@ fn a_gzip_level_out_of_range_is_refused_by_the_library() {
 fn every_command_opens_its_input_the_same_way() {
     use nsys2perfetto::analyze::analyze_file;
     use nsys2perfetto::compare::compare_files;
-use nsys2perfetto::stats::{summarize_file, StatsReport};
     use nsys2perfetto::merge::{merge_files, MergeOptions};
-use nsys2perfetto::series::{measure_series, EventPattern, SeriesRun};
+    use nsys2perfetto::series::{measure_series, EventPattern, SeriesRun};
+    use nsys2perfetto::stats::{summarize_file, StatsReport};
 
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.sqlite");

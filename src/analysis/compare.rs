@@ -21,7 +21,9 @@ use super::stats::{Cell, Table};
 /// by name, and its GPU time (kernels and memory operations).
 #[derive(Clone, Debug)]
 pub struct RunSummary {
+    /// By kernel name.
     pub kernels: Vec<(String, Stats)>,
+    /// By API name (without its version suffix).
     pub api_calls: Vec<(String, Stats)>,
     /// By `domain:name` (push/pop and start/end ranges of one name together).
     pub nvtx_ranges: Vec<(String, Stats)>,
@@ -101,12 +103,16 @@ fn merge(a: &Stats, b: &Stats) -> Stats {
 /// What a compared row is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
+    /// A kernel, by name.
     Kernel,
+    /// A CUDA API function.
     Api,
+    /// An NVTX range, by `domain:name`.
     Nvtx,
 }
 
 impl Kind {
+    /// The name of the kind, as the comparison table writes it.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Kernel => "kernel",
@@ -119,17 +125,24 @@ impl Kind {
 /// One name in each report (`None` where a report has none of it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Difference {
+    /// What the name is.
     pub kind: Kind,
+    /// The name.
     pub name: String,
+    /// In the first report.
     pub a: Option<Side>,
+    /// In the second report.
     pub b: Option<Side>,
 }
 
 /// A name in one report.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Side {
+    /// How many times it occurs.
     pub count: u64,
+    /// Its total time (ns).
     pub total: i128,
+    /// Its mean time (ns).
     pub mean: f64,
     /// The GPU time of a kernel (its total) or of an NVTX range (its
     /// projected time, 0 if it launched nothing); none for API calls.
@@ -146,6 +159,7 @@ impl Difference {
         total(&self.b) - total(&self.a)
     }
 
+    /// B's count minus A's (a name absent counts as 0).
     pub fn count_change(&self) -> i128 {
         let count = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.count));
         count(&self.b) - count(&self.a)

@@ -120,10 +120,7 @@ impl NsysProfile {
         // Files older than this were not made by this run.
         let started = SystemTime::now() - Duration::from_secs(1);
         let mut command = Command::new(&self.nsys);
-        command
-            .arg("profile")
-            .arg("--output")
-            .arg(&base);
+        command.arg("profile").arg("--output").arg(&base);
         if let Some(trace) = &self.trace {
             command.arg(format!("--trace={trace}"));
         }

@@ -50,7 +50,10 @@ pub enum Labels {
     /// the file name by this regex (its first group, or the whole match, as
     /// a number), else the report's place among the inputs (from 0); the host
     /// where the export records it.
-    Ranks { from_name: Option<Regex> },
+    Ranks {
+        /// Where a rank is read from a file name.
+        from_name: Option<Regex>,
+    },
     /// These labels, one for each input, in order.
     Given(Vec<String>),
 }
@@ -65,7 +68,9 @@ impl Default for Labels {
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct MergeOptions {
+    /// What the reports are aligned on.
     pub alignment: Alignment,
+    /// How their processes and GPUs are labelled.
     pub labels: Labels,
 }
 
@@ -83,9 +88,11 @@ pub enum RankFrom {
 /// What a report was aligned on, in the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlignedOn {
+    /// Its wall-clock session start.
     SessionStart,
     /// Its export lacks the session start, or the alignment asked for it.
     FirstEvent,
+    /// Its first GPU work.
     FirstGpuWork,
 }
 
@@ -93,12 +100,15 @@ pub enum AlignedOn {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct MergedReport {
+    /// The report.
     pub path: PathBuf,
     /// What its processes and GPUs are named after.
     pub label: String,
     /// With [`Labels::Ranks`], its rank and where that came from.
     pub rank: Option<(i64, RankFrom)>,
+    /// The host it ran on, where the export records it.
     pub host: Option<String>,
+    /// What it was aligned on.
     pub aligned_on: AlignedOn,
     /// Added to the report's timestamps (ns).
     pub offset_ns: u64,
@@ -109,6 +119,7 @@ pub struct MergedReport {
     /// Its CPUs did not fit below [`MAX_CPUS`] after the reports before it:
     /// its context switches were left out, its CPU samples have no CPU.
     pub sched_left_out: bool,
+    /// What its part of the trace holds.
     pub summary: Summary,
 }
 
@@ -117,6 +128,7 @@ pub struct MergedReport {
 pub struct MergeProgress {
     /// The report being read (from 0).
     pub report: usize,
+    /// How many reports there are.
     pub reports: usize,
     /// How far its conversion is; `None` while the reports are being
     /// opened (and exported) to be placed.

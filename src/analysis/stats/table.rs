@@ -7,9 +7,11 @@ use std::io::{self, Write};
 /// A value of a summary.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
+    /// An integer.
     Int(i128),
     /// A real printed with this many decimals (as nsys rounds it).
     Real(f64, u8),
+    /// Text.
     Text(String),
     /// No value (an average over nothing).
     Empty,
@@ -38,7 +40,9 @@ pub struct Table {
     pub name: String,
     /// What it is, for people (`CUDA API Summary`).
     pub title: String,
+    /// The column headers.
     pub columns: Vec<String>,
+    /// The rows, a cell per column.
     pub rows: Vec<Vec<Cell>>,
 }
 

@@ -58,7 +58,11 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let table = comparison_table(&compare(&a, &b));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
     // The trace is written even where the table could not be.
-    let written = write_output(args.output.as_deref(), &[(source, vec![table])], args.format);
+    let written = write_output(
+        args.output.as_deref(),
+        &[(source, vec![table])],
+        args.format,
+    );
     let Some(trace) = &args.trace else {
         return written.map(|()| ExitCode::SUCCESS);
     };

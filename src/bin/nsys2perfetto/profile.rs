@@ -1,7 +1,7 @@
 //! `profile`: a command profiled by nsys, its report converted.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;

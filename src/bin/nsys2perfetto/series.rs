@@ -147,7 +147,10 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
     let inputs: Vec<&Path> = runs.iter().map(|r| r.input.as_path()).collect();
     for output in outputs.into_iter().flatten() {
         if let Err(Error::OutputIsInput { input, .. }) = check_output_not_input(output, &inputs) {
-            let run = runs.iter().find(|r| r.input == input).expect("one of the runs");
+            let run = runs
+                .iter()
+                .find(|r| r.input == input)
+                .expect("one of the runs");
             return Err(format!(
                 "cannot write {}: it is the report of {parameter}={}",
                 output.display(),

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use nsys2perfetto::stats::{save_tables, summarize_file, write_tables, StatsReport, Table, TableFormat};
+use nsys2perfetto::stats::{
+    save_tables, summarize_file, write_tables, StatsReport, Table, TableFormat,
+};
 use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
