@@ -95,6 +95,18 @@ pub mod stats {
     //! Each summary reads the rows of its tables once, in table order; its
     //! exact medians wait in a temporary file where groups are large, so
     //! memory does not grow with the number of rows.
+    //!
+    //! ```no_run
+    //! use std::path::Path;
+    //! use nsys2perfetto::stats::{save_tables, summarize_file, StatsReport, TableFormat};
+    //! use nsys2perfetto::Options;
+    //!
+    //! let input = Path::new("report.nsys-rep");
+    //! let tables = summarize_file(input, &StatsReport::DEFAULT, &Options::default())?;
+    //! let summaries = [(input.display().to_string(), tables)];
+    //! save_tables(Path::new("stats.csv"), &summaries, TableFormat::Csv)?;
+    //! # Ok::<(), nsys2perfetto::Error>(())
+    //! ```
     pub use crate::analysis::stats::{
         summarize, summarize_file, Cell, Stats, StatsReport, Table, TableFormat,
     };
