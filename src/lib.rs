@@ -83,7 +83,7 @@ pub mod merge {
     //! report uses, and its processes are named after its label.
     pub use crate::workflows::merge::{
         merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport,
-        RankFrom, MAX_CPUS, MAX_REPORTS, PID_STRIDE,
+        RankFrom, RankPattern, MAX_CPUS, MAX_REPORTS, PID_STRIDE,
     };
 }
 

@@ -8,9 +8,8 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use nsys2perfetto::merge::{merge_files, AlignedOn, Labels, MergeOptions, RankFrom};
+use nsys2perfetto::merge::{merge_files, AlignedOn, Labels, MergeOptions, RankFrom, RankPattern};
 use nsys2perfetto::Options;
-use regex::Regex;
 
 use support::checker::Checked;
 use support::fixtures::{require, Need};
@@ -93,7 +92,7 @@ fn the_ranks_of_a_job_merge_into_one_trace_with_every_event_exact() {
     let merged_path = dir.path().join("job.perfetto-trace");
     let mut merge = MergeOptions::default();
     merge.labels = Labels::Ranks {
-        from_name: Some(Regex::new(r"report(\d+)").unwrap()),
+        from_name: Some(RankPattern::new(r"report(\d+)").unwrap()),
     };
     let reports = merge_files(
         &exports,

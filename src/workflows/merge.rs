@@ -52,7 +52,7 @@ pub enum Labels {
     /// where the export records it.
     Ranks {
         /// Where a rank is read from a file name.
-        from_name: Option<Regex>,
+        from_name: Option<RankPattern>,
     },
     /// These labels, one for each input, in order.
     Given(Vec<String>),
@@ -61,6 +61,38 @@ pub enum Labels {
 impl Default for Labels {
     fn default() -> Self {
         Labels::Ranks { from_name: None }
+    }
+}
+
+/// A regular expression that finds a rank in a file name: its first group,
+/// or the whole match, read as a number (`report(\d+)`).
+#[derive(Clone, Debug)]
+pub struct RankPattern(Regex);
+
+impl RankPattern {
+    /// The pattern `text`, or [`Error::InvalidOption`] saying in one line
+    /// why it is not a regular expression.
+    pub fn new(text: &str) -> Result<RankPattern> {
+        Regex::new(text).map(RankPattern).map_err(|e| {
+            // The regex crate points at the error over several lines; the
+            // last says why.
+            let why = e.to_string();
+            let why = why.lines().last().unwrap_or("").trim();
+            let why = why.strip_prefix("error: ").unwrap_or(why);
+            Error::InvalidOption(format!("not a regular expression: {why}"))
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The rank in `name`, if the pattern finds a number there.
+    fn rank(&self, name: &str) -> Option<i64> {
+        let found = self.0.captures(name)?;
+        let text = found.get(1).or_else(|| found.get(0))?.as_str();
+        text.parse::<i64>().ok()
     }
 }
 
@@ -342,7 +374,7 @@ impl Facts {
 fn rank_of(
     report: &Report,
     input: &Path,
-    from_name: Option<&Regex>,
+    from_name: Option<&RankPattern>,
     place: usize,
 ) -> (i64, RankFrom) {
     let mut ranks = report.meta().mpi_ranks.values().flatten();
@@ -355,11 +387,7 @@ fn rank_of(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let named = from_name.and_then(|regex| {
-        let found = regex.captures(&name)?;
-        let text = found.get(1).or_else(|| found.get(0))?.as_str();
-        text.parse::<i64>().ok()
-    });
+    let named = from_name.and_then(|pattern| pattern.rank(&name));
     match named {
         Some(rank) => (rank, RankFrom::FileName),
         None => (place as i64, RankFrom::Order),
