@@ -25,6 +25,27 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// nsys's raw capture, which only its `QdstrmImporter` turns into a
+    /// report (`profile` does so where nsys did not).
+    #[error(
+        "{} is nsys's raw capture, not a report: import it with `QdstrmImporter -i {}` from the \
+         host-linux-x64 folder of an Nsight Systems install, then convert the .nsys-rep it makes",
+        path.display(),
+        path.display()
+    )]
+    RawCapture {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// A trace given where a report is read: its content is no report's, its
+    /// name a trace's.
+    #[error("{} is already a trace, not a report: open it with `nsys2perfetto open {}`", path.display(), path.display())]
+    AlreadyTrace {
+        /// The file.
+        path: PathBuf,
+    },
+
     /// An input is an SQLite database but not an export.
     #[error("{} is an SQLite database but not an Nsight Systems export (it has no StringIds table)", path.display())]
     NotAnExport {
@@ -200,6 +221,25 @@ fn list(paths: &[PathBuf]) -> String {
 
 /// The result of a call of this library: its value, or an [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Why `path`, neither a report nor an export by its content, cannot be
+    /// read, told by what its name says it is: nsys's raw capture, a trace,
+    /// or something else.
+    pub(crate) fn not_a_report(path: &std::path::Path) -> Error {
+        let path = path.to_owned();
+        let raw_capture = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("qdstrm"));
+        if raw_capture {
+            Error::RawCapture { path }
+        } else if crate::Format::named(&path).is_some() {
+            Error::AlreadyTrace { path }
+        } else {
+            Error::UnknownFormat { path }
+        }
+    }
+}
 
 /// What SQLite said about an export it could not read.
 #[derive(Debug)]

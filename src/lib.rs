@@ -198,13 +198,30 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format a file name asks for: JSON for names ending `.json` or
-    /// `.json.gz`, else Perfetto.
+    /// The format a file name asks for: [`Format::named`], else Perfetto.
     pub fn of_name(path: &std::path::Path) -> Format {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
-        match name {
-            Some(n) if n.ends_with(".json") || n.ends_with(".json.gz") => Format::Json,
-            _ => Format::Perfetto,
+        Format::named(path).unwrap_or(Format::Perfetto)
+    }
+
+    /// The format a file name names: JSON for names ending `.json` or
+    /// `.json.gz`, Perfetto for `.perfetto-trace` and `.pftrace`; none for
+    /// any other name.
+    pub fn named(path: &std::path::Path) -> Option<Format> {
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        if name.ends_with(".json") || name.ends_with(".json.gz") {
+            Some(Format::Json)
+        } else if name.ends_with(".perfetto-trace") || name.ends_with(".pftrace") {
+            Some(Format::Perfetto)
+        } else {
+            None
+        }
+    }
+
+    /// The extension of a trace file of this format, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Perfetto => "perfetto-trace",
+            Format::Json => "json",
         }
     }
 }
@@ -250,16 +267,9 @@ pub fn convert<W: Write + Send>(
         out,
         cancel: options.cancel.as_deref(),
     };
-    let converted = {
-        // The filter applies to the report's readers for this conversion.
-        let _one_at_a_time = report.converting();
-        report.set_filter(Some(&options.filter));
-        let converted = match options.format {
-            Format::Perfetto => convert::convert(report, out, options, progress),
-            Format::Json => convert::convert_json(report, out, options, progress),
-        };
-        report.set_filter(None);
-        converted
+    let converted = match options.format {
+        Format::Perfetto => convert::convert(report, out, options, progress),
+        Format::Json => convert::convert_json(report, out, options, progress),
     };
     let (out, mut summary) = converted.map_err(|f| match f {
         _ if options.cancelled() => Error::Interrupted {

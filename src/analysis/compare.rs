@@ -14,8 +14,9 @@ use crate::nsys::Report;
 
 use super::stats::projected_by_name;
 use super::stats::Stats;
-use super::stats::{api_groups, api_name, kernel_groups, nvtx_groups, StatsReport};
+use super::stats::{api_groups, kernel_groups, nvtx_groups, StatsReport};
 use super::stats::{Cell, Table};
+use crate::nsys::names::api_stats_name;
 
 /// What is compared of one report: its kernels, API calls and NVTX ranges
 /// by name, and its GPU time (kernels and memory operations).
@@ -55,7 +56,7 @@ impl RunSummary {
             .map(|((name, _), stats)| (name, stats));
         let api = api_groups(report)?
             .into_iter()
-            .map(|(name, stats)| (api_name(&name).to_owned(), stats));
+            .map(|(name, stats)| (api_stats_name(&name).to_owned(), stats));
         let (nvtx_projected, gpu_span) = projected_by_name(report)?;
         Ok(RunSummary {
             kernels,

@@ -5,13 +5,13 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
-use crate::nsys::{Report, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::events::EventWaits;
-use super::filter::NvtxSpans;
 use super::flows::Launches;
 use super::gpu::GpuTracks;
+use super::gpu_in_nvtx::NvtxSpans;
 use super::graphs::GraphCreations;
 use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
@@ -19,6 +19,7 @@ use super::summary::Summary;
 use super::threads::thread_track;
 use super::{trace_time, ConvertError, RowTicker};
 use crate::nsys::cpu::ChainFrame;
+use crate::nsys::names::api_trace_name;
 
 pub const API: &str = "cuda_api";
 pub const KERNEL: &str = "cuda_kernel";
@@ -31,15 +32,15 @@ pub const GRAPH: &str = "cuda_graph";
 /// ranges, the NVTX GPU projection.
 pub fn write<'s, W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'s, W>,
     projection: Option<(&mut SequenceWriter<'s, W>, RangeSource)>,
     namespace: u64,
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), ConvertError> {
-    let scope = report.filter();
-    let in_nvtx = match scope.as_ref().map(|s| &s.filter) {
-        Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, f)?),
+    let in_nvtx = match filter.filter() {
+        Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, filter)?),
         _ => None,
     };
     let mut mapper = Mapper {
@@ -50,14 +51,14 @@ pub fn write<'s, W: Write>(
         gpu: GpuTracks::default(),
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
-        events: EventWaits::new(namespace, report.event_records()?),
+        events: EventWaits::new(namespace, report.event_records(filter)?),
         graph_creations: GraphCreations::default(),
         flow_ids: Vec::new(),
         projector: projection.map(|(seq, source)| Projector::new(seq, source)),
         chain: Vec::new(),
         frames: Frames::default(),
     };
-    report.for_each_cuda_event(|item| match item {
+    report.for_each_cuda_event(filter, |item| match item {
         Streamed::Prescanned(places) => {
             mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
             Ok(())
@@ -179,7 +180,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             }
             None => None,
         };
-        let slice = Slice::new(start, Some(end), api_name(call.name), API, &args)
+        let slice = Slice::new(start, Some(end), api_trace_name(call.name), API, &args)
             .flows_out(&self.flow_ids)
             .callstack(callstack.filter(|f| !f.is_empty()));
         self.seq.slice(track, &slice)?;
@@ -388,34 +389,4 @@ fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'static str, value: Option<&'a s
 
 fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
     value.and_then(|v| labels.get(&v)).map(String::as_str)
-}
-
-/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`: the suffix is the API version.
-pub fn api_name(recorded: &str) -> &str {
-    match recorded.rsplit_once('_') {
-        Some((name, suffix))
-            if !name.is_empty()
-                && suffix.len() > 1
-                && suffix.starts_with('v')
-                && suffix[1..].bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            name
-        }
-        _ => recorded,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::api_name;
-
-    #[test]
-    fn drops_version_suffix_only() {
-        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
-        assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
-        assert_eq!(api_name("cudaMemcpy_v"), "cudaMemcpy_v");
-        assert_eq!(api_name("foo_vx12"), "foo_vx12");
-        assert_eq!(api_name("_v12"), "_v12");
-        assert_eq!(api_name("cuda_v2_v3"), "cuda_v2");
-    }
 }

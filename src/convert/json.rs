@@ -9,7 +9,7 @@ use crate::nsys::{Report, Unconverted};
 use crate::perfetto::json::transcoding;
 use crate::Options;
 
-use super::{convert, ConvertError, Part, Progress, Summary};
+use super::{convert, ConvertError, Part, Parts, Progress, Summary};
 
 /// Converts the parts of `report` that JSON carries into JSON written to
 /// `out`, gzipped if `options` say so.
@@ -19,21 +19,9 @@ pub fn convert_json<W: Write + Send>(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), ConvertError> {
-    let left_out: Vec<Part> = Part::ALL
-        .into_iter()
-        .filter(|&p| !p.in_json() && options.parts.has(p))
-        .collect();
-    let unconverted: Vec<Unconverted> = left_out
-        .iter()
-        .flat_map(|p| p.tables(report))
-        .map(|table| Unconverted {
-            rows: report.rows(&table),
-            table,
-        })
-        .filter(|u| u.rows > 0)
-        .collect();
+    let (parts, unconverted) = json_parts(report, options.parts);
     let protobuf = Options {
-        parts: left_out.iter().fold(options.parts, |p, &l| p.without(l)),
+        parts,
         gzip: None,
         ..options.clone()
     };
@@ -51,4 +39,25 @@ pub fn convert_json<W: Write + Send>(
         (Err(ConvertError::Write(_)) | Ok(_), Err(e)) => Err(ConvertError::Write(e)),
         (Err(e), _) => Err(e),
     }
+}
+
+/// `parts` without those JSON has no place for, and the tables of `report`
+/// with rows that are left out for it (told in the summary as not
+/// converted).
+pub fn json_parts(report: &Report, parts: Parts) -> (Parts, Vec<Unconverted>) {
+    let left_out: Vec<Part> = Part::ALL
+        .into_iter()
+        .filter(|&p| !p.in_json() && parts.has(p))
+        .collect();
+    let unconverted = left_out
+        .iter()
+        .flat_map(|p| p.tables(report))
+        .map(|table| Unconverted {
+            rows: report.rows(&table),
+            table,
+        })
+        .filter(|u| u.rows > 0)
+        .collect();
+    let parts = left_out.iter().fold(parts, |p, &l| p.without(l));
+    (parts, unconverted)
 }

@@ -15,7 +15,7 @@ pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32, Library), SliceTrack> = FxHashMap::default();
-    report.for_each_library_call(|call: LibraryCall| -> Written {
+    report.for_each_library_call(part.filter, |call: LibraryCall| -> Written {
         let (track_name, category) = shown(call.library);
         let Some(start) = part.row_at(call.start, category) else {
             return Ok(());

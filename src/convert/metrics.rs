@@ -42,13 +42,14 @@ pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
         gpu_faults: FxHashMap::default(),
         cpu_faults: FxHashMap::default(),
         pools: MemoryPools::new(POOLS_RANK),
-        window_start: report
+        window_start: part
+            .filter
             .filter()
-            .and_then(|f| f.filter.time.start)
+            .and_then(|f| f.time.start)
             .and_then(trace_time)
             .unwrap_or(0),
     };
-    report.for_each_device_event(|event| -> Written {
+    report.for_each_device_event(part.filter, |event| -> Written {
         part.rows.tick();
         mapper.event(event)
     })

@@ -8,10 +8,10 @@
 
 mod cuda;
 mod events;
-mod filter;
 mod findings;
 mod flows;
 mod gpu;
+mod gpu_in_nvtx;
 mod graphs;
 mod json;
 mod libraries;
@@ -32,7 +32,7 @@ mod threads;
 
 use std::io::{self, Write};
 
-pub use json::convert_json;
+pub use json::{convert_json, json_parts};
 pub use parts::{Part, Parts};
 pub use summary::Summary;
 
@@ -40,7 +40,7 @@ pub(crate) use pipeline::RowTicker;
 
 use parts::category_of;
 
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::Trace;
 use crate::Options;
 
@@ -117,8 +117,10 @@ pub fn convert_into<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .map(|t| report.approximate_rows(&t))
         .sum();
+    let kept = RowFilter::new(report, filter);
     let mut summary = pipeline::run(
         report,
+        &kept,
         trace,
         *parts,
         findings.as_ref(),
@@ -131,7 +133,7 @@ pub fn convert_into<W: Write + Send>(
         },
     )?;
     summary.unreadable = report.unreadable();
-    for (table, rows) in report.filtered_out() {
+    for (table, rows) in kept.left_out() {
         *summary.filtered_out.entry(category_of(&table)).or_default() += rows;
     }
     // Tables of the parts left out are left out on purpose.

@@ -8,11 +8,11 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::nvtx::{NvtxEvent, NvtxKind, Payload};
-use crate::nsys::Report;
+use crate::filter::Filter;
+use crate::nsys::nvtx::{NvtxKind, Payload};
+use crate::nsys::{Metadata, Report, RowFilter};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
-use super::filter::keeps_nvtx;
 use super::projection::RangeFeed;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
@@ -22,6 +22,7 @@ pub const NVTX: &str = "nvtx";
 
 pub fn write<W: Write>(
     report: &Report,
+    filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
     mut feed: Option<&mut RangeFeed>,
     summary: &mut Summary,
@@ -30,12 +31,10 @@ pub fn write<W: Write>(
     let mut thread_tracks: FxHashMap<(u32, u32, i64), SliceTrack> = FxHashMap::default();
     let mut process_tracks: FxHashMap<(u32, i64), SliceTrack> = FxHashMap::default();
     let meta = report.meta();
-    let scope = report.filter();
-    let by_name = scope
-        .as_ref()
-        .map(|s| &s.filter)
+    let by_name = filter
+        .filter()
         .filter(|f| f.nvtx.is_some() || !f.nvtx_domains.is_empty());
-    let last = report.nvtx_events_to_last_time(|e: NvtxEvent| -> Result<(), ConvertError> {
+    let last = report.nvtx_events_to_last_time(filter, |e| -> Result<(), ConvertError> {
         rows.tick();
         if let Some(filter) = by_name {
             let text = e.text.as_ref().map(|t| t.as_str());
@@ -140,5 +139,25 @@ pub(super) fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -
         (_, Some(name)) if !name.is_empty() => name.clone(),
         (0, _) => "NVTX".to_owned(),
         (id, _) => format!("NVTX domain {id}"),
+    }
+}
+
+/// Whether `filter` keeps an NVTX event of process `pid` and domain `domain`
+/// (0: the default one) with message `text`; an event without a message is
+/// named by its domain.
+pub fn keeps_nvtx(
+    filter: &Filter,
+    meta: &Metadata,
+    pid: u32,
+    domain: i64,
+    text: Option<&str>,
+) -> bool {
+    let domain_label = match domain {
+        0 => None,
+        id => Some(meta.nvtx_domains.get(&(pid, id)).map_or("", String::as_str)),
+    };
+    match text {
+        Some(text) if !text.is_empty() => filter.keeps_nvtx(text, domain_label),
+        _ => filter.keeps_nvtx(&domain_name(meta, pid, domain), domain_label),
     }
 }

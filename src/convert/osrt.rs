@@ -24,7 +24,7 @@ pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let mut tracks: FxHashMap<(u32, u32), SliceTrack> = FxHashMap::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_osrt_call(|call: OsrtCall| -> Written {
+    report.for_each_osrt_call(part.filter, |call: OsrtCall| -> Written {
         let Some(start) = part.row_at(call.start, OSRT) else {
             return Ok(());
         };

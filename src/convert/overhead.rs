@@ -25,7 +25,7 @@ pub const DIAGNOSTIC: &str = "nsys_diagnostic";
 const NSYS_GROUP: u64 = 1 << 41;
 
 pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
-    let report = part.report;
+    let (report, filter) = (part.report, part.filter);
     let mut writer = NsysWriter {
         meta: report.meta(),
         labels: report.nsys_labels()?,
@@ -34,7 +34,7 @@ pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
         overheads: FxHashMap::default(),
         diagnostics: None,
     };
-    report.for_each_nsys_event(|event| writer.event(event))
+    report.for_each_nsys_event(filter, |event| writer.event(event))
 }
 
 struct NsysWriter<'a, 's, 'r, W: Write> {

@@ -3,15 +3,17 @@
 
 use std::io::Write;
 
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::SequenceWriter;
 
 use super::{ConvertError, RowTicker, Summary};
 
-/// A part being written: the report it reads, the sequence it writes, the
-/// counts of what it wrote and the rows it read.
+/// A part being written: the report it reads and the rows of it the filter
+/// keeps, the sequence it writes, the counts of what it wrote and the rows
+/// it read.
 pub struct PartWriter<'a, 's, 'r, W: Write> {
     pub report: &'a Report,
+    pub filter: &'a RowFilter,
     pub seq: &'a mut SequenceWriter<'s, W>,
     pub summary: &'a mut Summary,
     pub rows: &'a mut RowTicker<'r>,

@@ -61,7 +61,7 @@ use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{self, Scope, ScopedJoinHandle};
 
-use crate::nsys::Report;
+use crate::nsys::{Report, RowFilter};
 use crate::perfetto::{SequenceWriter, Trace};
 use crate::worker::outcome;
 
@@ -70,11 +70,12 @@ use super::projection::{self, RangeFeed, RangeSource};
 use super::{cuda, findings, nvtx};
 use super::{ConvertError, Part, Parts, Summary};
 
-/// Converts the `parts` of `report` into `trace`, calling `progress` with
-/// the number of rows read so far, and closes every sequence: the trace is
-/// ready to be finished.
+/// Converts the `parts` of `report` into `trace`, keeping the rows `filter`
+/// keeps, calling `progress` with the number of rows read so far, and closes
+/// every sequence: the trace is ready to be finished.
 pub(super) fn run<W: Write + Send>(
     report: &Report,
+    filter: &RowFilter,
     trace: &Trace<W>,
     parts: Parts,
     thresholds: Option<&crate::analysis::analyze::Thresholds>,
@@ -98,12 +99,14 @@ pub(super) fn run<W: Write + Send>(
         let mut to = counts.clone();
         let nvtx = start(scope, "nvtx", move || {
             counted(&mut to, |rows| {
-                write_nvtx(report, nvtx_sequences, feed, rows)
+                write_nvtx(report, filter, nvtx_sequences, feed, rows)
             })
         })?;
         let mut to = counts;
         let cpu = start(scope, "cpu", move || {
-            counted(&mut to, |rows| write_cpu(report, cpu_sequences, rows))
+            counted(&mut to, |rows| {
+                write_cpu(report, filter, cpu_sequences, rows)
+            })
         })?;
         let mut reporter = Reporter {
             read: 0,
@@ -111,7 +114,7 @@ pub(super) fn run<W: Write + Send>(
             progress,
         };
         let cuda = counted(&mut reporter, |rows| {
-            write_cuda(report, cuda_sequences, ranges, namespace, rows)
+            write_cuda(report, filter, cuda_sequences, ranges, namespace, rows)
         });
         reporter.until_workers_end();
         Ok::<_, ConvertError>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
@@ -177,6 +180,7 @@ struct Done<'t, W: Write> {
 
 fn write_cuda<'t, W: Write>(
     report: &Report,
+    filter: &RowFilter,
     mut sequences: Sequences<'t, W>,
     ranges: Option<RangeSource>,
     namespace: u64,
@@ -186,7 +190,15 @@ fn write_cuda<'t, W: Write>(
     let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
         let projection = projection.zip(ranges);
-        cuda::write(report, seq, projection, namespace, &mut summary, rows)?;
+        cuda::write(
+            report,
+            filter,
+            seq,
+            projection,
+            namespace,
+            &mut summary,
+            rows,
+        )?;
         seq.drain()?;
     }
     Ok(Done { summary, sequences })
@@ -194,13 +206,14 @@ fn write_cuda<'t, W: Write>(
 
 fn write_nvtx<'t, W: Write>(
     report: &Report,
+    filter: &RowFilter,
     mut sequences: Sequences<'t, W>,
     mut feed: Option<RangeFeed>,
     rows: &mut RowTicker<'_>,
 ) -> Result<Done<'t, W>, ConvertError> {
     let mut summary = Summary::default();
     if let Some(seq) = sequences.get(Part::Nvtx) {
-        let written = nvtx::write(report, seq, feed.as_mut(), &mut summary, rows);
+        let written = nvtx::write(report, filter, seq, feed.as_mut(), &mut summary, rows);
         // The CUDA side waits for the ranges' end, even after a failure.
         if let Some(feed) = feed.take() {
             feed.finish();
@@ -213,6 +226,7 @@ fn write_nvtx<'t, W: Write>(
 
 fn write_cpu<'t, W: Write>(
     report: &Report,
+    filter: &RowFilter,
     mut sequences: Sequences<'t, W>,
     rows: &mut RowTicker<'_>,
 ) -> Result<Done<'t, W>, ConvertError> {
@@ -223,6 +237,7 @@ fn write_cpu<'t, W: Write>(
         };
         write(PartWriter {
             report,
+            filter,
             seq,
             summary: &mut summary,
             rows,

@@ -19,7 +19,7 @@ pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let mut described: FxHashSet<(u32, u32)> = FxHashSet::default();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut frames = Frames::default();
-    report.for_each_cpu_sample(|sample: CpuSample| -> Written {
+    report.for_each_cpu_sample(part.filter, |sample: CpuSample| -> Written {
         let Some(ts) = part.row_at(sample.start, SAMPLES) else {
             return Ok(());
         };

@@ -46,7 +46,7 @@ pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let mut cpus: BTreeMap<u32, Cpu> = BTreeMap::new();
     let mut names = Names::default();
-    report.for_each_sched_event(|e: SchedEvent| -> Written {
+    report.for_each_sched_event(part.filter, |e: SchedEvent| -> Written {
         let Some(ts) = part.row_at(e.start, SCHED) else {
             return Ok(());
         };

@@ -2,12 +2,27 @@
 //! (`SCHED_EVENTS`) and CPU samples (`COMPOSITE_EVENTS`), each in time order,
 //! and the call chains of calls and samples.
 
+use super::columns::{columns, TakeAll};
 use super::ids::{pid_of, tid_of};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, TableScan};
 use super::select::{quote, Row};
 use super::Report;
 
 pub const OSRT: &str = "OSRT_API";
+
+columns! {
+    /// The columns of [`OSRT`]: calls of a thread, each with a name column.
+    pub(crate) struct OsrtColumns = OSRT_COLUMNS {
+        start: i64 = required("start"),
+        end: i64 = required("end"),
+        global_tid: i64 = required("globalTid"),
+        name_id: Option<i64> = required("nameId"),
+        return_value: Option<i64> = optional("returnValue"),
+        callchain_id: Option<i64> = optional("callchainId"),
+        event_class: Option<i64> = optional("eventClass"),
+    }
+}
 pub const OSRT_CALLCHAINS: &str = "OSRT_CALLCHAINS";
 pub const SCHED: &str = "SCHED_EVENTS";
 pub const SAMPLES: &str = "COMPOSITE_EVENTS";
@@ -55,43 +70,40 @@ pub struct ChainFrame {
 }
 
 impl Report {
-    /// Calls `f` with every OS runtime call, in time order.
+    /// Calls `f` with every OS runtime call that `filter` keeps, in time order.
     pub(crate) fn for_each_osrt_call<E: From<rusqlite::Error>>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(OsrtCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let Some(mut s) = self.select(OSRT) else {
             return Ok(());
         };
-        let start = s.required("start");
-        let end = s.required("end");
-        let gtid = s.required::<i64>("globalTid");
-        let name = s.required::<Option<i64>>("nameId");
-        let return_value = s.optional("returnValue");
-        let callchain = s.optional("callchainId");
+        let c = OSRT_COLUMNS.take_all(&mut s);
         if !self.readable(&s) {
             return Ok(());
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
-            let gtid = gtid.get(r)?;
+            let gtid = c.global_tid.get(r)?;
             Ok(OsrtCall {
-                start: start.get(r)?,
-                end: end.get(r)?,
+                start: c.start.get(r)?,
+                end: c.end.get(r)?,
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                name: strings.name(name.get(r)?),
-                return_value: return_value.get(r)?,
-                callchain: callchain.get(r)?,
+                name: strings.name(c.name_id.get(r)?),
+                return_value: c.return_value.get(r)?,
+                callchain: c.callchain_id.get(r)?,
             })
         };
         let key = |c: &OsrtCall| order_key(c.start, c.end);
-        self.stream_events(vec![TableScan::new(&s, decode, key)], f)
+        self.stream_events(vec![TableScan::new(&s, decode, key)], filter, f)
     }
 
-    /// Calls `f` with every scheduling event, in time order.
+    /// Calls `f` with every scheduling event that `filter` keeps, in time order.
     pub(crate) fn for_each_sched_event<E: From<rusqlite::Error>>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(SchedEvent) -> Result<(), E>,
     ) -> Result<(), E> {
         let Some(mut s) = self.select(SCHED) else {
@@ -117,12 +129,13 @@ impl Report {
             })
         };
         let key = |e: &SchedEvent| order_key(e.start, e.start);
-        self.stream_events(vec![TableScan::new(&s, decode, key)], f)
+        self.stream_events(vec![TableScan::new(&s, decode, key)], filter, f)
     }
 
-    /// Calls `f` with every CPU sample, in time order.
+    /// Calls `f` with every CPU sample that `filter` keeps, in time order.
     pub(crate) fn for_each_cpu_sample<E: From<rusqlite::Error>>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(CpuSample) -> Result<(), E>,
     ) -> Result<(), E> {
         let Some(mut s) = self.select(SAMPLES) else {
@@ -146,7 +159,7 @@ impl Report {
             })
         };
         let key = |s: &CpuSample| order_key(s.start, s.start);
-        self.stream_events(vec![TableScan::new(&s, decode, key)], f)
+        self.stream_events(vec![TableScan::new(&s, decode, key)], filter, f)
     }
 
     /// The frames of call chain `id` of `table` (`OSRT_CALLCHAINS` or

@@ -5,8 +5,10 @@
 
 use rustc_hash::FxHashMap;
 
+use super::columns::{columns, TakeAll, Taken};
 use super::graphs::GraphCreation;
 use super::ids::{pid_of, pid_sql, tid_of};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Row, Select};
 use super::strings::StringTable;
@@ -28,6 +30,97 @@ pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 pub const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 /// Tables of GPU operations that API calls launch.
 pub const GPU_OP_TABLES: [&str; 4] = [KERNEL, MEMCPY, MEMSET, GRAPH_TRACE];
+
+columns! {
+    /// The columns of the API call tables ([`RUNTIME`], [`DRIVER`]). A call
+    /// without its thread cannot be placed; one without a name is named "".
+    pub(crate) struct ApiColumns = API {
+        start: i64 = required("start"),
+        end: i64 = required("end"),
+        global_tid: i64 = required("globalTid"),
+        correlation_id: Option<i64> = optional("correlationId"),
+        name_id: Option<i64> = optional("nameId"),
+        return_value: Option<i64> = optional("returnValue"),
+        event_class: Option<i64> = optional("eventClass"),
+        callchain_id: Option<i64> = optional("callchainId"),
+    }
+}
+
+columns! {
+    /// The columns every GPU activity table has ([`KERNEL`], [`MEMCPY`],
+    /// [`MEMSET`], [`SYNC`], [`GRAPH_TRACE`]): when and where the work ran.
+    /// Every export has a stream for each; the process comes from
+    /// `globalPid` (see [`Report::pid_column`]).
+    pub(crate) struct GpuColumns = GPU {
+        start: i64 = required("start"),
+        end: i64 = required("end"),
+        device_id: Option<i64> = optional("deviceId"),
+        context_id: Option<i64> = optional("contextId"),
+        stream_id: i64 = required("streamId"),
+        correlation_id: Option<i64> = optional("correlationId"),
+        green_context_id: Option<i64> = optional("greenContextId"),
+        graph_node_id: Option<i64> = optional("graphNodeId"),
+    }
+}
+
+columns! {
+    /// The columns of [`KERNEL`] besides the [`GPU`] ones.
+    pub(crate) struct KernelColumns = KERNEL_COLUMNS {
+        short_name: Option<i64> = optional("shortName"),
+        demangled_name: Option<i64> = optional("demangledName"),
+        grid_x: Option<i64> = optional("gridX"),
+        grid_y: Option<i64> = optional("gridY"),
+        grid_z: Option<i64> = optional("gridZ"),
+        block_x: Option<i64> = optional("blockX"),
+        block_y: Option<i64> = optional("blockY"),
+        block_z: Option<i64> = optional("blockZ"),
+        registers_per_thread: Option<i64> = optional("registersPerThread"),
+        static_shared_memory: Option<i64> = optional("staticSharedMemory"),
+        dynamic_shared_memory: Option<i64> = optional("dynamicSharedMemory"),
+        local_memory_per_thread: Option<i64> = optional("localMemoryPerThread"),
+        local_memory_total: Option<i64> = optional("localMemoryTotal"),
+        launch_type: Option<i64> = optional("launchType"),
+        graph_id: Option<i64> = optional("graphId"),
+    }
+}
+
+columns! {
+    /// The columns of [`MEMCPY`] besides the [`GPU`] ones.
+    pub(crate) struct MemcpyColumns = MEMCPY_COLUMNS {
+        bytes: Option<i64> = optional("bytes"),
+        copy_kind: Option<i64> = optional("copyKind"),
+        src_kind: Option<i64> = optional("srcKind"),
+        dst_kind: Option<i64> = optional("dstKind"),
+        src_device_id: Option<i64> = optional("srcDeviceId"),
+        dst_device_id: Option<i64> = optional("dstDeviceId"),
+    }
+}
+
+columns! {
+    /// The columns of [`MEMSET`] besides the [`GPU`] ones.
+    pub(crate) struct MemsetColumns = MEMSET_COLUMNS {
+        bytes: Option<i64> = optional("bytes"),
+        value: Option<i64> = optional("value"),
+        mem_kind: Option<i64> = optional("memKind"),
+    }
+}
+
+columns! {
+    /// The columns of [`SYNC`] besides the [`GPU`] ones.
+    pub(crate) struct SyncColumns = SYNC_COLUMNS {
+        sync_type: Option<i64> = optional("syncType"),
+        event_id: Option<i64> = optional("eventId"),
+        event_sync_id: Option<i64> = optional("eventSyncId"),
+    }
+}
+
+columns! {
+    /// The columns of [`GRAPH_TRACE`] besides the [`GPU`] ones.
+    pub(crate) struct GraphTraceColumns = GRAPH_TRACE_COLUMNS {
+        graph_id: Option<i64> = optional("graphId"),
+        graph_exec_id: Option<i64> = optional("graphExecId"),
+    }
+}
 
 /// A CUDA runtime or driver API call.
 pub struct ApiCall<'r> {
@@ -170,6 +263,7 @@ impl Report {
     /// with every CUDA event of the report, in time order.
     pub(crate) fn for_each_cuda_event<E>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(Streamed<CudaEvent<'_>, Vec<PlaceWork>>) -> Result<(), E>,
     ) -> Result<(), E>
     where
@@ -181,7 +275,7 @@ impl Report {
         let mut scans = self.gpu_scans(&mut prescan.columns);
         scans.extend(self.api_scans());
         scans.extend(self.graph_creation_scans());
-        self.stream(scans, prescan, f)
+        self.stream(scans, prescan, filter, f)
     }
 
     fn api_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
@@ -190,35 +284,29 @@ impl Report {
             let Some(mut s) = self.select(table) else {
                 continue;
             };
-            let start = s.required("start");
-            let end = s.required("end");
-            let gtid = s.required::<i64>("globalTid");
-            let correlation = s.optional("correlationId");
-            let name = s.optional("nameId");
-            let return_value = s.optional("returnValue");
-            let event_class = s.optional::<i64>("eventClass");
-            let callchain = s.optional("callchainId");
+            let c = API.take_all(&mut s);
             if !self.readable(&s) {
                 continue;
             }
             let strings = &self.strings;
             let decode = move |r: &Row| {
-                let gtid = gtid.get(r)?;
+                let gtid = c.global_tid.get(r)?;
                 Ok(CudaEvent::Api(ApiCall {
-                    start: start.get(r)?,
-                    end: end.get(r)?,
+                    start: c.start.get(r)?,
+                    end: c.end.get(r)?,
                     pid: pid_of(gtid),
                     tid: tid_of(gtid),
-                    correlation_id: correlation.get(r)?,
-                    name: strings.name(name.get(r)?),
-                    return_value: return_value.get(r)?,
+                    correlation_id: c.correlation_id.get(r)?,
+                    name: strings.name(c.name_id.get(r)?),
+                    return_value: c.return_value.get(r)?,
                     // "CUDA backtrace" records (eventClass 67, 68) repeat a call, with
                     // its correlationId, to carry its stack: the call owns the launch.
-                    repeats_a_call: event_class
+                    repeats_a_call: c
+                        .event_class
                         .get(r)?
-                        .is_some_and(|c| BACKTRACE_EVENT_CLASSES.contains(&c)),
+                        .is_some_and(|class| BACKTRACE_EVENT_CLASSES.contains(&class)),
                     gpu_ops: 0,
-                    callchain: callchain.get(r)?,
+                    callchain: c.callchain_id.get(r)?,
                 }))
             };
             scans.push(TableScan::new(&s, decode, key));
@@ -236,7 +324,7 @@ impl Report {
                 continue;
             };
             let pid = self.pid_column(table);
-            let common = GpuColumns::declare(&mut s, &pid);
+            let common = GpuCommonCols::declare(&mut s, &pid);
             // Each table's own columns follow the common ones.
             let scan = match table {
                 KERNEL => {
@@ -282,154 +370,123 @@ impl Report {
     }
 }
 
-/// The columns of every GPU activity table.
+/// What every GPU activity table's rows are read with.
 #[derive(Clone, Copy)]
-struct GpuColumns {
-    start: Col<i64>,
-    end: Col<i64>,
-    device: Col<Option<i64>>,
+pub(crate) struct GpuCommonCols {
+    columns: GpuColumns<Taken>,
     pid: Col<Option<i64>>,
-    context: Col<Option<i64>>,
-    stream: Col<i64>,
-    correlation: Col<Option<i64>>,
-    green_context: Col<Option<i64>>,
-    graph_node: Col<Option<i64>>,
 }
 
-impl GpuColumns {
+impl GpuCommonCols {
     /// `pid` is the SQL of the row's pid (see [`Report::pid_column`]).
-    fn declare(s: &mut Select, pid: &str) -> Self {
+    pub fn declare(s: &mut Select, pid: &str) -> Self {
         Self {
-            start: s.required("start"),
-            end: s.required("end"),
-            device: s.optional("deviceId"),
+            columns: GPU.take_all(s),
             pid: s.expr(pid.to_owned()),
-            context: s.optional("contextId"),
-            stream: s.required("streamId"),
-            correlation: s.optional("correlationId"),
-            green_context: s.optional("greenContextId"),
-            graph_node: s.optional("graphNodeId"),
         }
     }
 
-    fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
+    pub fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
+        let c = &self.columns;
         Ok(GpuCommon {
-            start: self.start.get(r)?,
-            end: self.end.get(r)?,
+            start: c.start.get(r)?,
+            end: c.end.get(r)?,
             place: GpuPlace {
-                device: self.device.get(r)?.unwrap_or(0),
+                device: c.device_id.get(r)?.unwrap_or(0),
                 pid: self.pid.get(r)?.map(|p| p as u32),
-                context: self.context.get(r)?,
-                stream: self.stream.get(r)?,
+                context: c.context_id.get(r)?,
+                stream: c.stream_id.get(r)?,
             },
-            correlation_id: self.correlation.get(r)?,
-            green_context: green_context(self.green_context.get(r)?),
-            graph_node: self.graph_node.get(r)?,
+            correlation_id: c.correlation_id.get(r)?,
+            green_context: green_context(c.green_context_id.get(r)?),
+            graph_node: c.graph_node_id.get(r)?,
         })
     }
 }
 
 fn kernel<'r>(
     s: &mut Select,
-    common: GpuColumns,
+    common: GpuCommonCols,
     strings: &'r StringTable,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let short_name = s.optional("shortName");
-    let demangled_name = s.optional("demangledName");
-    let grid = ["gridX", "gridY", "gridZ"].map(|c| s.optional(c));
-    let block = ["blockX", "blockY", "blockZ"].map(|c| s.optional(c));
-    let registers_per_thread = s.optional("registersPerThread");
-    let static_shared_memory = s.optional("staticSharedMemory");
-    let dynamic_shared_memory = s.optional("dynamicSharedMemory");
-    let local_memory_per_thread = s.optional("localMemoryPerThread");
-    let local_memory_total = s.optional("localMemoryTotal");
-    let launch_type = s.optional("launchType");
-    let graph_id = s.optional("graphId");
+    let k = KERNEL_COLUMNS.take_all(s);
     move |r| {
         let xyz = |cols: [Col<Option<i64>>; 3]| -> rusqlite::Result<[Option<i64>; 3]> {
             Ok([cols[0].get(r)?, cols[1].get(r)?, cols[2].get(r)?])
         };
         Ok(CudaEvent::Kernel(Box::new(Kernel {
             common: common.decode(r)?,
-            short_name: strings.name(short_name.get(r)?),
-            demangled_name: strings.lookup(demangled_name.get(r)?),
-            grid: xyz(grid)?,
-            block: xyz(block)?,
-            registers_per_thread: registers_per_thread.get(r)?,
-            static_shared_memory: static_shared_memory.get(r)?,
-            dynamic_shared_memory: dynamic_shared_memory.get(r)?,
-            local_memory_per_thread: local_memory_per_thread.get(r)?,
-            local_memory_total: local_memory_total.get(r)?,
-            launch_type: launch_type.get(r)?,
-            graph_id: graph_id.get(r)?,
+            short_name: strings.name(k.short_name.get(r)?),
+            demangled_name: strings.lookup(k.demangled_name.get(r)?),
+            grid: xyz([k.grid_x, k.grid_y, k.grid_z])?,
+            block: xyz([k.block_x, k.block_y, k.block_z])?,
+            registers_per_thread: k.registers_per_thread.get(r)?,
+            static_shared_memory: k.static_shared_memory.get(r)?,
+            dynamic_shared_memory: k.dynamic_shared_memory.get(r)?,
+            local_memory_per_thread: k.local_memory_per_thread.get(r)?,
+            local_memory_total: k.local_memory_total.get(r)?,
+            launch_type: k.launch_type.get(r)?,
+            graph_id: k.graph_id.get(r)?,
         })))
     }
 }
 
 fn memcpy<'r>(
     s: &mut Select,
-    common: GpuColumns,
+    common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let bytes = s.optional("bytes");
-    let copy_kind = s.optional("copyKind");
-    let src_kind = s.optional("srcKind");
-    let dst_kind = s.optional("dstKind");
+    let m = MEMCPY_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Memcpy(Memcpy {
             common: common.decode(r)?,
-            bytes: bytes.get(r)?,
-            copy_kind: copy_kind.get(r)?,
-            src_kind: src_kind.get(r)?,
-            dst_kind: dst_kind.get(r)?,
+            bytes: m.bytes.get(r)?,
+            copy_kind: m.copy_kind.get(r)?,
+            src_kind: m.src_kind.get(r)?,
+            dst_kind: m.dst_kind.get(r)?,
         }))
     }
 }
 
 fn memset<'r>(
     s: &mut Select,
-    common: GpuColumns,
+    common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let bytes = s.optional("bytes");
-    let value = s.optional("value");
-    let memory_kind = s.optional("memKind");
+    let m = MEMSET_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Memset(Memset {
             common: common.decode(r)?,
-            bytes: bytes.get(r)?,
-            value: value.get(r)?,
-            memory_kind: memory_kind.get(r)?,
+            bytes: m.bytes.get(r)?,
+            value: m.value.get(r)?,
+            memory_kind: m.mem_kind.get(r)?,
         }))
     }
 }
 
 fn sync<'r>(
     s: &mut Select,
-    common: GpuColumns,
+    common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let sync_type = s.optional("syncType");
-    let event_id = s.optional("eventId");
-    let event_sync_id = s.optional("eventSyncId");
+    let c = SYNC_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Sync(Sync {
             common: common.decode(r)?,
-            sync_type: sync_type.get(r)?,
-            event_id: event_id.get(r)?,
-            event_sync_id: event_sync_id.get(r)?,
+            sync_type: c.sync_type.get(r)?,
+            event_id: c.event_id.get(r)?,
+            event_sync_id: c.event_sync_id.get(r)?,
         }))
     }
 }
 
 fn graph_run<'r>(
     s: &mut Select,
-    common: GpuColumns,
+    common: GpuCommonCols,
 ) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let graph_id = s.optional("graphId");
-    let graph_exec_id = s.optional("graphExecId");
+    let c = GRAPH_TRACE_COLUMNS.take_all(s);
     move |r| {
         Ok(CudaEvent::Graph(GraphRun {
             common: common.decode(r)?,
-            graph_id: graph_id.get(r)?,
-            graph_exec_id: graph_exec_id.get(r)?,
+            graph_id: c.graph_id.get(r)?,
+            graph_exec_id: c.graph_exec_id.get(r)?,
         }))
     }
 }
@@ -457,15 +514,15 @@ impl PlaceColumns {
     fn declare(s: &mut Select, pid: &str) -> Self {
         let launched = GPU_OP_TABLES.contains(&s.table());
         Self {
-            device: s.optional("deviceId"),
+            device: s.take(GPU.device_id),
             pid: s.expr(pid.to_owned()),
-            context: s.optional("contextId"),
-            stream: s.required("streamId"),
+            context: s.take(GPU.context_id),
+            stream: s.take(GPU.stream_id),
             launch: match launched {
-                true => s.optional("correlationId"),
+                true => s.take(GPU.correlation_id),
                 false => s.expr("NULL".to_owned()),
             },
-            green_context: s.optional("greenContextId"),
+            green_context: s.take(GPU.green_context_id),
         }
     }
 }

@@ -2,21 +2,20 @@
 //! groups by and measures. No time order is needed to sum, so these read
 //! straight through each table on the report's own connection.
 
-use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::cpu::{OSRT, OSRT_COLUMNS};
+use super::cuda::{API, GPU, KERNEL, KERNEL_COLUMNS, MEMCPY, MEMCPY_COLUMNS, MEMSET};
+use super::cuda::{MEMSET_COLUMNS, RUNTIME};
 use super::ids::pid_of;
-use super::nvtx::{NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END, TABLE as NVTX};
-use super::select::any_of;
+use super::libraries::{arg_columns, CallCols, Library};
+use super::metrics::{CPU_FAULTS, UM_CPU_FAULTS};
+use super::nvtx::TABLE as NVTX_TABLE;
+use super::nvtx::{RangeCols, NVTXT_PUSH_POP, NVTXT_START_END, PUSH_POP, START_END};
+use super::select::{any_of, quote, Select};
 use super::Report;
 
 /// `OSRT_API.eventClass` of the calls themselves (the others are their
 /// backtrace records).
 const OSRT_CALL_CLASS: i64 = 27;
-
-/// The OpenACC tables, one per kind of event (`..._LAUNCH`, `..._DATA`, `..._OTHER`).
-const OPENACC_PREFIX: &str = "CUPTI_ACTIVITY_KIND_OPENACC_";
-const CPU_PAGE_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
-/// The OpenMP tables, one per kind of event (`..._PARALLEL`, `..._TASK`, ...).
-const OPENMP_PREFIX: &str = "OPENMP_EVENT_KIND_";
 
 /// A CUDA runtime or driver API call.
 pub struct ApiRow<'r> {
@@ -62,11 +61,11 @@ impl Report {
         let Some(mut s) = self.select(RUNTIME) else {
             return Ok(());
         };
-        let start = s.required("start");
-        let end = s.required("end");
+        let start = s.take(API.start);
+        let end = s.take(API.end);
         // Calls without their thread are unreadable, as in the CUDA stream.
-        s.required::<i64>("globalTid");
-        let name = s.optional("nameId");
+        s.take(API.global_tid);
+        let name = s.take(API.name_id);
         if !self.readable(&s) {
             return Ok(());
         }
@@ -89,10 +88,10 @@ impl Report {
         let Some(mut s) = self.select(KERNEL) else {
             return Ok(());
         };
-        let start = s.required("start");
-        let end = s.required("end");
-        let demangled = s.optional("demangledName");
-        let short = s.optional("shortName");
+        let start = s.take(GPU.start);
+        let end = s.take(GPU.end);
+        let demangled = s.take(KERNEL_COLUMNS.demangled_name);
+        let short = s.take(KERNEL_COLUMNS.short_name);
         if !self.readable(&s) {
             return Ok(());
         }
@@ -117,12 +116,14 @@ impl Report {
             let Some(mut s) = self.select(table) else {
                 continue;
             };
-            let start = s.required("start");
-            let end = s.required("end");
-            let bytes = s.optional::<i64>("bytes");
-            let copy_kind = match table {
-                MEMCPY => Some(s.required::<Option<i64>>("copyKind")),
-                _ => None,
+            let start = s.take(GPU.start);
+            let end = s.take(GPU.end);
+            let (bytes, copy_kind) = match table {
+                MEMCPY => (
+                    s.take(MEMCPY_COLUMNS.bytes),
+                    Some(s.take(MEMCPY_COLUMNS.copy_kind)),
+                ),
+                _ => (s.take(MEMSET_COLUMNS.bytes), None),
             };
             if !self.readable(&s) {
                 continue;
@@ -146,17 +147,18 @@ impl Report {
     /// Calls `f` with each OS runtime call (name, start, end), leaving out
     /// the records that only carry a call's backtrace.
     pub(crate) fn each_osrt_row(&self, mut f: impl FnMut(&str, i64, i64)) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(super::cpu::OSRT) else {
+        let Some(mut s) = self.select(OSRT) else {
             return Ok(());
         };
-        let start = s.required("start");
-        let end = s.required("end");
-        let name = s.optional("nameId");
+        let start = s.take(OSRT_COLUMNS.start);
+        let end = s.take(OSRT_COLUMNS.end);
+        let name = s.take(OSRT_COLUMNS.name_id);
         if !self.readable(&s) {
             return Ok(());
         }
-        let filter = match s.has("eventClass") {
-            true => format!("\"eventClass\" = {OSRT_CALL_CLASS}"),
+        let class = OSRT_COLUMNS.event_class.name();
+        let filter = match s.has(class) {
+            true => format!("{} = {OSRT_CALL_CLASS}", quote(class)),
             false => String::new(),
         };
         let strings = &self.strings;
@@ -168,16 +170,10 @@ impl Report {
 
     /// Calls `f` with each NVTX push/pop and start/end range.
     pub(crate) fn each_range_row(&self, mut f: impl FnMut(RangeRow<'_>)) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(NVTX) else {
+        let Some(mut s) = self.select(NVTX_TABLE) else {
             return Ok(());
         };
-        let event_type = s.required::<i64>("eventType");
-        let start = s.required("start");
-        let end = s.optional("end");
-        let gtid = s.optional::<i64>("globalTid");
-        let domain = s.optional::<i64>("domainId");
-        let text = s.optional::<String>("text");
-        let text_id = s.optional("textId");
+        let c = RangeCols::take(&mut s);
         if !self.readable(&s) {
             return Ok(());
         }
@@ -188,34 +184,36 @@ impl Report {
         let strings = &self.strings;
         let domains = &self.meta.nvtx_domains;
         self.each_selected(&s, &filter, |r| {
-            let pid = gtid.get(r)?.map_or(0, pid_of);
-            let domain = domain.get(r)?.unwrap_or(0);
+            let pid = pid_of(c.global_tid.get(r)?);
+            let domain = c.domain_id.get(r)?.unwrap_or(0);
             // A registered string wins over inline text, as in nsys.
-            let text = match strings.lookup(text_id.get(r)?) {
+            let text = match strings.lookup(c.text_id.get(r)?) {
                 Some(t) => t.to_owned(),
-                None => text.get(r)?.unwrap_or_default(),
+                None => c.text.get(r)?.unwrap_or_default(),
             };
             f(RangeRow {
                 domain: domains.get(&(pid, domain)).map(String::as_str),
                 text,
-                push_pop: matches!(event_type.get(r)?, PUSH_POP | NVTXT_PUSH_POP),
-                start: start.get(r)?,
-                end: end.get(r)?,
+                push_pop: matches!(c.event_type.get(r)?, PUSH_POP | NVTXT_PUSH_POP),
+                start: c.start.get(r)?,
+                end: c.end.get(r)?,
             });
             Ok(())
         })
     }
 
-    /// The tables whose names start with `prefix` (and go on), sorted.
-    fn tables_named(&self, prefix: &str) -> Vec<String> {
-        let mut tables: Vec<String> = self
-            .schema
-            .tables()
-            .filter(|t| t.starts_with(prefix) && t.len() > prefix.len())
-            .map(str::to_owned)
-            .collect();
-        tables.sort_unstable();
-        tables
+    /// The tables of `library` with the columns of a call taken into
+    /// their `Select`, less those that cannot be read.
+    fn library_selects(&self, library: Library) -> Vec<(Select<'_>, CallCols)> {
+        self.library_tables()
+            .into_iter()
+            .filter(|(l, _)| *l == library)
+            .filter_map(|(_, table)| {
+                let mut s = Select::new(&self.schema, &table);
+                let call = self.library_call_columns(&mut s)?;
+                Some((s, call))
+            })
+            .collect()
     }
 
     /// Calls `f` with each OpenMP event of every `OPENMP_EVENT_KIND_*` table:
@@ -224,23 +222,15 @@ impl Report {
         &self,
         mut f: impl FnMut(&str, &str, i64, i64),
     ) -> rusqlite::Result<()> {
-        for table in self.tables_named(OPENMP_PREFIX) {
-            let Some(mut s) = self.select(&table) else {
-                continue;
-            };
-            let start = s.required("start");
-            let end = s.required("end");
-            let name = s.optional("nameId");
-            if !self.readable(&s) {
-                continue;
-            }
+        for (s, call) in self.library_selects(Library::OpenMp) {
             let strings = &self.strings;
             self.each_selected(&s, "", |r| {
+                let start = call.start.get(r)?;
                 f(
-                    &table,
-                    strings.name(name.get(r)?),
-                    start.get(r)?,
-                    end.get(r)?,
+                    s.table(),
+                    strings.name(call.name.get(r)?),
+                    start,
+                    call.end.get(r)?.unwrap_or(start),
                 );
                 Ok(())
             })?;
@@ -254,26 +244,18 @@ impl Report {
         &self,
         mut f: impl FnMut(&str, Option<&str>, Option<i64>, i64, i64),
     ) -> rusqlite::Result<()> {
-        for table in self.tables_named(OPENACC_PREFIX) {
-            let Some(mut s) = self.select(&table) else {
-                continue;
-            };
-            let start = s.required("start");
-            let end = s.required("end");
-            let name = s.optional("nameId");
-            let file = s.optional("srcFile");
-            let line = s.optional("lineNo");
-            if !self.readable(&s) {
-                continue;
-            }
+        for (mut s, call) in self.library_selects(Library::OpenAcc) {
+            let file = s.first_of(arg_columns("file"));
+            let line = s.first_of(arg_columns("line"));
             let strings = &self.strings;
             self.each_selected(&s, "", |r| {
+                let start = call.start.get(r)?;
                 f(
-                    strings.name(name.get(r)?),
+                    strings.name(call.name.get(r)?),
                     strings.lookup(file.get(r)?),
                     line.get(r)?,
-                    start.get(r)?,
-                    end.get(r)?,
+                    start,
+                    call.end.get(r)?.unwrap_or(start),
                 );
                 Ok(())
             })?;
@@ -287,10 +269,10 @@ impl Report {
         &self,
         mut f: impl FnMut(Option<&str>),
     ) -> rusqlite::Result<()> {
-        let Some(mut s) = self.select(CPU_PAGE_FAULTS) else {
+        let Some(mut s) = self.select(UM_CPU_FAULTS) else {
             return Ok(());
         };
-        let instruction = s.optional("CpuInstruction");
+        let instruction = s.take(CPU_FAULTS.cpu_instruction);
         if !self.readable(&s) {
             return Ok(());
         }

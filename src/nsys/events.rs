@@ -15,7 +15,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::cuda::SYNC;
+use super::cuda::{GPU, SYNC, SYNC_COLUMNS};
+use super::row_filter::RowFilter;
 use super::select::{Col, Row, Select};
 use super::Report;
 
@@ -123,8 +124,9 @@ impl EventRecords {
 
 impl Report {
     /// The CUDA event records of the report, and the synchronizations that
-    /// waited on each; empty where the export has no such table.
-    pub(crate) fn event_records(&self) -> rusqlite::Result<EventRecords> {
+    /// `filter` keeps that waited on each; empty where the export has no
+    /// such table.
+    pub(crate) fn event_records(&self, filter: &RowFilter) -> rusqlite::Result<EventRecords> {
         let mut records = EventRecords::default();
         let Some(mut s) = self.select(TABLE) else {
             return Ok(records);
@@ -173,7 +175,7 @@ impl Report {
             correlation_ids.sort_unstable();
             correlation_ids.dedup();
         }
-        records.waits = self.count_event_waits(&records)?;
+        records.waits = self.count_event_waits(&records, filter)?;
         Ok(records)
     }
 
@@ -183,6 +185,7 @@ impl Report {
     fn count_event_waits(
         &self,
         records: &EventRecords,
+        filter: &RowFilter,
     ) -> rusqlite::Result<FxHashMap<RecordKey, u32>> {
         let mut waits = FxHashMap::default();
         if records.is_empty() {
@@ -191,12 +194,12 @@ impl Report {
         let Some(mut s) = self.select(SYNC) else {
             return Ok(waits);
         };
-        if !["start", "end", "streamId"].iter().all(|c| s.has(c)) {
+        let columns = WaitColumns::declare(&mut s, &self.pid_column(SYNC));
+        if s.missing().is_some() {
             return Ok(waits);
         }
-        let columns = WaitColumns::declare(&mut s, &self.pid_column(SYNC));
         // The synchronizations the filter keeps, where there is one.
-        let kept = match self.filter_sql(SYNC, "start") {
+        let kept = match filter.sql(self, SYNC, "start") {
             f if f.is_empty() => String::new(),
             f => format!(" AND {f}"),
         };
@@ -221,12 +224,17 @@ struct WaitColumns {
 
 impl WaitColumns {
     /// `pid` is the SQL of the row's pid (see [`Report::pid_column`]).
+    /// Declares too the columns without which the CUDA stream cannot read
+    /// a synchronization (and so writes no wait).
     fn declare(s: &mut Select, pid: &str) -> Self {
+        s.take(GPU.start);
+        s.take(GPU.end);
+        s.take(GPU.stream_id);
         Self {
             pid: s.expr(pid.to_owned()),
-            correlation: s.optional("correlationId"),
-            event_id: s.optional("eventId"),
-            event_sync_id: s.optional("eventSyncId"),
+            correlation: s.take(GPU.correlation_id),
+            event_id: s.take(SYNC_COLUMNS.event_id),
+            event_sync_id: s.take(SYNC_COLUMNS.event_sync_id),
         }
     }
 

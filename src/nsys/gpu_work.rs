@@ -11,8 +11,11 @@
 //! whose operation surely is not (cropped exports) need not be kept waiting
 //! for it.
 
-use super::cuda::{KERNEL, MEMCPY, MEMSET, RUNTIME};
+use super::columns::TakeAll;
+use super::cuda::{GpuCommonCols, API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET};
+use super::cuda::{MEMSET_COLUMNS, RUNTIME};
 use super::ids::{pid_of, tid_of};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Row, Select};
 use super::Report;
@@ -59,7 +62,7 @@ pub struct GpuOp {
     pub pid: Option<u32>,
     pub device: i64,
     pub context: Option<i64>,
-    pub stream: Option<i64>,
+    pub stream: i64,
     pub correlation_id: Option<i64>,
     pub kind: OpKind,
 }
@@ -80,34 +83,13 @@ fn key(work: &Work) -> OrderKey {
 }
 
 impl Report {
-    /// The StringIds ids of the strings matching any of `patterns` (SQL
-    /// `LIKE` patterns, which ignore ASCII case).
-    pub(crate) fn string_ids_like(&self, patterns: &[&str]) -> rusqlite::Result<Vec<i64>> {
-        let Some(mut s) = self.select("StringIds") else {
-            return Ok(Vec::new());
-        };
-        let id = s.required::<i64>("id");
-        if !s.has("value") || patterns.is_empty() {
-            return Ok(Vec::new());
-        }
-        let filter = patterns
-            .iter()
-            .map(|p| format!("value LIKE '{}'", p.replace('\'', "''")))
-            .collect::<Vec<_>>()
-            .join(" OR ");
-        let mut ids = Vec::new();
-        self.each_selected(&s, &filter, |r| {
-            ids.push(id.get(r)?);
-            Ok(())
-        })?;
-        Ok(ids)
-    }
-
     /// Calls `f` in time order with the runtime calls whose `nameId` is one
     /// of `call_names` (records that only repeat a call for its backtrace
-    /// left out) and, if `ops`, with every kernel, memcpy and memset.
+    /// left out) and, if `ops`, with every kernel, memcpy and memset, of
+    /// those `filter` keeps.
     pub(crate) fn for_each_gpu_work<'r, E: From<rusqlite::Error>>(
         &'r self,
+        filter: &RowFilter,
         call_names: &[i64],
         ops: bool,
         mut f: impl FnMut(Work<'r>) -> Result<(), E>,
@@ -135,7 +117,7 @@ impl Report {
                 let mut launch = Select::new(&self.schema, table);
                 prescan.columns.push(Some(LaunchColumns {
                     pid: launch.expr(self.pid_column(table)),
-                    correlation: launch.optional("correlationId"),
+                    correlation: launch.take(GPU.correlation_id),
                 }));
                 scans.push(scan.prescan(&launch));
             }
@@ -143,7 +125,7 @@ impl Report {
         if scans.is_empty() {
             return Ok(());
         }
-        self.stream(scans, prescan, |item| match item {
+        self.stream(scans, prescan, filter, |item| match item {
             Streamed::Prescanned(()) => Ok(()),
             Streamed::Event(work) => f(work),
         })
@@ -151,12 +133,13 @@ impl Report {
 
     fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
         let mut s = self.select(RUNTIME)?;
-        let start = s.required("start");
-        let end = s.required("end");
-        let gtid = s.required::<i64>("globalTid");
-        let correlation = s.optional("correlationId");
-        let name = s.required::<i64>("nameId");
-        if !self.readable(&s) {
+        let start = s.take(API.start);
+        let end = s.take(API.end);
+        let gtid = s.take(API.global_tid);
+        let correlation = s.take(API.correlation_id);
+        let name = s.take(API.name_id);
+        // Calls are chosen by name: none can be where names are not recorded.
+        if !self.readable(&s) || !s.has(API.name_id.name()) {
             return None;
         }
         let ids = names
@@ -166,7 +149,7 @@ impl Report {
             .join(", ");
         let mut filter = format!("\"nameId\" IN ({ids})");
         // "CUDA backtrace" records repeat a call to carry its stack.
-        if s.has("eventClass") {
+        if s.has(API.event_class.name()) {
             let [a, b] = super::cuda::BACKTRACE_EVENT_CLASSES;
             filter.push_str(&format!(
                 " AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN ({a}, {b}))"
@@ -181,7 +164,7 @@ impl Report {
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
                 correlation_id: correlation.get(r)?,
-                name: strings.name(Some(name.get(r)?)),
+                name: strings.name(name.get(r)?),
                 copies: false,
             }))
         };
@@ -190,39 +173,27 @@ impl Report {
 
     fn op_scan(&self, table: &str) -> Option<TableScan<'_, Work<'_>>> {
         let mut s = self.select(table)?;
-        let start = s.required::<i64>("start");
-        let end = s.required::<i64>("end");
-        let pid: Col<Option<i64>> = s.expr(self.pid_column(table));
-        let device = s.optional("deviceId");
-        let context = s.optional("contextId");
-        let stream = s.optional("streamId");
-        let correlation = s.optional("correlationId");
+        let common = GpuCommonCols::declare(&mut s, &self.pid_column(table));
         let kind: DecodeKind = match table {
             MEMCPY => {
-                let bytes = s.optional("bytes");
-                let copy_kind = s.optional("copyKind");
-                let src_kind = s.optional("srcKind");
-                let dst_kind = s.optional("dstKind");
-                let src_device = s.optional("srcDeviceId");
-                let dst_device = s.optional("dstDeviceId");
+                let m = MEMCPY_COLUMNS.take_all(&mut s);
                 Box::new(move |r| {
                     Ok(OpKind::Memcpy {
-                        bytes: bytes.get(r)?,
-                        copy_kind: copy_kind.get(r)?,
-                        src_kind: src_kind.get(r)?,
-                        dst_kind: dst_kind.get(r)?,
-                        src_device: src_device.get(r)?,
-                        dst_device: dst_device.get(r)?,
+                        bytes: m.bytes.get(r)?,
+                        copy_kind: m.copy_kind.get(r)?,
+                        src_kind: m.src_kind.get(r)?,
+                        dst_kind: m.dst_kind.get(r)?,
+                        src_device: m.src_device_id.get(r)?,
+                        dst_device: m.dst_device_id.get(r)?,
                     })
                 })
             }
             MEMSET => {
-                let bytes = s.optional("bytes");
-                let memory_kind = s.optional("memKind");
+                let m = MEMSET_COLUMNS.take_all(&mut s);
                 Box::new(move |r| {
                     Ok(OpKind::Memset {
-                        bytes: bytes.get(r)?,
-                        memory_kind: memory_kind.get(r)?,
+                        bytes: m.bytes.get(r)?,
+                        memory_kind: m.mem_kind.get(r)?,
                     })
                 })
             }
@@ -232,14 +203,15 @@ impl Report {
             return None;
         }
         let decode = move |r: &Row| {
+            let c = common.decode(r)?;
             Ok(Work::Op(GpuOp {
-                start: start.get(r)?,
-                end: end.get(r)?,
-                pid: pid.get(r)?.map(|p| p as u32),
-                device: device.get(r)?.unwrap_or(0),
-                context: context.get(r)?,
-                stream: stream.get(r)?,
-                correlation_id: correlation.get(r)?,
+                start: c.start,
+                end: c.end,
+                pid: c.place.pid,
+                device: c.place.device,
+                context: c.place.context,
+                stream: c.place.stream,
+                correlation_id: c.correlation_id,
                 kind: kind(r)?,
             }))
         };

@@ -3,10 +3,25 @@
 //! is a call on a thread (start, end, globalTid, a name), with a few details.
 //! How each library is shown is the mapping's business.
 
+use super::columns::columns;
 use super::ids::{pid_of, tid_of};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, TableScan};
-use super::select::{Row, Select};
+use super::select::{Col, Row, Select};
 use super::Report;
+
+columns! {
+    /// The columns every library table has; its rows are named by
+    /// [`NAME_COLUMNS`], their details by [`INT_ARGS`] and [`STR_ARGS`].
+    pub(crate) struct LibraryColumns = LIBRARY {
+        start: i64 = required("start"),
+        end: Option<i64> = required("end"),
+        global_tid: Option<i64> = required("globalTid"),
+    }
+}
+
+/// What names a call (a StringIds id): the first of these a table has.
+const NAME_COLUMNS: [&str; 2] = ["nameId", "textId"];
 
 /// The libraries and runtimes nsys traces in tables of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34,7 +49,7 @@ impl Library {
     ];
 
     /// The tables its calls are in, by name.
-    fn tables(self) -> &'static [&'static str] {
+    pub(crate) fn tables(self) -> &'static [&'static str] {
         match self {
             Library::Cudnn => &["CUDNN_EVENTS"],
             Library::Cublas => &["CUBLAS_EVENTS"],
@@ -90,6 +105,24 @@ pub const STR_ARGS: [(&str, &[&str]); 4] = [
     ("kernel", &["kernelName"]),
 ];
 
+/// The columns of detail `name` of [`INT_ARGS`] or [`STR_ARGS`].
+pub(crate) fn arg_columns(name: &str) -> &'static [&'static str] {
+    INT_ARGS
+        .iter()
+        .chain(&STR_ARGS)
+        .find(|(arg, _)| *arg == name)
+        .map_or(&[], |(_, columns)| columns)
+}
+
+/// What every library call is read with.
+#[derive(Clone, Copy)]
+pub(crate) struct CallCols {
+    pub start: Col<i64>,
+    pub end: Col<Option<i64>>,
+    pub global_tid: Col<Option<i64>>,
+    pub name: Col<Option<i64>>,
+}
+
 pub struct LibraryCall<'r> {
     pub library: Library,
     pub start: i64,
@@ -127,28 +160,46 @@ impl Report {
         out
     }
 
-    /// Calls `f` with every library call, in time order.
+    /// Takes the columns of a call of a library table into `s`, or notes
+    /// why its rows cannot be read.
+    pub(crate) fn library_call_columns(&self, s: &mut Select) -> Option<CallCols> {
+        let call = CallCols {
+            start: s.take(LIBRARY.start),
+            end: s.take(LIBRARY.end),
+            global_tid: s.take(LIBRARY.global_tid),
+            name: s.first_of(&NAME_COLUMNS),
+        };
+        if !self.readable(s) {
+            return None;
+        }
+        if !NAME_COLUMNS.iter().any(|c| s.has(c)) {
+            self.note_unreadable(s.table(), NAME_COLUMNS.join(" or "));
+            return None;
+        }
+        Some(call)
+    }
+
+    /// Calls `f` with every library call that `filter` keeps, in time order.
     pub(crate) fn for_each_library_call<E: From<rusqlite::Error>>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(LibraryCall<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let strings = &self.strings;
         let mut scans = Vec::new();
         for (library, table) in self.library_tables() {
             let mut s = Select::new(&self.schema, &table);
-            let start = s.required("start");
-            let end = s.required::<Option<i64>>("end");
-            let gtid = s.required::<Option<i64>>("globalTid");
-            let name = s.first_of::<i64>(&["nameId", "textId"]);
+            let Some(CallCols {
+                start,
+                end,
+                global_tid: gtid,
+                name,
+            }) = self.library_call_columns(&mut s)
+            else {
+                continue;
+            };
             let ints = INT_ARGS.map(|(_, columns)| s.first_of::<i64>(columns));
             let strs = STR_ARGS.map(|(_, columns)| s.first_of::<i64>(columns));
-            if !self.readable(&s) {
-                continue;
-            }
-            if !(s.has("nameId") || s.has("textId")) {
-                self.note_unreadable(&table, "nameId or textId".to_owned());
-                continue;
-            }
             let decode = move |r: &Row| {
                 let gtid = gtid.get(r)?.unwrap_or(0);
                 let start = start.get(r)?;
@@ -174,6 +225,6 @@ impl Report {
             let key = |c: &LibraryCall| order_key(c.start, c.end);
             scans.push(TableScan::new(&s, decode, key));
         }
-        self.stream_events(scans, f)
+        self.stream_events(scans, filter, f)
     }
 }

@@ -7,7 +7,8 @@ use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
-use super::nvtx::{CATEGORY, DOMAIN_CREATE, THREAD_NAME, TIMELINE_TYPES};
+use super::names::{COPY_KINDS, MEMORY_KINDS};
+use super::nvtx::{CATEGORY, DOMAIN_CREATE, NVTX, THREAD_NAME, TIMELINE_TYPES};
 use super::schema::Schema;
 use super::select::{none_of, Query, Select};
 use super::strings::StringTable;
@@ -17,6 +18,12 @@ use super::version::Version;
 pub const MPI_RANKS: &str = "MPI_RANKS";
 /// The CUDA contexts of each process, green contexts included (nsys 2024.5+).
 pub const CUDA_CONTEXTS: &str = "TARGET_INFO_CUDA_CONTEXT_INFO";
+/// `(name, value)` pairs about the machine the report was captured on.
+pub(crate) const SYSTEM_ENV: &str = "TARGET_INFO_SYSTEM_ENV";
+/// `(pid, name)` of each process.
+const PROCESSES: &str = "PROCESSES";
+/// The GPUs, by the `deviceId` of the activity tables.
+const GPUS: &str = "TARGET_INFO_GPU";
 
 /// A CUDA context as `TARGET_INFO_CUDA_CONTEXT_INFO` records it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,18 +71,6 @@ pub struct Metadata {
     pub(crate) nvtx_names_last_time: Option<i64>,
 }
 
-/// The names of `CUPTI_ACTIVITY_MEMORY_KIND` values 0 to 7, as nsys prints
-/// them; exports without an ENUM_ table of them use these values.
-pub(crate) const MEMORY_KINDS: [&str; 8] = [
-    "Pageable",
-    "Pinned",
-    "Device",
-    "Array",
-    "Managed",
-    "Device Static",
-    "Managed Static",
-    "Unknown",
-];
 impl Metadata {
     /// Reads the metadata of the export open on `conn`; `open` opens more
     /// connections to it, for the one scan that is worth sharing among the
@@ -87,13 +82,10 @@ impl Metadata {
         strings: &StringTable,
     ) -> rusqlite::Result<Self> {
         let mut meta = Metadata::default();
-        if schema.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs") {
+        const START: &str = "TARGET_INFO_SESSION_START_TIME";
+        if schema.has_column(START, "utcEpochNs") {
             meta.session_start_unix_ns = conn
-                .query_row(
-                    "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
-                    [],
-                    |r| r.get(0),
-                )
+                .query_row(&format!("SELECT utcEpochNs FROM {START}"), [], |r| r.get(0))
                 .ok();
         }
         for table in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
@@ -103,7 +95,7 @@ impl Metadata {
                 meta.exporter_version = conn.query_row(&sql, [], |r| r.get(0)).ok();
             }
         }
-        const ENV: &str = "TARGET_INFO_SYSTEM_ENV";
+        const ENV: &str = SYSTEM_ENV;
         if schema.has_column(ENV, "name") && schema.has_column(ENV, "value") {
             each_row(
                 conn,
@@ -120,10 +112,10 @@ impl Metadata {
                 },
             )?;
         }
-        if schema.has_column("PROCESSES", "pid") && schema.has_column("PROCESSES", "name") {
+        if schema.has_column(PROCESSES, "pid") && schema.has_column(PROCESSES, "name") {
             each_row(
                 conn,
-                "SELECT pid, name FROM PROCESSES WHERE name IS NOT NULL",
+                &format!("SELECT pid, name FROM {PROCESSES} WHERE name IS NOT NULL"),
                 |r| {
                     meta.processes
                         .insert(r.get::<_, i64>("pid")? as u32, r.get("name")?);
@@ -131,11 +123,12 @@ impl Metadata {
                 },
             )?;
         }
-        if schema.has_table("ThreadNames") {
+        const THREAD_NAMES: &str = "ThreadNames";
+        if schema.has_table(THREAD_NAMES) {
             // Several rows for one thread: the highest priority names it.
             each_row(
                 conn,
-                "SELECT globalTid, nameId FROM ThreadNames ORDER BY priority",
+                &format!("SELECT globalTid, nameId FROM {THREAD_NAMES} ORDER BY priority"),
                 |r| {
                     let gtid: i64 = r.get("globalTid")?;
                     if let Some(name) = strings.get(r.get("nameId")?) {
@@ -173,8 +166,8 @@ impl Metadata {
         // The activity tables' deviceId is TARGET_INFO_GPU.id (`deviceId` in 2020.x),
         // not the in-process CUDA ordinal.
         let sources = [
-            ("TARGET_INFO_GPU", "id"),
-            ("TARGET_INFO_GPU", "deviceId"),
+            (GPUS, "id"),
+            (GPUS, "deviceId"),
             ("TARGET_INFO_CUDA_GPU", "deviceId"),
         ];
         for (table, id) in sources {
@@ -232,8 +225,20 @@ impl Metadata {
         schema: &Schema,
         strings: &StringTable,
     ) -> rusqlite::Result<()> {
-        const T: &str = "NVTX_EVENTS";
-        if !schema.has_column(T, "eventType") {
+        const T: &str = super::nvtx::TABLE;
+        let mut s = Select::new(schema, T);
+        let event_type = s.take(NVTX.event_type);
+        let gtid = s.take(NVTX.global_tid);
+        let text = s.take(NVTX.text);
+        let text_id = s.take(NVTX.text_id);
+        let domain = s.take(NVTX.domain_id);
+        let category = s.take(NVTX.category);
+        // Every row off the timeline, for its time too: the scan costs the
+        // same, and the last NVTX time then needs no scan of its own.
+        let start = s.take(NVTX.start);
+        let end = s.take(NVTX.end);
+        // The NVTX stream finds the table unreadable, and says so.
+        if !schema.has_table(T) || s.missing().is_some() {
             return Ok(());
         }
         // One query each: SQLite finds a lone MIN or MAX of the rowid at the
@@ -253,17 +258,6 @@ impl Metadata {
         let bounds: Vec<(i64, i64)> = (0..parts)
             .map(|k| (first + span * k / parts, first + span * (k + 1) / parts - 1))
             .collect();
-        let mut s = Select::new(schema, T);
-        let event_type = s.required::<i64>("eventType");
-        let gtid = s.optional::<i64>("globalTid");
-        let text = s.optional::<String>("text");
-        let text_id = s.optional("textId");
-        let domain = s.optional::<i64>("domainId");
-        let category = s.optional::<i64>("category");
-        // Every row off the timeline, for its time too: the scan costs the
-        // same, and the last NVTX time then needs no scan of its own.
-        let start = s.optional::<i64>("start");
-        let end = s.optional::<i64>("end");
         let sql = format!(
             "SELECT {} FROM {T} WHERE rowid BETWEEN ?1 AND ?2 AND {}",
             s.sql(),
@@ -284,10 +278,8 @@ impl Metadata {
             let mut query = Query::prepare(conn, &sql)?;
             query.run(&[from, to])?;
             while let Some(r) = query.next()? {
-                last_time = last_time.max(start.get(&r)?.max(end.get(&r)?));
-                let Some(gtid) = gtid.get(&r)? else {
-                    continue;
-                };
+                last_time = last_time.max(Some(start.get(&r)?).max(end.get(&r)?));
+                let gtid = gtid.get(&r)?;
                 let Some(text) = text
                     .get(&r)?
                     .or_else(|| strings.lookup(text_id.get(&r).ok()?).map(str::to_owned))
@@ -352,22 +344,7 @@ impl Metadata {
 
     fn load_labels(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
         // Older exports have no ENUM_ tables; these are the values they use.
-        const COPY: [&str; 14] = [
-            "Unknown",
-            "HtoD",
-            "DtoH",
-            "HtoA",
-            "AtoH",
-            "AtoA",
-            "AtoD",
-            "DtoA",
-            "DtoD",
-            "HtoH",
-            "PtoP",
-            "Unified HtoD",
-            "Unified DtoH",
-            "Unified DtoD",
-        ];
+        let copy = COPY_KINDS.map(|kind| kind.short);
         const SYNC: [&str; 5] = [
             "Unknown",
             "Event sync",
@@ -389,7 +366,7 @@ impl Metadata {
                     .map(|(i, s)| (i as i64, (*s).to_owned())),
             );
         };
-        fill(&mut self.copy_kinds, &COPY);
+        fill(&mut self.copy_kinds, &copy);
         fill(&mut self.memory_kinds, &MEMORY_KINDS);
         fill(&mut self.sync_types, &SYNC);
         fill(&mut self.launch_types, &LAUNCH);
@@ -498,7 +475,7 @@ mod tests {
             tx.commit().unwrap();
         }
         let schema = Schema::probe(&conn).unwrap();
-        let strings = StringTable::load(&conn).unwrap();
+        let strings = StringTable::load(&conn, &schema).unwrap();
         let uri = format!("file:{}?mode=ro", path.display());
         let opened = std::sync::atomic::AtomicUsize::new(0);
         let open = || {

@@ -8,7 +8,9 @@
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 
+use super::columns::columns;
 use super::ids::pid_of;
+use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, TableScan};
 use super::select::Row;
 use super::Report;
@@ -19,6 +21,16 @@ pub const MEMORY_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 pub const MEMORY_POOLS: &str = "CUDA_GPU_MEMORY_POOL_EVENTS";
 pub const UM_GPU_FAULTS: &str = "CUDA_UM_GPU_PAGE_FAULT_EVENTS";
 pub const UM_CPU_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
+
+columns! {
+    /// The columns of [`UM_CPU_FAULTS`].
+    pub(crate) struct CpuFaultColumns = CPU_FAULTS {
+        start: i64 = required("start"),
+        global_pid: Option<i64> = required("globalPid"),
+        address: Option<i64> = optional("address"),
+        cpu_instruction: Option<i64> = optional("CpuInstruction"),
+    }
+}
 
 /// A sample's value, as stored (integers in most versions).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,9 +141,10 @@ impl Report {
     }
 
     /// Calls `f` with every GPU metric sample, memory event and unified-memory
-    /// fault, in time order.
+    /// fault that `filter` keeps, in time order.
     pub(crate) fn for_each_device_event<E: From<rusqlite::Error>>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(DeviceEvent) -> Result<(), E>,
     ) -> Result<(), E> {
         let scans = [
@@ -141,7 +154,7 @@ impl Report {
             self.gpu_fault_scan(),
             self.cpu_fault_scan(),
         ];
-        self.stream_events(scans.into_iter().flatten().collect(), f)
+        self.stream_events(scans.into_iter().flatten().collect(), filter, f)
     }
 
     fn metric_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
@@ -260,9 +273,9 @@ impl Report {
 
     fn cpu_fault_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
         let mut s = self.select(UM_CPU_FAULTS)?;
-        let ts = s.required("start");
-        let gpid = s.required::<Option<i64>>("globalPid");
-        let address = s.optional("address");
+        let ts = s.take(CPU_FAULTS.start);
+        let gpid = s.take(CPU_FAULTS.global_pid);
+        let address = s.take(CPU_FAULTS.address);
         let decode = move |r: &Row| {
             Ok(DeviceEvent::CpuFault {
                 ts: ts.get(r)?,

@@ -12,22 +12,27 @@
 //! event records, which have no times, are read whole first
 //! ([`Report::event_records`]).
 //!
-//! Every reader declares its table's columns once, in a `Select`, which both
-//! writes the SELECT list and reads the row.
+//! Each table's columns are declared once, by the reader that owns the
+//! table (`columns!`); every reader of it takes the columns it reads from
+//! that declaration into a `Select`, which both writes the SELECT list and
+//! reads the row. What a filter keeps is a parameter of the readers
+//! ([`RowFilter`]), which count into it the rows they left out.
 
+mod columns;
 pub mod cpu;
 pub mod cuda;
 mod durations;
 pub mod events;
-mod filtered;
 pub mod gpu_work;
 pub mod graphs;
 pub mod ids;
 pub mod libraries;
 mod meta;
 pub mod metrics;
+pub(crate) mod names;
 pub mod nvtx;
 pub mod overhead;
+mod row_filter;
 mod scan;
 mod schema;
 mod select;
@@ -40,12 +45,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-pub(crate) use meta::MEMORY_KINDS;
 pub use meta::{CudaContext, Metadata};
+pub(crate) use names::MEMORY_KINDS;
+pub(crate) use row_filter::RowFilter;
 pub use scan::Streamed;
 pub use schema::Schema;
 use select::Select;
@@ -76,12 +82,6 @@ pub struct Report {
     cancel: Option<Arc<AtomicBool>>,
     /// Every table a reader has declared its columns for (see [`Report::readable`]).
     declared: Mutex<BTreeSet<String>>,
-    /// The filter of the conversion in progress (see `filtered`).
-    scope: RwLock<Option<Arc<filtered::Scope>>>,
-    /// Rows the filter left out, by table.
-    filtered_out: Mutex<BTreeMap<String, u64>>,
-    /// Held by a conversion of the report, whose filter the readers apply.
-    converting: Mutex<()>,
 }
 
 /// An event table whose rows cannot be converted: it lacks columns they need.
@@ -145,12 +145,12 @@ impl Report {
             }
             Err(e) => return Err(damaged(e)),
         };
-        if !schema.has_table("StringIds") {
+        if !schema.has_table(strings::TABLE) {
             return Err(Error::NotAnExport {
                 path: path.to_owned(),
             });
         }
-        let strings = StringTable::load(&conn).map_err(damaged)?;
+        let strings = StringTable::load(&conn, &schema).map_err(damaged)?;
         let open = || {
             let conn = scan::open_read_only(&uri)?;
             watch(&conn, cancel.as_ref());
@@ -168,9 +168,6 @@ impl Report {
             unreadable: Mutex::default(),
             cancel,
             declared: Mutex::default(),
-            scope: RwLock::default(),
-            filtered_out: Mutex::default(),
-            converting: Mutex::default(),
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
@@ -386,12 +383,13 @@ impl Report {
             .iter()
             .chain([&cuda::SYNC])
             .any(|t| self.schema.has_table(t) && !self.schema.has_column(t, "globalPid"));
-        if !needed || !self.schema.has_column(cuda::RUNTIME, "globalTid") {
+        let gtid = cuda::API.global_tid.name();
+        if !needed || !self.schema.has_column(cuda::RUNTIME, gtid) {
             return Ok(None);
         }
         let sql = format!(
             "SELECT DISTINCT {} FROM {} LIMIT 2",
-            ids::pid_sql("globalTid"),
+            ids::pid_sql(gtid),
             cuda::RUNTIME
         );
         let conn = self.conn();

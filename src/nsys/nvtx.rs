@@ -2,12 +2,39 @@
 
 use rusqlite::types::ValueRef;
 
+use super::columns::{columns, TakeAll, Taken};
 use super::ids::{pid_of, tid_of};
-use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
-use super::select::{any_of, Col, Row, Select};
+use super::row_filter::{list, RowFilter};
+use super::scan::{self, order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::select::{any_of, quote, Col, Row, Select};
 use super::Report;
 
 pub const TABLE: &str = "NVTX_EVENTS";
+
+columns! {
+    /// The columns of [`TABLE`]: every row is of a thread, and of a type
+    /// that says what else it has.
+    pub(crate) struct NvtxColumns = NVTX {
+        event_type: i64 = required("eventType"),
+        start: i64 = required("start"),
+        end: Option<i64> = optional("end"),
+        global_tid: i64 = required("globalTid"),
+        end_global_tid: Option<i64> = optional("endGlobalTid"),
+        domain_id: Option<i64> = optional("domainId"),
+        text: Option<String> = optional("text"),
+        text_id: Option<i64> = optional("textId"),
+        category: Option<i64> = optional("category"),
+        color: Option<i64> = optional("color"),
+        uint64_value: Option<()> = optional("uint64Value"),
+        int64_value: Option<()> = optional("int64Value"),
+        double_value: Option<()> = optional("doubleValue"),
+        uint32_value: Option<()> = optional("uint32Value"),
+        int32_value: Option<()> = optional("int32Value"),
+        float_value: Option<()> = optional("floatValue"),
+        json_text: Option<String> = optional("jsonText"),
+        json_text_id: Option<i64> = optional("jsonTextId"),
+    }
+}
 
 // eventType values (ENUM_NSYS_EVENT_TYPE).
 pub const CATEGORY: i64 = 33;
@@ -82,20 +109,22 @@ impl TextRef<'_> {
 /// How a payload column's value reads.
 type ReadPayload = fn(ValueRef) -> Option<Payload>;
 
-/// The payload columns, of which at most one is set, each with how its value
-/// reads.
-const PAYLOAD_COLUMNS: [(&str, ReadPayload); 6] = [
-    ("uint64Value", |v| int(v).map(|v| Payload::Uint(v as u64))),
-    ("int64Value", |v| int(v).map(Payload::Int)),
-    ("doubleValue", real),
-    ("uint32Value", |v| {
-        int(v).map(|v| Payload::Uint(u64::from(v as u32)))
-    }),
-    ("int32Value", |v| {
-        int(v).map(|v| Payload::Int(i64::from(v as i32)))
-    }),
-    ("floatValue", real),
-];
+/// The payload columns of `c`, of which at most one is set, each with how
+/// its value reads.
+fn payload_columns(c: &NvtxColumns<Taken>) -> [(Col<Option<()>>, ReadPayload); 6] {
+    [
+        (c.uint64_value, |v| int(v).map(|v| Payload::Uint(v as u64))),
+        (c.int64_value, |v| int(v).map(Payload::Int)),
+        (c.double_value, real),
+        (c.uint32_value, |v| {
+            int(v).map(|v| Payload::Uint(u64::from(v as u32)))
+        }),
+        (c.int32_value, |v| {
+            int(v).map(|v| Payload::Int(i64::from(v as i32)))
+        }),
+        (c.float_value, real),
+    ]
+}
 
 fn int(v: ValueRef) -> Option<i64> {
     v.as_i64().ok()
@@ -140,12 +169,13 @@ impl Report {
     /// Calls `f` with every timeline NVTX event (ranges and marks), in time order.
     pub(crate) fn for_each_nvtx_event<E>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<rusqlite::Error>,
     {
-        self.nvtx_events_to_last_time(f).map(drop)
+        self.nvtx_events_to_last_time(filter, f).map(drop)
     }
 
     /// [`for_each_nvtx_event`](Self::for_each_nvtx_event), then returns
@@ -154,6 +184,7 @@ impl Report {
     /// rows (no filter narrows the read), instead of a scan of its own.
     pub(crate) fn nvtx_events_to_last_time<E>(
         &self,
+        filter: &RowFilter,
         mut f: impl FnMut(NvtxEvent<'_>) -> Result<(), E>,
     ) -> Result<Option<i64>, E>
     where
@@ -162,33 +193,22 @@ impl Report {
         let Some(mut s) = self.select(TABLE) else {
             return Ok(self.nvtx_last_time()?);
         };
-        let event_type = s.required::<i64>("eventType");
-        let start = s.required("start");
-        let end = s.optional("end");
-        let gtid = s.required::<i64>("globalTid");
-        let end_gtid = s.optional::<i64>("endGlobalTid");
-        let domain = s.optional::<i64>("domainId");
-        let text = s.optional::<String>("text");
-        let text_id = s.optional("textId");
-        let category = s.optional("category");
-        let color = s.optional::<i64>("color");
+        let c = NVTX.take_all(&mut s);
         // At most one payload column is set; the first that is, is read.
         // (Read as they are, the six cost less than SQLite choosing one:
         // that reads each twice, for a CASE and a COALESCE.)
-        let payloads = PAYLOAD_COLUMNS.map(|(column, read)| (s.optional::<()>(column), read));
-        let json_text = s.optional::<String>("jsonText");
-        let json_text_id = s.optional("jsonTextId");
+        let payloads = payload_columns(&c);
         if !self.readable(&s) {
             return Ok(self.nvtx_last_time()?);
         }
         let strings = &self.strings;
         let decode = move |r: &Row| {
-            let kind = match event_type.get(r)? {
+            let kind = match c.event_type.get(r)? {
                 MARK | NVTXT_MARK => NvtxKind::Mark,
                 PUSH_POP | NVTXT_PUSH_POP => NvtxKind::PushPop,
                 _ => NvtxKind::StartEnd,
             };
-            let gtid = gtid.get(r)?;
+            let gtid = c.global_tid.get(r)?;
             let mut payload = None;
             for (column, read) in payloads {
                 let value = column.raw(r)?;
@@ -197,59 +217,153 @@ impl Report {
                     break;
                 }
             }
-            let text = match text.get(r)? {
+            let text = match c.text.get(r)? {
                 Some(t) => Some(TextRef::Inline(t)),
-                None => strings.lookup(text_id.get(r)?).map(TextRef::Registered),
+                None => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
             };
             Ok(NvtxEvent {
                 kind,
-                start: start.get(r)?,
+                start: c.start.get(r)?,
                 end: match kind {
                     NvtxKind::Mark => None,
-                    _ => end.get(r)?,
+                    _ => c.end.get(r)?,
                 },
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                end_tid: end_gtid.get(r)?.map(tid_of),
-                domain: domain.get(r)?.unwrap_or(0),
+                end_tid: c.end_global_tid.get(r)?.map(tid_of),
+                domain: c.domain_id.get(r)?.unwrap_or(0),
                 text,
-                category: category.get(r)?,
-                color: color.get(r)?.map(|c| c as u32),
+                category: c.category.get(r)?,
+                color: c.color.get(r)?.map(|color| color as u32),
                 payload,
-                json: match json_text.get(r)? {
+                json: match c.json_text.get(r)? {
                     Some(json) => Some(json),
-                    None => strings.lookup(json_text_id.get(r)?).map(str::to_owned),
+                    None => strings.lookup(c.json_text_id.get(r)?).map(str::to_owned),
                 },
             })
         };
         let mut times = Select::new(&self.schema, TABLE);
         let last = LastTime {
-            start: times.optional("start"),
-            end: times.optional("end"),
+            start: times.take(NVTX.start),
+            end: times.take(NVTX.end),
             last: None,
         };
         let scan = TableScan::new(&s, decode, key)
             .filter(any_of("eventType", &TIMELINE_TYPES))
             .prescan(&times);
         let mut timeline_last = None;
-        self.stream(vec![scan], last, |item| match item {
+        self.stream(vec![scan], last, filter, |item| match item {
             Streamed::Prescanned(last) => {
                 timeline_last = last;
                 Ok(())
             }
             Streamed::Event(event) => f(event),
         })?;
-        match self.filter() {
+        match filter.filter() {
             // The pre-scan saw only the rows the filter keeps.
             Some(_) => Ok(self.nvtx_last_time()?),
             None => Ok(timeline_last.max(self.meta.nvtx_names_last_time)),
         }
     }
+
+    /// Calls `f` with each NVTX range (push/pop or start/end) begun and
+    /// ended on one thread that may enclose a CUDA API call `filter` keeps:
+    /// of its processes, begun before the end of its time window. Ranges
+    /// that end before the window begins are read too, since a call begun
+    /// in one may last into it. Not counted as left out: the NVTX stream
+    /// reads (and counts) the NVTX events.
+    pub(crate) fn for_each_thread_range<E: From<rusqlite::Error>>(
+        &self,
+        filter: &RowFilter,
+        mut f: impl FnMut(ThreadRange<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Some(mut s) = self.select(TABLE) else {
+            return Ok(());
+        };
+        let c = RangeCols::take(&mut s);
+        if !self.readable(&s) {
+            return Ok(());
+        }
+        let ranges = [PUSH_POP, START_END, NVTXT_PUSH_POP, NVTXT_START_END];
+        let mut all = vec![format!("\"eventType\" IN ({})", list(&ranges))];
+        if s.has(NVTX.end_global_tid.name()) {
+            // Ranges that end on another thread enclose no call of one thread.
+            all.push("(\"endGlobalTid\" IS NULL OR \"endGlobalTid\" = \"globalTid\")".into());
+        }
+        all.extend(filter.thread_range_sql());
+        let sql = format!(
+            "SELECT {} FROM {} WHERE {}",
+            s.sql(),
+            quote(TABLE),
+            all.join(" AND ")
+        );
+        let conn = scan::open_read_only(&self.uri)?;
+        super::watch(&conn, self.cancel.as_ref());
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let gtid = c.global_tid.get(r)?;
+            let text = match c.text.raw(r)? {
+                ValueRef::Text(t) => std::str::from_utf8(t).ok(),
+                _ => self.strings.lookup(c.text_id.get(r)?),
+            };
+            f(ThreadRange {
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                start: c.start.get(r)?,
+                end: c.end.get(r)?,
+                domain: c.domain_id.get(r)?.unwrap_or(0),
+                text,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// What the readers of NVTX ranges (as ranges, not as timeline events) read
+/// of each: their type, times, thread, domain and message.
+#[derive(Clone, Copy)]
+pub(crate) struct RangeCols {
+    pub event_type: Col<i64>,
+    pub start: Col<i64>,
+    pub end: Col<Option<i64>>,
+    pub global_tid: Col<i64>,
+    pub domain_id: Col<Option<i64>>,
+    pub text: Col<Option<String>>,
+    pub text_id: Col<Option<i64>>,
+}
+
+impl RangeCols {
+    pub fn take(s: &mut Select) -> Self {
+        Self {
+            event_type: s.take(NVTX.event_type),
+            start: s.take(NVTX.start),
+            end: s.take(NVTX.end),
+            global_tid: s.take(NVTX.global_tid),
+            domain_id: s.take(NVTX.domain_id),
+            text: s.take(NVTX.text),
+            text_id: s.take(NVTX.text_id),
+        }
+    }
+}
+
+/// An NVTX range begun and ended on one thread, as
+/// `Report::for_each_thread_range` reads it.
+pub(crate) struct ThreadRange<'a> {
+    pub pid: u32,
+    pub tid: u32,
+    pub start: i64,
+    /// `None` for a range that never ended.
+    pub end: Option<i64>,
+    /// 0 for NVTX's default domain.
+    pub domain: i64,
+    /// The message, inline or registered.
+    pub text: Option<&'a str>,
 }
 
 /// The pre-scan of the timeline rows: their latest start or end.
 struct LastTime {
-    start: Col<Option<i64>>,
+    start: Col<i64>,
     end: Col<Option<i64>>,
     last: Option<i64>,
 }
@@ -258,7 +372,7 @@ impl<T> Prescan<T> for LastTime {
     type Summary = Option<i64>;
 
     fn row(&mut self, _: usize, row: &Row) -> rusqlite::Result<()> {
-        let last = self.start.get(row)?.max(self.end.get(row)?);
+        let last = Some(self.start.get(row)?).max(self.end.get(row)?);
         self.last = self.last.max(last);
         Ok(())
     }

@@ -10,6 +10,7 @@
 use rustc_hash::FxHashMap;
 
 use super::ids::{pid_of, tid_of};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, TableScan};
 use super::select::Row;
 use super::Report;
@@ -78,9 +79,11 @@ fn key(event: &NsysEvent) -> OrderKey {
 }
 
 impl Report {
-    /// Calls `f` with every overhead and diagnostic, in time order.
+    /// Calls `f` with every overhead and diagnostic that `filter` keeps, in
+    /// time order.
     pub(crate) fn for_each_nsys_event<E: From<rusqlite::Error>>(
         &self,
+        filter: &RowFilter,
         f: impl FnMut(NsysEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut scans = Vec::new();
@@ -91,7 +94,7 @@ impl Report {
             scans.extend(self.overhead_scan(table, source));
         }
         scans.extend(self.diagnostic_scan());
-        self.stream_events(scans, f)
+        self.stream_events(scans, filter, f)
     }
 
     fn overhead_scan(

@@ -16,6 +16,7 @@ use std::sync::mpsc;
 
 use rusqlite::Connection;
 
+use super::row_filter::RowFilter;
 use super::select::{quote, Col, Query, Row, Select};
 use super::Report;
 
@@ -353,12 +354,14 @@ impl From<rusqlite::Error> for Stop {
 }
 
 impl Report {
-    /// Reads `scans` in time order on a reader thread and calls `f` here with
-    /// each event.
+    /// Reads the rows of `scans` that `filter` keeps in time order on a
+    /// reader thread, and calls `f` here with each event; counts the rows
+    /// the filter left out into it.
     pub(crate) fn stream<'r, T, P, E>(
         &'r self,
         scans: Vec<TableScan<'r, T>>,
         prescan: P,
+        filter: &RowFilter,
         mut f: impl FnMut(Streamed<T, P::Summary>) -> Result<(), E>,
     ) -> Result<(), E>
     where
@@ -369,7 +372,7 @@ impl Report {
         let uri = &self.uri;
         let cancel = self.cancel.as_ref();
         let mut scans = scans;
-        let filtered = self.apply_filter(&mut scans);
+        let filtered = self.apply_filter(filter, &mut scans);
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::sync_channel::<Message<T, P::Summary>>(8);
             let reader = scope.spawn(move || -> Result<(), Stop> {
@@ -404,7 +407,7 @@ impl Report {
                 for (f, read) in filtered.iter().zip(read) {
                     if let Some(f) = f {
                         let rows = reader.count(&f.from, &f.unfiltered)?;
-                        self.note_filtered_out(&f.table, rows.saturating_sub(read));
+                        filter.note_left_out(&f.table, rows.saturating_sub(read));
                     }
                 }
                 Ok(())
@@ -449,11 +452,15 @@ struct Narrowed {
 impl Report {
     /// Adds the filter's conditions to `scans`; says, by scan, what each
     /// narrowed scan would read without them.
-    fn apply_filter<T>(&self, scans: &mut [TableScan<'_, T>]) -> Vec<Option<Narrowed>> {
+    fn apply_filter<T>(
+        &self,
+        filter: &RowFilter,
+        scans: &mut [TableScan<'_, T>],
+    ) -> Vec<Option<Narrowed>> {
         scans
             .iter_mut()
             .map(|scan| {
-                let sql = self.filter_sql(&scan.table, scan.time);
+                let sql = filter.sql(self, &scan.table, scan.time);
                 if sql.is_empty() {
                     return None;
                 }
@@ -471,17 +478,19 @@ impl Report {
             .collect()
     }
 
-    /// Reads `scans` in time order on a reader thread and calls `f` here with
-    /// each event: [`Report::stream`] without a pre-scan.
+    /// Reads the rows of `scans` that `filter` keeps in time order on a
+    /// reader thread and calls `f` here with each event: [`Report::stream`]
+    /// without a pre-scan.
     pub(crate) fn stream_events<'r, T: Send, E: From<rusqlite::Error>>(
         &'r self,
         scans: Vec<TableScan<'r, T>>,
+        filter: &RowFilter,
         mut f: impl FnMut(T) -> Result<(), E>,
     ) -> Result<(), E> {
         if scans.is_empty() {
             return Ok(());
         }
-        self.stream(scans, NoPrescan, |item| match item {
+        self.stream(scans, NoPrescan, filter, |item| match item {
             Streamed::Prescanned(()) => Ok(()),
             Streamed::Event(event) => f(event),
         })

@@ -59,7 +59,7 @@ impl Report {
     /// The name of the machine the report was captured on, where the export
     /// records it (`Hostname` in `TARGET_INFO_SYSTEM_ENV`).
     pub(crate) fn hostname(&self) -> rusqlite::Result<Option<String>> {
-        const ENV: &str = "TARGET_INFO_SYSTEM_ENV";
+        const ENV: &str = super::meta::SYSTEM_ENV;
         if !(self.schema.has_column(ENV, "name") && self.schema.has_column(ENV, "value")) {
             return Ok(None);
         }

@@ -5,8 +5,25 @@
 //! strings up to id 331,886 in one fixture): a vector that long would be
 //! mostly empty, so such tables are kept in a hash map instead.
 
+use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use rustc_hash::FxHashMap;
+
+use super::columns::columns;
+use super::schema::Schema;
+use super::select::{quote, Select};
+use super::Report;
+
+/// The strings that other tables' id columns (`nameId`, `textId`, ...) name.
+pub const TABLE: &str = "StringIds";
+
+columns! {
+    /// The columns of [`TABLE`].
+    pub(crate) struct StringColumns = STRINGS {
+        id: i64 = required("id"),
+        value: Option<()> = required("value"),
+    }
+}
 
 #[derive(Default)]
 pub struct StringTable {
@@ -30,18 +47,20 @@ impl Default for Storage {
 const DENSE_UP_TO: usize = 2;
 
 impl StringTable {
-    pub fn load(conn: &Connection) -> rusqlite::Result<Self> {
+    pub fn load(conn: &Connection, schema: &Schema) -> rusqlite::Result<Self> {
         let mut entries: Vec<(usize, Box<str>)> = Vec::new();
-        let mut stmt = conn.prepare("SELECT id, value FROM StringIds")?;
+        let mut s = Select::new(schema, TABLE);
+        let id = s.take(STRINGS.id);
+        let value = s.take(STRINGS.value);
+        let sql = format!("SELECT {} FROM {}", s.sql(), quote(TABLE));
+        let mut stmt = conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
+            let id = id.get(row)?;
             // Text that is not valid UTF-8 is kept, with replacement characters.
-            let value = match row.get_ref(1)? {
-                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
-                    String::from_utf8_lossy(t).into_owned()
-                }
-                rusqlite::types::ValueRef::Null => continue,
+            let value = match value.raw(row)? {
+                ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+                ValueRef::Null => continue,
                 other => format!("{other:?}"),
             };
             let Ok(index) = usize::try_from(id) else {
@@ -106,6 +125,32 @@ impl StringTable {
     /// The name an id column gives, or "" where it gives none.
     pub fn name(&self, id: Option<i64>) -> &str {
         self.lookup(id).unwrap_or("")
+    }
+}
+
+impl Report {
+    /// The StringIds ids of the strings matching any of `patterns` (SQL
+    /// `LIKE` patterns, which ignore ASCII case).
+    pub(crate) fn string_ids_like(&self, patterns: &[&str]) -> rusqlite::Result<Vec<i64>> {
+        let Some(mut s) = self.select(TABLE) else {
+            return Ok(Vec::new());
+        };
+        let id = s.take(STRINGS.id);
+        let value = quote(STRINGS.value.name());
+        if !s.has(STRINGS.value.name()) || patterns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter = patterns
+            .iter()
+            .map(|p| format!("{value} LIKE '{}'", p.replace('\'', "''")))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let mut ids = Vec::new();
+        self.each_selected(&s, &filter, |r| {
+            ids.push(id.get(r)?);
+            Ok(())
+        })?;
+        Ok(ids)
     }
 }
 

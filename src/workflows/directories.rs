@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::file::convert_file;
 use crate::error::{Error, Result};
-use crate::{Options, Summary};
+use crate::{Format, Options, Summary};
 
 /// The extension of the exports a directory conversion reads.
 const SQLITE: &str = "sqlite";
@@ -42,12 +42,19 @@ pub struct TreeConversion {
 /// files as they are. With `output` (a directory), each trace goes into it
 /// at its input's place in the tree; without, beside its input.
 ///
-/// Refused before anything is converted: an `output` that is not a
-/// directory, inputs with nothing to convert, and two inputs whose traces
-/// would be one file.
-pub fn files_below(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<TreeFile>> {
+/// Each trace is named after its input, with the extension of `format`. A
+/// missing `output` directory is made when the first trace is written.
+///
+/// Refused before anything is converted: an `output` that is something
+/// other than a directory, inputs with nothing to convert, and two inputs
+/// whose traces would be one file.
+pub fn files_below(
+    inputs: &[PathBuf],
+    output: Option<&Path>,
+    format: Format,
+) -> Result<Vec<TreeFile>> {
     if let Some(out) = output {
-        if !out.is_dir() {
+        if out.exists() && !out.is_dir() {
             return Err(Error::InvalidOption(format!(
                 "{} is not a directory: with directories to convert, -o names the directory \
                  that mirrors their tree",
@@ -68,7 +75,7 @@ pub fn files_below(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Tree
         };
         for file in found {
             let relative = file.strip_prefix(root).unwrap_or(&file).to_owned();
-            let name = trace_name(&file);
+            let name = trace_name(&file, format);
             let target = match output {
                 Some(out) => out.join(relative).with_file_name(name),
                 None => file.with_file_name(name),
@@ -148,9 +155,10 @@ fn convert_one(file: &TreeFile, options: &Options) -> Result<(Summary, u64)> {
     Ok((summary, size))
 }
 
-/// The trace's file name for `input`: its name, extension replaced.
-fn trace_name(input: &Path) -> PathBuf {
-    Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension("perfetto-trace")
+/// The trace's file name for `input`: its name, extension replaced by the
+/// format's.
+fn trace_name(input: &Path, format: Format) -> PathBuf {
+    Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension(format.extension())
 }
 
 /// Every export and report below `dir`, in name order. A `.sqlite` whose

@@ -57,10 +57,7 @@ pub fn convert_to_writer<W: Write + Send>(
 /// that does not exist.
 pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
     if same_file(input, output) {
-        return Err(Error::OutputIsInput {
-            output: output.to_owned(),
-            input: input.to_owned(),
-        });
+        return Err(own_output(input, output));
     }
     if output.is_dir() {
         return Err(Error::OutputIsDirectory {
@@ -83,15 +80,26 @@ pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
 /// Refuses an `output` that is one of `inputs` (by path, or a link to it),
 /// checked before anything is read or written: a command that writes several
 /// outputs checks each, so that it converts nothing where one would
-/// overwrite an input. The error is [`Error::OutputIsInput`], naming the
-/// input.
+/// overwrite an input. The error is [`Error::OutputIsInput`] naming the
+/// input, or [`Error::AlreadyTrace`] where that input is a trace already
+/// rather than a report (its conversion would refuse it in its turn).
 pub fn check_output_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
     match inputs.iter().find(|i| same_file(i.as_ref(), output)) {
-        Some(input) => Err(Error::OutputIsInput {
-            output: output.to_owned(),
-            input: input.as_ref().to_owned(),
-        }),
+        Some(input) => Err(own_output(input.as_ref(), output)),
         None => Ok(()),
+    }
+}
+
+/// Why `input` cannot be converted into `output`, the same file: it is a
+/// trace already (a file named like a trace that is no report), or it would
+/// be overwritten.
+pub(crate) fn own_output(input: &Path, output: &Path) -> Error {
+    match super::input::sniff(input) {
+        Err(e @ Error::AlreadyTrace { .. }) => e,
+        _ => Error::OutputIsInput {
+            output: output.to_owned(),
+            input: input.to_owned(),
+        },
     }
 }
 

@@ -53,9 +53,7 @@ pub(crate) fn sniff(path: &Path) -> Result<FileKind> {
     } else if head.starts_with(REPORT_MAGIC) {
         Ok(FileKind::NsysReport)
     } else {
-        Err(Error::UnknownFormat {
-            path: path.to_owned(),
-        })
+        Err(Error::not_a_report(path))
     }
 }
 

@@ -26,8 +26,9 @@ use super::output;
 use crate::convert::{self, ConvertError};
 use crate::error::{DatabaseError, Error, Result};
 use crate::nsys::Report;
+use crate::perfetto::json::transcode;
 use crate::perfetto::{Scope, Trace};
-use crate::{Cancellable, Options, Progress, Summary};
+use crate::{Cancellable, Format, Options, Progress, Summary};
 
 /// What the reports are aligned on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -177,7 +178,9 @@ pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
 
 /// Converts the reports or exports at `inputs` into one trace at `output`
 /// (written to a temporary file and renamed when complete), as `options`
-/// say, placed and labelled as `merge` says.
+/// say, placed and labelled as `merge` says. Chrome's JSON
+/// ([`Format::Json`]) is transcoded from the merged trace, written raw
+/// beside `output` first.
 pub fn merge_files(
     inputs: &[PathBuf],
     output: &Path,
@@ -227,12 +230,17 @@ pub fn merge_files(
         placed.push((input, facts));
     }
     let plan = Plan::new(&placed, merge.alignment);
-    output::write_atomically(output, |out| {
+    // JSON is transcoded from the merged trace, written raw beside it first.
+    let protobuf = match options.format {
+        Format::Json => Some(temporary_beside(output)?),
+        Format::Perfetto => None,
+    };
+    let merged = output::write_atomically(protobuf.as_ref().map_or(output, |t| t.path()), |out| {
         let out = Cancellable {
             out,
             cancel: options.cancel.as_deref(),
         };
-        let trace = Trace::new(out, 0, options.gzip);
+        let trace = Trace::new(out, 0, options.gzip.filter(|_| protobuf.is_none()));
         if let Some(t0) = plan.wall_clock {
             trace.set_wall_clock(t0);
         }
@@ -244,6 +252,10 @@ pub fn merge_files(
             let mut parts = options.parts;
             if sched_left_out {
                 parts = parts.without(crate::Part::Sched);
+            }
+            let mut left_out = Vec::new();
+            if protobuf.is_some() {
+                (parts, left_out) = convert::json_parts(&report, parts);
             }
             let namespace =
                 convert::namespace(&report).map_err(|e| converting(e, &input, output, options))?;
@@ -262,7 +274,6 @@ pub fn merge_files(
                 parts,
                 ..options.clone()
             };
-            report.set_filter(Some(&options.filter));
             let summary =
                 convert::convert_into(&report, &trace, &this_report, scope.namespace, &mut |p| {
                     progress(MergeProgress {
@@ -274,6 +285,7 @@ pub fn merge_files(
                 .map_err(|e| converting(e, &input, output, options))
                 .map(|mut s| {
                     s.no_event_tables = !report.has_event_tables();
+                    s.unconverted.extend(left_out);
                     s
                 })?;
             trace
@@ -305,12 +317,60 @@ pub fn merge_files(
             cause,
         })?;
         Ok(merged)
-    })
-    .map_err(|e| match e {
+    });
+    let merged = match protobuf {
+        None => merged,
+        Some(protobuf) => merged.and_then(|mut merged| {
+            let flows_on_nested = write_json(protobuf.path(), output, options)?;
+            // The whole trace's: told with the first report.
+            if let Some(first) = merged.first_mut() {
+                first.summary.json_flows_on_nested = flows_on_nested;
+            }
+            Ok(merged)
+        }),
+    };
+    merged.map_err(|e| match e {
         _ if options.cancelled() => Error::Interrupted {
             path: output.to_owned(),
         },
         e => e,
+    })
+}
+
+/// A temporary file beside `output` (where the trace's room is), removed
+/// when dropped.
+fn temporary_beside(output: &Path) -> Result<tempfile::NamedTempFile> {
+    let dir = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".nsys2perfetto-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|cause| Error::Output {
+            path: output.to_owned(),
+            cause,
+        })
+}
+
+/// Writes the raw Perfetto trace at `protobuf` to `output` as Chrome's
+/// JSON, gzipped as `options` say; returns how many flows leave or enter a
+/// slice that another starts at the same time (see [`Summary`]).
+fn write_json(protobuf: &Path, output: &Path, options: &Options) -> Result<u64> {
+    let failed = |cause| Error::Output {
+        path: output.to_owned(),
+        cause,
+    };
+    let input = std::fs::File::open(protobuf).map_err(failed)?;
+    output::write_atomically(output, |out| {
+        let out = Cancellable {
+            out,
+            cancel: options.cancel.as_deref(),
+        };
+        let input = std::io::BufReader::new(input);
+        let (_, transcoded) = transcode(input, out, options.gzip).map_err(failed)?;
+        Ok(transcoded.flows_on_nested)
     })
 }
 

@@ -371,7 +371,7 @@ pub enum TraceKind {
 pub fn trace_kind(path: &Path) -> Result<TraceKind> {
     match super::input::sniff(path) {
         Ok(_) => return Ok(TraceKind::Report),
-        Err(Error::UnknownFormat { .. }) => {}
+        Err(Error::UnknownFormat { .. } | Error::AlreadyTrace { .. }) => {}
         Err(e) => return Err(e),
     }
     let mut head = [0u8; 2];

@@ -157,7 +157,7 @@ mod tests {
             pid: Some(1),
             device: 0,
             context: Some(1),
-            stream: Some(7),
+            stream: 7,
             correlation_id: Some(corr),
             kind: OpKind::Kernel,
         }

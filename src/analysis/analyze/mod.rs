@@ -49,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::Report;
+use crate::nsys::RowFilter;
 use crate::nsys::MEMORY_KINDS;
 
 pub use report::write_findings;
@@ -250,7 +251,7 @@ impl Finding {
 
     /// A finding about GPU operation `op`, launched by the call `api`.
     fn of_op(rule: Rule, op: &GpuOp, api: &str) -> Self {
-        let mut f = Finding::new(rule, op.start, op.end, gpu_place(op, op.stream));
+        let mut f = Finding::new(rule, op.start, op.end, gpu_place(op, Some(op.stream)));
         f.api = Some(api.to_owned());
         f.correlation_ids.extend(op.correlation_id);
         match op.kind {
@@ -418,6 +419,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
     let reads_calls = rules.iter().any(|r| r.reads_calls());
     if reads_calls || needs_ops {
         report.for_each_gpu_work(
+            &RowFilter::none(),
             &call_names,
             needs_ops,
             |work| -> std::result::Result<(), E> {
@@ -458,7 +460,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
     }
     let ranges = gaps.ranges();
     let mut util = gpu_time_util::Utilization::new(&ranges, thresholds);
-    report.for_each_nsys_event(|event| -> rusqlite::Result<()> {
+    report.for_each_nsys_event(&RowFilter::none(), |event| -> rusqlite::Result<()> {
         let NsysEvent::Overhead(o) = event else {
             return Ok(());
         };
@@ -483,7 +485,8 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
         gaps.findings().into_iter().try_for_each(&mut *found)?;
     }
     if has(Rule::GpuTimeUtil) {
-        report.for_each_gpu_work(&[], true, |work| -> rusqlite::Result<()> {
+        let all = RowFilter::none();
+        report.for_each_gpu_work(&all, &[], true, |work| -> rusqlite::Result<()> {
             if let Work::Op(op) = work {
                 if let (Some(pid), true) = (op.pid, op.start > 0) {
                     util.add((pid, op.device), op.start, op.end);

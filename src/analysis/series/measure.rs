@@ -16,8 +16,9 @@ use crate::analysis::stats::ValueSets;
 use crate::analysis::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
+use crate::nsys::names::api_stats_name;
 use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::{Report, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed};
 
 use super::pattern::{EventKind, EventPattern};
 use super::SeriesCell;
@@ -82,7 +83,7 @@ pub(super) fn measure(
     }
 
     if !(cudnn.is_empty() && cublas.is_empty()) {
-        report.for_each_library_call(|call| -> Result<(), Failure> {
+        report.for_each_library_call(&RowFilter::none(), |call| -> Result<(), Failure> {
             let matcher = match call.library {
                 Library::Cudnn => &mut cudnn,
                 Library::Cublas => &mut cublas,
@@ -119,7 +120,7 @@ fn nvtx_pass(
 ) -> Result<(), Failure> {
     // The sets of patterns ranges match, each kept once and shared.
     let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();
-    report.for_each_nvtx_event(|e| -> Result<(), Failure> {
+    report.for_each_nvtx_event(&RowFilter::none(), |e| -> Result<(), Failure> {
         if e.kind == NvtxKind::Mark {
             return Ok(());
         }
@@ -169,14 +170,15 @@ fn cuda_pass(
     mut projector: Option<&mut Projector<Arc<[usize]>>>,
     durations: &mut ValueSets,
 ) -> Result<(), Failure> {
-    report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
+    report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };
         match &event {
             // A record that repeats a call (to carry its stack) is no call of its own.
+            // Matched as recorded and as nsys's reports name it.
             CudaEvent::Api(call) if !call.repeats_a_call => {
-                for &p in api.matching(call.name, "") {
+                for &p in api.matching(call.name, api_stats_name(call.name)) {
                     durations.add(p, call.end - call.start);
                 }
             }

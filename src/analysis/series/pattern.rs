@@ -14,7 +14,8 @@ pub enum EventKind {
     /// GPU kernels, by short or demangled name; their GPU time.
     Kernel,
     /// CUDA runtime and driver API calls, by name as recorded
-    /// (`cudaLaunchKernel_v7000`); their CPU time.
+    /// (`cudaLaunchKernel_v7000`) or as `stats` prints it
+    /// (`cudaLaunchKernel`); their CPU time.
     CudaApi,
     /// cuDNN calls (`CUDNN_EVENTS`); their CPU time.
     Cudnn,

@@ -20,11 +20,11 @@ use rustc_hash::FxHashMap;
 
 use crate::analysis::Failure;
 use crate::nsys::cuda::{CudaEvent, KERNEL};
-use crate::nsys::{Report, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed};
 
 use super::aggregate::{Stats, ValueSets};
-use super::reports::api_name;
 use super::table::{spread_cells, Cell};
+use crate::nsys::names::api_stats_name;
 
 /// A record of a launching call.
 struct Call {
@@ -86,7 +86,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
     let mut measures = ValueSets::default();
     // Records repeating a call that has not come yet: their ends and launches.
     let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
-    report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
+    report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };
@@ -123,7 +123,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
                 }
                 launch.calls.push(Call {
                     tid: call.tid,
-                    name: api_names.number(api_name(call.name)),
+                    name: api_names.number(api_stats_name(call.name)),
                     start: call.start,
                     end: call.end,
                 });

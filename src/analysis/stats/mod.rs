@@ -20,7 +20,7 @@ pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::projected_by_name;
 pub use reports::StatsReport;
-pub(crate) use reports::{api_groups, api_name, kernel_groups, nvtx_groups};
+pub(crate) use reports::{api_groups, kernel_groups, nvtx_groups};
 pub use table::{Cell, Table, TableFormat};
 
 use crate::error::Result;

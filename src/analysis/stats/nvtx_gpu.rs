@@ -21,9 +21,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::projection::{streamed, Projector, Range, RangeFeed};
 use crate::analysis::Failure;
-use crate::nsys::cuda::CudaEvent;
-use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::{Report, Streamed};
+use crate::nsys::cuda::{self, CudaEvent};
+use crate::nsys::nvtx::{self, NvtxKind};
+use crate::nsys::{Report, RowFilter, Streamed};
 
 use super::aggregate::ValueSets;
 use super::table::{spread_cells, Cell};
@@ -93,7 +93,7 @@ fn send_ranges(
     let mut key_index: FxHashMap<(String, bool), u32> = FxHashMap::default();
     let mut open: FxHashMap<(u32, u32), Vec<Enclosing>> = FxHashMap::default();
     let mut next_id = 0u64;
-    report.for_each_nvtx_event(|e| -> Result<(), Failure> {
+    report.for_each_nvtx_event(&RowFilter::none(), |e| -> Result<(), Failure> {
         // Only ranges that start and end on one thread are projected, or
         // parents of projected ones.
         if e.kind == NvtxKind::Mark || e.end_tid.is_some() {
@@ -175,7 +175,7 @@ fn project(
         u64::try_from(last).ok(),
         |feed| send_ranges(report, Some(last), feed),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
+            report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 if let Streamed::Event(event) = streamed {
                     see(&event);
                     projector.cuda_event(&event);
@@ -366,11 +366,7 @@ struct KernelGroup {
 /// of their own, with no range.
 pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     // Like nsys, nothing without NVTX data, kernels or CUDA API calls.
-    let needs = [
-        "NVTX_EVENTS",
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        "CUPTI_ACTIVITY_KIND_RUNTIME",
-    ];
+    let needs = [nvtx::TABLE, cuda::KERNEL, cuda::RUNTIME];
     if !needs.iter().all(|t| report.has_table(t)) {
         return Ok(Vec::new());
     }
@@ -404,7 +400,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
         open_until,
         |feed| send_ranges(report, last, feed),
         |projector| {
-            report.for_each_cuda_event(|streamed| -> Result<(), Failure> {
+            report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 let Streamed::Event(event) = streamed else {
                     return Ok(());
                 };

@@ -2,6 +2,7 @@
 //! computed from one pass over its tables.
 
 use crate::analysis::Failure;
+use crate::nsys::names::{api_stats_name, memcpy_stats_name, MEMSET_STATS_NAME};
 use crate::nsys::Report;
 
 use super::aggregate::{Groups, Stats};
@@ -252,45 +253,6 @@ impl std::fmt::Display for StatsReport {
     }
 }
 
-/// A CUDA API name without its version suffix (`cudaLaunchKernel_v7000`
-/// is `cudaLaunchKernel`): nsys drops the last six characters when they
-/// start with `_v`.
-pub(crate) fn api_name(name: &str) -> &str {
-    let chars: Vec<(usize, char)> = name.char_indices().collect();
-    match chars.len().checked_sub(6) {
-        Some(at) if chars[at].1 == '_' && chars[at + 1].1 == 'v' => &name[..chars[at].0],
-        _ => name,
-    }
-}
-
-/// `[CUDA memcpy Host-to-Device]`: a copy's `copyKind` named as nsys 2025.3
-/// names it (the labels of the export's ENUM_CUDA_MEMCPY_OPER).
-pub(crate) fn memcpy_name(kind: i64) -> String {
-    const KINDS: [&str; 14] = [
-        "Unknown",
-        "Host-to-Device",
-        "Device-to-Host",
-        "Host-to-Array",
-        "Array-to-Host",
-        "Array-to-Array",
-        "Array-to-Device",
-        "Device-to-Array",
-        "Device-to-Device",
-        "Host-to-Host",
-        "Peer-to-Peer",
-        "Unified Host-to-Device",
-        "Unified Device-to-Host",
-        "Unified Device-to-Device",
-    ];
-    let label = usize::try_from(kind)
-        .ok()
-        .and_then(|k| KINDS.get(k))
-        .unwrap_or(&KINDS[0]);
-    format!("[CUDA memcpy {label}]")
-}
-
-pub(crate) const MEMSET_NAME: &str = "[CUDA memset]";
-
 /// The time columns of a row: share of `grand`, total, count, average,
 /// median, min, max, standard deviation.
 fn time_cells(s: &Stats, grand: i128) -> Vec<Cell> {
@@ -333,7 +295,7 @@ pub(crate) fn api_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failur
 
 fn api_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     Ok(time_rows(api_groups(report)?, |name| {
-        vec![Cell::Text(api_name(&name).to_owned())]
+        vec![Cell::Text(api_stats_name(&name).to_owned())]
     }))
 }
 
@@ -366,8 +328,8 @@ fn memory_groups(report: &Report, measure: Measure) -> Result<Vec<(String, Stats
     let mut groups = Groups::<String>::default();
     report.each_memory_row(|m| {
         let name = match m.copy_kind {
-            Some(kind) => memcpy_name(kind),
-            None => MEMSET_NAME.to_owned(),
+            Some(kind) => memcpy_stats_name(kind),
+            None => MEMSET_STATS_NAME.to_owned(),
         };
         let value = match measure {
             Measure::Time => m.end - m.start,
@@ -416,8 +378,8 @@ fn gpu_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
     })?;
     report.each_memory_row(|m| {
         let name = match m.copy_kind {
-            Some(kind) => memcpy_name(kind),
-            None => MEMSET_NAME.to_owned(),
+            Some(kind) => memcpy_stats_name(kind),
+            None => MEMSET_STATS_NAME.to_owned(),
         };
         groups.add(&(name, GpuCategory::Memory), m.end - m.start);
     })?;
@@ -547,14 +509,6 @@ fn cpu_page_faults_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn api_names_lose_their_version_suffix_only() {
-        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
-        assert_eq!(api_name("cuLibraryLoadData"), "cuLibraryLoadData");
-        assert_eq!(api_name("_v1234"), "");
-        assert_eq!(api_name("v1234"), "v1234");
-    }
 
     #[test]
     fn every_name_parses_back() {

@@ -25,7 +25,11 @@ pub fn run(
     quiet: bool,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
-    let files = files_below(inputs, output).map_err(refused_option)?;
+    if let Some(out) = output {
+        let why = "with directories to convert, -o names the directory that mirrors their tree";
+        crate::convert::check_directory(out, why).map_err(crate::Usage)?;
+    }
+    let files = files_below(inputs, output, options.format).map_err(refused_option)?;
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());

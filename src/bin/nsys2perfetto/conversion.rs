@@ -1,40 +1,137 @@
 //! The flags that choose what a trace holds and how it is written, shared by
-//! the subcommands that convert (`convert`, `profile`).
+//! the subcommands that convert (`convert`, `profile`; `merge` takes how it
+//! is written and which parts).
+
+use std::path::Path;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use nsys2perfetto::analyze::Thresholds;
-use nsys2perfetto::{Filter, Options, Part, Parts, TimeWindow};
+use nsys2perfetto::{Filter, Format, Options, Part, Parts, TimeWindow};
 
-/// What goes into the trace, and how it is compressed.
+/// What goes into the trace, and how it is written.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Conversion {
-    /// Write raw protobuf instead of gzip.
-    #[arg(long, conflicts_with = "level")]
-    no_gzip: bool,
+    #[command(flatten)]
+    pub encoding: Encoding,
 
-    /// Gzip level: 1 is fastest, 9 smallest. Level 1 compresses in 70% of
-    /// the default's time into 6% more bytes; 6 saves 7% at twice the time.
-    #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
-          value_parser = clap::value_parser!(u32).range(1..=9))]
-    level: u32,
-
-    /// Leave these out of the trace, for a lighter one (see README.md for
-    /// what each part holds).
-    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
-    exclude: Vec<Part>,
+    #[command(flatten)]
+    selection: Selection,
 
     /// Add an "Analysis" track group: what `nsys2perfetto analyze` finds
     /// (with its default thresholds), as slices over the offending time.
     #[arg(long)]
     findings: bool,
 
+    #[command(flatten)]
+    filters: Filters,
+}
+
+/// How a trace is written: its format and its compression.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Encoding {
+    /// Write Perfetto's protobuf, or Chrome's trace event JSON for tools that
+    /// read only JSON (default: as the output's name says, json for .json and
+    /// .json.gz; a format the name contradicts is refused). JSON is gzipped
+    /// only when its name ends in .gz; it carries no CPU samples, context
+    /// switches or call stacks.
+    #[arg(long, value_name = "FORMAT", value_parser = ["perfetto", "json"])]
+    format: Option<String>,
+
+    /// Write raw protobuf instead of gzip.
+    #[arg(long, conflicts_with = "level")]
+    no_gzip: bool,
+
+    /// Gzip level: 1 is fastest, 9 smallest (default: 3). Level 1 compresses
+    /// in 70% of the default's time into 6% more bytes; 6 saves 7% at twice
+    /// the time.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=9))]
+    level: Option<u32>,
+}
+
+/// Which parts of the report the trace holds.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Selection {
+    /// Leave these out of the trace, for a lighter one (see README.md for
+    /// what each part holds).
+    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
+    exclude: Vec<Part>,
+
     /// Only these parts in the trace (then --exclude leaves out of them).
     #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
     only: Vec<Part>,
+}
 
-    #[command(flatten)]
-    filters: Filters,
+impl Encoding {
+    /// Sets the format and gzip level of `options` for a trace written to
+    /// `name` (`None`: to standard output, or under a name made from the
+    /// format), or says how these flags contradict the name.
+    pub fn apply(&self, options: &mut Options, name: Option<&Path>) -> Result<(), String> {
+        options.format = self.format(name)?;
+        options.gzip = self.gzip(options.format, name)?;
+        Ok(())
+    }
+
+    /// `--format`, else the format `name` names, else Perfetto's.
+    fn format(&self, name: Option<&Path>) -> Result<Format, String> {
+        let named = name.and_then(Format::named);
+        let asked = match self.format.as_deref() {
+            Some("json") => Some(Format::Json),
+            Some(_) => Some(Format::Perfetto),
+            None => None,
+        };
+        match (asked, named, name) {
+            (Some(asked), Some(named), Some(name)) if asked != named => Err(format!(
+                "--format {} and the output {} disagree: drop --format, or name the output .{}",
+                self.format.as_deref().unwrap_or_default(),
+                name.display(),
+                asked.extension()
+            )),
+            (Some(format), ..) | (None, Some(format), _) => Ok(format),
+            (None, None, _) => Ok(Format::Perfetto),
+        }
+    }
+
+    /// The gzip level: Perfetto's protobuf is gzipped unless --no-gzip; JSON
+    /// only where its name ends in .gz (readers of JSON often take only
+    /// plain text).
+    fn gzip(&self, format: Format, name: Option<&Path>) -> Result<Option<u32>, String> {
+        let level = self.level.unwrap_or(nsys2perfetto::DEFAULT_GZIP_LEVEL);
+        if format != Format::Json {
+            return Ok((!self.no_gzip).then_some(level));
+        }
+        let gz = name.filter(|n| n.to_string_lossy().ends_with(".gz"));
+        match (gz, name) {
+            (Some(_), _) if self.no_gzip => {
+                Err("--no-gzip with an output name ending in .gz: drop one".into())
+            }
+            (Some(_), _) => Ok(Some(level)),
+            (None, Some(name)) if self.level.is_some() => Err(format!(
+                "--level and the output {}, plain JSON: JSON is gzipped only when its name ends in .gz",
+                name.display()
+            )),
+            (None, None) if self.level.is_some() => Err(
+                "--level with plain JSON: JSON is gzipped only when its name ends in .gz".into(),
+            ),
+            (None, _) => Ok(None),
+        }
+    }
+}
+
+impl Selection {
+    /// The parts these flags keep.
+    pub fn parts(&self) -> Parts {
+        let chosen = match self.only.is_empty() {
+            true => Parts::all(),
+            false => Part::ALL
+                .into_iter()
+                .filter(|p| !self.only.contains(p))
+                .fold(Parts::all(), |parts, p| parts.without(p)),
+        };
+        self.exclude
+            .iter()
+            .fold(chosen, |parts, p| parts.without(*p))
+    }
 }
 
 /// Which events stay: each filter is applied while the report is read.
@@ -110,26 +207,17 @@ fn part_parser() -> impl TypedValueParser<Value = Part> {
 
 impl Conversion {
     /// The options these flags ask for, or why they cannot be had (a bad
-    /// regular expression).
+    /// regular expression). The format and gzip level are the default's:
+    /// [`Encoding::apply`] sets them for the output.
     pub fn options(self) -> nsys2perfetto::Result<Options> {
         let Conversion {
-            no_gzip,
-            level,
-            exclude,
+            encoding: _,
+            selection,
             findings,
-            only,
             filters,
         } = self;
         let mut options = Options::default();
-        options.gzip = (!no_gzip).then_some(level);
-        let chosen = match only.is_empty() {
-            true => Parts::all(),
-            false => Part::ALL
-                .into_iter()
-                .filter(|p| !only.contains(p))
-                .fold(Parts::all(), |parts, p| parts.without(p)),
-        };
-        options.parts = exclude.iter().fold(chosen, |parts, p| parts.without(*p));
+        options.parts = selection.parts();
         options.findings = findings.then(Thresholds::default);
         options.filter = filters.filter()?;
         Ok(options)

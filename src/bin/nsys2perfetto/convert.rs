@@ -10,7 +10,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use nsys2perfetto::{
-    check_output_not_input, convert_file, convert_to_writer, Error, Format, Options, Progress,
+    check_output_not_input, convert_file, convert_to_writer, Error, Options, Progress,
 };
 
 use crate::conversion::Conversion;
@@ -37,18 +37,12 @@ pub struct Args {
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
 
-    /// Output file (default: INPUT with extension .perfetto-trace), or a
-    /// directory to write each trace into (the only choice with several
-    /// inputs), or - for standard output.
+    /// Output file (default: INPUT with extension .perfetto-trace, or .json
+    /// with --format json), or a directory to write each trace into (the only
+    /// choice with several inputs; one named with a trailing / is made, with
+    /// any missing parent, as `mkdir -p` does), or - for standard output.
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
-
-    /// Write Perfetto's protobuf, or Chrome's trace event JSON for tools that
-    /// read only JSON (default: json when -o ends in .json or .json.gz).
-    /// JSON goes to INPUT.json by default and is gzipped only when its name
-    /// ends in .gz; it carries no CPU samples, context switches or call stacks.
-    #[arg(long, value_name = "FORMAT", value_parser = ["perfetto", "json"])]
-    format: Option<String>,
 
     #[command(flatten)]
     conversion: Conversion,
@@ -68,37 +62,25 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let Args {
         inputs,
         output,
-        format,
         conversion,
         nsys,
         quiet,
         jobs,
     } = args;
+    let encoding = conversion.encoding.clone();
     let mut options = conversion.options().map_err(|e| Usage(e.to_string()))?;
     options.nsys = nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
-    options.format = match format.as_deref() {
-        Some("json") => Format::Json,
-        Some(_) => Format::Perfetto,
-        None => output
-            .as_deref()
-            .filter(|o| !o.is_dir())
-            .map_or(Format::Perfetto, Format::of_name),
-    };
-    if options.format == Format::Json
-        && options.gzip.is_none()
-        && output
-            .as_deref()
-            .is_some_and(|o| o.to_string_lossy().ends_with(".gz"))
-    {
-        let refusal = "--no-gzip with an output name ending in .gz: drop one";
-        return Err(Usage(refusal.into()).into());
-    }
-    let extension = match options.format {
-        Format::Json => "json",
-        _ => "perfetto-trace",
-    };
-    if inputs.iter().any(|i| i.is_dir()) {
+    // The name of the one trace that -o names (not a directory, not -).
+    let named = output.as_deref().filter(|o| {
+        *o != Path::new("-") && !o.is_dir() && !names_directory(o) && inputs.len() == 1
+    });
+    let batch = inputs.iter().any(|i| i.is_dir());
+    encoding
+        .apply(&mut options, named.filter(|_| !batch))
+        .map_err(Usage)?;
+    let extension = options.format.extension();
+    if batch {
         let jobs = jobs.map(usize::from);
         return crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
     }
@@ -108,12 +90,6 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         if signals.received().is_some() {
             let stopped = format!("interrupted before converting {}", input.display());
             return Err(Interrupted(stopped).into());
-        }
-        let mut options = options.clone();
-        if options.format == Format::Json {
-            // JSON is gzipped by name: readers of JSON often take only plain text.
-            let gz = matches!(target, Target::File(p) if p.to_string_lossy().ends_with(".gz"));
-            options.gzip = options.gzip.filter(|_| gz);
         }
         match convert_one(input, target, &options, quiet) {
             Ok(()) => {}
@@ -180,24 +156,15 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
         return Ok(vec![Target::Stdout]);
     }
     let into_dir = match output {
-        Some(out) => {
-            let says_dir = out
-                .as_os_str()
-                .to_string_lossy()
-                .ends_with(['/', std::path::MAIN_SEPARATOR]);
-            if several || says_dir {
-                if !out.exists() {
-                    return Err(format!("directory {} does not exist", out.display()));
-                }
-                if !out.is_dir() {
-                    return Err(format!(
-                        "{} is not a directory: with several inputs, -o names the directory to write them into",
-                        out.display()
-                    ));
-                }
-            }
-            out.is_dir().then_some(out)
+        Some(out) if several || names_directory(out) => {
+            let why = match several {
+                true => "with several inputs, -o names the directory to write them into",
+                false => "a trailing / names a directory",
+            };
+            check_directory(out, why)?;
+            Some(out)
         }
+        Some(out) => out.is_dir().then_some(out),
         None => None,
     };
     let mut targets = Vec::new();
@@ -223,8 +190,12 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
         targets.push(target);
     }
     for target in &targets {
-        if let Err(e) = check_output_not_input(target, inputs) {
-            return Err(format!("{e}{}", hint(&e, output.is_none())));
+        match check_output_not_input(target, inputs) {
+            Ok(()) => {}
+            // No report, but no conflict either: said in its turn, as
+            // any input that is no report.
+            Err(Error::AlreadyTrace { .. }) => {}
+            Err(e) => return Err(format!("{e}{}", hint(&e, output.is_none()))),
         }
     }
     let mut seen: HashMap<PathBuf, usize> = HashMap::new();
@@ -239,7 +210,50 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
         }
         seen.insert(identity(target), i);
     }
+    if let Some(dir) = into_dir {
+        make_directory(dir)?;
+    }
     Ok(targets.into_iter().map(Target::File).collect())
+}
+
+/// Whether `out` is written as a directory: with a trailing slash.
+pub fn names_directory(out: &Path) -> bool {
+    out.as_os_str()
+        .to_string_lossy()
+        .ends_with(['/', std::path::MAIN_SEPARATOR])
+}
+
+/// Checks `-o`, which must name a directory (`why` says why): one that
+/// exists, or one named with a trailing slash, made by [`make_directory`].
+pub fn check_directory(out: &Path, why: &str) -> Result<(), String> {
+    // Without its trailing slash: "file/" is a file named so, not missing.
+    match std::fs::metadata(out.components().as_path()) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(format!("{} is not a directory: {why}", out.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Output {
+            path: out.to_owned(),
+            cause: e,
+        }
+        .to_string()),
+        Err(_) if names_directory(out) => Ok(()),
+        Err(_) => Err(format!(
+            "directory {} does not exist (write {}/ to have it made)",
+            out.display(),
+            out.display()
+        )),
+    }
+}
+
+/// Makes the directory `-o` names where it is missing, with its missing
+/// parents, as `mkdir -p` does.
+pub fn make_directory(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|cause| {
+        Error::Output {
+            path: dir.to_owned(),
+            cause,
+        }
+        .to_string()
+    })
 }
 
 /// A path that names the same file however `path` was written: its
@@ -262,19 +276,30 @@ fn convert_one(
     quiet: bool,
 ) -> nsys2perfetto::Result<()> {
     let started = Instant::now();
+    let style = |template| {
+        ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> ")
+    };
+    // Until the rows are counted (while nsys exports, say), no bar: one of
+    // 0 rows would read as done.
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let style = "{msg} [{bar:30}] {percent:>3}% {human_pos}/{human_len} rows, {eta} left";
         let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template(style)
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
+        bar.set_style(style("{msg}: opening"));
         bar.set_message(input.display().to_string());
         bar
     });
+    let mut counted = false;
     let mut progress = |p: Progress| {
-        if let Some(bar) = &bar {
+        let Some(bar) = &bar else { return };
+        if !counted && p.rows_total > 0 {
+            counted = true;
+            bar.set_length(p.rows_total);
+            bar.set_style(style(
+                "{msg} [{bar:30}] {percent:>3}% {human_pos}/{human_len} rows, {eta} left",
+            ));
+        }
+        if counted {
             bar.set_length(p.rows_total);
             bar.set_position(p.rows_read);
         }

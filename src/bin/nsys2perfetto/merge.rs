@@ -14,8 +14,9 @@ use nsys2perfetto::merge::{
 };
 use nsys2perfetto::Options;
 
+use crate::conversion::{Encoding, Selection};
 use crate::signals::Signals;
-use crate::{human_bytes, note, warn};
+use crate::{human_bytes, note, warn, Usage};
 
 /// Merge the reports of one job (one per MPI rank or node) into one trace.
 ///
@@ -30,7 +31,8 @@ pub struct Args {
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<PathBuf>,
 
-    /// The merged trace.
+    /// The merged trace: Perfetto's protobuf, or Chrome's JSON for a name
+    /// ending in .json or .json.gz (see --format).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
 
@@ -41,14 +43,11 @@ pub struct Args {
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
     rank_from_name: Option<RankPattern>,
 
-    /// Write raw protobuf instead of gzip.
-    #[arg(long, conflicts_with = "level")]
-    no_gzip: bool,
+    #[command(flatten)]
+    encoding: Encoding,
 
-    /// Gzip level: 1 is fastest, 9 smallest.
-    #[arg(long, value_name = "N", default_value_t = nsys2perfetto::DEFAULT_GZIP_LEVEL,
-          value_parser = clap::value_parser!(u32).range(1..=9))]
-    level: u32,
+    #[command(flatten)]
+    selection: Selection,
 
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
@@ -66,7 +65,10 @@ fn parse_regex(s: &str) -> Result<RankPattern, String> {
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
-    options.gzip = (!args.no_gzip).then_some(args.level);
+    args.encoding
+        .apply(&mut options, Some(&args.output))
+        .map_err(Usage)?;
+    options.parts = args.selection.parts();
     options.nsys = args.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let mut merge = MergeOptions::default();
@@ -76,7 +78,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let style = "{msg} [{bar:30}] {percent:>3}%";
-        let bar = ProgressBar::new(0);
+        // As long as the inputs from the start: a bar of length 0 reads 100%.
+        let bar = ProgressBar::new(args.inputs.len() as u64);
         bar.set_style(
             ProgressStyle::with_template(style)
                 .expect("valid template")
@@ -150,9 +153,12 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
         );
     }
     let size = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
+    let count = match reports.len() {
+        1 => "1 report".to_owned(),
+        n => format!("{n} reports"),
+    };
     eprintln!(
-        "{} reports -> {} ({}) in {:.2}s",
-        reports.len(),
+        "{count} -> {} ({}) in {:.2}s",
         output.display(),
         human_bytes(size),
         started.elapsed().as_secs_f64()

@@ -31,7 +31,7 @@ pub struct Args {
     trace: Option<String>,
 
     /// The report's name without extension: NAME.nsys-rep and
-    /// NAME.perfetto-trace are written (default: report1, report2, ... in
+    /// NAME.perfetto-trace (NAME.json with --format json) are written (default: report1, report2, ... in
     /// the current directory, the first one free).
     #[arg(short, long, value_name = "NAME")]
     output: Option<PathBuf>,
@@ -107,6 +107,11 @@ pub struct Args {
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let options = args.conversion.clone().options();
     let mut options = options.map_err(|e| Usage(e.to_string()))?;
+    // The trace is named after the report, with the format's extension.
+    args.conversion
+        .encoding
+        .apply(&mut options, None)
+        .map_err(Usage)?;
     options.nsys = args.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
     match &args.series {
@@ -142,7 +147,9 @@ fn profile_and_convert(
     profile.trace = args.trace.clone();
     profile.nsys_args = args.nsys_args.clone();
     profile.overwrite = force;
-    let trace_path = profile.report_path().with_extension("perfetto-trace");
+    let trace_path = profile
+        .report_path()
+        .with_extension(options.format.extension());
     if !force && trace_path.exists() {
         let e = Error::ReportExists { path: trace_path };
         return Err(anyhow!("{e} (-o NAME, --force)"));

@@ -144,13 +144,11 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
         }
     };
     let outputs = [args.output.as_deref(), args.svg.as_deref()];
-    let inputs: Vec<&Path> = runs.iter().map(|r| r.input.as_path()).collect();
     for output in outputs.into_iter().flatten() {
-        if let Err(Error::OutputIsInput { input, .. }) = check_output_not_input(output, &inputs) {
-            let run = runs
-                .iter()
-                .find(|r| r.input == input)
-                .expect("one of the runs");
+        if let Some(run) = runs
+            .iter()
+            .find(|r| check_output_not_input(output, &[&r.input]).is_err())
+        {
             return Err(format!(
                 "cannot write {}: it is the report of {parameter}={}",
                 output.display(),

@@ -11,7 +11,7 @@ mod encode;
 mod pipe;
 mod transcode;
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -38,18 +38,28 @@ where
 {
     let (writer, reader) = pipe::pipe();
     std::thread::scope(|scope| {
-        let transcoder = scope.spawn(move || match gzip {
-            Some(level) => {
-                let (gz, transcoded) =
-                    transcode::transcode(reader, GzEncoder::new(out, Compression::new(level)))?;
-                Ok((gz.finish()?, transcoded))
-            }
-            None => transcode::transcode(reader, out),
-        });
+        let transcoder = scope.spawn(move || transcode(reader, out, gzip));
         let written = write(writer)
             .and_then(|(writer, written)| writer.finish().map(|()| written).map_err(E::from));
         // The pipe is closed now (finished, or dropped with the error), so
         // the transcoder ends.
         (written, crate::worker::outcome(transcoder.join()))
     })
+}
+
+/// Transcodes the Perfetto trace (not gzipped) read from `input` into JSON
+/// written to `out`, gzipped at level `gzip` if given.
+pub fn transcode<R: Read, W: Write>(
+    input: R,
+    out: W,
+    gzip: Option<u32>,
+) -> io::Result<(W, Transcoded)> {
+    match gzip {
+        Some(level) => {
+            let (gz, transcoded) =
+                transcode::transcode(input, GzEncoder::new(out, Compression::new(level)))?;
+            Ok((gz.finish()?, transcoded))
+        }
+        None => transcode::transcode(input, out),
+    }
 }

@@ -13,10 +13,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::filter::Filter;
-use crate::nsys::{Metadata, Report};
+use crate::nsys::{Report, RowFilter};
 
-use super::nvtx::domain_name;
+use super::nvtx::keeps_nvtx;
 use super::ConvertError;
 
 /// Per thread (pid, tid), the spans covered by kept NVTX ranges: sorted,
@@ -31,11 +30,12 @@ pub struct NvtxSpans {
 
 impl NvtxSpans {
     /// The spans of the NVTX ranges of `report` that `filter` keeps.
-    pub fn read(report: &Report, filter: &Filter) -> Result<Self, ConvertError> {
+    pub fn read(report: &Report, filter: &RowFilter) -> Result<Self, ConvertError> {
         let meta = report.meta();
         let mut by_thread: FxHashMap<(u32, u32), Vec<(i64, i64)>> = FxHashMap::default();
-        report.for_each_thread_nvtx_range(|r| -> Result<(), ConvertError> {
-            if keeps_nvtx(filter, meta, r.pid, r.domain, r.text) {
+        let kept = filter.filter();
+        report.for_each_thread_range(filter, |r| -> Result<(), ConvertError> {
+            if kept.is_none_or(|kept| keeps_nvtx(kept, meta, r.pid, r.domain, r.text)) {
                 let end = r.end.unwrap_or(i64::MAX);
                 by_thread
                     .entry((r.pid, r.tid))
@@ -60,7 +60,7 @@ impl NvtxSpans {
             launched_outside_window: FxHashSet::default(),
         };
         let mut outside = FxHashSet::default();
-        report.for_each_launch_outside_window(|call| -> Result<(), ConvertError> {
+        report.for_each_launch_outside_window(filter, |call| -> Result<(), ConvertError> {
             if spans.covers(call.pid, call.tid, call.start) {
                 outside.insert((call.pid, call.correlation_id));
             }
@@ -84,26 +84,6 @@ impl NvtxSpans {
     pub fn launched_outside_window(&self, pid: u32, correlation_id: i64) -> bool {
         self.launched_outside_window
             .contains(&(pid, correlation_id))
-    }
-}
-
-/// Whether `filter` keeps an NVTX event of process `pid` and domain `domain`
-/// (0: the default one) with message `text`; an event without a message is
-/// named by its domain.
-pub fn keeps_nvtx(
-    filter: &Filter,
-    meta: &Metadata,
-    pid: u32,
-    domain: i64,
-    text: Option<&str>,
-) -> bool {
-    let domain_label = match domain {
-        0 => None,
-        id => Some(meta.nvtx_domains.get(&(pid, id)).map_or("", String::as_str)),
-    };
-    match text {
-        Some(text) if !text.is_empty() => filter.keeps_nvtx(text, domain_label),
-        _ => filter.keeps_nvtx(&domain_name(meta, pid, domain), domain_label),
     }
 }
 

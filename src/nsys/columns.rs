@@ -1,0 +1,141 @@
+//! The contract of an export table's columns, declared once by the reader
+//! that owns the table: each column's name, whether a row can be read
+//! without it, and the type its values read as. Every reader of the table,
+//! the owner's own and those that need fewer columns, takes the columns it
+//! reads from that one declaration (`Select::take`), so no two readers can
+//! disagree on a column.
+
+use std::marker::PhantomData;
+
+use super::select::{Col, Select};
+
+/// A declared column, read as a `T`.
+pub(crate) struct Column<T> {
+    name: &'static str,
+    /// Rows cannot be read without it: a table that lacks it is unreadable.
+    required: bool,
+    value: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Column<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Column<T> {}
+
+impl<T> Column<T> {
+    /// A column every row needs (`T` says whether its values may be NULL).
+    pub const fn required(name: &'static str) -> Self {
+        Self {
+            name,
+            required: true,
+            value: PhantomData,
+        }
+    }
+
+    /// The column's name in the export.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<T> Column<Option<T>> {
+    /// A column that some versions' exports lack: NULL there.
+    pub const fn optional(name: &'static str) -> Self {
+        Self {
+            name,
+            required: false,
+            value: PhantomData,
+        }
+    }
+}
+
+impl Select<'_> {
+    /// Reads `column`, as its declaration says.
+    pub fn take<T>(&mut self, column: Column<T>) -> Col<T> {
+        match column.required {
+            true => self.required(column.name),
+            false => {
+                let sql = self.column_or_null(column.name);
+                self.expr(sql)
+            }
+        }
+    }
+}
+
+/// What a field of a [`columns!`] struct holds: the column's declaration
+/// ([`Declared`]), or the handle of a `Select` that reads it ([`Taken`]).
+pub(crate) trait Holds: Clone + Copy {
+    type Of<T>: Copy;
+}
+
+/// The columns as declared.
+#[derive(Clone, Copy)]
+pub(crate) enum Declared {}
+
+impl Holds for Declared {
+    type Of<T> = Column<T>;
+}
+
+/// The columns as taken into a `Select`, to read rows with.
+#[derive(Clone, Copy)]
+pub(crate) enum Taken {}
+
+impl Holds for Taken {
+    type Of<T> = Col<T>;
+}
+
+/// Every column of a declaration, taken into a `Select` at once.
+pub(crate) trait TakeAll {
+    /// The declaration's struct, of handles.
+    type Taken;
+    fn take_all(self, s: &mut Select) -> Self::Taken;
+}
+
+/// Declares the columns of a table (or of several tables of one shape): a
+/// struct of [`Column`]s and the constant that holds them. The reader that
+/// owns the table takes them all (`take_all`: the same struct, of handles);
+/// others take the few they read (`Select::take`).
+///
+/// ```ignore
+/// columns! {
+///     /// The columns of an API call table.
+///     pub(crate) struct ApiColumns = API {
+///         start: i64 = required("start"),
+///         name_id: Option<i64> = optional("nameId"),
+///     }
+/// }
+/// ```
+macro_rules! columns {
+    (
+        $(#[$doc:meta])*
+        $vis:vis struct $name:ident = $constant:ident {
+            $($field:ident: $ty:ty = $how:ident($column:literal),)*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        $vis struct $name<H: $crate::nsys::columns::Holds = $crate::nsys::columns::Declared> {
+            $(pub $field: H::Of<$ty>,)*
+        }
+
+        $(#[$doc])*
+        $vis const $constant: $name = $name {
+            $($field: $crate::nsys::columns::Column::$how($column),)*
+        };
+
+        impl $crate::nsys::columns::TakeAll for $name {
+            type Taken = $name<$crate::nsys::columns::Taken>;
+
+            fn take_all(self, s: &mut $crate::nsys::select::Select) -> Self::Taken {
+                $name {
+                    $($field: s.take(self.$field),)*
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use columns;
