@@ -9,14 +9,21 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// An input could not be read.
     #[error("cannot read {}: {}", path.display(), plain(cause))]
     Unreadable {
+        /// The file.
         path: PathBuf,
+        /// What went wrong.
         cause: std::io::Error,
     },
 
+    /// An input is neither a report nor an export.
     #[error("{} is neither an Nsight Systems report (.nsys-rep, .qdrep) nor an SQLite export", path.display())]
-    UnknownFormat { path: PathBuf },
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
 
     /// nsys's raw capture, which only its `QdstrmImporter` turns into a
     /// report (`profile` does so where nsys did not).
@@ -26,27 +33,50 @@ pub enum Error {
         path.display(),
         path.display()
     )]
-    RawCapture { path: PathBuf },
+    RawCapture {
+        /// The file.
+        path: PathBuf,
+    },
 
     /// A trace given where a report is read: its content is no report's, its
     /// name a trace's.
     #[error("{} is already a trace, not a report: open it with `nsys2perfetto open {}`", path.display(), path.display())]
-    AlreadyTrace { path: PathBuf },
+    AlreadyTrace {
+        /// The file.
+        path: PathBuf,
+    },
 
+    /// An input is an SQLite database but not an export.
     #[error("{} is an SQLite database but not an Nsight Systems export (it has no StringIds table)", path.display())]
-    NotAnExport { path: PathBuf },
+    NotAnExport {
+        /// The file.
+        path: PathBuf,
+    },
 
+    /// An export is damaged or truncated.
     #[error("{} is damaged or truncated: {cause}", path.display())]
-    Damaged { path: PathBuf, cause: DatabaseError },
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        cause: DatabaseError,
+    },
 
+    /// A report needs exporting, and nsys could not be run.
     #[error(
         "cannot convert {} without nsys: {reason}; install Nsight Systems, pass --nsys PATH, \
          or export it yourself with `nsys export --type sqlite`",
         path.display()
     )]
-    NsysMissing { path: PathBuf, reason: String },
+    NsysMissing {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 
-    /// `nsys` names the CLI: `nsys 2022.4.2.1`, or its path when it did not
+    /// nsys could not export a report. `nsys` names the CLI: `nsys
+    /// 2022.4.2.1`, or its path when it did not
     /// say its version.
     #[error(
         "{nsys} could not export {} ({}): {message}; {advice}",
@@ -54,32 +84,58 @@ pub enum Error {
         captured(capture_version)
     )]
     NsysRefused {
+        /// The file.
         path: PathBuf,
+        /// The nsys CLI.
         nsys: String,
+        /// The version of the nsys that captured the report, where known.
         capture_version: Option<String>,
+        /// What nsys said.
         message: String,
+        /// What to do.
         advice: String,
     },
 
+    /// An output could not be written.
     #[error("cannot write {}: {}", path.display(), plain(cause))]
     Output {
+        /// The file.
         path: PathBuf,
+        /// What went wrong.
         cause: std::io::Error,
     },
 
+    /// An output's directory does not exist.
     #[error("cannot write {}: directory {} does not exist", path.display(), dir.display())]
-    NoOutputDirectory { path: PathBuf, dir: PathBuf },
+    NoOutputDirectory {
+        /// The file.
+        path: PathBuf,
+        /// The directory missing.
+        dir: PathBuf,
+    },
 
+    /// An output is a directory.
     #[error("cannot write {}: it is a directory", path.display())]
-    OutputIsDirectory { path: PathBuf },
+    OutputIsDirectory {
+        /// The file.
+        path: PathBuf,
+    },
 
     /// The output is the input, or another name of the same file.
     #[error("cannot write {}: it is the input {}", output.display(), input.display())]
-    OutputIsInput { output: PathBuf, input: PathBuf },
+    OutputIsInput {
+        /// The output.
+        output: PathBuf,
+        /// The input it names.
+        input: PathBuf,
+    },
 
     /// Writing into a caller's writer failed ([`crate::convert_to_writer`]).
     #[error("cannot write the trace: {}", plain(cause))]
-    Writer { cause: std::io::Error },
+    Writer {
+        /// What went wrong.
+        cause: std::io::Error,
+    },
 
     /// An option out of its range, such as a gzip level of 0.
     #[error("{0}")]
@@ -87,11 +143,17 @@ pub enum Error {
 
     /// `nsys profile` made no report.
     #[error("cannot profile: {reason}")]
-    ProfileFailed { reason: String },
+    ProfileFailed {
+        /// Why.
+        reason: String,
+    },
 
     /// A report of the name asked for exists already.
     #[error("{} exists: choose another name, or overwrite it", path.display())]
-    ReportExists { path: PathBuf },
+    ReportExists {
+        /// The file.
+        path: PathBuf,
+    },
 
     /// nsys left its raw capture, which it could not import, and no
     /// `QdstrmImporter` was found for it.
@@ -103,32 +165,52 @@ pub enum Error {
         nsys.display(),
         qdstrm.display()
     )]
-    QdstrmOnly { qdstrm: PathBuf, nsys: PathBuf },
+    QdstrmOnly {
+        /// The raw capture.
+        qdstrm: PathBuf,
+        /// The nsys CLI.
+        nsys: PathBuf,
+    },
 
     /// `QdstrmImporter` failed on nsys's raw capture.
     #[error("{} could not import {}: {reason}", importer.display(), qdstrm.display())]
     ImportFailed {
+        /// The raw capture.
         qdstrm: PathBuf,
+        /// The importer.
         importer: PathBuf,
+        /// Why.
         reason: String,
     },
 
     /// The cancellation flag was set while profiling: nsys was stopped and
     /// what it had written removed.
     #[error("interrupted while profiling {command}; nsys was stopped and no report kept")]
-    ProfilingInterrupted { command: String },
+    ProfilingInterrupted {
+        /// The command profiled.
+        command: String,
+    },
 
     /// A trace could not be served to the UI.
     #[error("{reason}")]
-    Serve { reason: String },
+    Serve {
+        /// Why.
+        reason: String,
+    },
 
     /// Directories to convert hold no export or report.
     #[error("no .sqlite, .nsys-rep or .qdrep file below {}", list(below))]
-    NothingToConvert { below: Vec<PathBuf> },
+    NothingToConvert {
+        /// The directories.
+        below: Vec<PathBuf>,
+    },
 
     /// The cancellation flag was set: nothing was left behind.
     #[error("interrupted while converting {}; no trace written", path.display())]
-    Interrupted { path: PathBuf },
+    Interrupted {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// Paths, as a list: `a, b`.
@@ -137,6 +219,7 @@ fn list(paths: &[PathBuf]) -> String {
     names.join(", ")
 }
 
+/// The result of a call of this library: its value, or an [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

@@ -136,11 +136,14 @@ fn regex(flag: &str, pattern: &str) -> Result<Regex> {
 /// `:100us`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimeWindow {
+    /// The start (ns), or open.
     pub start: Option<i64>,
+    /// The end (ns), or open.
     pub end: Option<i64>,
 }
 
 impl TimeWindow {
+    /// Whether both sides are open.
     pub fn is_everything(&self) -> bool {
         self.start.is_none() && self.end.is_none()
     }

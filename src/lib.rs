@@ -5,13 +5,19 @@
 //! writer of Perfetto traces ([`perfetto`]: sequences, interning, tracks,
 //! flows, gzip; it knows nothing of Nsight), and the mapping between them.
 //!
-//! [`convert`] turns an open [`Report`] into a trace written to any writer
-//! (Perfetto's protobuf, or Chrome's trace event JSON: [`Format`]);
-//! [`convert_file`] adds what a tool needs around it: `.nsys-rep` reports
-//! exported through the `nsys` CLI, and an output file that appears only when
-//! complete. [`merge_files`] puts several reports into one trace (the ranks
-//! of a job on one time line, or two runs side by side). An export need not
-//! be a file: here one is built in memory.
+//! The crate root converts: [`convert()`] turns an open [`Report`] into a
+//! trace written to any writer (Perfetto's protobuf, or Chrome's trace event
+//! JSON: [`Format`]), as [`Options`] say; [`convert_file`] adds what a tool
+//! needs around it: `.nsys-rep` reports exported through the `nsys` CLI, and
+//! an output file that appears only when complete ([`convert_to_writer`]
+//! writes to any writer instead). The other commands live in modules of
+//! their own: [`directories`] (trees of reports, several at a time),
+//! [`merge`] (several reports in one trace), [`stats`], [`compare`],
+//! [`analyze`] and [`series`] (what `nsys stats` and `nsys analyze` compute,
+//! two runs compared, event times across runs), [`profile`] (running `nsys
+//! profile`), [`serve`] (a trace handed to ui.perfetto.dev) and [`perfetto`]
+//! (the trace writer). An export need not be a file: here one is built in
+//! memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};
@@ -38,6 +44,8 @@
 //! # Ok::<(), nsys2perfetto::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod analysis;
 mod convert;
 mod error;
@@ -48,31 +56,104 @@ pub mod perfetto;
 mod worker;
 mod workflows;
 
-use analysis::series;
-pub use analysis::{analyze, stats};
-
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-pub use analyze::{analyze, Finding, Rule, Thresholds};
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
-pub use nsys::{CudaContext, Metadata, Report, Unconverted, Unreadable};
-pub use nsys_cli::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
-pub use series::{
-    measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
-};
-pub use workflows::directories::{convert_files, files_below, TreeConversion, TreeFile};
-pub use workflows::file::{convert_file, convert_to_writer, own_output, same_file};
-pub use workflows::merge::{
-    merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
-    MAX_CPUS, MAX_REPORTS, PID_STRIDE,
-};
-pub use workflows::output::write_atomically;
+pub use nsys::{Report, Unconverted, Unreadable};
+pub use workflows::file::{check_output_not_input, convert_file, convert_to_writer};
 pub use workflows::serve;
+
+pub mod directories {
+    //! Directories of reports: every export and report below them
+    //! ([`files_below`]), each converted into a trace in a tree that mirrors
+    //! theirs, several at a time ([`convert_files`]). One failure does not
+    //! stop the others.
+    pub use crate::workflows::directories::{convert_files, files_below, TreeConversion, TreeFile};
+}
+
+pub mod merge {
+    //! Several reports in one trace ([`merge_files`]): the ranks of one job
+    //! on one time line, or two runs side by side. Each report keeps its
+    //! events' durations; its pids, tids and CPUs move to numbers no other
+    //! report uses, and its processes are named after its label.
+    pub use crate::workflows::merge::{
+        merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport,
+        RankFrom, RankPattern, MAX_CPUS, MAX_REPORTS, PID_STRIDE,
+    };
+}
+
+pub mod stats {
+    //! The summaries `nsys stats` prints ([`summarize`], [`summarize_file`]),
+    //! with the same columns and numbers, as [`Table`]s written as aligned
+    //! text, CSV or JSON ([`TableFormat`]; [`save_tables`]).
+    //!
+    //! Each summary reads the rows of its tables once, in table order; its
+    //! exact medians wait in a temporary file where groups are large, so
+    //! memory does not grow with the number of rows.
+    //!
+    //! ```no_run
+    //! use std::path::Path;
+    //! use nsys2perfetto::stats::{save_tables, summarize_file, Fit, StatsReport, TableFormat};
+    //! use nsys2perfetto::Options;
+    //!
+    //! let input = Path::new("report.nsys-rep");
+    //! let tables = summarize_file(input, &StatsReport::DEFAULT, &Options::default())?;
+    //! let summaries = [(input.display().to_string(), tables)];
+    //! save_tables(Path::new("stats.csv"), &summaries, TableFormat::Csv, Fit::Whole)?;
+    //! # Ok::<(), nsys2perfetto::Error>(())
+    //! ```
+    pub use crate::analysis::stats::{
+        summarize, summarize_file, Cell, Fit, Stats, StatsReport, Table, TableFormat,
+    };
+    pub use crate::workflows::output::{save_tables, write_tables};
+}
+
+pub mod compare {
+    //! Two runs compared ([`compare_files`]): per kernel, whole CUDA graph,
+    //! API function and NVTX range, the change in total time and count, kind
+    //! by kind and largest first ([`top_by_kind`]), as a
+    //! [`Table`](crate::stats::Table) ([`comparison_table`]).
+    pub use crate::analysis::stats::{
+        compare, compare_files, comparison_table, run_summary, top_by_kind, Difference, Kind,
+        RunSummary, Side,
+    };
+}
+
+pub mod analyze {
+    //! Findings: the six rules of `nsys analyze` ([`Rule`]), with NVIDIA's
+    //! definitions and default thresholds ([`Thresholds`]), computed in
+    //! streaming passes over an export ([`analyze`], [`analyze_file`]). The
+    //! findings wait, sorted, in a temporary file ([`Findings`]) until
+    //! written ([`write_findings`], [`save_findings`]) or put into a trace
+    //! ([`Options::findings`](crate::Options::findings)).
+    pub use crate::analysis::analyze::{
+        analyze, analyze_file, write_findings, Finding, Findings, Place, Rule, Thresholds,
+    };
+    pub use crate::workflows::output::save_findings;
+}
+
+pub mod series {
+    //! How the time of chosen events ([`EventPattern`]) changes across runs
+    //! that differ in one parameter ([`SeriesRun`]): per run and pattern, the
+    //! count of matching events and their total, mean and median duration
+    //! ([`measure_series`]), written as a CSV table or an SVG plot
+    //! ([`Series`]).
+    pub use crate::analysis::series::{
+        measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
+    };
+}
+
+pub mod profile {
+    //! Profiling a command with `nsys profile` ([`NsysProfile`]), making sure
+    //! a report comes out of it: where nsys could not import its raw capture
+    //! itself, the `QdstrmImporter` of the same install does it.
+    pub use crate::nsys_cli::{NsysProfile, Profiled};
+}
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see
 /// BENCHMARKS.md): level 3 is within 7% of level 6's size at half its cost;
@@ -100,7 +181,7 @@ pub struct Options {
     pub format: Format,
     /// With thresholds, the trace also holds what the rules of `nsys
     /// analyze` find (see [`analyze`]), in an "Analysis" track group.
-    pub findings: Option<Thresholds>,
+    pub findings: Option<analyze::Thresholds>,
 }
 
 /// What a trace is written as.

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use nsys2perfetto::analyze::Place;
-use nsys2perfetto::{analyze, Finding, Report, Rule, Thresholds};
+use nsys2perfetto::analyze::{analyze, Finding, Rule, Thresholds};
+use nsys2perfetto::Report;
 
 use support::fixtures::{self, Need};
 use support::nsys::csv_rows;

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use nsys2perfetto::stats::{compare, comparison_table, run_summary, Cell, Kind, RunSummary};
+use nsys2perfetto::compare::{compare, comparison_table, run_summary, Kind, RunSummary};
+use nsys2perfetto::stats::Cell;
 use nsys2perfetto::Report;
 use rusqlite::Connection;
 use support::fixtures::{fixture, require, Need};

@@ -91,8 +91,10 @@ fn a_gzip_level_out_of_range_is_refused_by_the_library() {
 #[test]
 fn every_command_opens_its_input_the_same_way() {
     use nsys2perfetto::analyze::analyze_file;
-    use nsys2perfetto::stats::{compare_files, summarize_file, StatsReport};
-    use nsys2perfetto::{measure_series, merge_files, EventPattern, MergeOptions, SeriesRun};
+    use nsys2perfetto::compare::compare_files;
+    use nsys2perfetto::merge::{merge_files, MergeOptions};
+    use nsys2perfetto::series::{measure_series, EventPattern, SeriesRun};
+    use nsys2perfetto::stats::{summarize_file, StatsReport};
 
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.sqlite");
@@ -104,7 +106,7 @@ fn every_command_opens_its_input_the_same_way() {
         let which = ["cudaapisum".parse::<StatsReport>().unwrap()];
         let inputs = [input.to_owned()];
         let thresholds = Default::default();
-        let rules = nsys2perfetto::Rule::ALL;
+        let rules = nsys2perfetto::analyze::Rule::ALL;
         let merge = MergeOptions::default();
         vec![
             (

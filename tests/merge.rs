@@ -8,8 +8,8 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use nsys2perfetto::{merge_files, AlignedOn, Labels, MergeOptions, Options, RankFrom};
-use regex::Regex;
+use nsys2perfetto::merge::{merge_files, AlignedOn, Labels, MergeOptions, RankFrom, RankPattern};
+use nsys2perfetto::Options;
 
 use support::checker::Checked;
 use support::fixtures::{require, Need};
@@ -92,7 +92,7 @@ fn the_ranks_of_a_job_merge_into_one_trace_with_every_event_exact() {
     let merged_path = dir.path().join("job.perfetto-trace");
     let mut merge = MergeOptions::default();
     merge.labels = Labels::Ranks {
-        from_name: Some(Regex::new(r"report(\d+)").unwrap()),
+        from_name: Some(RankPattern::new(r"report(\d+)").unwrap()),
     };
     let reports = merge_files(
         &exports,
@@ -192,7 +192,7 @@ fn a_report_merged_with_itself_collides_with_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("twice.perfetto-trace");
     let mut merge = MergeOptions::default();
-    merge.alignment = nsys2perfetto::Alignment::FirstGpuWork;
+    merge.alignment = nsys2perfetto::merge::Alignment::FirstGpuWork;
     merge.labels = Labels::Given(vec!["A".into(), "B".into()]);
     let inputs = [input.clone(), input.clone()];
     let reports = merge_files(&inputs, &output, &Options::default(), &merge, &mut |_| {}).unwrap();
@@ -355,7 +355,7 @@ fn traces_of_ranks_with_one_pid_collide_when_concatenated_and_not_when_merged() 
     support::convert::check_trace(&output).assert_valid();
     assert_eq!(reports[1].offset_ns, 1_000);
     if let Some(pids) = pids(&output) {
-        let second = 100 + i64::from(nsys2perfetto::PID_STRIDE);
+        let second = 100 + i64::from(nsys2perfetto::merge::PID_STRIDE);
         assert_eq!(pids, BTreeMap::from([(100, 1), (second, 2)]));
     }
 }

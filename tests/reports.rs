@@ -211,10 +211,6 @@ fn exports_name_the_nsys_that_captured_them() {
         ("kmeans_report1.sqlite", None),
     ] {
         let report = nsys2perfetto::Report::open(&root.join(export)).unwrap();
-        assert_eq!(
-            report.meta().capture_version.as_deref(),
-            version,
-            "{export}"
-        );
+        assert_eq!(report.capture_version(), version, "{export}");
     }
 }

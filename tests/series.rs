@@ -9,7 +9,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nsys2perfetto::{measure_series, EventKind, EventPattern, Options, Series, SeriesRun};
+use nsys2perfetto::series::{measure_series, EventKind, EventPattern, Series, SeriesRun};
+use nsys2perfetto::Options;
 use regex::Regex;
 use rusqlite::Connection;
 

@@ -479,7 +479,7 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
             table
                 .write(
                     &mut csv,
-                    nsys2perfetto::stats::Format::Csv,
+                    nsys2perfetto::stats::TableFormat::Csv,
                     "",
                     nsys2perfetto::stats::Fit::Whole,
                 )
@@ -524,7 +524,7 @@ fn the_command_writes_the_library_tables_as_csv_to_a_file() {
         }
         t.write(
             &mut expected,
-            nsys2perfetto::stats::Format::Csv,
+            nsys2perfetto::stats::TableFormat::Csv,
             "",
             nsys2perfetto::stats::Fit::Whole,
         )

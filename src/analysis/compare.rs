@@ -27,9 +27,11 @@ use crate::nsys::names::api_stats_name;
 /// memory operations).
 #[derive(Clone, Debug)]
 pub struct RunSummary {
+    /// By kernel name.
     pub kernels: Vec<(String, Stats)>,
     /// Runs of whole CUDA graphs (`--cuda-graph-trace=graph`), by graph.
     pub graphs: Vec<(String, Stats)>,
+    /// By API name (without its version suffix).
     pub api_calls: Vec<(String, Stats)>,
     /// By `domain:name` (push/pop and start/end ranges of one name together).
     pub nvtx_ranges: Vec<(String, Stats)>,
@@ -111,13 +113,18 @@ fn merge(a: &Stats, b: &Stats) -> Stats {
 /// What a compared row is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
+    /// A kernel, by name.
     Kernel,
+    /// A whole CUDA graph's runs, by graph.
     Graph,
+    /// A CUDA API function.
     Api,
+    /// An NVTX range, by `domain:name`.
     Nvtx,
 }
 
 impl Kind {
+    /// Every kind, in the order the comparison shows them.
     pub const ALL: [Kind; 4] = [Kind::Kernel, Kind::Graph, Kind::Api, Kind::Nvtx];
 
     /// The name in the "Kind" column.
@@ -150,17 +157,24 @@ impl std::str::FromStr for Kind {
 /// One name in each report (`None` where a report has none of it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Difference {
+    /// What the name is.
     pub kind: Kind,
+    /// The name.
     pub name: String,
+    /// In the first report.
     pub a: Option<Side>,
+    /// In the second report.
     pub b: Option<Side>,
 }
 
 /// A name in one report.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Side {
+    /// How many times it occurs.
     pub count: u64,
+    /// Its total time (ns).
     pub total: i128,
+    /// Its mean time (ns).
     pub mean: f64,
     /// The GPU time of a kernel or graph (its total) or of an NVTX range (its
     /// projected time, 0 if it launched nothing); none for API calls.
@@ -183,6 +197,7 @@ impl Difference {
         (a != 0).then(|| self.total_change() as f64 * 100.0 / a as f64)
     }
 
+    /// B's count minus A's (a name absent counts as 0).
     pub fn count_change(&self) -> i128 {
         let count = |s: &Option<Side>| s.map_or(0, |s| i128::from(s.count));
         count(&self.b) - count(&self.a)

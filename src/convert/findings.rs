@@ -9,7 +9,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::analyze::{self, Finding, Findings, Order, Rule, Thresholds};
+use crate::analysis::analyze::{self, Finding, Findings, Order, Rule, Thresholds};
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 

@@ -149,6 +149,7 @@ pub fn convert_into<W: Write + Send>(
 /// How far a conversion is.
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
+    /// The rows read so far.
     pub rows_read: u64,
     /// An estimate of the rows there are to read, from the event tables' sizes.
     pub rows_total: u64,

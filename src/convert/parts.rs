@@ -229,14 +229,17 @@ const _: () = {
 pub struct Parts([bool; Part::ALL.len()]);
 
 impl Parts {
+    /// Every part.
     pub fn all() -> Self {
         Parts([true; Part::ALL.len()])
     }
 
+    /// Whether the set holds `part`.
     pub fn has(self, part: Part) -> bool {
         self.0[part.index()]
     }
 
+    /// The set without `part`.
     pub fn without(mut self, part: Part) -> Self {
         self.0[part.index()] = false;
         self

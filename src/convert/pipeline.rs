@@ -78,7 +78,7 @@ pub(super) fn run<W: Write + Send>(
     filter: &RowFilter,
     trace: &Trace<W>,
     parts: Parts,
-    thresholds: Option<&crate::analyze::Thresholds>,
+    thresholds: Option<&crate::analysis::analyze::Thresholds>,
     namespace: u64,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Summary, ConvertError> {

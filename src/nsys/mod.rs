@@ -87,9 +87,11 @@ pub struct Report {
 /// An event table whose rows cannot be converted: it lacks columns they need.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unreadable {
+    /// The table's name.
     pub table: String,
     /// The columns missing, as a phrase (`start`, `nameId or textId`).
     pub missing: String,
+    /// How many rows it has.
     pub rows: u64,
 }
 
@@ -97,7 +99,9 @@ pub struct Unreadable {
 /// of the conversion read, with its rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unconverted {
+    /// The table's name.
     pub table: String,
+    /// How many rows it has.
     pub rows: u64,
 }
 
@@ -192,8 +196,14 @@ impl Report {
         self.schema.has_column(table, column)
     }
 
-    pub fn meta(&self) -> &Metadata {
+    pub(crate) fn meta(&self) -> &Metadata {
         &self.meta
+    }
+
+    /// The version of the nsys that captured the report (`2025.3.1`), where
+    /// the export records its install directory.
+    pub fn capture_version(&self) -> Option<&str> {
+        self.meta.capture_version.as_deref()
     }
 
     /// The string with this StringIds id, or "" if it has none.

@@ -38,13 +38,4 @@ impl Schema {
     pub fn has_column(&self, table: &str, column: &str) -> bool {
         self.tables.get(table).is_some_and(|c| c.contains(column))
     }
-
-    /// `table.column` quoted for a SELECT list, or `NULL` where the column is missing.
-    pub fn column_or_null(&self, table: &str, column: &str) -> String {
-        if self.has_column(table, column) {
-            format!("\"{column}\"")
-        } else {
-            "NULL".to_owned()
-        }
-    }
 }

@@ -7,4 +7,4 @@ mod export;
 mod profile;
 
 pub(crate) use export::{export_to_sqlite, REPORT_MAGIC};
-pub use profile::{find_qdstrm_importer, unused_report_name, NsysProfile, Profiled};
+pub use profile::{NsysProfile, Profiled};

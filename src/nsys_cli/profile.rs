@@ -25,8 +25,10 @@ pub struct NsysProfile {
     /// default when `None`.
     pub trace: Option<String>,
     /// The report's path without its extension: the report is
-    /// `<output>.nsys-rep`.
-    pub output: PathBuf,
+    /// `<output>.nsys-rep`. Without one, the first of `report1`, `report2`,
+    /// ... in the current directory (as nsys numbers its reports) with no
+    /// report, raw capture or trace of that name yet.
+    pub output: Option<PathBuf>,
     /// More options for `nsys profile`, passed as they are.
     pub nsys_args: Vec<OsString>,
     /// Overwrite a report of the same name; without it, one is refused
@@ -50,7 +52,7 @@ pub struct Profiled {
 
 impl NsysProfile {
     /// Profiling `command` with `nsys` from PATH and its default traces, into
-    /// `report.nsys-rep` in the current directory.
+    /// the first free `reportN.nsys-rep` in the current directory.
     pub fn new<I, S>(command: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -60,7 +62,7 @@ impl NsysProfile {
             command: command.into_iter().map(Into::into).collect(),
             nsys: PathBuf::from("nsys"),
             trace: None,
-            output: PathBuf::from("report"),
+            output: None,
             nsys_args: Vec::new(),
             overwrite: false,
         }
@@ -69,12 +71,20 @@ impl NsysProfile {
     /// The report this run makes: `<output>.nsys-rep` (an extension given
     /// with the output is taken off first).
     pub fn report_path(&self) -> PathBuf {
-        with_extension(&base_name(&self.output), "nsys-rep")
+        with_extension(&self.base_name(), "nsys-rep")
     }
 
     /// The raw capture nsys writes before it imports it: `<output>.qdstrm`.
     pub fn qdstrm_path(&self) -> PathBuf {
-        with_extension(&base_name(&self.output), "qdstrm")
+        with_extension(&self.base_name(), "qdstrm")
+    }
+
+    /// The output without a report's extension, which nsys would add again.
+    fn base_name(&self) -> PathBuf {
+        match &self.output {
+            Some(output) => base_name(output),
+            None => unused_report_name(Path::new("")),
+        }
     }
 
     /// Runs `nsys profile` on the command (its input and output are this
@@ -88,8 +98,9 @@ impl NsysProfile {
         let Some(program) = self.command.first() else {
             return Err(Error::InvalidOption("no command to profile".into()));
         };
-        let report = self.report_path();
-        let qdstrm = self.qdstrm_path();
+        let base = self.base_name();
+        let report = with_extension(&base, "nsys-rep");
+        let qdstrm = with_extension(&base, "qdstrm");
         let dir = match report.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
             _ => PathBuf::from("."),
@@ -109,10 +120,7 @@ impl NsysProfile {
         // Files older than this were not made by this run.
         let started = SystemTime::now() - Duration::from_secs(1);
         let mut command = Command::new(&self.nsys);
-        command
-            .arg("profile")
-            .arg("--output")
-            .arg(base_name(&self.output));
+        command.arg("profile").arg("--output").arg(&base);
         if let Some(trace) = &self.trace {
             command.arg(format!("--trace={trace}"));
         }
@@ -204,7 +212,7 @@ fn with_extension(base: &Path, extension: &str) -> PathBuf {
 
 /// The first of `report1`, `report2`, ... in `dir` (as nsys numbers its
 /// reports) with no report, raw capture or trace of that name yet.
-pub fn unused_report_name(dir: &Path) -> PathBuf {
+fn unused_report_name(dir: &Path) -> PathBuf {
     (1u32..)
         .map(|n| dir.join(format!("report{n}")))
         .find(|base| {
@@ -460,7 +468,7 @@ fn import_qdstrm(
 /// following each link from the name given to the real program (a Debian
 /// install links `/usr/bin/nsys` to `/usr/lib/nsight-systems/bin/nsys`, whose
 /// host folder is `/usr/lib/nsight-systems/host-linux-x64`), then on PATH.
-pub fn find_qdstrm_importer(nsys: &Path) -> Option<PathBuf> {
+fn find_qdstrm_importer(nsys: &Path) -> Option<PathBuf> {
     let start = if nsys.components().count() > 1 {
         Some(nsys.to_owned())
     } else {
@@ -539,7 +547,7 @@ mod tests {
     fn report_names_take_one_extension() {
         let p = |o: &str| {
             let mut run = NsysProfile::new(["true"]);
-            run.output = PathBuf::from(o);
+            run.output = Some(PathBuf::from(o));
             (run.report_path(), run.qdstrm_path())
         };
         assert_eq!(p("out/run").0, PathBuf::from("out/run.nsys-rep"));

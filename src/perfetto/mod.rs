@@ -29,6 +29,7 @@ mod trace;
 mod tracks;
 mod wire;
 
+#[allow(missing_docs)]
 pub mod proto {
     //! Types generated from `proto/perfetto_trace.proto`, our subset of Perfetto's schema.
     include!(concat!(env!("OUT_DIR"), "/perfetto.protos.rs"));

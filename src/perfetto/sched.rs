@@ -7,11 +7,14 @@ use super::proto::{ftrace_event, FtraceEvent, SchedSwitchFtraceEvent};
 /// A task on a CPU. Tid 0 is the idle task: the CPU runs nothing we know of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Task<'a> {
+    /// Its thread id.
     pub tid: i32,
+    /// Its name.
     pub name: &'a str,
 }
 
 impl Task<'_> {
+    /// The idle task.
     pub const IDLE: Task<'static> = Task {
         tid: 0,
         name: "swapper",
@@ -27,7 +30,9 @@ pub enum EndState {
     Sleeping,
     /// Waiting for something (I/O, say), uninterruptibly.
     Uninterruptible,
+    /// Stopped (by a signal or a debugger).
     Stopped,
+    /// Ended.
     Dead,
 }
 
@@ -47,10 +52,13 @@ impl EndState {
 /// `prev` leaves a CPU at `ts` and `next` starts running on it.
 #[derive(Clone, Copy, Debug)]
 pub struct ContextSwitch<'a> {
+    /// When (trace time).
     pub ts: u64,
+    /// The task that leaves the CPU.
     pub prev: Task<'a>,
     /// `None` when the report does not say.
     pub prev_state: Option<EndState>,
+    /// The task that runs next.
     pub next: Task<'a>,
 }
 

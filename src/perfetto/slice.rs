@@ -5,11 +5,15 @@ use super::stacks::StackFrame;
 
 /// A slice to write: `[start, end)` in trace time.
 pub struct Slice<'a> {
+    /// Its start, in trace time.
     pub start: u64,
     /// `None` when the slice never ended: it is closed when the sequence finishes.
     pub end: Option<u64>,
+    /// Its name.
     pub name: &'a str,
+    /// Its category.
     pub category: &'a str,
+    /// The values shown in its details.
     pub args: &'a [Arg<'a>],
     /// Flows that start at this slice.
     pub flows_out: &'a [u64],
@@ -24,23 +28,33 @@ pub struct Slice<'a> {
 /// name by its address, without hashing or comparing its text.
 #[derive(Clone, Copy, Debug)]
 pub struct Arg<'a> {
+    /// Its name.
     pub name: &'static str,
+    /// Its value.
     pub value: ArgValue<'a>,
 }
 
 /// A counter's value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CounterValue {
+    /// An integer.
     Int(i64),
+    /// A real.
     Double(f64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
+/// The value of an [`Arg`].
 pub enum ArgValue<'a> {
+    /// A signed integer.
     Int(i64),
+    /// An unsigned integer.
     Uint(u64),
+    /// A real.
     Double(f64),
+    /// A boolean.
     Bool(bool),
+    /// Text.
     Str(&'a str),
 }
 
@@ -85,6 +99,7 @@ impl<'a> Slice<'a> {
 }
 
 impl<'a> Arg<'a> {
+    /// The arg `name` with `value`.
     pub fn new(name: &'static str, value: ArgValue<'a>) -> Self {
         Self { name, value }
     }

@@ -9,7 +9,9 @@ use super::proto::{Callstack, Frame, InternedData, InternedString, Mapping};
 /// A frame of a call stack: a function in a module (a binary or library).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StackFrame<'a> {
+    /// The function's name.
     pub function: &'a str,
+    /// The binary or library it is in.
     pub module: &'a str,
 }
 

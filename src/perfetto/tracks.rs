@@ -22,8 +22,11 @@ impl TrackId {
 /// under a process, thread or group.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrackSpec {
+    /// The track it is under; none for a top-level group.
     pub parent: Option<TrackId>,
+    /// Its name.
     pub name: String,
+    /// What it shows, for people.
     pub description: Option<String>,
     /// Position among its siblings when the parent orders children explicitly.
     pub rank: Option<i32>,
@@ -32,6 +35,7 @@ pub struct TrackSpec {
 }
 
 impl TrackSpec {
+    /// A track named `name` under `parent`, in no particular order.
     pub fn new(parent: Option<TrackId>, name: impl Into<String>) -> Self {
         Self {
             parent,
@@ -68,10 +72,13 @@ pub struct Scope {
 /// What a counter counts, for the UI's axis.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CounterUnit {
+    /// A count.
     Count,
+    /// Bytes.
     Bytes,
     /// Any other unit, by name ("%", "MHz").
     Named(String),
+    /// No unit.
     Unspecified,
 }
 
@@ -120,6 +127,7 @@ pub struct Tracks {
 }
 
 impl Tracks {
+    /// The tracks of a trace whose uuids are made from `namespace` (one per report of a merged trace).
     pub fn new(namespace: u64) -> Self {
         Self {
             namespace,
@@ -270,6 +278,7 @@ impl Tracks {
         id
     }
 
+    /// The uuid of track `id`.
     pub fn uuid(&self, id: TrackId) -> u64 {
         self.uuids[id.index()]
     }

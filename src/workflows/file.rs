@@ -77,10 +77,23 @@ pub(crate) fn check_output(input: &Path, output: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an `output` that is one of `inputs` (by path, or a link to it),
+/// checked before anything is read or written: a command that writes several
+/// outputs checks each, so that it converts nothing where one would
+/// overwrite an input. The error is [`Error::OutputIsInput`] naming the
+/// input, or [`Error::AlreadyTrace`] where that input is a trace already
+/// rather than a report (its conversion would refuse it in its turn).
+pub fn check_output_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
+    match inputs.iter().find(|i| same_file(i.as_ref(), output)) {
+        Some(input) => Err(own_output(input.as_ref(), output)),
+        None => Ok(()),
+    }
+}
+
 /// Why `input` cannot be converted into `output`, the same file: it is a
 /// trace already (a file named like a trace that is no report), or it would
 /// be overwritten.
-pub fn own_output(input: &Path, output: &Path) -> Error {
+pub(crate) fn own_output(input: &Path, output: &Path) -> Error {
     match super::input::sniff(input) {
         Err(e @ Error::AlreadyTrace { .. }) => e,
         _ => Error::OutputIsInput {
@@ -92,7 +105,7 @@ pub fn own_output(input: &Path, output: &Path) -> Error {
 
 /// Whether `a` and `b` name one existing file (not a directory): the same
 /// path, or links to one file (hard or symbolic).
-pub fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(meta_a), Ok(meta_b)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return false;
     };

@@ -51,7 +51,10 @@ pub enum Labels {
     /// the file name by this regex (its first group, or the whole match, as
     /// a number), else the report's place among the inputs (from 0); the host
     /// where the export records it.
-    Ranks { from_name: Option<Regex> },
+    Ranks {
+        /// Where a rank is read from a file name.
+        from_name: Option<RankPattern>,
+    },
     /// These labels, one for each input, in order.
     Given(Vec<String>),
 }
@@ -62,11 +65,45 @@ impl Default for Labels {
     }
 }
 
+/// A regular expression that finds a rank in a file name: its first group,
+/// or the whole match, read as a number (`report(\d+)`).
+#[derive(Clone, Debug)]
+pub struct RankPattern(Regex);
+
+impl RankPattern {
+    /// The pattern `text`, or [`Error::InvalidOption`] saying in one line
+    /// why it is not a regular expression.
+    pub fn new(text: &str) -> Result<RankPattern> {
+        Regex::new(text).map(RankPattern).map_err(|e| {
+            // The regex crate points at the error over several lines; the
+            // last says why.
+            let why = e.to_string();
+            let why = why.lines().last().unwrap_or("").trim();
+            let why = why.strip_prefix("error: ").unwrap_or(why);
+            Error::InvalidOption(format!("not a regular expression: {why}"))
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The rank in `name`, if the pattern finds a number there.
+    fn rank(&self, name: &str) -> Option<i64> {
+        let found = self.0.captures(name)?;
+        let text = found.get(1).or_else(|| found.get(0))?.as_str();
+        text.parse::<i64>().ok()
+    }
+}
+
 /// How to merge, beside the [`Options`] of the conversion.
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct MergeOptions {
+    /// What the reports are aligned on.
     pub alignment: Alignment,
+    /// How their processes and GPUs are labelled.
     pub labels: Labels,
 }
 
@@ -84,9 +121,11 @@ pub enum RankFrom {
 /// What a report was aligned on, in the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlignedOn {
+    /// Its wall-clock session start.
     SessionStart,
     /// Its export lacks the session start, or the alignment asked for it.
     FirstEvent,
+    /// Its first GPU work.
     FirstGpuWork,
 }
 
@@ -94,12 +133,15 @@ pub enum AlignedOn {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct MergedReport {
+    /// The report.
     pub path: PathBuf,
     /// What its processes and GPUs are named after.
     pub label: String,
     /// With [`Labels::Ranks`], its rank and where that came from.
     pub rank: Option<(i64, RankFrom)>,
+    /// The host it ran on, where the export records it.
     pub host: Option<String>,
+    /// What it was aligned on.
     pub aligned_on: AlignedOn,
     /// Added to the report's timestamps (ns).
     pub offset_ns: u64,
@@ -110,6 +152,7 @@ pub struct MergedReport {
     /// Its CPUs did not fit below [`MAX_CPUS`] after the reports before it:
     /// its context switches were left out, its CPU samples have no CPU.
     pub sched_left_out: bool,
+    /// What its part of the trace holds.
     pub summary: Summary,
 }
 
@@ -118,6 +161,7 @@ pub struct MergedReport {
 pub struct MergeProgress {
     /// The report being read (from 0).
     pub report: usize,
+    /// How many reports there are.
     pub reports: usize,
     /// How far its conversion is; `None` while the reports are being
     /// opened (and exported) to be placed.
@@ -390,7 +434,7 @@ impl Facts {
 fn rank_of(
     report: &Report,
     input: &Path,
-    from_name: Option<&Regex>,
+    from_name: Option<&RankPattern>,
     place: usize,
 ) -> (i64, RankFrom) {
     let mut ranks = report.meta().mpi_ranks.values().flatten();
@@ -403,11 +447,7 @@ fn rank_of(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let named = from_name.and_then(|regex| {
-        let found = regex.captures(&name)?;
-        let text = found.get(1).or_else(|| found.get(0))?.as_str();
-        text.parse::<i64>().ok()
-    });
+    let named = from_name.and_then(|pattern| pattern.rank(&name));
     match named {
         Some(rank) => (rank, RankFrom::FileName),
         None => (place as i64, RankFrom::Order),

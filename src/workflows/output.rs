@@ -1,9 +1,66 @@
-//! Writing the trace file atomically: a temporary file, renamed when complete.
+//! Writing output files atomically: a temporary file, renamed when complete.
+//! Traces, and the text answers of `stats`, `compare` and `analyze`.
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use crate::analysis::analyze::{write_findings, Findings};
+use crate::analysis::stats::{Fit, Table, TableFormat};
 use crate::error::{Error, Result};
+
+/// Writes the summaries of each report (its path, or another name for it,
+/// and its tables) one after the other; CSV tables are told apart by a
+/// blank line. `fit` says how long the names of aligned tables may be.
+pub fn write_tables(
+    out: &mut dyn Write,
+    summaries: &[(String, Vec<Table>)],
+    format: TableFormat,
+    fit: Fit,
+) -> io::Result<()> {
+    let mut first = true;
+    for (source, tables) in summaries {
+        for table in tables {
+            if format == TableFormat::Csv && !first {
+                out.write_all(b"\n")?;
+            }
+            table.write(out, format, source, fit)?;
+            first = false;
+        }
+    }
+    Ok(())
+}
+
+/// [`write_tables`] into the file at `path`, which appears only when
+/// complete.
+pub fn save_tables(
+    path: &Path,
+    summaries: &[(String, Vec<Table>)],
+    format: TableFormat,
+    fit: Fit,
+) -> Result<()> {
+    save(path, |out| write_tables(out, summaries, format, fit))
+}
+
+/// [`write_findings`] into the file at `path`, which appears only when
+/// complete.
+pub fn save_findings(
+    path: &Path,
+    findings: &Findings,
+    format: TableFormat,
+    rows: Option<usize>,
+) -> Result<()> {
+    save(path, |out| write_findings(out, findings, format, rows))
+}
+
+/// Runs `write` into the file at `path`, which appears only when complete.
+fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    write_atomically(path, |out| {
+        write(out).map_err(|cause| Error::Output {
+            path: path.to_owned(),
+            cause,
+        })
+    })
+}
 
 /// Runs `write` on a writer into a temporary file beside `path`, and moves the
 /// file into place only if it succeeds.
@@ -11,7 +68,7 @@ use crate::error::{Error, Result};
 /// A `path` that is a device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO)
 /// is written in place instead: renaming a file over it would replace the
 /// device, for every program on the machine.
-pub fn write_atomically<T>(
+pub(crate) fn write_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {

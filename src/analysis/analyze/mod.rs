@@ -50,7 +50,6 @@ use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::{cuda, Report, RowFilter, MEMORY_KINDS};
 
-pub use crate::analysis::stats::Format;
 pub use report::write_findings;
 pub use sorted::Findings;
 pub(crate) use sorted::Order;
@@ -58,15 +57,22 @@ pub(crate) use sorted::Order;
 /// A rule of `nsys analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
+    /// Copies made by synchronous `cudaMemcpy*` calls.
     CudaMemcpySync,
+    /// Synchronous `cudaMemset*` calls on pinned or managed memory.
     CudaMemsetSync,
+    /// `cudaMemcpy*Async` copies from or to pageable memory, which run synchronously.
     CudaMemcpyAsync,
+    /// `cudaDeviceSynchronize` and `cudaStreamSynchronize` calls.
     CudaApiSync,
+    /// Time over a threshold in which a device ran nothing of a process.
     GpuGaps,
+    /// Stretches of a process's GPU time whose use is below a threshold.
     GpuTimeUtil,
 }
 
 impl Rule {
+    /// Every rule, in the order `nsys analyze` runs them.
     pub const ALL: [Rule; 6] = [
         Rule::CudaMemcpySync,
         Rule::CudaMemsetSync,
@@ -182,12 +188,21 @@ impl Default for Thresholds {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Place {
     /// On a CPU thread (an API call).
-    Thread { pid: u32, tid: u32 },
+    Thread {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+    },
     /// On a GPU: a device of a process, on a stream when one operation is meant.
     Gpu {
+        /// The process, where the work names one.
         pid: Option<u32>,
+        /// The device (`deviceId`).
         device: i64,
+        /// The CUDA context, where one operation is meant.
         context: Option<i64>,
+        /// The stream, where one operation is meant.
         stream: Option<i64>,
     },
 }
@@ -219,10 +234,13 @@ impl Place {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Finding {
+    /// The rule that found it.
     pub rule: Rule,
     /// Nanoseconds, on the export's clock.
     pub start: i64,
+    /// Nanoseconds.
     pub duration: i64,
+    /// Where it happened.
     pub place: Place,
     /// The API call behind it, as recorded (`cudaMemcpyAsync_v3020`).
     pub api: Option<String>,
@@ -233,8 +251,11 @@ pub struct Finding {
     /// Memory kinds (`Pageable`, `Device`) of a copy's source and
     /// destination, or of a memset's memory.
     pub src_kind: Option<&'static str>,
+    /// The destination's memory kind, for a copy.
     pub dst_kind: Option<&'static str>,
+    /// The memory kind of a memset.
     pub memory_kind: Option<&'static str>,
+    /// The bytes copied or set.
     pub bytes: Option<i64>,
     /// [`Rule::GpuTimeUtil`]: the GPU time in use, in percent, to one decimal.
     pub in_use_percent: Option<f64>,

@@ -1,4 +1,4 @@
-//! Findings as text ([`Format`]): aligned tables for people (a table per
+//! Findings as text ([`TableFormat`]): aligned tables for people (a table per
 //! rule, with the columns `nsys analyze` prints), or one CSV or JSON table
 //! for programs. A rule skipped for want of data says so and why: in the
 //! tables under its heading, in CSV and JSON as a row of its own (before the
@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Rule};
-use crate::analysis::stats::Format;
+use crate::analysis::stats::TableFormat;
 
 /// The columns of the CSV and JSON output (JSON in snake case).
 const COLUMNS: [(&str, &str); 16] = [
@@ -122,7 +122,7 @@ fn table_columns(rule: Rule) -> &'static [usize] {
 pub fn write_findings(
     out: &mut dyn Write,
     findings: &Findings,
-    format: Format,
+    format: TableFormat,
     rows: Option<usize>,
 ) -> io::Result<()> {
     let rules = findings.rules();
@@ -145,7 +145,7 @@ pub fn write_findings(
         Ok::<(), io::Error>(())
     };
     match format {
-        Format::Table => {
+        TableFormat::Table => {
             let columns: Vec<&[usize]> = rules.iter().map(|&r| table_columns(r)).collect();
             let mut widths: Vec<Vec<usize>> = columns
                 .iter()
@@ -203,7 +203,7 @@ pub fn write_findings(
                 }
             }
         }
-        Format::Csv => {
+        TableFormat::Csv => {
             let header: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
             writeln!(out, "{}", header.join(","))?;
             for (rule, why) in skipped(findings) {
@@ -218,7 +218,7 @@ pub fn write_findings(
                 writeln!(out, "{}", row.join(","))
             })?;
         }
-        Format::Json => {
+        TableFormat::Json => {
             writeln!(out, "[")?;
             let mut first = true;
             let mut object = |out: &mut dyn Write, values: [Value; 16]| {

@@ -171,6 +171,7 @@ impl Findings {
         self.counts.iter().sum()
     }
 
+    /// Whether no rule found anything.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

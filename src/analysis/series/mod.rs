@@ -25,11 +25,14 @@ use crate::{nsys, Options};
 /// SQLite export, or a `.nsys-rep`/`.qdrep` report exported with nsys).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeriesRun {
+    /// The run's value of the parameter.
     pub value: String,
+    /// Its report or export.
     pub input: PathBuf,
 }
 
 impl SeriesRun {
+    /// The run with `value` of the parameter, whose report is `input`.
     pub fn new(value: impl Into<String>, input: impl Into<PathBuf>) -> Self {
         Self {
             value: value.into(),
@@ -50,6 +53,7 @@ impl SeriesRun {
 /// The events of one report that match one pattern.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SeriesCell {
+    /// How many events match.
     pub count: u64,
     /// The sum of their durations, in nanoseconds.
     pub total_ns: i64,
@@ -87,7 +91,9 @@ impl SeriesCell {
 pub struct Series {
     /// The name of the parameter (`batch`).
     pub parameter: String,
+    /// The runs, in the order given.
     pub runs: Vec<SeriesRun>,
+    /// The event patterns, in the order given.
     pub patterns: Vec<EventPattern>,
     /// By pattern, then by run.
     pub cells: Vec<Vec<SeriesCell>>,

@@ -60,6 +60,7 @@ pub struct EventPattern {
 }
 
 impl EventPattern {
+    /// Parses `kind:regex` (see [`EventPattern`]); a regex that does not compile is an [`Error::InvalidOption`](crate::Error::InvalidOption).
     pub fn parse(text: &str) -> Result<EventPattern> {
         let (kind, expression) = EventKind::PREFIXES
             .iter()
@@ -90,10 +91,12 @@ impl EventPattern {
         &self.text
     }
 
+    /// The kind of events it is over.
     pub fn kind(&self) -> EventKind {
         self.kind
     }
 
+    /// Whether `name` (of an event of its kind) matches.
     pub fn matches(&self, name: &str) -> bool {
         self.regex.is_match(name)
     }

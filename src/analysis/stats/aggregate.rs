@@ -16,12 +16,17 @@ use super::median::Medians;
 /// What a summary says of one group.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stats {
+    /// How many values.
     pub count: u64,
     /// Exact, whatever the count.
     pub total: i128,
+    /// Their mean.
     pub mean: f64,
+    /// Their exact median (the mean of the middle two for an even count).
     pub median: f64,
+    /// The least value.
     pub min: i64,
+    /// The greatest value.
     pub max: i64,
     /// Sample standard deviation; 0 for one value.
     pub stddev: f64,

@@ -24,7 +24,7 @@ pub(crate) use nvtx_gpu::projected_by_name;
 pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
 pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups};
-pub use table::{Cell, Fit, Format, Table};
+pub use table::{Cell, Fit, Table, TableFormat};
 
 use crate::error::Result;
 use crate::nsys::Report;

@@ -13,24 +13,40 @@ use super::table::{spread_cells, Cell, Table};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum StatsReport {
+    /// `cuda_api_sum`: CUDA API calls.
     CudaApiSum,
+    /// `cuda_gpu_kern_sum`: kernels.
     GpuKernSum,
+    /// `cuda_gpu_mem_time_sum`: memory operations by time.
     GpuMemTimeSum,
+    /// `cuda_gpu_mem_size_sum`: memory operations by size.
     GpuMemSizeSum,
+    /// `cuda_gpu_sum`: kernels and memory operations.
     GpuSum,
+    /// `nvtx_sum`: NVTX ranges.
     NvtxSum,
+    /// `nvtx_pushpop_sum`: NVTX push/pop ranges.
     NvtxPushPopSum,
+    /// `nvtx_startend_sum`: NVTX start/end ranges.
     NvtxStartEndSum,
+    /// `osrt_sum`: OS runtime calls.
     OsrtSum,
+    /// `cuda_kern_exec_sum`: kernel launch and execution.
     KernExecSum,
+    /// `openacc_sum`: OpenACC events.
     OpenAccSum,
+    /// `um_cpu_page_faults_sum`: unified memory CPU page faults.
     UmCpuPageFaultsSum,
+    /// `openmp_sum`: OpenMP events.
     OpenMpEventSum,
+    /// `nvtx_gpu_proj_sum`: NVTX ranges projected onto the GPU.
     NvtxGpuProjSum,
+    /// `nvtx_kern_sum`: kernels by NVTX range.
     NvtxKernSum,
 }
 
 impl StatsReport {
+    /// Every summary.
     pub const ALL: [StatsReport; 15] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
@@ -84,6 +100,7 @@ impl StatsReport {
         }
     }
 
+    /// What the summary is, for people (`CUDA API Summary`).
     pub fn title(self) -> &'static str {
         match self {
             StatsReport::CudaApiSum => "CUDA API Summary",

@@ -7,9 +7,11 @@ use std::io::{self, Write};
 /// A value of a summary.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
+    /// An integer.
     Int(i128),
     /// A real printed with this many decimals (as nsys rounds it).
     Real(f64, u8),
+    /// Text.
     Text(String),
     /// No value (an average over nothing).
     Empty,
@@ -38,7 +40,9 @@ pub struct Table {
     pub name: String,
     /// What it is, for people (`CUDA API Summary`).
     pub title: String,
+    /// The column headers.
     pub columns: Vec<String>,
+    /// The rows, a cell per column.
     pub rows: Vec<Vec<Cell>>,
     /// Why there are no rows where the export lacks the tables the summary
     /// reads ("the export has no CUPTI_ACTIVITY_KIND_KERNEL").
@@ -48,7 +52,7 @@ pub struct Table {
 /// How the text answers (summaries, comparisons, findings) are written: the
 /// `--format` of `stats`, `compare` and `analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum TableFormat {
     /// Aligned columns, numbers right-aligned, for a terminal.
     Table,
     /// Comma-separated, quoted where needed, headers first (for summaries,
@@ -100,14 +104,14 @@ fn cut(name: &mut String, longest: usize) {
     }
 }
 
-impl std::str::FromStr for Format {
+impl std::str::FromStr for TableFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "table" => Ok(Format::Table),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
+            "table" => Ok(TableFormat::Table),
+            "csv" => Ok(TableFormat::Csv),
+            "json" => Ok(TableFormat::Json),
             _ => Err(format!("unknown format {s:?} (table, csv or json)")),
         }
     }
@@ -120,14 +124,14 @@ impl Table {
     pub fn write(
         &self,
         out: &mut dyn Write,
-        format: Format,
+        format: TableFormat,
         source: &str,
         fit: Fit,
     ) -> io::Result<()> {
         match format {
-            Format::Csv => self.write_csv(out),
-            Format::Table => self.write_aligned(out, source, fit),
-            Format::Json => self.write_json(out, source),
+            TableFormat::Csv => self.write_csv(out),
+            TableFormat::Table => self.write_aligned(out, source, fit),
+            TableFormat::Json => self.write_json(out, source),
         }
     }
 
@@ -345,22 +349,22 @@ mod tests {
             t.write(&mut out, format, "r", fit).unwrap();
             String::from_utf8(out).unwrap()
         };
-        let nsys = text(Format::Table, Fit::NSYS);
+        let nsys = text(TableFormat::Table, Fit::NSYS);
         let cut = format!("{}…", "é".repeat(99));
         assert!(
             nsys.lines().any(|l| l.ends_with(&format!(" {cut}"))),
             "{nsys}"
         );
         assert!(!nsys.contains(&"é".repeat(100)));
-        assert!(text(Format::Table, Fit::Whole).contains(&"é".repeat(150)));
-        assert!(text(Format::Csv, Fit::NSYS).contains(&"é".repeat(150)));
+        assert!(text(TableFormat::Table, Fit::Whole).contains(&"é".repeat(150)));
+        assert!(text(TableFormat::Csv, Fit::NSYS).contains(&"é".repeat(150)));
         // An 80-column line: the row is exactly 80 characters long.
-        let line = text(Format::Table, Fit::Line(80));
+        let line = text(TableFormat::Table, Fit::Line(80));
         let row = line.lines().find(|l| l.contains('é')).unwrap();
         assert_eq!(row.chars().count(), 80, "{row}");
         assert!(row.ends_with('…'));
         // Too narrow a line still shows some of each name.
-        let narrow = text(Format::Table, Fit::Line(10));
+        let narrow = text(TableFormat::Table, Fit::Line(10));
         let row = narrow.lines().find(|l| l.contains('é')).unwrap();
         assert!(row.ends_with(&format!(" {}…", "é".repeat(Fit::SHORTEST_NAME - 1))));
     }
@@ -369,7 +373,7 @@ mod tests {
     fn csv_quotes_names_with_commas_and_rounds_the_binary_value() {
         let mut out = Vec::new();
         table()
-            .write(&mut out, Format::Csv, "r", Fit::NSYS)
+            .write(&mut out, TableFormat::Csv, "r", Fit::NSYS)
             .unwrap();
         // 8164.95 is 8164.94999... in binary: it rounds down, as nsys 2025.3 prints it.
         assert_eq!(
@@ -393,7 +397,7 @@ mod tests {
     fn json_escapes_and_keys_by_column() {
         let mut out = Vec::new();
         table()
-            .write(&mut out, Format::Json, "r", Fit::NSYS)
+            .write(&mut out, TableFormat::Json, "r", Fit::NSYS)
             .unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains(r#"{"Total":12,"Avg":8164.9,"Name":"f(a, \"b\")"}"#));

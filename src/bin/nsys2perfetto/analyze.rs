@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use nsys2perfetto::analyze::{analyze_file, write_findings};
-use nsys2perfetto::stats::Format;
-use nsys2perfetto::{Error, Options, Rule, Thresholds};
+use nsys2perfetto::analyze::{analyze_file, save_findings, write_findings, Rule, Thresholds};
+use nsys2perfetto::stats::TableFormat;
+use nsys2perfetto::Options;
 
 use crate::signals::Signals;
 
@@ -31,7 +31,7 @@ pub struct Args {
 
     /// table: a table per rule; csv, json: one table of every finding.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: Format,
+    format: TableFormat,
 
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -89,17 +89,14 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
     let rows = (args.rows > 0).then_some(args.rows);
-    let write = |out: &mut dyn Write| {
-        write_findings(&mut *out, &findings, args.format, rows).and_then(|()| out.flush())
-    };
     match &args.output {
-        Some(path) => nsys2perfetto::write_atomically(path, |out| {
-            write(out).map_err(|cause| Error::Output {
-                path: path.clone(),
-                cause,
-            })
-        })?,
-        None => write(&mut io::stdout().lock()).context("writing the findings")?,
+        Some(path) => save_findings(path, &findings, args.format, rows)?,
+        None => {
+            let mut out = io::stdout().lock();
+            write_findings(&mut out, &findings, args.format, rows)
+                .and_then(|()| out.flush())
+                .context("writing the findings")?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

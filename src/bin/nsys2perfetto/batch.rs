@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_files, files_below, Error, Options, TreeConversion, TreeFile};
+use nsys2perfetto::directories::{convert_files, files_below, TreeConversion, TreeFile};
+use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
 use crate::{human_bytes, refused_option, warn, Interrupted, INTERRUPTED};

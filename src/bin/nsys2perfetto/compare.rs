@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::stats::{compare, compare_files, comparison_table, top_by_kind, Format, Kind};
-use nsys2perfetto::{merge_files, Alignment, Error, Labels, MergeOptions, Options};
+use nsys2perfetto::compare::{compare, compare_files, comparison_table, top_by_kind, Kind};
+use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
+use nsys2perfetto::stats::TableFormat;
+use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
 use crate::stats::{fit, write_output};
@@ -36,7 +38,7 @@ pub struct Args {
 
     /// table (aligned columns), csv or json.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: Format,
+    format: TableFormat,
 
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -75,17 +77,13 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     };
     let table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
-    let mut text = Vec::new();
-    table
-        .write(
-            &mut text,
-            args.format,
-            &source,
-            fit(args.wide, args.output.as_deref()),
-        )
-        .expect("writing to memory");
     // The trace is written even where the table could not be.
-    let written = write_output(args.output.as_deref(), &text);
+    let written = write_output(
+        args.output.as_deref(),
+        &[(source, vec![table])],
+        args.format,
+        fit(args.wide, args.output.as_deref()),
+    );
     let Some(trace) = &args.trace else {
         return written.map(|()| ExitCode::SUCCESS);
     };

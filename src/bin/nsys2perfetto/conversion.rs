@@ -6,7 +6,8 @@ use std::path::Path;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use nsys2perfetto::{Filter, Format, Options, Part, Parts, Thresholds, TimeWindow};
+use nsys2perfetto::analyze::Thresholds;
+use nsys2perfetto::{Filter, Format, Options, Part, Parts, TimeWindow};
 
 /// What goes into the trace, and how it is written.
 #[derive(clap::Args, Clone, Debug)]

@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, Progress};
+use nsys2perfetto::{
+    check_output_not_input, convert_file, convert_to_writer, Error, Options, Progress,
+};
 
 use crate::conversion::Conversion;
 use crate::signals::Signals;
@@ -188,13 +190,12 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
         targets.push(target);
     }
     for target in &targets {
-        if let Some(input) = inputs.iter().find(|i| nsys2perfetto::same_file(i, target)) {
-            match nsys2perfetto::own_output(input, target) {
-                // No report, but no conflict either: said in its turn, as
-                // any input that is no report.
-                Error::AlreadyTrace { .. } => {}
-                e => return Err(format!("{e}{}", hint(&e, output.is_none()))),
-            }
+        match check_output_not_input(target, inputs) {
+            Ok(()) => {}
+            // No report, but no conflict either: said in its turn, as
+            // any input that is no report.
+            Err(Error::AlreadyTrace { .. }) => {}
+            Err(e) => return Err(format!("{e}{}", hint(&e, output.is_none()))),
         }
     }
     let mut seen: HashMap<PathBuf, usize> = HashMap::new();

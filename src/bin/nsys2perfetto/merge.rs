@@ -7,11 +7,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use regex::Regex;
 
-use nsys2perfetto::{
-    merge_files, AlignedOn, Labels, MergeOptions, MergeProgress, MergedReport, Options, RankFrom,
+use nsys2perfetto::merge::{
+    merge_files, AlignedOn, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
+    RankPattern,
 };
+use nsys2perfetto::Options;
 
 use crate::conversion::{Encoding, Selection};
 use crate::signals::Signals;
@@ -40,7 +41,7 @@ pub struct Args {
     /// Without it, or when it does not match, the rank is the file's place
     /// on the command line, from 0.
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
-    rank_from_name: Option<Regex>,
+    rank_from_name: Option<RankPattern>,
 
     #[command(flatten)]
     encoding: Encoding,
@@ -57,15 +58,9 @@ pub struct Args {
     quiet: bool,
 }
 
-/// `--rank-from-name`'s pattern, or why it is none, in one line (the regex
-/// crate points at the error over several lines; the last says why).
-fn parse_regex(s: &str) -> Result<Regex, String> {
-    Regex::new(s).map_err(|e| {
-        let why = e.to_string();
-        let why = why.lines().last().unwrap_or("").trim();
-        let why = why.strip_prefix("error: ").unwrap_or(why);
-        format!("not a regular expression: {why}")
-    })
+/// `--rank-from-name`'s pattern, or why it is none, in one line.
+fn parse_regex(s: &str) -> Result<RankPattern, String> {
+    RankPattern::new(s).map_err(|e| e.to_string())
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
@@ -139,7 +134,7 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
                  trace_processor takes CPU numbers below {}",
                 r.path.display(),
                 r.cpu_offset,
-                nsys2perfetto::MAX_CPUS
+                nsys2perfetto::merge::MAX_CPUS
             ));
         }
         if let Some((_, RankFrom::Order)) = r.rank {

@@ -1,15 +1,14 @@
 //! `profile`: a command profiled by nsys, its report converted.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use nsys2perfetto::{
-    convert_file, measure_series, unused_report_name, Error, EventPattern, NsysProfile, Options,
-    SeriesRun,
-};
+use nsys2perfetto::profile::NsysProfile;
+use nsys2perfetto::series::{measure_series, EventPattern, SeriesRun};
+use nsys2perfetto::{convert_file, Error, Options};
 
 use anyhow::anyhow;
 
@@ -119,10 +118,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         Some(series) => run_series(series, &args, &options, signals),
         None => {
             let mut profile = NsysProfile::new(args.command.clone());
-            profile.output = args
-                .output
-                .clone()
-                .unwrap_or_else(|| unused_report_name(Path::new("")));
+            profile.output = args.output.clone();
             let profiled = profile_and_convert(profile, &args, &options, signals)?;
             Ok(ExitCode::from(profiled.status))
         }
@@ -260,7 +256,7 @@ fn run_series(
         let mut profile = NsysProfile::new(command);
         let mut name = base.clone().into_os_string();
         name.push(format!("_{value}"));
-        profile.output = PathBuf::from(name);
+        profile.output = Some(PathBuf::from(name));
         if !args.quiet {
             eprintln!("{parameter}={value}:");
         }

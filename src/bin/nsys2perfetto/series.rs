@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use nsys2perfetto::{measure_series, Error, EventPattern, Options, Series, SeriesRun};
+use nsys2perfetto::series::{measure_series, EventPattern, Series, SeriesRun};
+use nsys2perfetto::{check_output_not_input, Error, Options};
 
 use crate::signals::Signals;
 use crate::{Interrupted, Usage};
@@ -146,7 +147,7 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
     for output in outputs.into_iter().flatten() {
         if let Some(run) = runs
             .iter()
-            .find(|r| nsys2perfetto::same_file(&r.input, output))
+            .find(|r| check_output_not_input(output, &[&r.input]).is_err())
         {
             return Err(format!(
                 "cannot write {}: it is the report of {parameter}={}",

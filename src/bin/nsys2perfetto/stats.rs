@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use nsys2perfetto::stats::{summarize_file, Fit, Format, StatsReport};
+use nsys2perfetto::stats::{
+    save_tables, summarize_file, write_tables, Fit, StatsReport, Table, TableFormat,
+};
 use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
@@ -34,7 +36,7 @@ pub struct Args {
     /// table (aligned columns), csv (as `nsys stats --format csv`) or json
     /// (JSON Lines: one object per summary and report).
     #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: Format,
+    format: TableFormat,
 
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -59,7 +61,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
     let fit = fit(args.wide, args.output.as_deref());
-    let mut text = Vec::new();
+    let mut summaries = Vec::new();
     for input in &args.inputs {
         let tables = summarize_file(input, &which, &options).map_err(|e| match e {
             Error::Interrupted { path } => Interrupted(format!(
@@ -69,18 +71,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             .into(),
             e => anyhow::Error::from(e),
         })?;
-        let source = input.display().to_string();
-        for (i, table) in tables.iter().enumerate() {
-            // Several CSV tables in one stream are told apart by a blank line.
-            if args.format == Format::Csv && (i > 0 || !text.is_empty()) {
-                text.push(b'\n');
-            }
-            table
-                .write(&mut text, args.format, &source, fit)
-                .expect("writing to memory");
-        }
+        summaries.push((input.display().to_string(), tables));
     }
-    write_output(args.output.as_deref(), &text)?;
+    write_output(args.output.as_deref(), &summaries, args.format, fit)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -114,18 +107,21 @@ pub fn fit(wide: bool, output: Option<&Path>) -> Fit {
     }
 }
 
-/// Writes `text` to `output`, or to standard output.
-pub fn write_output(output: Option<&Path>, text: &[u8]) -> anyhow::Result<()> {
+/// Writes the summaries of each report to `output`, or to standard output,
+/// with names as long as `fit` allows.
+pub fn write_output(
+    output: Option<&Path>,
+    summaries: &[(String, Vec<Table>)],
+    format: TableFormat,
+    fit: Fit,
+) -> anyhow::Result<()> {
     match output {
-        Some(path) => nsys2perfetto::write_atomically(path, |out| {
-            out.write_all(text).map_err(|cause| Error::Output {
-                path: path.to_owned(),
-                cause,
-            })
-        })?,
+        Some(path) => save_tables(path, summaries, format, fit)?,
         None => {
+            let mut text = Vec::new();
+            write_tables(&mut text, summaries, format, fit).expect("writing to memory");
             let mut out = std::io::stdout().lock();
-            out.write_all(text)
+            out.write_all(&text)
                 .and_then(|()| out.flush())
                 .context("cannot write standard output")?
         }
