@@ -5,13 +5,13 @@
 //! (`projection`). They read through `nsys/`; the only trace they write
 //! (findings in a trace) goes through `perfetto/`.
 
-pub mod analyze;
+pub(crate) mod analyze;
 pub(crate) mod compare;
 mod failure;
 mod needs;
 pub(crate) mod projection;
 pub(crate) mod series;
-pub mod stats;
+pub(crate) mod stats;
 
 pub(crate) use failure::Failure;
 pub(crate) use needs::{missing, Needs};

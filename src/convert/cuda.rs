@@ -21,16 +21,16 @@ use super::{trace_time, ConvertError, RowTicker};
 use crate::nsys::cpu::ChainFrame;
 use crate::nsys::names::api_trace_name;
 
-pub const API: &str = "cuda_api";
-pub const KERNEL: &str = "cuda_kernel";
-pub const MEMCPY: &str = "cuda_memcpy";
-pub const MEMSET: &str = "cuda_memset";
-pub const SYNC: &str = "cuda_sync";
-pub const GRAPH: &str = "cuda_graph";
+pub(super) const API: &str = "cuda_api";
+pub(super) const KERNEL: &str = "cuda_kernel";
+pub(super) const MEMCPY: &str = "cuda_memcpy";
+pub(super) const MEMSET: &str = "cuda_memset";
+pub(super) const SYNC: &str = "cuda_sync";
+pub(super) const GRAPH: &str = "cuda_graph";
 
 /// Writes the CUDA activity on `seq` and, given a sequence and the NVTX
 /// ranges, the NVTX GPU projection.
-pub fn write<'s, W: Write>(
+pub(super) fn write<'s, W: Write>(
     report: &Report,
     filter: &RowFilter,
     seq: &mut SequenceWriter<'s, W>,

@@ -19,7 +19,7 @@ use crate::nsys::events::{EventRecord, EventRecords, EventWait, RecordKey, Waite
 use super::flows::mix;
 use super::summary::Summary;
 
-pub struct EventWaits {
+pub(super) struct EventWaits {
     namespace: u64,
     records: EventRecords,
     /// Records whose call is not written yet, with the synchronizations that
@@ -40,7 +40,7 @@ struct Open {
 }
 
 impl EventWaits {
-    pub fn new(namespace: u64, records: EventRecords) -> Self {
+    pub(super) fn new(namespace: u64, records: EventRecords) -> Self {
         Self {
             namespace,
             records,
@@ -55,7 +55,7 @@ impl EventWaits {
     /// record call. The first such call written (`flows`: not a record that
     /// repeats a call) gets the flow ids to the synchronizations still to
     /// come, in `ids` (which keeps what it holds).
-    pub fn record_call(
+    pub(super) fn record_call(
         &mut self,
         key: RecordKey,
         flows: bool,
@@ -78,7 +78,11 @@ impl EventWaits {
 
     /// The flow into synchronization `s` (at or after time 0), and the record
     /// it waited on, if that is in the report.
-    pub fn wait(&mut self, s: &Sync, summary: &mut Summary) -> (Option<u64>, Option<RecordKey>) {
+    pub(super) fn wait(
+        &mut self,
+        s: &Sync,
+        summary: &mut Summary,
+    ) -> (Option<u64>, Option<RecordKey>) {
         let waited = self.records.waited(&EventWait {
             pid: s.common.place.pid,
             correlation_id: s.common.correlation_id,
@@ -114,7 +118,7 @@ impl EventWaits {
 
     /// Counts what never met: synchronizations whose record's call never
     /// came, and records whose call is not in the trace.
-    pub fn finish(&mut self, summary: &mut Summary) {
+    pub(super) fn finish(&mut self, summary: &mut Summary) {
         let early = std::mem::take(&mut self.early);
         summary.event_waits_unrecorded += early.values().map(|&n| u64::from(n)).sum::<u64>();
         summary.event_records_without_call += (self.records.len() - self.shown.len()) as u64;

@@ -17,14 +17,14 @@ use super::summary::Summary;
 use super::ConvertError;
 
 /// The category of finding slices.
-pub const FINDING: &str = "finding";
+pub(super) const FINDING: &str = "finding";
 
 /// The key of the "Analysis" group among keyed tracks (GPU groups use bit
 /// 40, the "nsys" group bit 41).
 const ANALYSIS_GROUP: u64 = 1 << 42;
 
 /// Runs every rule over `report` and writes what they find on `seq`.
-pub fn write<W: Write>(
+pub(super) fn write<W: Write>(
     report: &Report,
     seq: &mut SequenceWriter<'_, W>,
     thresholds: &Thresholds,

@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-pub struct Launches {
+pub(super) struct Launches {
     namespace: u64,
     open: FxHashMap<(u32, i64), Open>,
 }
@@ -19,7 +19,7 @@ struct Open {
 }
 
 impl Launches {
-    pub fn new(namespace: u64) -> Self {
+    pub(super) fn new(namespace: u64) -> Self {
         Self {
             namespace,
             open: FxHashMap::default(),
@@ -29,7 +29,7 @@ impl Launches {
     /// Records a launch of `ops` GPU operations; fills `ids` with their flow ids.
     /// A second call with the key of a launch still open gets none: ids must
     /// not repeat while active, or trace_processor chains them.
-    pub fn launch(&mut self, pid: u32, correlation_id: i64, ops: u32, ids: &mut Vec<u64>) {
+    pub(super) fn launch(&mut self, pid: u32, correlation_id: i64, ops: u32, ids: &mut Vec<u64>) {
         ids.clear();
         if ops == 0 || self.open.contains_key(&(pid, correlation_id)) {
             return;
@@ -41,7 +41,7 @@ impl Launches {
 
     /// The flow id for the next GPU operation of launch (pid, correlationId),
     /// or `None` if that launch is not in the trace.
-    pub fn op(&mut self, pid: u32, correlation_id: i64) -> Option<u64> {
+    pub(super) fn op(&mut self, pid: u32, correlation_id: i64) -> Option<u64> {
         let key = (pid, correlation_id);
         let open = self.open.get_mut(&key)?;
         let k = open.next;
@@ -54,12 +54,12 @@ impl Launches {
     }
 
     /// Whether launch (pid, correlationId) is in the trace with operations to come.
-    pub fn is_open(&self, pid: u32, correlation_id: i64) -> bool {
+    pub(super) fn is_open(&self, pid: u32, correlation_id: i64) -> bool {
         self.open.contains_key(&(pid, correlation_id))
     }
 
     /// GPU operations whose launch was written but which never arrived after it.
-    pub fn unmatched(&self) -> u64 {
+    pub(super) fn unmatched(&self) -> u64 {
         self.open.values().map(|o| u64::from(o.left)).sum()
     }
 
@@ -75,7 +75,7 @@ impl Launches {
 }
 
 /// splitmix64's finalizer: a cheap bijective scramble of 64 bits.
-pub fn mix(mut x: u64) -> u64 {
+pub(super) fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -11,14 +11,14 @@ use crate::perfetto::{SliceTrack, Stacking, TrackId, TrackSpec, Tracks};
 use super::threads::process_name;
 
 #[derive(Default)]
-pub struct GpuTracks {
+pub(super) struct GpuTracks {
     streams: FxHashMap<GpuPlace, SliceTrack>,
     devices: FxHashMap<i64, TrackId>,
 }
 
 /// The top-level group of GPU `device`, shared by every part of the trace
 /// that has something on that GPU.
-pub fn device_group(tracks: &mut Tracks, meta: &Metadata, device: i64) -> TrackId {
+pub(super) fn device_group(tracks: &mut Tracks, meta: &Metadata, device: i64) -> TrackId {
     // Keys of GPU groups: the device id, apart from other keyed tracks.
     const GPU_GROUP: u64 = 1 << 40;
     tracks.group(GPU_GROUP | device as u64 & 0xFF_FFFF_FFFF, || {
@@ -35,7 +35,7 @@ pub fn device_group(tracks: &mut Tracks, meta: &Metadata, device: i64) -> TrackI
 
 impl GpuTracks {
     /// Declares the tracks of every place; descriptors go out on first use.
-    pub fn new<W: std::io::Write>(
+    pub(super) fn new<W: std::io::Write>(
         seq: &mut crate::perfetto::SequenceWriter<'_, W>,
         meta: &Metadata,
         places: &[PlaceWork],
@@ -58,11 +58,11 @@ impl GpuTracks {
     }
 
     /// The group of device `device`, if it has GPU work.
-    pub fn device_group(&self, device: i64) -> Option<TrackId> {
+    pub(super) fn device_group(&self, device: i64) -> Option<TrackId> {
         self.devices.get(&device).copied()
     }
 
-    pub fn track(&self, place: &GpuPlace) -> SliceTrack {
+    pub(super) fn track(&self, place: &GpuPlace) -> SliceTrack {
         self.streams[place]
     }
 }

@@ -21,7 +21,7 @@ use super::ConvertError;
 /// Per thread (pid, tid), the spans covered by kept NVTX ranges: sorted,
 /// disjoint, inclusive.
 #[derive(Default)]
-pub struct NvtxSpans {
+pub(super) struct NvtxSpans {
     by_thread: FxHashMap<(u32, u32), Vec<(i64, i64)>>,
     /// The launches (pid, correlationId) made inside kept ranges by calls
     /// outside the time window, of GPU work inside it.
@@ -30,7 +30,7 @@ pub struct NvtxSpans {
 
 impl NvtxSpans {
     /// The spans of the NVTX ranges of `report` that `filter` keeps.
-    pub fn read(report: &Report, filter: &RowFilter) -> Result<Self, ConvertError> {
+    pub(super) fn read(report: &Report, filter: &RowFilter) -> Result<Self, ConvertError> {
         let meta = report.meta();
         let mut by_thread: FxHashMap<(u32, u32), Vec<(i64, i64)>> = FxHashMap::default();
         let kept = filter.filter();
@@ -71,7 +71,7 @@ impl NvtxSpans {
     }
 
     /// Whether a call of thread (pid, tid) at `t` is inside a kept range.
-    pub fn covers(&self, pid: u32, tid: u32, t: i64) -> bool {
+    pub(super) fn covers(&self, pid: u32, tid: u32, t: i64) -> bool {
         let Some(spans) = self.by_thread.get(&(pid, tid)) else {
             return false;
         };
@@ -81,7 +81,7 @@ impl NvtxSpans {
 
     /// Whether launch (pid, correlationId), made before (or after) the time
     /// window, was made inside a kept range.
-    pub fn launched_outside_window(&self, pid: u32, correlation_id: i64) -> bool {
+    pub(super) fn launched_outside_window(&self, pid: u32, correlation_id: i64) -> bool {
         self.launched_outside_window
             .contains(&(pid, correlation_id))
     }

@@ -16,16 +16,16 @@ use super::summary::Summary;
 use super::threads::thread_track;
 use super::ConvertError;
 
-pub const GRAPH_CREATION: &str = "cuda_graph_creation";
+pub(super) const GRAPH_CREATION: &str = "cuda_graph_creation";
 
 #[derive(Default)]
-pub struct GraphCreations {
+pub(super) struct GraphCreations {
     /// The "CUDA graphs" track of each (pid, tid).
     tracks: FxHashMap<(u32, u32), SliceTrack>,
 }
 
 impl GraphCreations {
-    pub fn write<W: Write>(
+    pub(super) fn write<W: Write>(
         &mut self,
         seq: &mut SequenceWriter<'_, W>,
         meta: &Metadata,

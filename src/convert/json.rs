@@ -13,7 +13,7 @@ use super::{convert, ConvertError, Part, Parts, Progress, Summary};
 
 /// Converts the parts of `report` that JSON carries into JSON written to
 /// `out`, gzipped if `options` say so.
-pub fn convert_json<W: Write + Send>(
+pub(crate) fn convert_json<W: Write + Send>(
     report: &Report,
     out: W,
     options: &Options,
@@ -44,7 +44,7 @@ pub fn convert_json<W: Write + Send>(
 /// `parts` without those JSON has no place for, and the tables of `report`
 /// with rows that are left out for it (told in the summary as not
 /// converted).
-pub fn json_parts(report: &Report, parts: Parts) -> (Parts, Vec<Unconverted>) {
+pub(crate) fn json_parts(report: &Report, parts: Parts) -> (Parts, Vec<Unconverted>) {
     let left_out: Vec<Part> = Part::ALL
         .into_iter()
         .filter(|&p| !p.in_json() && parts.has(p))

@@ -11,7 +11,7 @@ use crate::perfetto::{Arg, ArgValue, Slice, SliceTrack, Stacking, TrackSpec};
 use super::part_writer::{PartWriter, Written};
 use super::threads::thread_track;
 
-pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32, Library), SliceTrack> = FxHashMap::default();

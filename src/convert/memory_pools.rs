@@ -21,13 +21,13 @@ use super::threads::process_name;
 use super::ConvertError;
 
 /// The category of pool operations.
-pub const MEMORY_POOL: &str = "cuda_memory_pool";
+pub(super) const MEMORY_POOL: &str = "cuda_memory_pool";
 
 /// `ENUM_CUDA_MEMPOOL_OPER` 2: the pool is gone.
 const DESTROYED: i64 = 2;
 
 /// The tracks of every pool seen so far.
-pub struct MemoryPools {
+pub(super) struct MemoryPools {
     /// Where this GPU-group section starts: the operations track, then each
     /// pool's two counters in the order the pools appear.
     rank: i32,
@@ -38,7 +38,7 @@ pub struct MemoryPools {
 }
 
 impl MemoryPools {
-    pub fn new(rank: i32) -> Self {
+    pub(super) fn new(rank: i32) -> Self {
         Self {
             rank,
             counters: FxHashMap::default(),
@@ -47,7 +47,7 @@ impl MemoryPools {
     }
 
     /// Writes the pool's size and use at `ts`, where recorded.
-    pub fn sample<W: Write>(
+    pub(super) fn sample<W: Write>(
         &mut self,
         seq: &mut SequenceWriter<'_, W>,
         meta: &Metadata,
@@ -67,7 +67,7 @@ impl MemoryPools {
 
     /// Writes a create, trim or destroy at trace time `ts`: an instant with
     /// the operation's details, and the pool's counters.
-    pub fn operation<W: Write>(
+    pub(super) fn operation<W: Write>(
         &mut self,
         seq: &mut SequenceWriter<'_, W>,
         meta: &Metadata,

@@ -20,9 +20,9 @@ use super::summary::Summary;
 use super::threads::process_track;
 use super::{trace_time, ConvertError};
 
-pub const GPU_METRICS: &str = "gpu_metrics";
-pub const CUDA_MEMORY: &str = "cuda_memory";
-pub const UNIFIED_MEMORY: &str = "unified_memory";
+pub(super) const GPU_METRICS: &str = "gpu_metrics";
+pub(super) const CUDA_MEMORY: &str = "cuda_memory";
+pub(super) const UNIFIED_MEMORY: &str = "unified_memory";
 
 /// Places in a GPU's group after its streams: metrics, memory, pools, faults.
 const METRICS_RANK: i32 = 1 << 24;
@@ -30,7 +30,7 @@ const MEMORY_RANK: i32 = 2 << 24;
 const POOLS_RANK: i32 = 3 << 24;
 const FAULTS_RANK: i32 = 4 << 24;
 
-pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
+pub(super) fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let mut mapper = Mapper {
         seq: part.seq,

@@ -32,7 +32,7 @@ mod threads;
 
 use std::io::{self, Write};
 
-pub use json::{convert_json, json_parts};
+pub(crate) use json::{convert_json, json_parts};
 pub use parts::{Part, Parts};
 pub use summary::Summary;
 
@@ -46,7 +46,7 @@ use crate::Options;
 
 /// Why a conversion stopped.
 #[derive(Debug)]
-pub enum ConvertError {
+pub(crate) enum ConvertError {
     Read(rusqlite::Error),
     Write(io::Error),
 }
@@ -71,7 +71,7 @@ impl From<io::Error> for ConvertError {
 /// The parts are converted at once on three threads, each part on a
 /// sequence of its own and each thread reading its tables on a further
 /// thread (see [`pipeline`]).
-pub fn convert<W: Write + Send>(
+pub(crate) fn convert<W: Write + Send>(
     report: &Report,
     out: W,
     options: &Options,
@@ -93,7 +93,7 @@ pub fn convert<W: Write + Send>(
 /// Converts the chosen parts of `report` into `trace`, in the trace's
 /// current scope, with flow ids made from `namespace`. Every sequence it
 /// starts is closed when it returns.
-pub fn convert_into<W: Write + Send>(
+pub(crate) fn convert_into<W: Write + Send>(
     report: &Report,
     trace: &Trace<W>,
     options: &Options,
@@ -156,7 +156,7 @@ pub struct Progress {
 }
 
 /// A number that tells this report's tracks and flows apart from another's.
-pub fn namespace(report: &Report) -> Result<u64, ConvertError> {
+pub(crate) fn namespace(report: &Report) -> Result<u64, ConvertError> {
     Ok(flows::mix(report.fingerprint()?))
 }
 

@@ -18,9 +18,9 @@ use super::summary::Summary;
 use super::threads::{process_track, thread_track};
 use super::{trace_time, ConvertError, RowTicker};
 
-pub const NVTX: &str = "nvtx";
+pub(super) const NVTX: &str = "nvtx";
 
-pub fn write<W: Write>(
+pub(super) fn write<W: Write>(
     report: &Report,
     filter: &RowFilter,
     seq: &mut SequenceWriter<'_, W>,
@@ -145,7 +145,7 @@ pub(super) fn domain_name(meta: &crate::nsys::Metadata, pid: u32, domain: i64) -
 /// Whether `filter` keeps an NVTX event of process `pid` and domain `domain`
 /// (0: the default one) with message `text`; an event without a message is
 /// named by its domain.
-pub fn keeps_nvtx(
+pub(super) fn keeps_nvtx(
     filter: &Filter,
     meta: &Metadata,
     pid: u32,

@@ -12,13 +12,13 @@ use super::part_writer::{PartWriter, Written};
 use super::stacks::Frames;
 use super::threads::{process_track, thread_track};
 
-pub const OSRT: &str = "osrt";
+pub(super) const OSRT: &str = "osrt";
 
 const NO_THREAD: &str = "OS runtime events that nsys recorded without a thread (tid 0): \
      its own markers of when OS runtime tracing started and finished, and calls it could not \
      place on a thread";
 
-pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let meta = report.meta();
     let mut tracks: FxHashMap<(u32, u32), SliceTrack> = FxHashMap::default();

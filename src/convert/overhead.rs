@@ -15,16 +15,16 @@ use super::part_writer::{PartWriter, Written};
 use super::threads::{process_name, thread_name};
 
 /// `PROFILER_OVERHEAD` rows.
-pub const NSYS_OVERHEAD: &str = "nsys_overhead";
+pub(super) const NSYS_OVERHEAD: &str = "nsys_overhead";
 /// `CUPTI_ACTIVITY_KIND_OVERHEAD` rows.
-pub const CUPTI_OVERHEAD: &str = "cupti_overhead";
+pub(super) const CUPTI_OVERHEAD: &str = "cupti_overhead";
 /// `DIAGNOSTIC_EVENT` rows.
-pub const DIAGNOSTIC: &str = "nsys_diagnostic";
+pub(super) const DIAGNOSTIC: &str = "nsys_diagnostic";
 
 /// The key of the "nsys" group among keyed tracks (GPU groups use bit 40).
 const NSYS_GROUP: u64 = 1 << 41;
 
-pub fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
+pub(super) fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
     let (report, filter) = (part.report, part.filter);
     let mut writer = NsysWriter {
         meta: report.meta(),

@@ -11,7 +11,7 @@ use super::{ConvertError, RowTicker, Summary};
 /// A part being written: the report it reads and the rows of it the filter
 /// keeps, the sequence it writes, the counts of what it wrote and the rows
 /// it read.
-pub struct PartWriter<'a, 's, 'r, W: Write> {
+pub(super) struct PartWriter<'a, 's, 'r, W: Write> {
     pub report: &'a Report,
     pub filter: &'a RowFilter,
     pub seq: &'a mut SequenceWriter<'s, W>,
@@ -20,12 +20,12 @@ pub struct PartWriter<'a, 's, 'r, W: Write> {
 }
 
 /// What a part writer returns.
-pub type Written = Result<(), ConvertError>;
+pub(super) type Written = Result<(), ConvertError>;
 
 impl<W: Write> PartWriter<'_, '_, '_, W> {
     /// Counts a row read, and gives the trace time of its `start`: `None`
     /// for a row before time 0, counted as skipped in `category`.
-    pub fn row_at(&mut self, start: i64, category: &'static str) -> Option<u64> {
+    pub(super) fn row_at(&mut self, start: i64, category: &'static str) -> Option<u64> {
         self.rows.tick();
         self.summary.checked_start(start, category)
     }

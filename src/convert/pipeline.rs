@@ -316,7 +316,7 @@ pub(crate) struct RowTicker<'c> {
 const ROWS_PER_UPDATE: u64 = 8192;
 
 impl RowTicker<'_> {
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         self.unsent += 1;
         if self.unsent == ROWS_PER_UPDATE {
             self.to.add(std::mem::take(&mut self.unsent));

@@ -21,16 +21,16 @@ use super::summary::Summary;
 use super::ConvertError;
 
 /// The NVTX thread's end of the projection's feed: named ranges.
-pub type RangeFeed = projection::RangeFeed<Name>;
+pub(super) type RangeFeed = projection::RangeFeed<Name>;
 /// The CUDA thread's end.
-pub type RangeSource = projection::RangeSource<Name>;
+pub(super) type RangeSource = projection::RangeSource<Name>;
 
 /// A connected feed and source.
-pub fn channel() -> (RangeFeed, RangeSource) {
+pub(super) fn channel() -> (RangeFeed, RangeSource) {
     projection::channel()
 }
 
-pub const NVTX_GPU: &str = "nvtx_gpu";
+pub(super) const NVTX_GPU: &str = "nvtx_gpu";
 
 /// A projection track: the ranges of one thread on one GPU.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,14 +41,14 @@ struct ProjectionTrack {
 }
 
 /// Projects on the CUDA thread and writes the projections.
-pub struct Projector<'p, 's, W: Write> {
+pub(super) struct Projector<'p, 's, W: Write> {
     seq: &'p mut SequenceWriter<'s, W>,
     projector: projection::Projector<Name>,
     tracks: FxHashMap<ProjectionTrack, SliceTrack>,
 }
 
 impl<'p, 's, W: Write> Projector<'p, 's, W> {
-    pub fn new(seq: &'p mut SequenceWriter<'s, W>, source: RangeSource) -> Self {
+    pub(super) fn new(seq: &'p mut SequenceWriter<'s, W>, source: RangeSource) -> Self {
         Self {
             seq,
             // Open ranges end where the NVTX data ends, once the feed says.
@@ -59,7 +59,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
 
     /// One event of the CUDA stream, in time order: the projector takes it,
     /// and what can no longer change its place is written.
-    pub fn cuda_event(
+    pub(super) fn cuda_event(
         &mut self,
         event: &CudaEvent<'_>,
         gpu: &GpuTracks,
@@ -71,7 +71,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
     }
 
     /// The CUDA stream is over: every projection is written.
-    pub fn finish(
+    pub(super) fn finish(
         mut self,
         gpu: &GpuTracks,
         meta: &Metadata,

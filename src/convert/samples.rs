@@ -11,9 +11,9 @@ use super::part_writer::{PartWriter, Written};
 use super::stacks::Frames;
 use super::threads::thread_track;
 
-pub const SAMPLES: &str = "cpu_samples";
+pub(super) const SAMPLES: &str = "cpu_samples";
 
-pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let meta = report.meta();
     let mut described: FxHashSet<(u32, u32)> = FxHashSet::default();

@@ -16,7 +16,7 @@ use super::part_writer::{PartWriter, Written};
 use super::threads::{thread_name, thread_track};
 use super::ConvertError;
 
-pub const SCHED: &str = "sched";
+pub(super) const SCHED: &str = "sched";
 
 /// Switches written per ftrace bundle.
 const BUNDLE: usize = 1024;
@@ -42,7 +42,7 @@ struct Cpu {
     switches: Vec<Switch>,
 }
 
-pub fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
+pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
     let report = part.report;
     let mut cpus: BTreeMap<u32, Cpu> = BTreeMap::new();
     let mut names = Names::default();

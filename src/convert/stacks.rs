@@ -6,14 +6,14 @@ use crate::perfetto::StackFrame;
 
 /// Reused space for the frames of one stack.
 #[derive(Default)]
-pub struct Frames<'r> {
+pub(super) struct Frames<'r> {
     frames: Vec<StackFrame<'r>>,
 }
 
 impl<'r> Frames<'r> {
     /// `chain`'s frames, innermost first, named from the report's strings.
     /// Unresolved symbols and modules keep the name nsys gave them.
-    pub fn of(&mut self, report: &'r Report, chain: &[ChainFrame]) -> &[StackFrame<'r>] {
+    pub(super) fn of(&mut self, report: &'r Report, chain: &[ChainFrame]) -> &[StackFrame<'r>] {
         self.frames.clear();
         self.frames.extend(chain.iter().map(|f| StackFrame {
             function: name_or(report.string(Some(f.symbol)), "[unknown]"),

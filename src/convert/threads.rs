@@ -10,7 +10,7 @@ const NSYS_LAUNCHER: &str = "nsys-launcher";
 
 /// The process's name, with its MPI rank where the report records one: each
 /// rank of a job is often the same program, and the rank tells their traces apart.
-pub fn process_name(meta: &Metadata, pid: u32) -> String {
+pub(super) fn process_name(meta: &Metadata, pid: u32) -> String {
     let main_thread = meta.threads.get(&(pid, pid));
     // A program started through `nsys profile` (MPI ranks under `srun nsys
     // profile ...`) keeps the pid of nsys's launcher, which PROCESSES names;
@@ -36,14 +36,14 @@ fn rank_label(ranks: &BTreeSet<i64>) -> String {
     }
 }
 
-pub fn thread_name(meta: &Metadata, pid: u32, tid: u32) -> String {
+pub(super) fn thread_name(meta: &Metadata, pid: u32, tid: u32) -> String {
     meta.threads
         .get(&(pid, tid))
         .cloned()
         .unwrap_or_else(|| format!("Thread {tid}"))
 }
 
-pub fn thread_track(tracks: &mut Tracks, meta: &Metadata, pid: u32, tid: u32) -> TrackId {
+pub(super) fn thread_track(tracks: &mut Tracks, meta: &Metadata, pid: u32, tid: u32) -> TrackId {
     tracks.thread(
         pid as i32,
         i64::from(tid),
@@ -52,6 +52,6 @@ pub fn thread_track(tracks: &mut Tracks, meta: &Metadata, pid: u32, tid: u32) ->
     )
 }
 
-pub fn process_track(tracks: &mut Tracks, meta: &Metadata, pid: u32) -> TrackId {
+pub(super) fn process_track(tracks: &mut Tracks, meta: &Metadata, pid: u32) -> TrackId {
     tracks.process(pid as i32, || process_name(meta, pid))
 }

@@ -27,7 +27,7 @@ impl<T> Copy for Column<T> {}
 
 impl<T> Column<T> {
     /// A column every row needs (`T` says whether its values may be NULL).
-    pub const fn required(name: &'static str) -> Self {
+    pub(crate) const fn required(name: &'static str) -> Self {
         Self {
             name,
             required: true,
@@ -36,14 +36,14 @@ impl<T> Column<T> {
     }
 
     /// The column's name in the export.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         self.name
     }
 }
 
 impl<T> Column<Option<T>> {
     /// A column that some versions' exports lack: NULL there.
-    pub const fn optional(name: &'static str) -> Self {
+    pub(crate) const fn optional(name: &'static str) -> Self {
         Self {
             name,
             required: false,
@@ -54,7 +54,7 @@ impl<T> Column<Option<T>> {
 
 impl Select<'_> {
     /// Reads `column`, as its declaration says.
-    pub fn take<T>(&mut self, column: Column<T>) -> Col<T> {
+    pub(crate) fn take<T>(&mut self, column: Column<T>) -> Col<T> {
         match column.required {
             true => self.required(column.name),
             false => {

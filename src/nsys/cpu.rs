@@ -9,7 +9,7 @@ use super::scan::order_key;
 use super::select::{quote, Row, Select};
 use super::Report;
 
-pub const OSRT: &str = "OSRT_API";
+pub(crate) const OSRT: &str = "OSRT_API";
 
 columns! {
     /// The columns of [`OSRT`]: calls of a thread, each with a name column.
@@ -23,13 +23,13 @@ columns! {
         event_class: Option<i64> = optional("eventClass"),
     }
 }
-pub const OSRT_CALLCHAINS: &str = "OSRT_CALLCHAINS";
-pub const SCHED: &str = "SCHED_EVENTS";
-pub const SAMPLES: &str = "COMPOSITE_EVENTS";
-pub const SAMPLE_CALLCHAINS: &str = "SAMPLING_CALLCHAINS";
+pub(crate) const OSRT_CALLCHAINS: &str = "OSRT_CALLCHAINS";
+pub(crate) const SCHED: &str = "SCHED_EVENTS";
+pub(crate) const SAMPLES: &str = "COMPOSITE_EVENTS";
+pub(crate) const SAMPLE_CALLCHAINS: &str = "SAMPLING_CALLCHAINS";
 
 /// An OS runtime call (libc, pthread, ioctl, ...).
-pub struct OsrtCall<'r> {
+pub(crate) struct OsrtCall<'r> {
     pub start: i64,
     pub end: i64,
     pub pid: u32,
@@ -42,7 +42,7 @@ pub struct OsrtCall<'r> {
 
 /// A thread scheduled in or out of a CPU.
 #[derive(Clone, Copy, Debug)]
-pub struct SchedEvent {
+pub(crate) struct SchedEvent {
     pub start: i64,
     pub cpu: u32,
     pub sched_in: bool,
@@ -54,7 +54,7 @@ pub struct SchedEvent {
 
 /// A CPU sample of a thread; its stack is `SAMPLING_CALLCHAINS` rows of `id`.
 #[derive(Clone, Copy, Debug)]
-pub struct CpuSample {
+pub(crate) struct CpuSample {
     pub id: i64,
     pub start: i64,
     pub pid: u32,
@@ -64,7 +64,7 @@ pub struct CpuSample {
 
 /// A frame of a call chain: StringIds of its function and module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChainFrame {
+pub(crate) struct ChainFrame {
     pub symbol: i64,
     pub module: i64,
 }

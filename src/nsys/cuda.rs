@@ -16,7 +16,7 @@ use super::Report;
 
 /// The `eventClass` of "CUDA backtrace" records: a second record of a call,
 /// made only to carry its call stack.
-pub const BACKTRACE_EVENT_CLASSES: [i64; 2] = [67, 68];
+pub(crate) const BACKTRACE_EVENT_CLASSES: [i64; 2] = [67, 68];
 
 /// Whether a row of an API call table with this `eventClass` only repeats
 /// another call (with its correlationId) to carry its stack: the call itself
@@ -34,25 +34,25 @@ pub(crate) fn calls_themselves_sql() -> String {
 
 /// The name of a whole CUDA graph's run (`graphId`), in the trace and in
 /// comparisons.
-pub fn graph_name(graph_id: Option<i64>) -> String {
+pub(crate) fn graph_name(graph_id: Option<i64>) -> String {
     match graph_id {
         Some(id) => format!("CUDA graph {id}"),
         None => "CUDA graph".to_owned(),
     }
 }
 
-pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
-pub const DRIVER: &str = "CUPTI_ACTIVITY_KIND_DRIVER";
-pub const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
-pub const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
-pub const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
-pub const CALLCHAINS: &str = "CUDA_CALLCHAINS";
-pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+pub(crate) const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+pub(crate) const DRIVER: &str = "CUPTI_ACTIVITY_KIND_DRIVER";
+pub(crate) const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+pub(crate) const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+pub(crate) const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+pub(crate) const CALLCHAINS: &str = "CUDA_CALLCHAINS";
+pub(crate) const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 
 /// Whole CUDA graphs as the GPU ran them (`--cuda-graph-trace=graph`).
-pub const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+pub(crate) const GRAPH_TRACE: &str = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 /// Tables of GPU operations that API calls launch.
-pub const GPU_OP_TABLES: [&str; 4] = [KERNEL, MEMCPY, MEMSET, GRAPH_TRACE];
+pub(crate) const GPU_OP_TABLES: [&str; 4] = [KERNEL, MEMCPY, MEMSET, GRAPH_TRACE];
 
 columns! {
     /// The columns of the API call tables ([`RUNTIME`], [`DRIVER`]). A call
@@ -146,7 +146,7 @@ columns! {
 }
 
 /// A CUDA runtime or driver API call, as every reader of one reads it.
-pub struct ApiCall<'r> {
+pub(crate) struct ApiCall<'r> {
     pub start: i64,
     pub end: i64,
     pub pid: u32,
@@ -166,7 +166,7 @@ pub struct ApiCall<'r> {
 
 /// Where GPU work ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GpuPlace {
+pub(crate) struct GpuPlace {
     pub device: i64,
     /// `None` when the export says neither (trimmed exports without globalPid
     /// and with several processes).
@@ -175,7 +175,7 @@ pub struct GpuPlace {
     pub stream: i64,
 }
 
-pub struct GpuCommon {
+pub(crate) struct GpuCommon {
     pub start: i64,
     pub end: i64,
     pub place: GpuPlace,
@@ -187,13 +187,13 @@ pub struct GpuCommon {
 
 /// A place with GPU work, and the green contexts its work ran in.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlaceWork {
+pub(crate) struct PlaceWork {
     pub place: GpuPlace,
     /// Distinct `greenContextId`s of the place's work, in ascending order.
     pub green_contexts: Vec<i64>,
 }
 
-pub struct Kernel<'r> {
+pub(crate) struct Kernel<'r> {
     pub common: GpuCommon,
     pub short_name: &'r str,
     pub demangled_name: Option<&'r str>,
@@ -208,7 +208,7 @@ pub struct Kernel<'r> {
     pub graph_id: Option<i64>,
 }
 
-pub struct Memcpy {
+pub(crate) struct Memcpy {
     pub common: GpuCommon,
     pub bytes: Option<i64>,
     pub copy_kind: Option<i64>,
@@ -216,7 +216,7 @@ pub struct Memcpy {
     pub dst_kind: Option<i64>,
 }
 
-pub struct Memset {
+pub(crate) struct Memset {
     pub common: GpuCommon,
     pub bytes: Option<i64>,
     pub value: Option<i64>,
@@ -224,13 +224,13 @@ pub struct Memset {
 }
 
 /// A whole CUDA graph run on a stream, in graph trace mode.
-pub struct GraphRun {
+pub(crate) struct GraphRun {
     pub common: GpuCommon,
     pub graph_id: Option<i64>,
     pub graph_exec_id: Option<i64>,
 }
 
-pub struct Sync {
+pub(crate) struct Sync {
     pub common: GpuCommon,
     pub sync_type: Option<i64>,
     pub event_id: Option<i64>,
@@ -240,7 +240,7 @@ pub struct Sync {
 
 /// Events are moved several times on their way (sorted within a batch, sent to
 /// the converting thread): kernels, the largest, are boxed to keep the others small.
-pub enum CudaEvent<'r> {
+pub(crate) enum CudaEvent<'r> {
     Api(ApiCall<'r>),
     Kernel(Box<Kernel<'r>>),
     Memcpy(Memcpy),
@@ -252,7 +252,7 @@ pub enum CudaEvent<'r> {
 
 impl CudaEvent<'_> {
     /// (start, end) as recorded.
-    pub fn span(&self) -> (i64, i64) {
+    pub(crate) fn span(&self) -> (i64, i64) {
         match self {
             CudaEvent::Api(a) => (a.start, a.end),
             CudaEvent::Kernel(k) => (k.common.start, k.common.end),
@@ -272,7 +272,7 @@ impl CudaEvent<'_> {
 
     /// What GPU work a launch makes (a kernel, memcpy, memset, or a graph
     /// traced as a whole) has in common; `None` for other events.
-    pub fn launched_work(&self) -> Option<&GpuCommon> {
+    pub(crate) fn launched_work(&self) -> Option<&GpuCommon> {
         match self {
             CudaEvent::Kernel(k) => Some(&k.common),
             CudaEvent::Memcpy(m) => Some(&m.common),
@@ -376,7 +376,11 @@ impl Report {
 impl ApiColumns<Taken> {
     /// The call of row `r`, named through `strings`; its GPU operations are
     /// counted later (see [`ApiCall::gpu_ops`]).
-    pub fn read<'r>(&self, r: &Row, strings: &'r StringTable) -> rusqlite::Result<ApiCall<'r>> {
+    pub(crate) fn read<'r>(
+        &self,
+        r: &Row,
+        strings: &'r StringTable,
+    ) -> rusqlite::Result<ApiCall<'r>> {
         let gtid = self.global_tid.get(r)?;
         Ok(ApiCall {
             start: self.start.get(r)?,
@@ -404,14 +408,14 @@ pub(crate) struct GpuCommonCols {
 
 impl GpuCommonCols {
     /// `pid` is the SQL of the row's pid (see [`Report::pid_column`]).
-    pub fn declare(s: &mut Select, pid: &str) -> Self {
+    pub(crate) fn declare(s: &mut Select, pid: &str) -> Self {
         Self {
             columns: GPU.take_all(s),
             pid: s.expr(pid.to_owned()),
         }
     }
 
-    pub fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
+    pub(crate) fn decode(&self, r: &Row) -> rusqlite::Result<GpuCommon> {
         let c = &self.columns;
         Ok(GpuCommon {
             start: c.start.get(r)?,

@@ -18,7 +18,7 @@ use super::Report;
 const OSRT_CALL_CLASS: i64 = 27;
 
 /// A CUDA runtime or driver API call.
-pub struct ApiRow<'r> {
+pub(crate) struct ApiRow<'r> {
     pub name: &'r str,
     pub start: i64,
     pub end: i64,
@@ -27,14 +27,14 @@ pub struct ApiRow<'r> {
 }
 
 /// A whole CUDA graph as the GPU ran it.
-pub struct GraphRow {
+pub(crate) struct GraphRow {
     pub graph_id: Option<i64>,
     pub start: i64,
     pub end: i64,
 }
 
 /// A kernel execution.
-pub struct KernelRow<'r> {
+pub(crate) struct KernelRow<'r> {
     /// Demangled, or the short name where the export has no demangled one.
     pub name: &'r str,
     pub start: i64,
@@ -42,7 +42,7 @@ pub struct KernelRow<'r> {
 }
 
 /// A memory copy (with its `copyKind`) or a memset (`copy_kind` `None`).
-pub struct MemoryRow {
+pub(crate) struct MemoryRow {
     pub copy_kind: Option<i64>,
     pub bytes: i64,
     pub start: i64,
@@ -50,7 +50,7 @@ pub struct MemoryRow {
 }
 
 /// An NVTX push/pop or start/end range.
-pub struct RangeRow<'r> {
+pub(crate) struct RangeRow<'r> {
     /// `domain:text` in a named domain; the text alone in the default one.
     pub domain: Option<&'r str>,
     pub text: String,

@@ -20,7 +20,7 @@ use super::row_filter::RowFilter;
 use super::select::{Col, Row, Select};
 use super::Report;
 
-pub const TABLE: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
+pub(crate) const TABLE: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
 
 /// What CUPTI writes in `eventId` and `eventSyncId` when no event is involved
 /// (nsys 2026 writes 0 in `eventSyncId` too, and so does 2025.3 for waits it
@@ -28,11 +28,11 @@ pub const TABLE: &str = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
 const NO_EVENT: i64 = 4_294_967_295;
 
 /// A record: the (pid, correlationId) of its `cudaEventRecord` call.
-pub type RecordKey = (u32, i64);
+pub(crate) type RecordKey = (u32, i64);
 
 /// One `cudaEventRecord`, as the table describes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EventRecord {
+pub(crate) struct EventRecord {
     pub event_id: Option<i64>,
     /// The stream the event was recorded on, with its device and context.
     pub stream: Option<i64>,
@@ -46,7 +46,7 @@ pub struct EventRecord {
 
 /// What a synchronization waited on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Waited {
+pub(crate) enum Waited {
     /// No CUDA event (a stream or context synchronization).
     Nothing,
     /// This record.
@@ -57,7 +57,7 @@ pub enum Waited {
 
 /// The synchronization columns that name an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EventWait {
+pub(crate) struct EventWait {
     pub pid: Option<u32>,
     /// The waiting call's correlationId.
     pub correlation_id: Option<i64>,
@@ -67,7 +67,7 @@ pub struct EventWait {
 
 /// The records of a report, and how many synchronizations waited on each.
 #[derive(Default)]
-pub struct EventRecords {
+pub(crate) struct EventRecords {
     /// Whether records carry `eventSyncId`: then synchronizations are tied
     /// to records by that alone.
     exact: bool,
@@ -81,25 +81,25 @@ pub struct EventRecords {
 }
 
 impl EventRecords {
-    pub fn get(&self, key: RecordKey) -> Option<&EventRecord> {
+    pub(crate) fn get(&self, key: RecordKey) -> Option<&EventRecord> {
         self.records.get(&key)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.records.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
 
     /// How many synchronizations (of those at or after time 0) waited on `key`.
-    pub fn waits(&self, key: RecordKey) -> u32 {
+    pub(crate) fn waits(&self, key: RecordKey) -> u32 {
         self.waits.get(&key).copied().unwrap_or(0)
     }
 
     /// The record a synchronization waited on.
-    pub fn waited(&self, wait: &EventWait) -> Waited {
+    pub(crate) fn waited(&self, wait: &EventWait) -> Waited {
         let event_id = wait.event_id.filter(|&id| id != NO_EVENT);
         let sync_id = wait.event_sync_id.filter(|&id| id != NO_EVENT && id != 0);
         if event_id.is_none() && sync_id.is_none() {

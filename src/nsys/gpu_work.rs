@@ -21,7 +21,7 @@ use super::Report;
 
 /// What a GPU operation is, with what the rules look at.
 #[derive(Clone, Copy, Debug)]
-pub enum OpKind {
+pub(crate) enum OpKind {
     Kernel,
     Memcpy {
         bytes: Option<i64>,
@@ -39,7 +39,7 @@ pub enum OpKind {
 
 /// A kernel, memcpy or memset as the GPU ran it.
 #[derive(Clone, Copy, Debug)]
-pub struct GpuOp {
+pub(crate) struct GpuOp {
     pub start: i64,
     pub end: i64,
     /// `None` where the export names no process (see `Report::pid_column`).
@@ -54,7 +54,7 @@ pub struct GpuOp {
 /// Reads what kind of operation a row is, and its own columns.
 type DecodeKind = Box<dyn Fn(&Row) -> rusqlite::Result<OpKind> + Send>;
 
-pub enum Work<'r> {
+pub(crate) enum Work<'r> {
     Call {
         call: ApiCall<'r>,
         /// Whether the export may have a memcpy or memset of this call (its

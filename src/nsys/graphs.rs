@@ -13,11 +13,11 @@ use super::scan::TableScan;
 use super::select::{Row, Select};
 use super::Report;
 
-pub const GRAPH_EVENTS: &str = "CUDA_GRAPH_EVENTS";
-pub const GRAPH_NODE_EVENTS: &str = "CUDA_GRAPH_NODE_EVENTS";
+pub(crate) const GRAPH_EVENTS: &str = "CUDA_GRAPH_EVENTS";
+pub(crate) const GRAPH_NODE_EVENTS: &str = "CUDA_GRAPH_NODE_EVENTS";
 
 /// A graph, graph exec or graph node made (or cloned) by a thread.
-pub struct GraphCreation<'r> {
+pub(crate) struct GraphCreation<'r> {
     pub start: i64,
     pub end: i64,
     pub pid: u32,

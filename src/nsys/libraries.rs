@@ -25,7 +25,7 @@ const NAME_COLUMNS: [&str; 2] = ["nameId", "textId"];
 
 /// The libraries and runtimes nsys traces in tables of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Library {
+pub(crate) enum Library {
     Cudnn,
     Cublas,
     OpenAcc,
@@ -38,7 +38,7 @@ pub enum Library {
 }
 
 impl Library {
-    pub const ALL: [Library; 7] = [
+    pub(crate) const ALL: [Library; 7] = [
         Library::Cudnn,
         Library::Cublas,
         Library::OpenAcc,
@@ -83,7 +83,7 @@ impl Library {
 }
 
 /// Integer details, each from the first of its columns a table has.
-pub const INT_ARGS: [(&str, &[&str]); 10] = [
+pub(crate) const INT_ARGS: [(&str, &[&str]); 10] = [
     ("bytes", &["bytes", "size", "packedSize"]),
     ("tag", &["tag"]),
     ("remote_rank", &["remoteRank"]),
@@ -98,7 +98,7 @@ pub const INT_ARGS: [(&str, &[&str]); 10] = [
 ];
 
 /// String details (StringIds ids).
-pub const STR_ARGS: [(&str, &[&str]); 4] = [
+pub(crate) const STR_ARGS: [(&str, &[&str]); 4] = [
     ("file", &["srcFile"]),
     ("function", &["funcName"]),
     ("variable", &["varName"]),
@@ -123,7 +123,7 @@ pub(crate) struct CallCols {
     pub name: Col<Option<i64>>,
 }
 
-pub struct LibraryCall<'r> {
+pub(crate) struct LibraryCall<'r> {
     pub library: Library,
     pub start: i64,
     pub end: i64,

@@ -15,9 +15,9 @@ use super::strings::StringTable;
 use super::version::Version;
 
 /// Which MPI rank each thread is: `(globalTid, rank)`.
-pub const MPI_RANKS: &str = "MPI_RANKS";
+pub(super) const MPI_RANKS: &str = "MPI_RANKS";
 /// The CUDA contexts of each process, green contexts included (nsys 2024.5+).
-pub const CUDA_CONTEXTS: &str = "TARGET_INFO_CUDA_CONTEXT_INFO";
+pub(super) const CUDA_CONTEXTS: &str = "TARGET_INFO_CUDA_CONTEXT_INFO";
 /// `(name, value)` pairs about the machine the report was captured on.
 pub(crate) const SYSTEM_ENV: &str = "TARGET_INFO_SYSTEM_ENV";
 /// `(pid, name)` of each process.
@@ -27,7 +27,7 @@ const GPUS: &str = "TARGET_INFO_GPU";
 
 /// A CUDA context as `TARGET_INFO_CUDA_CONTEXT_INFO` records it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CudaContext {
+pub(crate) struct CudaContext {
     /// A green context: a context limited to a share of the GPU's SMs.
     pub green: bool,
     /// The context a green context was made from (`parentContextId`; the
@@ -38,7 +38,7 @@ pub struct CudaContext {
 }
 
 #[derive(Default)]
-pub struct Metadata {
+pub(crate) struct Metadata {
     /// Unix time (ns) of session time 0, from nsys 2021.3 on.
     pub session_start_unix_ns: Option<i64>,
     /// `EXPORT_PRODUCT_VERSION` of the exporter, when the export records it.
@@ -75,7 +75,7 @@ impl Metadata {
     /// Reads the metadata of the export open on `conn`; `open` opens more
     /// connections to it, for the one scan that is worth sharing among the
     /// cores (see [`Metadata::load_nvtx_names`]).
-    pub fn load(
+    pub(crate) fn load(
         conn: &Connection,
         open: &(dyn Fn() -> rusqlite::Result<Connection> + Sync),
         schema: &Schema,

@@ -15,12 +15,12 @@ use super::scan::{order_key, OrderKey, TableScan};
 use super::select::{Row, Select};
 use super::Report;
 
-pub const GPU_METRICS: &str = "GPU_METRICS";
-pub const METRIC_NAMES: &str = "TARGET_INFO_GPU_METRICS";
-pub const MEMORY_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
-pub const MEMORY_POOLS: &str = "CUDA_GPU_MEMORY_POOL_EVENTS";
-pub const UM_GPU_FAULTS: &str = "CUDA_UM_GPU_PAGE_FAULT_EVENTS";
-pub const UM_CPU_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
+pub(crate) const GPU_METRICS: &str = "GPU_METRICS";
+pub(crate) const METRIC_NAMES: &str = "TARGET_INFO_GPU_METRICS";
+pub(crate) const MEMORY_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+pub(crate) const MEMORY_POOLS: &str = "CUDA_GPU_MEMORY_POOL_EVENTS";
+pub(crate) const UM_GPU_FAULTS: &str = "CUDA_UM_GPU_PAGE_FAULT_EVENTS";
+pub(crate) const UM_CPU_FAULTS: &str = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
 
 columns! {
     /// The columns of [`UM_CPU_FAULTS`].
@@ -34,14 +34,14 @@ columns! {
 
 /// A sample's value, as stored (integers in most versions).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum MetricValue {
+pub(crate) enum MetricValue {
     Int(i64),
     Real(f64),
 }
 
 /// A CUDA memory pool (`cudaMemPool_t`) as it stood at one moment.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PoolState {
+pub(crate) struct PoolState {
     /// The pool's base address, which tells pools apart.
     pub address: i64,
     /// Bytes the pool holds from the device.
@@ -51,7 +51,7 @@ pub struct PoolState {
 }
 
 /// A memory pool created, trimmed or destroyed.
-pub struct PoolOperation {
+pub(crate) struct PoolOperation {
     pub ts: i64,
     pub pid: u32,
     pub device: i64,
@@ -65,7 +65,7 @@ pub struct PoolOperation {
     pub correlation_id: Option<i64>,
 }
 
-pub enum DeviceEvent {
+pub(crate) enum DeviceEvent {
     /// One sample of one GPU metric.
     Metric {
         ts: i64,

@@ -19,19 +19,19 @@
 //! ([`RowFilter`]), which count into it the rows they left out.
 
 mod columns;
-pub mod cpu;
-pub mod cuda;
+pub(crate) mod cpu;
+pub(crate) mod cuda;
 mod durations;
-pub mod events;
-pub mod gpu_work;
-pub mod graphs;
-pub mod ids;
-pub mod libraries;
+pub(crate) mod events;
+pub(crate) mod gpu_work;
+pub(crate) mod graphs;
+pub(crate) mod ids;
+pub(crate) mod libraries;
 mod meta;
-pub mod metrics;
+pub(crate) mod metrics;
 pub(crate) mod names;
-pub mod nvtx;
-pub mod overhead;
+pub(crate) mod nvtx;
+pub(crate) mod overhead;
 mod row_filter;
 mod scan;
 mod schema;
@@ -49,14 +49,14 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-pub use meta::{CudaContext, Metadata};
+pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
 pub(crate) use row_filter::RowFilter;
-pub use scan::Streamed;
-pub use schema::Schema;
+pub(crate) use scan::Streamed;
+pub(crate) use schema::Schema;
 use select::Select;
-pub use strings::StringTable;
-pub use tables::EventStream;
+pub(crate) use strings::StringTable;
+pub(crate) use tables::EventStream;
 pub(crate) use version::Version;
 
 use crate::error::{DatabaseError, Error, Result};

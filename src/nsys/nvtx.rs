@@ -9,7 +9,7 @@ use super::scan::{self, order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{any_of, quote, Col, Row, Select};
 use super::Report;
 
-pub const TABLE: &str = "NVTX_EVENTS";
+pub(crate) const TABLE: &str = "NVTX_EVENTS";
 
 columns! {
     /// The columns of [`TABLE`]: every row is of a thread, and of a type
@@ -37,19 +37,19 @@ columns! {
 }
 
 // eventType values (ENUM_NSYS_EVENT_TYPE).
-pub const CATEGORY: i64 = 33;
-pub const MARK: i64 = 34;
-pub const THREAD_NAME: i64 = 39;
-pub const PUSH_POP: i64 = 59;
-pub const START_END: i64 = 60;
-pub const NVTXT_MARK: i64 = 65;
-pub const NVTXT_PUSH_POP: i64 = 70;
-pub const NVTXT_START_END: i64 = 71;
-pub const DOMAIN_CREATE: i64 = 75;
+pub(crate) const CATEGORY: i64 = 33;
+pub(crate) const MARK: i64 = 34;
+pub(crate) const THREAD_NAME: i64 = 39;
+pub(crate) const PUSH_POP: i64 = 59;
+pub(crate) const START_END: i64 = 60;
+pub(crate) const NVTXT_MARK: i64 = 65;
+pub(crate) const NVTXT_PUSH_POP: i64 = 70;
+pub(crate) const NVTXT_START_END: i64 = 71;
+pub(crate) const DOMAIN_CREATE: i64 = 75;
 
 /// The event types that are events on the timeline (the others name
 /// things); the commonest first, as SQL tests them in this order.
-pub const TIMELINE_TYPES: [i64; 6] = [
+pub(crate) const TIMELINE_TYPES: [i64; 6] = [
     PUSH_POP,
     START_END,
     MARK,
@@ -59,7 +59,7 @@ pub const TIMELINE_TYPES: [i64; 6] = [
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NvtxKind {
+pub(crate) enum NvtxKind {
     Mark,
     /// Nests per thread.
     PushPop,
@@ -68,13 +68,13 @@ pub enum NvtxKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Payload {
+pub(crate) enum Payload {
     Int(i64),
     Uint(u64),
     Double(f64),
 }
 
-pub struct NvtxEvent<'r> {
+pub(crate) struct NvtxEvent<'r> {
     pub kind: NvtxKind,
     pub start: i64,
     /// `None` for marks and for ranges still open when the capture stopped.
@@ -92,13 +92,13 @@ pub struct NvtxEvent<'r> {
     pub json: Option<String>,
 }
 
-pub enum TextRef<'r> {
+pub(crate) enum TextRef<'r> {
     Inline(String),
     Registered(&'r str),
 }
 
 impl TextRef<'_> {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             TextRef::Inline(s) => s,
             TextRef::Registered(s) => s,
@@ -334,7 +334,7 @@ pub(crate) struct RangeCols {
 }
 
 impl RangeCols {
-    pub fn take(s: &mut Select) -> Self {
+    pub(crate) fn take(s: &mut Select) -> Self {
         Self {
             event_type: s.take(NVTX.event_type),
             start: s.take(NVTX.start),

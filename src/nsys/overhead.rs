@@ -15,13 +15,13 @@ use super::scan::{order_key, OrderKey, TableScan};
 use super::select::{Row, Select};
 use super::Report;
 
-pub const PROFILER_OVERHEAD: &str = "PROFILER_OVERHEAD";
-pub const CUPTI_OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
-pub const DIAGNOSTICS: &str = "DIAGNOSTIC_EVENT";
+pub(crate) const PROFILER_OVERHEAD: &str = "PROFILER_OVERHEAD";
+pub(crate) const CUPTI_OVERHEAD: &str = "CUPTI_ACTIVITY_KIND_OVERHEAD";
+pub(crate) const DIAGNOSTICS: &str = "DIAGNOSTIC_EVENT";
 
 /// Where an overhead is recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OverheadSource {
+pub(crate) enum OverheadSource {
     /// `PROFILER_OVERHEAD`: nsys's own work (injection, buffer flushes, ...).
     Profiler,
     /// `CUPTI_ACTIVITY_KIND_OVERHEAD`: what CUPTI says it and CUDA cost.
@@ -29,7 +29,7 @@ pub enum OverheadSource {
 }
 
 /// Time the profiler cost a thread.
-pub struct Overhead<'r> {
+pub(crate) struct Overhead<'r> {
     pub source: OverheadSource,
     pub start: i64,
     pub end: i64,
@@ -44,7 +44,7 @@ pub struct Overhead<'r> {
 }
 
 /// A message nsys logged while profiling or analysing.
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     pub ts: i64,
     /// The process it is about; `None` for the session as a whole.
     pub pid: Option<u32>,
@@ -57,14 +57,14 @@ pub struct Diagnostic {
     pub timestamp_type: Option<i64>,
 }
 
-pub enum NsysEvent<'r> {
+pub(crate) enum NsysEvent<'r> {
     Overhead(Overhead<'r>),
     Diagnostic(Diagnostic),
 }
 
 /// The labels of the numbers these tables hold, by table; the export's own
 /// `ENUM_` tables where it has them, else the values nsys 2025.3 uses.
-pub struct NsysLabels {
+pub(crate) struct NsysLabels {
     pub overhead_types: FxHashMap<i64, String>,
     pub severities: FxHashMap<i64, String>,
     pub sources: FxHashMap<i64, String>,

@@ -30,12 +30,12 @@ pub(crate) struct RowFilter {
 
 impl RowFilter {
     /// Keeps every row.
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Self::default()
     }
 
     /// Keeps the rows of `report` that `filter` keeps.
-    pub fn new(report: &Report, filter: &Filter) -> Self {
+    pub(crate) fn new(report: &Report, filter: &Filter) -> Self {
         if filter.is_empty() {
             return Self::none();
         }
@@ -56,7 +56,7 @@ impl RowFilter {
     }
 
     /// The filter, unless it keeps everything.
-    pub fn filter(&self) -> Option<&Filter> {
+    pub(crate) fn filter(&self) -> Option<&Filter> {
         self.filter.as_ref()
     }
 
@@ -73,7 +73,7 @@ impl RowFilter {
     }
 
     /// The rows the filter left out so far, by table.
-    pub fn left_out(&self) -> Vec<(String, u64)> {
+    pub(crate) fn left_out(&self) -> Vec<(String, u64)> {
         let noted = self.left_out.lock().unwrap_or_else(|e| e.into_inner());
         noted.iter().map(|(t, n)| (t.clone(), *n)).collect()
     }

@@ -22,9 +22,9 @@ use super::Report;
 
 /// The order events are written in: by start; at equal starts zero-length first,
 /// then the longer (outer) before the shorter (inner).
-pub type OrderKey = (i64, bool, Reverse<i64>);
+pub(super) type OrderKey = (i64, bool, Reverse<i64>);
 
-pub fn order_key(start: i64, end: i64) -> OrderKey {
+pub(super) fn order_key(start: i64, end: i64) -> OrderKey {
     (start, end > start, Reverse(end))
 }
 
@@ -38,7 +38,7 @@ type Decode<'r, T> = Box<dyn Fn(&Row) -> rusqlite::Result<T> + Send + 'r>;
 
 /// How to read one table: the columns its events are decoded from (a
 /// [`Select`]) and the order they go in.
-pub struct TableScan<'r, T> {
+pub(crate) struct TableScan<'r, T> {
     /// The table's name.
     table: String,
     /// The table, as SQL (quoted).
@@ -355,7 +355,7 @@ pub(crate) trait Prescan<T>: Send {
 }
 
 /// What a stream delivers: first the pre-scan's summary, then every event.
-pub enum Streamed<T, S> {
+pub(crate) enum Streamed<T, S> {
     Prescanned(S),
     Event(T),
 }

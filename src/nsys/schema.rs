@@ -4,12 +4,12 @@
 use rusqlite::Connection;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-pub struct Schema {
+pub(crate) struct Schema {
     tables: FxHashMap<String, FxHashSet<String>>,
 }
 
 impl Schema {
-    pub fn probe(conn: &Connection) -> rusqlite::Result<Self> {
+    pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Self> {
         let mut tables = FxHashMap::default();
         let mut stmt = conn.prepare(
             "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'",
@@ -26,16 +26,16 @@ impl Schema {
         Ok(Self { tables })
     }
 
-    pub fn has_table(&self, table: &str) -> bool {
+    pub(crate) fn has_table(&self, table: &str) -> bool {
         self.tables.contains_key(table)
     }
 
     /// The names of the tables.
-    pub fn tables(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn tables(&self) -> impl Iterator<Item = &str> {
         self.tables.keys().map(String::as_str)
     }
 
-    pub fn has_column(&self, table: &str, column: &str) -> bool {
+    pub(crate) fn has_column(&self, table: &str, column: &str) -> bool {
         self.tables.get(table).is_some_and(|c| c.contains(column))
     }
 }

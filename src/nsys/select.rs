@@ -31,7 +31,7 @@ impl<T> Copy for Col<T> {}
 impl<T> Col<T> {
     /// The column at `at` of a query the scan writes itself (past a
     /// [`Select`]'s columns: the rowid, say).
-    pub fn at(at: usize) -> Self {
+    pub(crate) fn at(at: usize) -> Self {
         Self {
             at,
             value: PhantomData,
@@ -39,7 +39,7 @@ impl<T> Col<T> {
     }
 
     /// The value as SQLite holds it, for columns whose type varies by row.
-    pub fn raw<R: Fields>(self, row: &R) -> rusqlite::Result<ValueRef<'_>> {
+    pub(crate) fn raw<R: Fields>(self, row: &R) -> rusqlite::Result<ValueRef<'_>> {
         row.value(self.at)
     }
 }
@@ -48,7 +48,7 @@ impl<T: FromSql> Col<T> {
     /// The value as a `T`; a value of another type (NULL in a required
     /// column, say) is the error rusqlite's `Row::get` gives.
     #[inline(always)]
-    pub fn get<R: Fields>(self, row: &R) -> rusqlite::Result<T> {
+    pub(crate) fn get<R: Fields>(self, row: &R) -> rusqlite::Result<T> {
         let value = row.value(self.at)?;
         T::column_result(value).map_err(|e| conversion_error(row, self.at, value, e))
     }
@@ -110,7 +110,7 @@ pub(crate) struct Query<'c> {
 }
 
 impl<'c> Query<'c> {
-    pub fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Self> {
+    pub(super) fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Self> {
         // SAFETY: the handle is used only while `conn` is borrowed.
         let db = unsafe { conn.handle() };
         let len = c_int::try_from(sql.len())
@@ -143,13 +143,13 @@ impl<'c> Query<'c> {
         })
     }
 
-    pub fn column_count(&self) -> usize {
+    pub(super) fn column_count(&self) -> usize {
         self.columns
     }
 
     /// Starts the statement again from its first row, with `params` bound
     /// to `?1`, `?2`, ...
-    pub fn run(&mut self, params: &[i64]) -> rusqlite::Result<()> {
+    pub(super) fn run(&mut self, params: &[i64]) -> rusqlite::Result<()> {
         let stmt = self.stmt.as_ptr();
         // SAFETY: `stmt` is live; reset only rewinds it.
         unsafe { ffi::sqlite3_reset(stmt) };
@@ -168,7 +168,7 @@ impl<'c> Query<'c> {
     /// The next row, or `None` after the last (then the statement is
     /// rewound, and ready to [`run`](Self::run) again).
     #[inline]
-    pub fn next(&mut self) -> rusqlite::Result<Option<Row<'_>>> {
+    pub(super) fn next(&mut self) -> rusqlite::Result<Option<Row<'_>>> {
         let stmt = self.stmt.as_ptr();
         // SAFETY: `stmt` is live; no value of the previous row is borrowed
         // (rows borrow `self`).
@@ -290,7 +290,7 @@ pub(crate) struct Select<'s> {
 }
 
 impl<'s> Select<'s> {
-    pub fn new(schema: &'s Schema, table: &str) -> Self {
+    pub(crate) fn new(schema: &'s Schema, table: &str) -> Self {
         Self {
             schema,
             table: table.to_owned(),
@@ -299,13 +299,13 @@ impl<'s> Select<'s> {
         }
     }
 
-    pub fn table(&self) -> &str {
+    pub(crate) fn table(&self) -> &str {
         &self.table
     }
 
     /// A column every row needs: a table without it cannot be read (see
     /// [`Select::missing`]).
-    pub fn required<T>(&mut self, column: &str) -> Col<T> {
+    pub(crate) fn required<T>(&mut self, column: &str) -> Col<T> {
         if !self.has(column) {
             self.missing.push(column.to_owned());
         }
@@ -313,14 +313,14 @@ impl<'s> Select<'s> {
     }
 
     /// A column that some versions' exports lack: NULL there.
-    pub fn optional<T>(&mut self, column: &str) -> Col<Option<T>> {
+    pub(crate) fn optional<T>(&mut self, column: &str) -> Col<Option<T>> {
         let sql = self.column_or_null(column);
         self.expr(sql)
     }
 
     /// The first of `columns` that the table has (versions and tables name
     /// one thing differently), or NULL.
-    pub fn first_of<T>(&mut self, columns: &[&str]) -> Col<Option<T>> {
+    pub(crate) fn first_of<T>(&mut self, columns: &[&str]) -> Col<Option<T>> {
         let sql = columns
             .iter()
             .find(|c| self.has(c))
@@ -330,7 +330,7 @@ impl<'s> Select<'s> {
 
     /// Any SQL expression over the row. Build it with
     /// [`Select::column_or_null`] so that absent columns read as NULL.
-    pub fn expr<T>(&mut self, sql: String) -> Col<T> {
+    pub(crate) fn expr<T>(&mut self, sql: String) -> Col<T> {
         self.exprs.push(sql);
         Col {
             at: self.exprs.len() - 1,
@@ -338,12 +338,12 @@ impl<'s> Select<'s> {
         }
     }
 
-    pub fn has(&self, column: &str) -> bool {
+    pub(crate) fn has(&self, column: &str) -> bool {
         self.schema.has_column(&self.table, column)
     }
 
     /// `column`, quoted, or `NULL` where the table lacks it.
-    pub fn column_or_null(&self, column: &str) -> String {
+    pub(crate) fn column_or_null(&self, column: &str) -> String {
         match self.has(column) {
             true => quote(column),
             false => "NULL".to_owned(),
@@ -351,12 +351,12 @@ impl<'s> Select<'s> {
     }
 
     /// The required columns the table lacks, as a phrase (`start, end`).
-    pub fn missing(&self) -> Option<String> {
+    pub(crate) fn missing(&self) -> Option<String> {
         (!self.missing.is_empty()).then(|| self.missing.join(", "))
     }
 
     /// The expressions, comma-separated.
-    pub fn sql(&self) -> String {
+    pub(crate) fn sql(&self) -> String {
         self.exprs.join(", ")
     }
 }

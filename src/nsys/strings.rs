@@ -15,7 +15,7 @@ use super::select::{quote, Select};
 use super::Report;
 
 /// The strings that other tables' id columns (`nameId`, `textId`, ...) name.
-pub const TABLE: &str = "StringIds";
+pub(super) const TABLE: &str = "StringIds";
 
 columns! {
     /// The columns of [`TABLE`].
@@ -26,7 +26,7 @@ columns! {
 }
 
 #[derive(Default)]
-pub struct StringTable {
+pub(crate) struct StringTable {
     storage: Storage,
 }
 
@@ -47,7 +47,7 @@ impl Default for Storage {
 const DENSE_UP_TO: usize = 2;
 
 impl StringTable {
-    pub fn load(conn: &Connection, schema: &Schema) -> rusqlite::Result<Self> {
+    pub(crate) fn load(conn: &Connection, schema: &Schema) -> rusqlite::Result<Self> {
         let mut entries: Vec<(usize, Box<str>)> = Vec::new();
         let mut s = Select::new(schema, TABLE);
         let id = s.take(STRINGS.id);
@@ -90,7 +90,7 @@ impl StringTable {
         Self { storage }
     }
 
-    pub fn get(&self, id: i64) -> Option<&str> {
+    pub(crate) fn get(&self, id: i64) -> Option<&str> {
         match &self.storage {
             Storage::Dense(values) => usize::try_from(id)
                 .ok()
@@ -101,7 +101,7 @@ impl StringTable {
     }
 
     /// Every (id, string) there is, by id.
-    pub fn ids(&self) -> Box<dyn Iterator<Item = (i64, &str)> + '_> {
+    pub(crate) fn ids(&self) -> Box<dyn Iterator<Item = (i64, &str)> + '_> {
         match &self.storage {
             Storage::Dense(values) => Box::new(
                 values
@@ -118,12 +118,12 @@ impl StringTable {
     }
 
     /// The string of an id column's value, if both are there.
-    pub fn lookup(&self, id: Option<i64>) -> Option<&str> {
+    pub(crate) fn lookup(&self, id: Option<i64>) -> Option<&str> {
         id.and_then(|id| self.get(id))
     }
 
     /// The name an id column gives, or "" where it gives none.
-    pub fn name(&self, id: Option<i64>) -> &str {
+    pub(crate) fn name(&self, id: Option<i64>) -> &str {
         self.lookup(id).unwrap_or("")
     }
 }

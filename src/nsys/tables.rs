@@ -5,7 +5,7 @@ use super::{cpu, cuda, events, graphs, metrics, nvtx, overhead, Report};
 
 /// The event streams of a report, each read by one `Report::for_each_*`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EventStream {
+pub(crate) enum EventStream {
     /// [`Report::for_each_cuda_event`], with CUDA event records and graph creation.
     Cuda,
     /// [`Report::for_each_nvtx_event`].
@@ -25,7 +25,7 @@ pub enum EventStream {
 }
 
 impl EventStream {
-    pub const ALL: [EventStream; 8] = [
+    pub(crate) const ALL: [EventStream; 8] = [
         EventStream::Cuda,
         EventStream::Nvtx,
         EventStream::OsRuntime,

@@ -6,11 +6,11 @@ use std::fmt;
 
 /// A version: a year and at least two more numbers (`2022.4.2.1`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Version(Vec<u32>);
+pub(crate) struct Version(Vec<u32>);
 
 impl Version {
     /// Parses `2022.4.2.1` or `2022.4.2.1-df9881f` (a build suffix is dropped).
-    pub fn parse(text: &str) -> Option<Version> {
+    pub(crate) fn parse(text: &str) -> Option<Version> {
         let text = text.split('-').next()?;
         let parts: Vec<&str> = text.split('.').collect();
         let numbers = parts.len() >= 3
@@ -26,7 +26,7 @@ impl Version {
     /// `.../nsight-systems-2023.1.2/...` (the CUDA toolkit's), or
     /// `.../nsight-compute/2025.3.1/host/target-linux-x64` (the nsys that
     /// ships inside Nsight Compute).
-    pub fn from_install_dir(text: &str) -> Option<Version> {
+    pub(crate) fn from_install_dir(text: &str) -> Option<Version> {
         const FORMS: [(&str, &str); 4] = [
             ("nsight-systems/", "/"),
             ("nsight-systems-", "/"),

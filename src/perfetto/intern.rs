@@ -34,7 +34,7 @@ pub(super) struct Interner {
 }
 
 impl Interner {
-    pub fn intern(&mut self, s: &str) -> Interned {
+    pub(super) fn intern(&mut self, s: &str) -> Interned {
         // One hash serves both tables.
         let hash = FxBuildHasher.hash_one(s);
         if let Some((_, _, iid)) = self
@@ -55,14 +55,14 @@ impl Interner {
     }
 
     /// Forgets every string, keeping the memory.
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.ids.clear();
         self.seen_once.clear();
         self.next = 0;
     }
 
     /// Distinct strings remembered, interned or seen once.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ids.len() + self.seen_once.len()
     }
 }
@@ -86,7 +86,7 @@ impl StaticInterner {
     /// The name's iid, and whether it is new (its entry is still to be sent).
     /// Called for every argument of every slice: inlined into the encoding.
     #[inline]
-    pub fn intern(&mut self, s: &'static str) -> (u64, bool) {
+    pub(super) fn intern(&mut self, s: &'static str) -> (u64, bool) {
         match self.ids.get(&(s.as_ptr() as usize, s.len())) {
             Some(&iid) => (iid, false),
             None => self.intern_new_address(s),
@@ -107,13 +107,13 @@ impl StaticInterner {
         (iid, new)
     }
 
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.ids.clear();
         self.by_text.clear();
         self.next = 0;
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.by_text.len()
     }
 }

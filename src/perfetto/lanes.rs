@@ -57,7 +57,7 @@ pub(super) struct Lanes {
 }
 
 impl Lanes {
-    pub fn add(&mut self, spec: TrackSpec, stacking: Stacking) -> SliceTrack {
+    pub(super) fn add(&mut self, spec: TrackSpec, stacking: Stacking) -> SliceTrack {
         let id = SliceTrack(self.groups.len() as u32);
         self.groups.push(Group {
             spec,
@@ -68,7 +68,7 @@ impl Lanes {
     }
 
     /// The next END due at or before `t`, removed from its lane.
-    pub fn pop_due(&mut self, t: u64) -> Option<(u64, TrackId)> {
+    pub(super) fn pop_due(&mut self, t: u64) -> Option<(u64, TrackId)> {
         let due = self.pending.peek().is_some_and(|Reverse(p)| p.end <= t);
         if !due {
             return None;
@@ -83,7 +83,7 @@ impl Lanes {
     /// Chooses the lane for a slice `[start, end)` (`end` = [`OPEN`] if it has
     /// none, `None` for an instant), creating one if none fits. Due ends must
     /// have been popped first. `new_track` makes a lane's track.
-    pub fn place(
+    pub(super) fn place(
         &mut self,
         new_track: impl FnOnce(&TrackSpec) -> TrackId,
         track: SliceTrack,

@@ -6,7 +6,7 @@ use super::proto::TracePacket;
 use super::wire::PACKET_KEY;
 
 /// Appends `packet`, framed as one `Trace.packet` field, to `buf`.
-pub fn encode_packet(packet: &TracePacket, buf: &mut Vec<u8>) {
+pub(super) fn encode_packet(packet: &TracePacket, buf: &mut Vec<u8>) {
     buf.push(PACKET_KEY);
     prost::encoding::encode_varint(packet.encoded_len() as u64, buf);
     packet.encode_raw(buf);

@@ -35,7 +35,7 @@ enum Sink {
 
 impl Spill {
     /// A spill of raw packets, or, given `compressors`, of gzip members.
-    pub fn new(compressors: Option<CompressorHandle>) -> io::Result<Self> {
+    pub(super) fn new(compressors: Option<CompressorHandle>) -> io::Result<Self> {
         let file = tempfile::tempfile().map_err(in_temp_dir)?;
         Ok(Spill(match compressors {
             Some(compressors) => Sink::Gzip(Members {
@@ -49,7 +49,7 @@ impl Spill {
     }
 
     /// Takes the bytes in `chunk`, leaving it empty (with room for as many).
-    pub fn write(&mut self, chunk: &mut Vec<u8>) -> io::Result<()> {
+    pub(super) fn write(&mut self, chunk: &mut Vec<u8>) -> io::Result<()> {
         self.write_chunk(chunk).map_err(in_temp_dir)
     }
 
@@ -65,7 +65,7 @@ impl Spill {
     }
 
     /// Completes the spill and returns its file, positioned at its start.
-    pub fn finish(self) -> io::Result<File> {
+    pub(super) fn finish(self) -> io::Result<File> {
         let finished = match self.0 {
             Sink::Raw(file) => Ok(file),
             Sink::Gzip(members) => members.finish(),
@@ -176,7 +176,7 @@ pub(super) struct CompressorHandle {
 
 impl Compressors {
     /// A handle for a new spill, starting the threads if none runs yet.
-    pub fn handle(&mut self, level: Level) -> io::Result<CompressorHandle> {
+    pub(super) fn handle(&mut self, level: Level) -> io::Result<CompressorHandle> {
         let jobs = match &self.jobs {
             Some(jobs) => jobs.clone(),
             None => self.start()?,
@@ -239,7 +239,7 @@ pub(super) struct Level(CompressionLvl);
 
 impl Level {
     /// `level`, or the nearest level libdeflate has (0 to 12).
-    pub fn new(level: u32) -> Self {
+    pub(super) fn new(level: u32) -> Self {
         // 0 to 12 are all valid, so the default is never used.
         Level(CompressionLvl::new(level.min(12) as i32).unwrap_or_default())
     }

@@ -28,7 +28,7 @@ pub(super) struct StackInterner {
 impl StackInterner {
     /// The iid of the callstack of `frames`, innermost first, adding to `out`
     /// whatever the sequence has not seen yet.
-    pub fn callstack(&mut self, frames: &[StackFrame], out: &mut InternedData) -> u64 {
+    pub(super) fn callstack(&mut self, frames: &[StackFrame], out: &mut InternedData) -> u64 {
         let mut frame_ids = std::mem::take(&mut self.frame_ids);
         frame_ids.clear();
         // Perfetto lists a callstack's frames outermost first.
@@ -52,7 +52,7 @@ impl StackInterner {
     }
 
     /// Entries remembered: bounds the memory of a sequence.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.functions.len() + self.modules.len() + self.frames.len() + self.callstacks.len()
     }
 

@@ -39,7 +39,7 @@ pub(super) struct Gaps {
 }
 
 impl Gaps {
-    pub fn new(threshold: i64) -> Self {
+    pub(super) fn new(threshold: i64) -> Self {
         Self {
             threshold,
             lanes: BTreeMap::new(),
@@ -48,7 +48,7 @@ impl Gaps {
 
     /// Takes the next operation, in start order. Work with no process or
     /// a start of 0 or less (not a real time) does not count, as in nsys.
-    pub fn op(&mut self, op: &GpuOp) {
+    pub(super) fn op(&mut self, op: &GpuOp) {
         let Some(pid) = op.pid else {
             return;
         };
@@ -83,7 +83,7 @@ impl Gaps {
     }
 
     /// Each lane's time range, from its first start to its last end.
-    pub fn ranges(&self) -> Ranges {
+    pub(super) fn ranges(&self) -> Ranges {
         self.lanes
             .iter()
             .map(|(&lane, s)| (lane, (s.first_start, s.last_end, s.first_context)))
@@ -92,7 +92,7 @@ impl Gaps {
 
     /// Profiler overhead `[start, end)` on `lane`: what it covers of a gap is
     /// no gap.
-    pub fn overhead(&mut self, lane: Lane, start: i64, end: i64) {
+    pub(super) fn overhead(&mut self, lane: Lane, start: i64, end: i64) {
         let Some(state) = self.lanes.get_mut(&lane) else {
             return;
         };
@@ -120,7 +120,7 @@ impl Gaps {
         state.gaps = split;
     }
 
-    pub fn findings(&self) -> Vec<Finding> {
+    pub(super) fn findings(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
         for (&(pid, device), lane) in &self.lanes {
             for gap in lane

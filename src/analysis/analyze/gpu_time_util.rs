@@ -31,7 +31,7 @@ pub(super) struct Utilization {
 }
 
 impl Utilization {
-    pub fn new(ranges: &Ranges, thresholds: &Thresholds) -> Self {
+    pub(super) fn new(ranges: &Ranges, thresholds: &Thresholds) -> Self {
         let n = i64::from(thresholds.util_chunks.max(1));
         let lanes = ranges
             .iter()
@@ -60,7 +60,7 @@ impl Utilization {
     }
 
     /// Adds work `[start, end)` on `lane`.
-    pub fn add(&mut self, lane: Lane, start: i64, end: i64) {
+    pub(super) fn add(&mut self, lane: Lane, start: i64, end: i64) {
         let Some(chunks) = self.lanes.get_mut(&lane) else {
             return;
         };
@@ -79,7 +79,7 @@ impl Utilization {
         }
     }
 
-    pub fn findings(&self) -> Vec<Finding> {
+    pub(super) fn findings(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
         for (&(pid, device), chunks) in &self.lanes {
             // The low chunks in a row so far: (start, end, sum of size x percent, sum of sizes).

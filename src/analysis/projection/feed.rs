@@ -25,7 +25,7 @@ pub(crate) struct Name {
 }
 
 impl Name {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         let names = self.names.get().expect("a batch's names go with it");
         &names[self.at.clone()]
     }
@@ -71,12 +71,12 @@ pub(crate) struct RangeFeed<T> {
 
 impl<T> RangeFeed<T> {
     /// Notes the time of an NVTX event: open ranges end at the last.
-    pub fn saw(&mut self, t: u64) {
+    pub(crate) fn saw(&mut self, t: u64) {
         self.last = Some(self.last.map_or(t, |last| last.max(t)));
     }
 
     /// The next range; ranges come in start order.
-    pub fn send(&mut self, range: Range<T>) {
+    pub(crate) fn send(&mut self, range: Range<T>) {
         self.batch.push(range);
         if self.batch.len() == BATCH {
             self.send_batch();
@@ -84,7 +84,7 @@ impl<T> RangeFeed<T> {
     }
 
     /// No more ranges: the receiving side learns where open ranges end.
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.send_batch();
         let last = self.last;
         self.deliver(Message::End(last));
@@ -116,7 +116,13 @@ impl<T> RangeFeed<T> {
 impl RangeFeed<Name> {
     /// A range of thread (pid, tid) from `start` to `end` (`None`: never
     /// ended), named `name`. Ranges come in start order.
-    pub fn send_named(&mut self, start: u64, end: Option<u64>, (pid, tid): (u32, u32), name: &str) {
+    pub(crate) fn send_named(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        (pid, tid): (u32, u32),
+        name: &str,
+    ) {
         let at = self.names.len();
         self.names.push_str(name);
         let name = Name {
@@ -146,7 +152,7 @@ pub(crate) struct RangeSource<T> {
 impl<T> RangeSource<T> {
     /// The next range if it starts at or before `t`, waiting for the feed
     /// while none is at hand.
-    pub fn next_until(&mut self, t: u64) -> Option<Range<T>> {
+    pub(crate) fn next_until(&mut self, t: u64) -> Option<Range<T>> {
         while self.queue.is_empty() && !self.ended {
             match self.rx.as_ref().map(Receiver::recv) {
                 Some(Ok(Message::Ranges(batch))) => self.queue.extend(batch),
@@ -164,12 +170,12 @@ impl<T> RangeSource<T> {
     }
 
     /// Where open ranges end, once the feed has ended saying so.
-    pub fn last(&self) -> Option<u64> {
+    pub(crate) fn last(&self) -> Option<u64> {
         self.last
     }
 
     /// Stops listening: the feed's sends fail, and it stops sending.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.rx = None;
         self.queue.clear();
         self.ended = true;

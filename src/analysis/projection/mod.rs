@@ -137,7 +137,7 @@ impl<T> Projector<T> {
     /// the CUDA events need them. `open_until`, where known before the
     /// ranges come, is where ranges never ended end; otherwise the feed's
     /// end says.
-    pub fn fed_by(source: RangeSource<T>, open_until: Option<u64>) -> Self {
+    pub(crate) fn fed_by(source: RangeSource<T>, open_until: Option<u64>) -> Self {
         Self {
             next_id: 0,
             open_until,
@@ -158,7 +158,7 @@ impl<T> Projector<T> {
     /// is a launch of its `gpu_ops` operations; kernels, copies and memsets
     /// are projected; a graph traced as a whole only settles its launch.
     /// Events before the capture's origin cannot be projected.
-    pub fn cuda_event(&mut self, event: &CudaEvent<'_>) {
+    pub(crate) fn cuda_event(&mut self, event: &CudaEvent<'_>) {
         let Ok(t) = u64::try_from(event.span().0) else {
             return;
         };
@@ -288,7 +288,11 @@ impl<T> Projector<T> {
 
     /// The ranges (by id) that launch (pid, corr) lies in, while it waits
     /// for operations.
-    pub fn launch_ranges(&self, pid: u32, corr: i64) -> impl Iterator<Item = (u64, &Range<T>)> {
+    pub(crate) fn launch_ranges(
+        &self,
+        pid: u32,
+        corr: i64,
+    ) -> impl Iterator<Item = (u64, &Range<T>)> {
         self.launches
             .get(&LaunchKey { pid, corr })
             .into_iter()
@@ -327,7 +331,7 @@ impl<T> Projector<T> {
     /// The stream is over: launches still waiting never get their remaining
     /// operations; every projection becomes ready. Ranges not yet started
     /// hold no launch: the feed is told to stop.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.source.close();
         for (_, launch) in std::mem::take(&mut self.launches) {
             for id in launch.inside {
@@ -385,7 +389,7 @@ impl<T> Projector<T> {
     /// The next finished projection that starts before any projection still
     /// to come can: before the stream's time and before the first operation
     /// of every unfinished range.
-    pub fn next_ready(&mut self) -> Option<Projected<T>> {
+    pub(crate) fn next_ready(&mut self) -> Option<Projected<T>> {
         let bound = match self.unfinished.first() {
             Some(&(first, _)) => first.min(self.now),
             None => self.now,

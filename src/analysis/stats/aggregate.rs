@@ -52,7 +52,7 @@ struct Sums {
 impl ValueSets {
     /// Adds `value` to the set numbered `set` (numbers from 0; a number not
     /// seen before makes the sets up to it, empty).
-    pub fn add(&mut self, set: usize, value: i64) {
+    pub(crate) fn add(&mut self, set: usize, value: i64) {
         if set >= self.sums.len() {
             self.sums.resize(set + 1, Sums::default());
         }
@@ -69,7 +69,7 @@ impl ValueSets {
     }
 
     /// Each set's statistics, by number; `None` for a set without values.
-    pub fn finish(self) -> std::io::Result<Vec<Option<Stats>>> {
+    pub(crate) fn finish(self) -> std::io::Result<Vec<Option<Stats>>> {
         let medians = self.medians.finish()?;
         Ok(self
             .sums
@@ -164,7 +164,7 @@ impl U256 {
 }
 
 /// Values grouped by a key, in the order keys were first seen.
-pub struct Groups<K> {
+pub(super) struct Groups<K> {
     index: FxHashMap<K, usize>,
     keys: Vec<K>,
     values: ValueSets,
@@ -182,7 +182,7 @@ impl<K> Default for Groups<K> {
 
 impl<K: Hash + Eq + Clone> Groups<K> {
     /// Adds `value` to the group of `key`.
-    pub fn add(&mut self, key: &K, value: i64) {
+    pub(super) fn add(&mut self, key: &K, value: i64) {
         let at = match self.index.get(key) {
             Some(&at) => at,
             None => {
@@ -196,7 +196,7 @@ impl<K: Hash + Eq + Clone> Groups<K> {
 
     /// Each group's key and statistics, by total descending (ties by key's
     /// first appearance).
-    pub fn finish(self) -> std::io::Result<Vec<(K, Stats)>> {
+    pub(super) fn finish(self) -> std::io::Result<Vec<(K, Stats)>> {
         let stats = self.values.finish()?;
         let mut out: Vec<(K, Stats)> = self
             .keys

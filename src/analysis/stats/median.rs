@@ -55,7 +55,7 @@ impl Default for Set {
 impl Medians {
     /// Adds `value` to the set numbered `set` (sets are numbered from 0; a
     /// number not seen before makes the sets up to it, empty).
-    pub fn add(&mut self, set: usize, value: i64) {
+    pub(super) fn add(&mut self, set: usize, value: i64) {
         if set >= self.sets.len() {
             self.sets.resize_with(set + 1, Set::default);
         }
@@ -85,7 +85,7 @@ impl Medians {
 
     /// Each set's median, by number: the middle value, or the mean of the
     /// middle two for an even count; `None` for a set without values.
-    pub fn finish(self) -> io::Result<Vec<Option<f64>>> {
+    pub(super) fn finish(self) -> io::Result<Vec<Option<f64>>> {
         if let Some(e) = self.failed {
             return Err(spill_failed(e));
         }

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 /// Appends `s` as a JSON string, quotes included.
-pub fn string(out: &mut String, s: &str) {
+pub(super) fn string(out: &mut String, s: &str) {
     out.push('"');
     let mut plain = 0;
     for (i, c) in s.char_indices() {
@@ -31,13 +31,13 @@ pub fn string(out: &mut String, s: &str) {
 /// Appends a time or duration in nanoseconds as JSON's microseconds, with
 /// the nanoseconds as three decimals: exact, whatever its size (no float
 /// ever holds it).
-pub fn micros(out: &mut String, ns: u64) {
+pub(super) fn micros(out: &mut String, ns: u64) {
     let _ = write!(out, "{}.{:03}", ns / 1000, ns % 1000);
 }
 
 /// Appends a float as a JSON number that reads back as a float (18.0, not
 /// 18), or as a string where JSON has no number for it (NaN, infinities).
-pub fn double(out: &mut String, v: f64) {
+pub(super) fn double(out: &mut String, v: f64) {
     if v.is_finite() {
         let at = out.len();
         // Display writes the shortest digits that read back as `v`, never

@@ -16,8 +16,8 @@ use std::io::{self, Read, Write};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-pub use pipe::PipeWriter;
-pub use transcode::Transcoded;
+pub(crate) use pipe::PipeWriter;
+pub(crate) use transcode::Transcoded;
 
 /// Runs `write` with a writer for a Perfetto trace (not gzipped: it would be
 /// undone at once), which is transcoded as it arrives into JSON written to
@@ -27,7 +27,7 @@ pub use transcode::Transcoded;
 /// Returns what `write` returned and what the transcoder did, each on its
 /// own: when the transcoder fails (writing `out`, say), `write` fails at its
 /// next write, and only the caller knows which error says why.
-pub fn transcoding<W, T, E>(
+pub(crate) fn transcoding<W, T, E>(
     out: W,
     gzip: Option<u32>,
     write: impl FnOnce(PipeWriter) -> Result<(PipeWriter, T), E>,
@@ -49,7 +49,7 @@ where
 
 /// Transcodes the Perfetto trace (not gzipped) read from `input` into JSON
 /// written to `out`, gzipped at level `gzip` if given.
-pub fn transcode<R: Read, W: Write>(
+pub(crate) fn transcode<R: Read, W: Write>(
     input: R,
     out: W,
     gzip: Option<u32>,

@@ -11,7 +11,7 @@ const CHUNK: usize = 256 << 10;
 const IN_FLIGHT: usize = 4;
 
 /// A pipe's two ends.
-pub fn pipe() -> (PipeWriter, PipeReader) {
+pub(super) fn pipe() -> (PipeWriter, PipeReader) {
     let (tx, rx) = sync_channel(IN_FLIGHT);
     (
         PipeWriter {
@@ -29,7 +29,7 @@ pub fn pipe() -> (PipeWriter, PipeReader) {
 
 /// The writing end. Only [`finish`](Self::finish) tells the reader that the
 /// bytes are complete: dropped without it, the reader sees a broken pipe.
-pub struct PipeWriter {
+pub(crate) struct PipeWriter {
     tx: SyncSender<Vec<u8>>,
     buf: Vec<u8>,
 }
@@ -46,7 +46,7 @@ impl PipeWriter {
 
     /// Sends what is buffered, then the end of the bytes (an empty chunk,
     /// which is never sent otherwise).
-    pub fn finish(mut self) -> io::Result<()> {
+    pub(crate) fn finish(mut self) -> io::Result<()> {
         self.flush()?;
         self.send(Vec::new())
     }
@@ -72,7 +72,7 @@ impl Write for PipeWriter {
 
 /// The reading end: end of file once the writer finished, an error if the
 /// writer went away without finishing.
-pub struct PipeReader {
+pub(super) struct PipeReader {
     rx: Receiver<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,

@@ -38,7 +38,7 @@ use crate::perfetto::BOOTTIME;
 
 /// What the transcoder left out, for the caller to say so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Transcoded {
+pub(crate) struct Transcoded {
     /// JSON events written (metadata included).
     pub events: u64,
     /// Packets with no JSON equivalent (CPU samples, context switches).
@@ -50,7 +50,7 @@ pub struct Transcoded {
 }
 
 /// Reads the protobuf trace in `input` and writes it to `out` as JSON.
-pub fn transcode<R: Read, W: Write>(input: R, out: W) -> io::Result<(W, Transcoded)> {
+pub(super) fn transcode<R: Read, W: Write>(input: R, out: W) -> io::Result<(W, Transcoded)> {
     let mut input = BufReader::with_capacity(1 << 16, input);
     let mut t = Transcoder {
         sequences: FxHashMap::default(),
