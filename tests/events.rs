@@ -195,7 +195,7 @@ fn waits_that_cannot_be_linked_are_counted() {
     );
     let warnings = summary.warnings().join("\n");
     for expected in [
-        "2 synchronizations wait on a CUDA event whose record",
+        "2 synchronizations wait on a CUDA event recorded before the capture started",
         "1 synchronization starts before the call that recorded",
         "1 CUDA event record has no recording call",
     ] {

@@ -555,3 +555,55 @@ fn reports_whose_cpus_do_not_fit_leave_their_context_switches_out_and_say_so() {
         "every sample, the 9th's too"
     );
 }
+
+#[test]
+fn waits_on_events_recorded_before_the_capture_are_said_once_with_the_total() {
+    use support::synth::{GpuStream, Thread, STREAM_WAIT_EVENT};
+    // Two ranks, each with a wait on an event whose record is not in its
+    // report: one warning for the merge, not one per rank.
+    let ranks: Vec<(tempfile::TempDir, PathBuf)> = (0..2)
+        .map(|rank| {
+            support::convert::synthetic(|s| {
+                let pid = 100 + rank;
+                let main = Thread { pid, tid: pid };
+                let stream = GpuStream {
+                    pid,
+                    device: 0,
+                    context: 1,
+                    stream: 7,
+                };
+                s.session_start(1_700_000_000_000_000_000 + i64::from(rank) * 1_000);
+                s.api(main, 1_000..1_100, "cudaStreamWaitEvent_v3020")
+                    .corr(20);
+                s.sync(stream, 1_010..1_090, STREAM_WAIT_EVENT)
+                    .corr(20)
+                    .event(9)
+                    .sync_id(99);
+            })
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("job.perfetto-trace");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .arg("merge")
+        .args(ranks.iter().map(|(_, path)| path))
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("synchronization"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "nsys2perfetto: warning: 2 reports: 2 synchronizations wait on a CUDA event \
+          recorded before the capture started (start nsys earlier, or with --capture-range, \
+          to see them); no flow to them"
+        ],
+        "{stderr}"
+    );
+}

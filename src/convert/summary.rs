@@ -195,11 +195,7 @@ impl Summary {
                 count(u.rows, "row is", "rows are")
             ));
         }
-        w.extend(counted(
-            self.event_waits_unrecorded,
-            ("synchronization waits", "synchronizations wait"),
-            "on a CUDA event whose record or recording call is not in the report (CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUDA API calls); no flow to them",
-        ));
+        w.extend(unrecorded_waits_warning(self.event_waits_unrecorded));
         w.extend(counted(
             self.event_waits_before_record,
             ("synchronization starts", "synchronizations start"),
@@ -229,6 +225,17 @@ impl Summary {
         }
         w
     }
+}
+
+/// The line for `n` synchronizations that waited on a CUDA event whose
+/// record is not in the report: one line per run, so a merge says it once
+/// with the total of its reports rather than once per report.
+fn unrecorded_waits_warning(n: u64) -> Option<String> {
+    counted(
+        n,
+        ("synchronization waits", "synchronizations wait"),
+        "on a CUDA event recorded before the capture started (start nsys earlier, or with --capture-range, to see them); no flow to them",
+    )
 }
 
 /// `n` and the words that go with it: "1 flow", "2 flows".

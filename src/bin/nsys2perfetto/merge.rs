@@ -12,7 +12,7 @@ use nsys2perfetto::merge::{
     merge_files, AlignedOn, Labels, MergeOptions, MergeProgress, MergedReport, RankFrom,
     RankPattern,
 };
-use nsys2perfetto::Options;
+use nsys2perfetto::{Options, Summary};
 
 use crate::conversion::{Encoding, Selection};
 use crate::signals::Signals;
@@ -116,8 +116,18 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
 }
 
 fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: Instant) {
+    // Waits on events recorded before the capture: said once, with the
+    // total, as every rank of a job has them.
+    let unrecorded_waits = reports
+        .iter()
+        .map(|r| r.summary.event_waits_unrecorded)
+        .sum();
     for r in reports {
-        for warning in r.summary.warnings() {
+        let said_once = Summary {
+            event_waits_unrecorded: 0,
+            ..r.summary.clone()
+        };
+        for warning in said_once.warnings() {
             warn(format_args!("{}: {warning}", r.path.display()));
         }
         if r.aligned_on == AlignedOn::FirstEvent {
@@ -152,11 +162,21 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
             r.summary
         );
     }
-    let size = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
     let count = match reports.len() {
         1 => "1 report".to_owned(),
         n => format!("{n} reports"),
     };
+    let totals = Summary {
+        event_waits_unrecorded: unrecorded_waits,
+        ..Summary::default()
+    };
+    for warning in totals.warnings() {
+        match reports {
+            [one] => warn(format_args!("{}: {warning}", one.path.display())),
+            _ => warn(format_args!("{count}: {warning}")),
+        }
+    }
+    let size = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
     eprintln!(
         "{count} -> {} ({}) in {:.2}s",
         output.display(),
