@@ -22,10 +22,24 @@ fn tree(shared: &Path, root: &Path) {
     link("sqlite/nsys-ai_mock.sqlite", "a/mock.sqlite");
     link("sqlite/nsys-ai_healthy_1pct.sqlite", "a/b/healthy.sqlite");
     link("reports/dlprof_nsys_profile.nsys-rep", "c/dlprof.nsys-rep");
-    // The report's own export, beside it: converted once, as the report.
-    link("sqlite/dlprof_nsys_profile.sqlite", "c/dlprof.sqlite");
+    // The report's own export, beside it but older: converted once, as the
+    // report, exported again.
+    let export = root.join("c/dlprof.sqlite");
+    let bytes = std::fs::read(fixtures.join("sqlite/dlprof_nsys_profile.sqlite")).unwrap();
+    std::fs::write(&export, bytes).unwrap();
+    set_modified(&export, std::time::SystemTime::UNIX_EPOCH);
     std::fs::write(root.join("a/b/broken.sqlite"), b"not a database at all").unwrap();
     std::fs::write(root.join("a/notes.txt"), b"not a report").unwrap();
+}
+
+/// Sets the modification time of `path`, a file this test wrote.
+fn set_modified(path: &Path, time: std::time::SystemTime) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
 }
 
 #[test]
@@ -241,4 +255,46 @@ fn a_directory_conversion_prints_each_files_warnings_and_counts_them() {
     assert_eq!(header[header.len() - 2..], ["warnings", "time"], "{batch}");
     let row: Vec<&str> = table.next().unwrap().split_whitespace().collect();
     assert_eq!(row[row.len() - 2], alone.len().to_string(), "{batch}");
+}
+
+#[test]
+fn an_export_as_new_as_its_report_is_converted_in_its_place_without_nsys() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let output = dir.path().join("out");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::create_dir(&output).unwrap();
+    // A report nsys could not read, and its export, newer: with no nsys on
+    // PATH the export is all there is to convert.
+    let report = input.join("run.nsys-rep");
+    let export = input.join("run.sqlite");
+    std::fs::write(&report, b"not a report nsys could export").unwrap();
+    let bytes = std::fs::read(shared.join("fixtures/sqlite/nsys-ai_mock.sqlite")).unwrap();
+    std::fs::write(&export, bytes).unwrap();
+    let when = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+    set_modified(&report, when);
+    set_modified(&export, when);
+    let empty = dir.path().join("no-nsys");
+    std::fs::create_dir(&empty).unwrap();
+    let run = Command::new(BIN)
+        .arg("convert")
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let note = format!(
+        "nsys2perfetto: note: {}: converted from its export {}",
+        report.display(),
+        export.display()
+    );
+    assert!(stderr.lines().any(|l| l.starts_with(&note)), "{stderr}");
+    assert!(stderr.contains("1 converted"), "{stderr}");
+    support::convert::check_trace(&output.join("run.perfetto-trace")).assert_valid();
 }

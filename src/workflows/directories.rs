@@ -24,6 +24,9 @@ pub struct TreeFile {
     pub input: PathBuf,
     /// Its trace.
     pub output: PathBuf,
+    /// The report beside `input`, an export at least as new as it: the
+    /// export is converted in its place, with no need of nsys.
+    pub export_of: Option<PathBuf>,
 }
 
 /// How the conversion of one file of a directory went.
@@ -71,9 +74,12 @@ pub fn files_below(
             })?;
             (input.as_path(), found)
         } else {
-            (input.parent().unwrap_or(Path::new("")), vec![input.clone()])
+            (
+                input.parent().unwrap_or(Path::new("")),
+                vec![(input.clone(), None)],
+            )
         };
-        for file in found {
+        for (file, export_of) in found {
             let relative = file.strip_prefix(root).unwrap_or(&file).to_owned();
             let name = trace_name(&file, format);
             let target = match output {
@@ -83,6 +89,7 @@ pub fn files_below(
             files.push(TreeFile {
                 input: file,
                 output: target,
+                export_of,
             });
         }
     }
@@ -161,11 +168,14 @@ fn trace_name(input: &Path, format: Format) -> PathBuf {
     Path::new(input.file_name().unwrap_or(input.as_os_str())).with_extension(format.extension())
 }
 
-/// Every export and report below `dir`, in name order. A `.sqlite` whose
-/// report (same name, `.nsys-rep` or `.qdrep`) sits beside it is that
-/// report's export: the report is converted, not both. Links to files are
-/// followed; links to directories are not (no cycles).
-fn find_reports(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// Every export and report below `dir`, in name order, each with the
+/// report it stands for. A `.sqlite` whose report (same name, `.nsys-rep`
+/// or `.qdrep`) sits beside it is that report's export: the export is
+/// converted in the report's place when it is at least as new (its
+/// modification time), the report, exported again, when it is older; never
+/// both. Links to files are followed; links to directories are not (no
+/// cycles).
+fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<PathBuf>)>> {
     let mut found = Vec::new();
     let mut dirs = vec![dir.to_owned()];
     while let Some(dir) = dirs.pop() {
@@ -182,12 +192,36 @@ fn find_reports(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
                 continue;
             }
             let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-            let beside_report = || REPORTS.iter().any(|r| path.with_extension(r).is_file());
-            if REPORTS.contains(&ext) || (ext == SQLITE && !beside_report()) {
-                found.push(path);
+            if ext == SQLITE {
+                let report = REPORTS
+                    .iter()
+                    .map(|r| path.with_extension(r))
+                    .find(|r| r.is_file());
+                match report {
+                    None => found.push((path, None)),
+                    Some(report) if is_fresh_export(&path, &report) => {
+                        found.push((path, Some(report)))
+                    }
+                    Some(_) => {}
+                }
+            } else if REPORTS.contains(&ext) {
+                let export = path.with_extension(SQLITE);
+                if !(export.is_file() && is_fresh_export(&export, &path)) {
+                    found.push((path, None));
+                }
             }
         }
     }
     found.sort();
     Ok(found)
+}
+
+/// Whether `export` was written no earlier than `report` was: an export of
+/// it as it is now, as far as the file times tell.
+fn is_fresh_export(export: &Path, report: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    match (modified(export), modified(report)) {
+        (Ok(export), Ok(report)) => export >= report,
+        _ => false,
+    }
 }

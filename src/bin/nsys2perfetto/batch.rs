@@ -12,7 +12,7 @@ use nsys2perfetto::directories::{convert_files, files_below, TreeConversion, Tre
 use nsys2perfetto::{Error, Options};
 
 use crate::signals::Signals;
-use crate::{human_bytes, refused_option, warn, Interrupted, INTERRUPTED};
+use crate::{human_bytes, note, refused_option, warn, Interrupted, INTERRUPTED};
 
 /// Converts every report and export below the directories among `inputs`
 /// (and the files among them), `jobs` at a time; with `output`, the traces
@@ -56,6 +56,16 @@ pub fn run(
         return Err(Interrupted(stopped.to_owned()).into());
     }
     if !quiet {
+        for file in &files {
+            if let Some(report) = &file.export_of {
+                note(format_args!(
+                    "{}: converted from its export {}, as new as the report (an older export \
+                     is exported again from the report)",
+                    report.display(),
+                    file.input.display()
+                ));
+            }
+        }
         for (file, outcome) in files.iter().zip(&outcomes) {
             for warning in warnings(outcome) {
                 warn(format_args!("{}: {warning}", file.input.display()));
