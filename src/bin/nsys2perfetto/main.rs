@@ -23,6 +23,7 @@ mod profile;
 mod series;
 mod signals;
 mod stats;
+mod tables;
 
 #[derive(Parser)]
 #[command(
