@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use nsys2perfetto::compare::{compare, compare_files, comparison_table, top_by_kind, Kind};
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
-use nsys2perfetto::{Error, Options};
+use nsys2perfetto::Options;
 
+use crate::interrupted_reading;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
-use crate::Interrupted;
 
 /// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
 /// NVTX range, the change (B minus A) of total time, count, average and share
@@ -52,14 +52,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let (a, b) = compare_files(&args.a, &args.b, &options).map_err(|e| match e {
-        Error::Interrupted { path } => Interrupted(format!(
-            "interrupted while reading {}; nothing written",
-            path.display()
-        ))
-        .into(),
-        e => anyhow::Error::from(e),
-    })?;
+    let (a, b) = compare_files(&args.a, &args.b, &options).map_err(interrupted_reading)?;
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),
         false => args.kinds,

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nsys2perfetto::stats::{summarize_file, StatsReport};
-use nsys2perfetto::{Error, Options};
+use nsys2perfetto::Options;
 
+use crate::interrupted_reading;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
-use crate::Interrupted;
 
 /// Print the summaries `nsys stats` prints (same columns, same numbers).
 ///
@@ -47,14 +47,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.cancel = Some(signals.cancel.clone());
     let mut summaries = Vec::new();
     for input in &args.inputs {
-        let tables = summarize_file(input, &which, &options).map_err(|e| match e {
-            Error::Interrupted { path } => Interrupted(format!(
-                "interrupted while reading {}; nothing written",
-                path.display()
-            ))
-            .into(),
-            e => anyhow::Error::from(e),
-        })?;
+        let tables = summarize_file(input, &which, &options).map_err(interrupted_reading)?;
         summaries.push((input.display().to_string(), tables));
     }
     args.table.write(&summaries)?;
