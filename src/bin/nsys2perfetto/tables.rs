@@ -12,7 +12,7 @@ use nsys2perfetto::stats::{save_tables, write_tables, Fit, Table, TableFormat};
 #[derive(clap::Args)]
 pub struct TableOutput {
     /// table (aligned columns), csv (as `nsys stats --format csv`) or json
-    /// (JSON Lines: one object per table and report).
+    /// (JSON Lines: one object per summary and report).
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: TableFormat,
 
