@@ -278,11 +278,11 @@ pub fn convert<W: Write + Send>(
         _ if options.cancelled() => Error::Interrupted {
             path: report.path().to_owned(),
         },
-        convert::ConvertError::Read(e) => Error::Damaged {
+        analysis::Failure::Read(e) => Error::Damaged {
             path: report.path().to_owned(),
             cause: DatabaseError(e),
         },
-        convert::ConvertError::Write(cause) => Error::Writer { cause },
+        analysis::Failure::Write(cause) => Error::Writer { cause },
     })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))

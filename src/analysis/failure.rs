@@ -1,7 +1,9 @@
-//! Why an analysis of a report failed, and what the user is told: a report
-//! that cannot be read is damaged; a temporary file that cannot be written or
-//! read back (values set aside for medians, findings set aside for sorting)
-//! is no damage to the report.
+//! Why reading a report into something failed, for a conversion and an
+//! analysis alike: the report could not be read, or a file being written
+//! could not be (the trace of a conversion; for an analysis, a temporary file
+//! of values set aside for medians or findings set aside for sorting). Each
+//! caller says what the file was; [`Failure::of`] says it for an analysis,
+//! where a failed temporary file is no damage to the report.
 
 use std::io;
 use std::path::Path;
@@ -12,8 +14,8 @@ use crate::error::{DatabaseError, Error};
 pub(crate) enum Failure {
     /// The report's database could not be read.
     Read(rusqlite::Error),
-    /// A temporary file failed.
-    Spill(io::Error),
+    /// A file being written failed: the trace, or a temporary file.
+    Write(io::Error),
 }
 
 impl From<rusqlite::Error> for Failure {
@@ -24,19 +26,20 @@ impl From<rusqlite::Error> for Failure {
 
 impl From<io::Error> for Failure {
     fn from(e: io::Error) -> Self {
-        Failure::Spill(e)
+        Failure::Write(e)
     }
 }
 
 impl Failure {
-    /// The error of analysing the report at `report`.
+    /// The error of analysing the report at `report`, whose only written
+    /// files are temporary.
     pub(crate) fn of(self, report: &Path) -> Error {
         match self {
             Failure::Read(cause) => Error::Damaged {
                 path: report.to_owned(),
                 cause: DatabaseError(cause),
             },
-            Failure::Spill(cause) => Error::Output {
+            Failure::Write(cause) => Error::Output {
                 path: std::env::temp_dir(),
                 cause,
             },

@@ -17,7 +17,8 @@ use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::{trace_time, ConvertError, RowTicker};
+use super::{trace_time, RowTicker};
+use crate::analysis::Failure;
 use crate::nsys::cpu::ChainFrame;
 use crate::nsys::names::api_trace_name;
 
@@ -38,7 +39,7 @@ pub(super) fn write<'s, W: Write>(
     namespace: u64,
     summary: &mut Summary,
     rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+) -> Result<(), Failure> {
     let in_nvtx = match filter.filter() {
         Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, filter)?),
         _ => None,
@@ -99,7 +100,7 @@ struct Mapper<'a, 's, W: Write> {
 }
 
 impl<W: Write> Mapper<'_, '_, W> {
-    fn event(&mut self, event: CudaEvent<'_>) -> Result<(), ConvertError> {
+    fn event(&mut self, event: CudaEvent<'_>) -> Result<(), Failure> {
         if let Some(projector) = &mut self.projector {
             projector.cuda_event(&event, &self.gpu, self.report.meta(), self.summary)?;
         }
@@ -117,7 +118,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         }
     }
 
-    fn api_call(&mut self, call: &ApiCall) -> Result<(), ConvertError> {
+    fn api_call(&mut self, call: &ApiCall) -> Result<(), Failure> {
         let Some(start) = trace_time(call.start) else {
             self.summary.skip_negative(API);
             return Ok(());
@@ -188,7 +189,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         Ok(())
     }
 
-    fn kernel(&mut self, k: &Kernel) -> Result<(), ConvertError> {
+    fn kernel(&mut self, k: &Kernel) -> Result<(), Failure> {
         let meta = self.report.meta();
         let dims = |d: [Option<i64>; 3]| -> Option<String> {
             let [x, y, z] = d;
@@ -221,7 +222,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&k.common, name, KERNEL, args, None)
     }
 
-    fn memcpy(&mut self, m: &Memcpy) -> Result<(), ConvertError> {
+    fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
         let meta = self.report.meta();
         let kind = label(&meta.copy_kinds, m.copy_kind);
         let name = format!("Memcpy {}", kind.unwrap_or("(unknown kind)"));
@@ -241,7 +242,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&m.common, &name, MEMCPY, args, None)
     }
 
-    fn memset(&mut self, m: &Memset) -> Result<(), ConvertError> {
+    fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
         let meta = self.report.meta();
         let mut args = Vec::with_capacity(10);
         push_int(&mut args, "bytes", m.bytes);
@@ -254,7 +255,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&m.common, "Memset", MEMSET, args, None)
     }
 
-    fn graph(&mut self, g: &GraphRun) -> Result<(), ConvertError> {
+    fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
         let mut args = Vec::with_capacity(8);
         push_int(&mut args, "graph_id", g.graph_id);
         push_int(&mut args, "graph_exec_id", g.graph_exec_id);
@@ -262,7 +263,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.gpu_op(&g.common, &name, GRAPH, args, None)
     }
 
-    fn sync(&mut self, s: &Sync) -> Result<(), ConvertError> {
+    fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
         if self.in_nvtx.is_some() {
             self.summary.filter_out(SYNC);
             return Ok(());
@@ -302,7 +303,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         category: &'static str,
         mut args: Vec<Arg>,
         waited: Option<u64>,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let Some(start) = trace_time(op.start) else {
             self.summary.skip_negative(category);
             return Ok(());

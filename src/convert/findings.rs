@@ -14,7 +14,7 @@ use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::summary::Summary;
-use super::ConvertError;
+use crate::analysis::Failure;
 
 /// The category of finding slices.
 pub(super) const FINDING: &str = "finding";
@@ -29,10 +29,10 @@ pub(super) fn write<W: Write>(
     seq: &mut SequenceWriter<'_, W>,
     thresholds: &Thresholds,
     summary: &mut Summary,
-) -> Result<(), ConvertError> {
+) -> Result<(), Failure> {
     // A sequence takes slices in start order.
     let mut findings = Findings::new(Order::Time);
-    analyze::run::<ConvertError>(report, &Rule::ALL, thresholds, &mut |f| findings.push(f))?;
+    analyze::run::<Failure>(report, &Rule::ALL, thresholds, &mut |f| findings.push(f))?;
     findings.finish();
     if findings.is_empty() {
         return Ok(());

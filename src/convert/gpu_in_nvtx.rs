@@ -16,7 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::nsys::{Report, RowFilter};
 
 use super::nvtx::keeps_nvtx;
-use super::ConvertError;
+use crate::analysis::Failure;
 
 /// Per thread (pid, tid), the spans covered by kept NVTX ranges: sorted,
 /// disjoint, inclusive.
@@ -30,11 +30,11 @@ pub(super) struct NvtxSpans {
 
 impl NvtxSpans {
     /// The spans of the NVTX ranges of `report` that `filter` keeps.
-    pub(super) fn read(report: &Report, filter: &RowFilter) -> Result<Self, ConvertError> {
+    pub(super) fn read(report: &Report, filter: &RowFilter) -> Result<Self, Failure> {
         let meta = report.meta();
         let mut by_thread: FxHashMap<(u32, u32), Vec<(i64, i64)>> = FxHashMap::default();
         let kept = filter.filter();
-        report.for_each_thread_range(filter, |r| -> Result<(), ConvertError> {
+        report.for_each_thread_range(filter, |r| -> Result<(), Failure> {
             if kept.is_none_or(|kept| keeps_nvtx(kept, meta, r.pid, r.domain, r.text)) {
                 let end = r.end.unwrap_or(i64::MAX);
                 by_thread
@@ -60,7 +60,7 @@ impl NvtxSpans {
             launched_outside_window: FxHashSet::default(),
         };
         let mut outside = FxHashSet::default();
-        report.for_each_launch_outside_window(filter, |call| -> Result<(), ConvertError> {
+        report.for_each_launch_outside_window(filter, |call| -> Result<(), Failure> {
             if spans.covers(call.pid, call.tid, call.start) {
                 outside.insert((call.pid, call.correlation_id));
             }

@@ -14,7 +14,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::ConvertError;
+use crate::analysis::Failure;
 
 pub(super) const GRAPH_CREATION: &str = "cuda_graph_creation";
 
@@ -31,7 +31,7 @@ impl GraphCreations {
         meta: &Metadata,
         e: &GraphCreation,
         summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let Some(start) = summary.checked_start(e.start, GRAPH_CREATION) else {
             return Ok(());
         };

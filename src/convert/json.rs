@@ -9,7 +9,8 @@ use crate::nsys::{Report, Unconverted};
 use crate::perfetto::json::transcoding;
 use crate::Options;
 
-use super::{convert, ConvertError, Part, Parts, Progress, Summary};
+use super::{convert, Part, Parts, Progress, Summary};
+use crate::analysis::Failure;
 
 /// Converts the parts of `report` that JSON carries into JSON written to
 /// `out`, gzipped if `options` say so.
@@ -18,7 +19,7 @@ pub(crate) fn convert_json<W: Write + Send>(
     out: W,
     options: &Options,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(W, Summary), ConvertError> {
+) -> Result<(W, Summary), Failure> {
     let (parts, unconverted) = json_parts(report, options.parts);
     let protobuf = Options {
         parts,
@@ -36,7 +37,7 @@ pub(crate) fn convert_json<W: Write + Send>(
         }
         // The transcoder's own failure (writing the output, say) stopped
         // the conversion at its next write: its error says why.
-        (Err(ConvertError::Write(_)) | Ok(_), Err(e)) => Err(ConvertError::Write(e)),
+        (Err(Failure::Write(_)) | Ok(_), Err(e)) => Err(Failure::Write(e)),
         (Err(e), _) => Err(e),
     }
 }

@@ -18,7 +18,7 @@ use crate::perfetto::{
 use super::gpu::device_group;
 use super::summary::Summary;
 use super::threads::process_name;
-use super::ConvertError;
+use crate::analysis::Failure;
 
 /// The category of pool operations.
 pub(super) const MEMORY_POOL: &str = "cuda_memory_pool";
@@ -54,7 +54,7 @@ impl MemoryPools {
         (ts, pid, device): (u64, u32, i64),
         state: PoolState,
         summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let (size_track, used_track) = self.counters_of(seq, meta, device, pid, state.address);
         for (track, value) in [(size_track, state.size), (used_track, state.used)] {
             if let Some(v) = value {
@@ -74,7 +74,7 @@ impl MemoryPools {
         ts: u64,
         op: &PoolOperation,
         summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let track = *self.operations.entry(op.device).or_insert_with(|| {
             let group = seq.with_tracks(|t| device_group(t, meta, op.device));
             let mut spec = TrackSpec::new(Some(group), "CUDA memory pools");

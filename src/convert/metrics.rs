@@ -18,7 +18,7 @@ use super::memory_pools::{MemoryPools, MEMORY_POOL};
 use super::part_writer::{PartWriter, Written};
 use super::summary::Summary;
 use super::threads::process_track;
-use super::{trace_time, ConvertError};
+use super::{trace_time, Failure};
 
 pub(super) const GPU_METRICS: &str = "gpu_metrics";
 pub(super) const CUDA_MEMORY: &str = "cuda_memory";
@@ -74,7 +74,7 @@ struct Mapper<'a, 's, W: Write> {
 }
 
 impl<W: Write> Mapper<'_, '_, W> {
-    fn event(&mut self, event: DeviceEvent) -> Result<(), ConvertError> {
+    fn event(&mut self, event: DeviceEvent) -> Result<(), Failure> {
         let (start, category) = match event {
             DeviceEvent::Metric { ts, .. } => (ts, GPU_METRICS),
             DeviceEvent::Memory { ts, .. } => (ts, CUDA_MEMORY),
@@ -158,7 +158,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         ts: u64,
         (type_id, metric_id): (i64, i64),
         value: MetricValue,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let n = self.metrics.len() as i32;
         let track = match self.metrics.get(&(type_id, metric_id)) {
             Some(&t) => t,
@@ -189,7 +189,7 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 
     /// `change` bytes allocated (or freed, when negative) by `pid` on `device`.
-    fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), ConvertError> {
+    fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), Failure> {
         *self.memory_in_use(device, pid) += change;
         let (track, total) = self.memory[&(device, pid)];
         self.seq.counter(track, ts, CounterValue::Int(total))?;
@@ -225,7 +225,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         end: i64,
         device: i64,
         args: &[Arg],
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let track = match self.gpu_faults.get(&device) {
             Some(&t) => t,
             None => {
@@ -244,7 +244,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         Ok(())
     }
 
-    fn cpu_fault(&mut self, ts: u64, pid: u32, args: &[Arg]) -> Result<(), ConvertError> {
+    fn cpu_fault(&mut self, ts: u64, pid: u32, args: &[Arg]) -> Result<(), Failure> {
         let track = match self.cpu_faults.get(&pid) {
             Some(&t) => t,
             None => {

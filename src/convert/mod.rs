@@ -30,7 +30,7 @@ mod stacks;
 mod summary;
 mod threads;
 
-use std::io::{self, Write};
+use std::io::Write;
 
 pub(crate) use json::{convert_json, json_parts};
 pub use parts::{Part, Parts};
@@ -40,28 +40,10 @@ pub(crate) use pipeline::RowTicker;
 
 use parts::category_of;
 
+use crate::analysis::Failure;
 use crate::nsys::{Report, RowFilter};
 use crate::perfetto::Trace;
 use crate::Options;
-
-/// Why a conversion stopped.
-#[derive(Debug)]
-pub(crate) enum ConvertError {
-    Read(rusqlite::Error),
-    Write(io::Error),
-}
-
-impl From<rusqlite::Error> for ConvertError {
-    fn from(e: rusqlite::Error) -> Self {
-        ConvertError::Read(e)
-    }
-}
-
-impl From<io::Error> for ConvertError {
-    fn from(e: io::Error) -> Self {
-        ConvertError::Write(e)
-    }
-}
 
 /// Converts the chosen parts of `report`, as filtered, into a Perfetto trace
 /// written to `out`, gzipped if `options` say so (their format and nsys are
@@ -76,7 +58,7 @@ pub(crate) fn convert<W: Write + Send>(
     out: W,
     options: &Options,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(W, Summary), ConvertError> {
+) -> Result<(W, Summary), Failure> {
     let namespace = namespace(report)?;
     let trace = Trace::new(out, namespace, options.gzip);
     if let Some(t0) = report
@@ -99,7 +81,7 @@ pub(crate) fn convert_into<W: Write + Send>(
     options: &Options,
     namespace: u64,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Summary, ConvertError> {
+) -> Result<Summary, Failure> {
     let Options {
         parts,
         filter,
@@ -156,7 +138,7 @@ pub struct Progress {
 }
 
 /// A number that tells this report's tracks and flows apart from another's.
-pub(crate) fn namespace(report: &Report) -> Result<u64, ConvertError> {
+pub(crate) fn namespace(report: &Report) -> Result<u64, Failure> {
     Ok(flows::mix(report.fingerprint()?))
 }
 

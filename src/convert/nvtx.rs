@@ -16,7 +16,8 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 use super::projection::RangeFeed;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
-use super::{trace_time, ConvertError, RowTicker};
+use super::{trace_time, RowTicker};
+use crate::analysis::Failure;
 
 pub(super) const NVTX: &str = "nvtx";
 
@@ -27,14 +28,14 @@ pub(super) fn write<W: Write>(
     mut feed: Option<&mut RangeFeed>,
     summary: &mut Summary,
     rows: &mut RowTicker,
-) -> Result<(), ConvertError> {
+) -> Result<(), Failure> {
     let mut thread_tracks: FxHashMap<(u32, u32, i64), SliceTrack> = FxHashMap::default();
     let mut process_tracks: FxHashMap<(u32, i64), SliceTrack> = FxHashMap::default();
     let meta = report.meta();
     let by_name = filter
         .filter()
         .filter(|f| f.nvtx.is_some() || !f.nvtx_domains.is_empty());
-    let last = report.nvtx_events_to_last_time(filter, |e| -> Result<(), ConvertError> {
+    let last = report.nvtx_events_to_last_time(filter, |e| -> Result<(), Failure> {
         rows.tick();
         if let Some(filter) = by_name {
             let text = e.text.as_ref().map(|t| t.as_str());

@@ -6,7 +6,8 @@ use std::io::Write;
 use crate::nsys::{Report, RowFilter};
 use crate::perfetto::SequenceWriter;
 
-use super::{ConvertError, RowTicker, Summary};
+use super::{RowTicker, Summary};
+use crate::analysis::Failure;
 
 /// A part being written: the report it reads and the rows of it the filter
 /// keeps, the sequence it writes, the counts of what it wrote and the rows
@@ -20,7 +21,7 @@ pub(super) struct PartWriter<'a, 's, 'r, W: Write> {
 }
 
 /// What a part writer returns.
-pub(super) type Written = Result<(), ConvertError>;
+pub(super) type Written = Result<(), Failure>;
 
 impl<W: Write> PartWriter<'_, '_, '_, W> {
     /// Counts a row read, and gives the trace time of its `start`: `None`

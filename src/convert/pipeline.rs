@@ -68,7 +68,8 @@ use crate::worker::outcome;
 use super::part_writer::{PartWriter, Written};
 use super::projection::{self, RangeFeed, RangeSource};
 use super::{cuda, findings, nvtx};
-use super::{ConvertError, Part, Parts, Summary};
+use super::{Part, Parts, Summary};
+use crate::analysis::Failure;
 
 /// Converts the `parts` of `report` into `trace`, keeping the rows `filter`
 /// keeps, calling `progress` with the number of rows read so far, and closes
@@ -81,7 +82,7 @@ pub(super) fn run<W: Write + Send>(
     thresholds: Option<&crate::analysis::analyze::Thresholds>,
     namespace: u64,
     progress: &mut dyn FnMut(u64),
-) -> Result<Summary, ConvertError> {
+) -> Result<Summary, Failure> {
     let mut sequences = Sequences::new(trace, parts);
     let (feed, ranges) = match [Part::Cuda, Part::Nvtx, Part::NvtxGpu].map(|p| parts.has(p)) {
         [true, true, true] => {
@@ -117,7 +118,7 @@ pub(super) fn run<W: Write + Send>(
             write_cuda(report, filter, cuda_sequences, ranges, namespace, rows)
         });
         reporter.until_workers_end();
-        Ok::<_, ConvertError>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
+        Ok::<_, Failure>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
     })?;
     let mut summary = Summary::default();
     for part in done {
@@ -149,13 +150,11 @@ fn start<'scope, T: Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     name: &str,
     work: impl FnOnce() -> T + Send + 'scope,
-) -> Result<ScopedJoinHandle<'scope, T>, ConvertError> {
+) -> Result<ScopedJoinHandle<'scope, T>, Failure> {
     let started = thread::Builder::new()
         .name(name.to_owned())
         .spawn_scoped(scope, work);
-    started.map_err(|e| {
-        ConvertError::Write(io::Error::new(e.kind(), format!("starting a thread: {e}")))
-    })
+    started.map_err(|e| Failure::Write(io::Error::new(e.kind(), format!("starting a thread: {e}"))))
 }
 
 /// Who writes a part's sequence.
@@ -185,7 +184,7 @@ fn write_cuda<'t, W: Write>(
     ranges: Option<RangeSource>,
     namespace: u64,
     rows: &mut RowTicker<'_>,
-) -> Result<Done<'t, W>, ConvertError> {
+) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
@@ -210,7 +209,7 @@ fn write_nvtx<'t, W: Write>(
     mut sequences: Sequences<'t, W>,
     mut feed: Option<RangeFeed>,
     rows: &mut RowTicker<'_>,
-) -> Result<Done<'t, W>, ConvertError> {
+) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     if let Some(seq) = sequences.get(Part::Nvtx) {
         let written = nvtx::write(report, filter, seq, feed.as_mut(), &mut summary, rows);
@@ -229,7 +228,7 @@ fn write_cpu<'t, W: Write>(
     filter: &RowFilter,
     mut sequences: Sequences<'t, W>,
     rows: &mut RowTicker<'_>,
-) -> Result<Done<'t, W>, ConvertError> {
+) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     for part in Part::ALL {
         let (Writer::Cpu(write), Some(seq)) = (part.declared().writer, sequences.get(part)) else {

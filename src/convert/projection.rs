@@ -18,7 +18,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::gpu::GpuTracks;
 use super::summary::Summary;
-use super::ConvertError;
+use crate::analysis::Failure;
 
 /// The NVTX thread's end of the projection's feed: named ranges.
 pub(super) type RangeFeed = projection::RangeFeed<Name>;
@@ -65,7 +65,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         self.projector.cuda_event(event);
         self.write_ready(gpu, meta, summary)
     }
@@ -76,7 +76,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         self.projector.finish();
         self.write_ready(gpu, meta, summary)
     }
@@ -86,7 +86,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         gpu: &GpuTracks,
         meta: &Metadata,
         summary: &mut Summary,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         while let Some(p) = self.projector.next_ready() {
             self.write(&p, gpu, meta)?;
             summary.count(NVTX_GPU);
@@ -99,7 +99,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         p: &Projected<Name>,
         gpu: &GpuTracks,
         meta: &Metadata,
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         let (pid, tid) = (p.range.pid, p.range.tid);
         let key = ProjectionTrack {
             device: p.device,

@@ -14,7 +14,7 @@ use crate::perfetto::{ContextSwitch, EndState, SequenceWriter, Task};
 
 use super::part_writer::{PartWriter, Written};
 use super::threads::{thread_name, thread_track};
-use super::ConvertError;
+use crate::analysis::Failure;
 
 pub(super) const SCHED: &str = "sched";
 
@@ -114,7 +114,7 @@ fn flush<W: Write>(
     n: u32,
     cpu: &mut Cpu,
     names: &Names,
-) -> Result<(), ConvertError> {
+) -> Result<(), Failure> {
     if cpu.switches.is_empty() {
         return Ok(());
     }
@@ -146,7 +146,7 @@ impl Names {
         report: &Report,
         seq: &mut SequenceWriter<'_, W>,
         (pid, tid): (u32, u32),
-    ) -> Result<(), ConvertError> {
+    ) -> Result<(), Failure> {
         if let std::collections::hash_map::Entry::Vacant(entry) = self.names.entry((pid, tid)) {
             let meta = report.meta();
             let thread = seq.with_tracks(|t| thread_track(t, meta, pid, tid));

@@ -23,7 +23,8 @@ use regex::Regex;
 use super::file::check_output;
 use super::input::Input;
 use super::output;
-use crate::convert::{self, ConvertError};
+use crate::analysis::Failure;
+use crate::convert;
 use crate::error::{DatabaseError, Error, Result};
 use crate::nsys::Report;
 use crate::perfetto::json::transcode;
@@ -290,7 +291,7 @@ pub fn merge_files(
                 })?;
             trace
                 .settle()
-                .map_err(|e| converting(ConvertError::Write(e), &input, output, options))?;
+                .map_err(|e| converting(Failure::Write(e), &input, output, options))?;
             drop(report);
             merged.push(MergedReport {
                 path: input.path().to_owned(),
@@ -521,10 +522,10 @@ fn damaged(path: &Path, e: rusqlite::Error) -> Error {
 }
 
 /// The error of converting `input` into the trace at `output`.
-fn converting(e: ConvertError, input: &Input, output: &Path, options: &Options) -> Error {
+fn converting(e: Failure, input: &Input, output: &Path, options: &Options) -> Error {
     let e = match e {
-        ConvertError::Read(e) => damaged(input.path(), e),
-        ConvertError::Write(cause) => Error::Output {
+        Failure::Read(e) => damaged(input.path(), e),
+        Failure::Write(cause) => Error::Output {
             path: output.to_owned(),
             cause,
         },

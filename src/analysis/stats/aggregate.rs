@@ -120,23 +120,22 @@ impl U256 {
     }
 
     fn add(&mut self, other: U256) {
-        let mut carry = false;
+        self.add_carrying(other, false);
+    }
+
+    /// `self - other`, `other` being no greater: `self + !other + 1`, modulo
+    /// 2^256 (two's complement).
+    fn sub(&mut self, other: U256) {
+        self.add_carrying(U256(other.0.map(|limb| !limb)), true);
+    }
+
+    /// `self + other + carry`, modulo 2^256.
+    fn add_carrying(&mut self, other: U256, mut carry: bool) {
         for (a, b) in self.0.iter_mut().zip(other.0) {
             let (sum, c1) = a.overflowing_add(b);
             let (sum, c2) = sum.overflowing_add(u64::from(carry));
             *a = sum;
             carry = c1 || c2;
-        }
-    }
-
-    /// `self - other`, `other` being no greater.
-    fn sub(&mut self, other: U256) {
-        let mut borrow = false;
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            let (diff, b1) = a.overflowing_sub(b);
-            let (diff, b2) = diff.overflowing_sub(u64::from(borrow));
-            *a = diff;
-            borrow = b1 || b2;
         }
     }
 

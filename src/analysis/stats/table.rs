@@ -340,15 +340,18 @@ mod tests {
         }
     }
 
+    /// `t` written in `format`, names fitted to `fit`.
+    fn written(t: &Table, format: TableFormat, fit: Fit) -> String {
+        let mut out = Vec::new();
+        t.write(&mut out, format, "r", fit).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn long_names_are_cut_to_fit_in_the_aligned_table_only() {
         let mut t = table();
         t.rows[0][2] = Cell::Text("é".repeat(150));
-        let text = |format, fit| {
-            let mut out = Vec::new();
-            t.write(&mut out, format, "r", fit).unwrap();
-            String::from_utf8(out).unwrap()
-        };
+        let text = |format, fit| written(&t, format, fit);
         let nsys = text(TableFormat::Table, Fit::NSYS);
         let cut = format!("{}…", "é".repeat(99));
         assert!(
@@ -371,13 +374,9 @@ mod tests {
 
     #[test]
     fn csv_quotes_names_with_commas_and_rounds_the_binary_value() {
-        let mut out = Vec::new();
-        table()
-            .write(&mut out, TableFormat::Csv, "r", Fit::NSYS)
-            .unwrap();
         // 8164.95 is 8164.94999... in binary: it rounds down, as nsys 2025.3 prints it.
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            written(&table(), TableFormat::Csv, Fit::NSYS),
             "Total,Avg,Name\n12,8164.9,\"f(a, \"\"b\"\")\"\n"
         );
     }
@@ -395,11 +394,7 @@ mod tests {
 
     #[test]
     fn json_escapes_and_keys_by_column() {
-        let mut out = Vec::new();
-        table()
-            .write(&mut out, TableFormat::Json, "r", Fit::NSYS)
-            .unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let text = written(&table(), TableFormat::Json, Fit::NSYS);
         assert!(text.contains(r#"{"Total":12,"Avg":8164.9,"Name":"f(a, \"b\")"}"#));
     }
 }

@@ -5,12 +5,11 @@ use std::process::ExitCode;
 
 use nsys2perfetto::compare::{compare, compare_files, comparison_table, top_by_kind, Kind};
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
-use nsys2perfetto::stats::TableFormat;
-use nsys2perfetto::{Error, Options};
+use nsys2perfetto::Options;
 
+use crate::interrupted_reading;
 use crate::signals::Signals;
-use crate::stats::{fit, write_output};
-use crate::Interrupted;
+use crate::tables::TableOutput;
 
 /// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
 /// NVTX range, the change (B minus A) of total time, count, average and share
@@ -36,18 +35,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     top: Option<usize>,
 
-    /// table (aligned columns), csv or json.
-    #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: TableFormat,
-
-    /// Write to this file instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-
-    /// Names whole in the table format (cut otherwise to the terminal's
-    /// width, or to 100 characters as nsys cuts them, ending in "…").
-    #[arg(long)]
-    wide: bool,
+    #[command(flatten)]
+    table: TableOutput,
 
     /// Also write a Perfetto trace holding both runs, as process groups
     /// labelled `A: ...` and `B: ...`, aligned at their first GPU work.
@@ -63,14 +52,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let (a, b) = compare_files(&args.a, &args.b, &options).map_err(|e| match e {
-        Error::Interrupted { path } => Interrupted(format!(
-            "interrupted while reading {}; nothing written",
-            path.display()
-        ))
-        .into(),
-        e => anyhow::Error::from(e),
-    })?;
+    let (a, b) = compare_files(&args.a, &args.b, &options).map_err(interrupted_reading)?;
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),
         false => args.kinds,
@@ -78,12 +60,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
     let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
     // The trace is written even where the table could not be.
-    let written = write_output(
-        args.output.as_deref(),
-        &[(source, vec![table])],
-        args.format,
-        fit(args.wide, args.output.as_deref()),
-    );
+    let written = args.table.write(&[(source, vec![table])]);
     let Some(trace) = &args.trace else {
         return written.map(|()| ExitCode::SUCCESS);
     };

@@ -23,6 +23,7 @@ mod profile;
 mod series;
 mod signals;
 mod stats;
+mod tables;
 
 #[derive(Parser)]
 #[command(
@@ -88,6 +89,19 @@ pub struct Usage(pub String);
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Interrupted(pub String);
+
+/// `e`, where reading the reports of a table was interrupted: an
+/// [`Interrupted`] saying which report, before anything was written.
+pub fn interrupted_reading(e: nsys2perfetto::Error) -> anyhow::Error {
+    match e {
+        nsys2perfetto::Error::Interrupted { path } => Interrupted(format!(
+            "interrupted while reading {}; nothing written",
+            path.display()
+        ))
+        .into(),
+        e => e.into(),
+    }
+}
 
 /// `e`, a usage error where the library refused an option before reading
 /// any input (for the calls that check their options first).

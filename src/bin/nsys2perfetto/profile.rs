@@ -58,41 +58,6 @@ pub struct Args {
     #[command(flatten)]
     conversion: Conversion,
 
-    /// Profile the command once per value, `$p` in the command standing for
-    /// it (`--series batch=8,16,32 -- python train.py --batch $p`); then
-    /// measure --events across the runs as `series` does. The reports are
-    /// NAME_VALUE (-o NAME, default run).
-    #[arg(
-        long,
-        value_name = "NAME=V,...",
-        requires = "events",
-        help_heading = "Series"
-    )]
-    series: Option<String>,
-
-    /// With --series: the event patterns to measure (as for `series`).
-    #[arg(long, num_args = 1.., value_name = "PATTERN", requires = "series",
-          help_heading = "Series")]
-    events: Vec<String>,
-
-    /// With --series: where the CSV table goes (default: standard output).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "series",
-        help_heading = "Series"
-    )]
-    table: Option<PathBuf>,
-
-    /// With --series: also draw the plot of total time against the value, as SVG.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "series",
-        help_heading = "Series"
-    )]
-    svg: Option<PathBuf>,
-
     /// The command to profile and its arguments (after `--` when it has
     /// options of its own).
     #[arg(
@@ -102,6 +67,33 @@ pub struct Args {
         value_name = "COMMAND"
     )]
     command: Vec<OsString>,
+
+    #[command(flatten)]
+    sweep: Sweep,
+}
+
+/// The flags of `profile --series`, under a heading of their own.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Series")]
+struct Sweep {
+    /// Profile the command once per value, `$p` in the command standing for
+    /// it (`--series batch=8,16,32 -- python train.py --batch $p`); then
+    /// measure --events across the runs as `series` does. The reports are
+    /// NAME_VALUE (-o NAME, default run).
+    #[arg(long, value_name = "NAME=V,...", requires = "events")]
+    series: Option<String>,
+
+    /// With --series: the event patterns to measure (as for `series`).
+    #[arg(long, num_args = 1.., value_name = "PATTERN", requires = "series")]
+    events: Vec<String>,
+
+    /// With --series: where the CSV table goes (default: standard output).
+    #[arg(long, value_name = "FILE", requires = "series")]
+    table: Option<PathBuf>,
+
+    /// With --series: also draw the plot of total time against the value, as SVG.
+    #[arg(long, value_name = "FILE", requires = "series")]
+    svg: Option<PathBuf>,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
@@ -114,7 +106,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .map_err(Usage)?;
     options.nsys = args.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
-    match &args.series {
+    match &args.sweep.series {
         Some(series) => run_series(series, &args, &options, signals),
         None => {
             let mut profile = NsysProfile::new(args.command.clone());
@@ -233,6 +225,7 @@ fn run_series(
             return Err("--series: the command has no $p to stand for the value".into());
         }
         let patterns = args
+            .sweep
             .events
             .iter()
             .map(|p| EventPattern::parse(p).map_err(|e| e.to_string()))
@@ -268,7 +261,11 @@ fn run_series(
     }
     let measured = measure_series(&parameter, &runs, &patterns, options, &mut |_| {});
     let written = measured.and_then(|series| {
-        crate::series::write(&series, args.table.as_deref(), args.svg.as_deref())
+        crate::series::write(
+            &series,
+            args.sweep.table.as_deref(),
+            args.sweep.svg.as_deref(),
+        )
     });
     match written {
         Ok(()) => Ok(ExitCode::from(status)),

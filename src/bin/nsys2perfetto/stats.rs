@@ -1,18 +1,14 @@
 //! `stats`: the summaries `nsys stats` prints, computed by the library.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use nsys2perfetto::stats::{summarize_file, StatsReport};
+use nsys2perfetto::Options;
 
-use nsys2perfetto::stats::{
-    save_tables, summarize_file, write_tables, Fit, StatsReport, Table, TableFormat,
-};
-use nsys2perfetto::{Error, Options};
-
+use crate::interrupted_reading;
 use crate::signals::Signals;
-use crate::Interrupted;
+use crate::tables::TableOutput;
 
 /// Print the summaries `nsys stats` prints (same columns, same numbers).
 ///
@@ -33,19 +29,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     report: Vec<StatsReport>,
 
-    /// table (aligned columns), csv (as `nsys stats --format csv`) or json
-    /// (JSON Lines: one object per summary and report).
-    #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: TableFormat,
-
-    /// Write to this file instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    output: Option<PathBuf>,
-
-    /// Names whole in the table format (cut otherwise to the terminal's
-    /// width, or to 100 characters as nsys cuts them, ending in "…").
-    #[arg(long)]
-    wide: bool,
+    #[command(flatten)]
+    table: TableOutput,
 
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
@@ -60,20 +45,12 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let fit = fit(args.wide, args.output.as_deref());
     let mut summaries = Vec::new();
     for input in &args.inputs {
-        let tables = summarize_file(input, &which, &options).map_err(|e| match e {
-            Error::Interrupted { path } => Interrupted(format!(
-                "interrupted while reading {}; nothing written",
-                path.display()
-            ))
-            .into(),
-            e => anyhow::Error::from(e),
-        })?;
+        let tables = summarize_file(input, &which, &options).map_err(interrupted_reading)?;
         summaries.push((input.display().to_string(), tables));
     }
-    write_output(args.output.as_deref(), &summaries, args.format, fit)?;
+    args.table.write(&summaries)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -87,44 +64,4 @@ fn once_each(asked: Vec<StatsReport>) -> Vec<StatsReport> {
         }
     }
     once
-}
-
-/// How long names may be in an aligned table written to `output` (standard
-/// output where `None`): whole with `--wide`; on a terminal, as long as its
-/// lines allow; elsewhere, as long as nsys prints them.
-pub fn fit(wide: bool, output: Option<&Path>) -> Fit {
-    use std::io::IsTerminal;
-    if wide {
-        return Fit::Whole;
-    }
-    let stdout = std::io::stdout();
-    match (output, stdout.is_terminal()) {
-        (None, true) => match terminal_size::terminal_size_of(&stdout) {
-            Some((terminal_size::Width(columns), _)) => Fit::Line(usize::from(columns)),
-            None => Fit::NSYS,
-        },
-        _ => Fit::NSYS,
-    }
-}
-
-/// Writes the summaries of each report to `output`, or to standard output,
-/// with names as long as `fit` allows.
-pub fn write_output(
-    output: Option<&Path>,
-    summaries: &[(String, Vec<Table>)],
-    format: TableFormat,
-    fit: Fit,
-) -> anyhow::Result<()> {
-    match output {
-        Some(path) => save_tables(path, summaries, format, fit)?,
-        None => {
-            let mut text = Vec::new();
-            write_tables(&mut text, summaries, format, fit).expect("writing to memory");
-            let mut out = std::io::stdout().lock();
-            out.write_all(&text)
-                .and_then(|()| out.flush())
-                .context("cannot write standard output")?
-        }
-    }
-    Ok(())
 }
