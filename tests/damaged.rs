@@ -639,14 +639,14 @@ fn damaged_exports_end_in_a_trace_or_a_one_line_error() {
 
 #[test]
 #[ignore = "stats panics (debug) or wraps (release) on durations past i64: \
-            `end - start` in src/stats/reports.rs and the other stats readers"]
+            `end - start` in src/analysis/stats/reports.rs and the other stats readers"]
 fn demo_overflowing_spans() {
     check(|name| name == "demo/OverflowingSpans");
 }
 
 #[test]
 #[ignore = "stats panics (debug) or wraps (release) on durations past i64: \
-            `end - start` in src/stats/reports.rs and the other stats readers"]
+            `end - start` in src/analysis/stats/reports.rs and the other stats readers"]
 fn h100_torch_graph_whole_overflowing_spans() {
     if fixtures::require(fixtures::Need::Shared).is_some() {
         check(|name| name == "h100_torch_graph_whole/OverflowingSpans");
