@@ -195,25 +195,27 @@ impl<W: Write> Mapper<'_, '_, W> {
             let [x, y, z] = d;
             Some(format!("{}x{}x{}", x?, y?, z?))
         };
-        let (grid, block) = (dims(k.grid), dims(k.block));
-        let launch_type = label(&meta.launch_types, k.launch_type);
+        let l = &k.launch;
+        let grid = dims([l.grid_x, l.grid_y, l.grid_z]);
+        let block = dims([l.block_x, l.block_y, l.block_z]);
+        let launch_type = label(&meta.launch_types, l.launch_type);
         let mut args = Vec::with_capacity(16);
         if let Some(name) = k.demangled_name {
             args.push(Arg::new("demangled_name", ArgValue::Str(name)));
         }
         push_str(&mut args, "grid", grid.as_deref());
         push_str(&mut args, "block", block.as_deref());
-        push_int(&mut args, "registers_per_thread", k.registers_per_thread);
-        push_int(&mut args, "static_shared_memory", k.static_shared_memory);
-        push_int(&mut args, "dynamic_shared_memory", k.dynamic_shared_memory);
+        push_int(&mut args, "registers_per_thread", l.registers_per_thread);
+        push_int(&mut args, "static_shared_memory", l.static_shared_memory);
+        push_int(&mut args, "dynamic_shared_memory", l.dynamic_shared_memory);
         push_int(
             &mut args,
             "local_memory_per_thread",
-            k.local_memory_per_thread,
+            l.local_memory_per_thread,
         );
-        push_int(&mut args, "local_memory_total", k.local_memory_total);
+        push_int(&mut args, "local_memory_total", l.local_memory_total);
         push_str(&mut args, "launch_type", launch_type);
-        push_int(&mut args, "graph_id", k.graph_id);
+        push_int(&mut args, "graph_id", l.graph_id);
         let name = if k.short_name.is_empty() {
             k.demangled_name.unwrap_or("kernel")
         } else {
@@ -224,15 +226,23 @@ impl<W: Write> Mapper<'_, '_, W> {
 
     fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
         let meta = self.report.meta();
-        let kind = label(&meta.copy_kinds, m.copy_kind);
+        let kind = label(&meta.copy_kinds, m.own.copy_kind);
         let name = format!("Memcpy {}", kind.unwrap_or("(unknown kind)"));
         let mut args = Vec::with_capacity(12);
-        push_int(&mut args, "bytes", m.bytes);
+        push_int(&mut args, "bytes", m.own.bytes);
         push_str(&mut args, "copy_kind", kind);
-        push_str(&mut args, "src_kind", label(&meta.memory_kinds, m.src_kind));
-        push_str(&mut args, "dst_kind", label(&meta.memory_kinds, m.dst_kind));
+        push_str(
+            &mut args,
+            "src_kind",
+            label(&meta.memory_kinds, m.own.src_kind),
+        );
+        push_str(
+            &mut args,
+            "dst_kind",
+            label(&meta.memory_kinds, m.own.dst_kind),
+        );
         let dur = m.common.end - m.common.start;
-        if let (Some(bytes), true) = (m.bytes, dur > 0) {
+        if let (Some(bytes), true) = (m.own.bytes, dur > 0) {
             // bytes per ns is GB/s.
             args.push(Arg::new(
                 "throughput_gbps",
@@ -245,21 +255,21 @@ impl<W: Write> Mapper<'_, '_, W> {
     fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
         let meta = self.report.meta();
         let mut args = Vec::with_capacity(10);
-        push_int(&mut args, "bytes", m.bytes);
-        push_int(&mut args, "value", m.value);
+        push_int(&mut args, "bytes", m.own.bytes);
+        push_int(&mut args, "value", m.own.value);
         push_str(
             &mut args,
             "memory_kind",
-            label(&meta.memory_kinds, m.memory_kind),
+            label(&meta.memory_kinds, m.own.memory_kind),
         );
         self.gpu_op(&m.common, "Memset", MEMSET, args, None)
     }
 
     fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
         let mut args = Vec::with_capacity(8);
-        push_int(&mut args, "graph_id", g.graph_id);
-        push_int(&mut args, "graph_exec_id", g.graph_exec_id);
-        let name = crate::nsys::cuda::graph_name(g.graph_id);
+        push_int(&mut args, "graph_id", g.own.graph_id);
+        push_int(&mut args, "graph_exec_id", g.own.graph_exec_id);
+        let name = crate::nsys::cuda::graph_name(g.own.graph_id);
         self.gpu_op(&g.common, &name, GRAPH, args, None)
     }
 
@@ -269,10 +279,10 @@ impl<W: Write> Mapper<'_, '_, W> {
             return Ok(());
         }
         let meta = self.report.meta();
-        let sync_type = label(&meta.sync_types, s.sync_type);
+        let sync_type = label(&meta.sync_types, s.own.sync_type);
         let mut args = Vec::with_capacity(10);
         push_str(&mut args, "sync_type", sync_type);
-        push_int(&mut args, "event_id", s.event_id);
+        push_int(&mut args, "event_id", s.own.event_id);
         // Synchronizations before time 0 are not written: they wait on nothing.
         let (waited, record) = match trace_time(s.common.start) {
             Some(_) => self.events.wait(s, self.summary),

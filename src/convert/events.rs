@@ -86,8 +86,8 @@ impl EventWaits {
         let waited = self.records.waited(&EventWait {
             pid: s.common.place.pid,
             correlation_id: s.common.correlation_id,
-            event_id: s.event_id,
-            event_sync_id: s.event_sync_id,
+            event_id: s.own.event_id,
+            event_sync_id: s.own.event_sync_id,
         });
         let key = match waited {
             Waited::Nothing => return (None, None),

@@ -40,17 +40,17 @@ impl GraphCreations {
             seq.slice_track(TrackSpec::new(Some(thread), "CUDA graphs"), Stacking::Nest)
         });
         let ids = [
-            ("graph_id", e.graph_id),
-            ("original_graph_id", e.original_graph_id),
-            ("graph_exec_id", e.graph_exec_id),
-            ("graph_node_id", e.graph_node_id),
-            ("original_graph_node_id", e.original_graph_node_id),
+            ("graph_id", e.ids.graph_id),
+            ("original_graph_id", e.ids.original_graph_id),
+            ("graph_exec_id", e.ids.graph_exec_id),
+            ("graph_node_id", e.ids.graph_node_id),
+            ("original_graph_node_id", e.ids.original_graph_node_id),
         ];
         let args: Vec<Arg> = ids
             .into_iter()
             .filter_map(|(name, id)| Some(Arg::new(name, ArgValue::Int(id?))))
             .collect();
-        let name = match (e.name, e.event_class) {
+        let name = match (e.name, e.ids.event_class) {
             ("", class) => class_name(class),
             (name, _) => name,
         };

@@ -81,15 +81,18 @@ impl MemoryPools {
             spec.rank = Some(self.rank);
             seq.slice_track(spec, Stacking::Nest)
         });
-        let name = match op.operation.and_then(operation_label) {
+        let name = match op.settings.operation.and_then(operation_label) {
             Some(label) => format!("Memory pool {label}"),
-            None => format!("Memory pool operation {}", op.operation.unwrap_or(-1)),
+            None => format!(
+                "Memory pool operation {}",
+                op.settings.operation.unwrap_or(-1)
+            ),
         };
         let mut args = vec![
             Arg::new("pid", ArgValue::Int(i64::from(op.pid))),
             Arg::new("address", ArgValue::Uint(op.state.address as u64)),
         ];
-        if let Some(kind) = op.pool_type {
+        if let Some(kind) = op.settings.pool_type {
             args.push(match pool_type_label(kind) {
                 Some(label) => Arg::new("pool_type", ArgValue::Str(label)),
                 None => Arg::new("pool_type", ArgValue::Int(kind)),
@@ -98,9 +101,9 @@ impl MemoryPools {
         let details = [
             ("size", op.state.size),
             ("used", op.state.used),
-            ("min_bytes_to_keep", op.min_bytes_to_keep),
-            ("release_threshold", op.release_threshold),
-            ("correlation_id", op.correlation_id),
+            ("min_bytes_to_keep", op.settings.min_bytes_to_keep),
+            ("release_threshold", op.settings.release_threshold),
+            ("correlation_id", op.settings.correlation_id),
         ];
         for (arg, value) in details {
             if let Some(v) = value {
@@ -112,7 +115,7 @@ impl MemoryPools {
         summary.count(MEMORY_POOL);
         // A destroyed pool holds nothing from then on, whatever it held
         // before (which the instant's args keep).
-        let state = if op.operation == Some(DESTROYED) {
+        let state = if op.settings.operation == Some(DESTROYED) {
             PoolState {
                 size: Some(0),
                 used: Some(0),

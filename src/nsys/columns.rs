@@ -7,7 +7,7 @@
 
 use std::marker::PhantomData;
 
-use super::select::{Col, Select};
+use super::select::{Col, Row, Select};
 
 /// A declared column, read as a `T`.
 pub(crate) struct Column<T> {
@@ -94,10 +94,23 @@ pub(crate) trait TakeAll {
     fn take_all(self, s: &mut Select) -> Self::Taken;
 }
 
+/// Reads a row's values at once: the struct of values that a [`columns!`]
+/// declaration with a row struct generates, from its taken columns.
+pub(crate) trait ReadRow {
+    /// The struct of a row's values, one field a column.
+    type Values;
+    fn read(&self, r: &Row) -> rusqlite::Result<Self::Values>;
+}
+
 /// Declares the columns of a table (or of several tables of one shape): a
 /// struct of [`Column`]s and the constant that holds them. The reader that
 /// owns the table takes them all (`take_all`: the same struct, of handles);
 /// others take the few they read (`Select::take`).
+///
+/// Where the reader hands the values on as they are, a second struct
+/// follows: the struct of a row's values, with a field of each column's
+/// type by the same name, which [`ReadRow::read`] fills from the taken
+/// columns (one direct read a column, as by hand).
 ///
 /// ```ignore
 /// columns! {
@@ -106,13 +119,47 @@ pub(crate) trait TakeAll {
 ///         start: i64 = required("start"),
 ///         name_id: Option<i64> = optional("nameId"),
 ///     }
+///     /// A call's values.
+///     #[derive(Clone, Copy)]
+///     pub(crate) struct ApiValues;
 /// }
 /// ```
 macro_rules! columns {
     (
         $(#[$doc:meta])*
         $vis:vis struct $name:ident = $constant:ident {
-            $($field:ident: $ty:ty = $how:ident($column:literal),)*
+            $($(#[$field_doc:meta])* $field:ident: $ty:ty = $how:ident($column:literal),)*
+        }
+        $(#[$values_attr:meta])*
+        $values_vis:vis struct $values:ident;
+    ) => {
+        $crate::nsys::columns::columns! {
+            $(#[$doc])*
+            $vis struct $name = $constant {
+                $($field: $ty = $how($column),)*
+            }
+        }
+
+        $(#[$values_attr])*
+        $values_vis struct $values {
+            $($(#[$field_doc])* pub $field: $ty,)*
+        }
+
+        impl $crate::nsys::columns::ReadRow for $name<$crate::nsys::columns::Taken> {
+            type Values = $values;
+
+            #[inline(always)]
+            fn read(&self, r: &$crate::nsys::select::Row) -> rusqlite::Result<$values> {
+                Ok($values {
+                    $($field: self.$field.get(r)?,)*
+                })
+            }
+        }
+    };
+    (
+        $(#[$doc:meta])*
+        $vis:vis struct $name:ident = $constant:ident {
+            $($(#[$field_doc:meta])* $field:ident: $ty:ty = $how:ident($column:literal),)*
         }
     ) => {
         $(#[$doc])*

@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::columns::{columns, TakeAll, Taken};
+use super::columns::{columns, ReadRow, TakeAll, Taken};
 use super::graphs::GraphCreation;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::row_filter::RowFilter;
@@ -87,10 +87,16 @@ columns! {
 }
 
 columns! {
-    /// The columns of [`KERNEL`] besides the [`GPU`] ones.
-    pub(crate) struct KernelColumns = KERNEL_COLUMNS {
+    /// The names of a [`KERNEL`] (StringIds).
+    pub(crate) struct KernelNameColumns = KERNEL_NAMES {
         short_name: Option<i64> = optional("shortName"),
         demangled_name: Option<i64> = optional("demangledName"),
+    }
+}
+
+columns! {
+    /// The columns of [`KERNEL`] besides the [`GPU`] ones and its names.
+    pub(crate) struct KernelColumns = KERNEL_COLUMNS {
         grid_x: Option<i64> = optional("gridX"),
         grid_y: Option<i64> = optional("gridY"),
         grid_z: Option<i64> = optional("gridZ"),
@@ -105,6 +111,8 @@ columns! {
         launch_type: Option<i64> = optional("launchType"),
         graph_id: Option<i64> = optional("graphId"),
     }
+    /// How a kernel was launched, as recorded.
+    pub(crate) struct KernelLaunch;
 }
 
 columns! {
@@ -114,9 +122,21 @@ columns! {
         copy_kind: Option<i64> = optional("copyKind"),
         src_kind: Option<i64> = optional("srcKind"),
         dst_kind: Option<i64> = optional("dstKind"),
+    }
+    /// A memory copy's own values.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct MemcpyValues;
+}
+
+columns! {
+    /// The devices of a [`MEMCPY`] (the trace places a copy by its stream).
+    pub(crate) struct MemcpyDeviceColumns = MEMCPY_DEVICES {
         src_device_id: Option<i64> = optional("srcDeviceId"),
         dst_device_id: Option<i64> = optional("dstDeviceId"),
     }
+    /// The devices a memory copy went from and to.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct CopyDevices;
 }
 
 columns! {
@@ -124,8 +144,11 @@ columns! {
     pub(crate) struct MemsetColumns = MEMSET_COLUMNS {
         bytes: Option<i64> = optional("bytes"),
         value: Option<i64> = optional("value"),
-        mem_kind: Option<i64> = optional("memKind"),
+        memory_kind: Option<i64> = optional("memKind"),
     }
+    /// A memset's own values.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct MemsetValues;
 }
 
 columns! {
@@ -133,8 +156,11 @@ columns! {
     pub(crate) struct SyncColumns = SYNC_COLUMNS {
         sync_type: Option<i64> = optional("syncType"),
         event_id: Option<i64> = optional("eventId"),
+        /// The record of the event waited on (nsys 2025.1 and later; see `events`).
         event_sync_id: Option<i64> = optional("eventSyncId"),
     }
+    /// A synchronization's own values.
+    pub(crate) struct SyncValues;
 }
 
 columns! {
@@ -143,6 +169,8 @@ columns! {
         graph_id: Option<i64> = optional("graphId"),
         graph_exec_id: Option<i64> = optional("graphExecId"),
     }
+    /// A whole CUDA graph run's own values.
+    pub(crate) struct GraphRunValues;
 }
 
 /// A CUDA runtime or driver API call, as every reader of one reads it.
@@ -197,46 +225,21 @@ pub(crate) struct Kernel<'r> {
     pub common: GpuCommon,
     pub short_name: &'r str,
     pub demangled_name: Option<&'r str>,
-    pub grid: [Option<i64>; 3],
-    pub block: [Option<i64>; 3],
-    pub registers_per_thread: Option<i64>,
-    pub static_shared_memory: Option<i64>,
-    pub dynamic_shared_memory: Option<i64>,
-    pub local_memory_per_thread: Option<i64>,
-    pub local_memory_total: Option<i64>,
-    pub launch_type: Option<i64>,
-    pub graph_id: Option<i64>,
+    pub launch: KernelLaunch,
 }
 
-pub(crate) struct Memcpy {
+/// GPU work of a table with the columns every GPU activity table has, and
+/// the values of the table's own.
+pub(crate) struct Activity<T> {
     pub common: GpuCommon,
-    pub bytes: Option<i64>,
-    pub copy_kind: Option<i64>,
-    pub src_kind: Option<i64>,
-    pub dst_kind: Option<i64>,
+    pub own: T,
 }
 
-pub(crate) struct Memset {
-    pub common: GpuCommon,
-    pub bytes: Option<i64>,
-    pub value: Option<i64>,
-    pub memory_kind: Option<i64>,
-}
-
+pub(crate) type Memcpy = Activity<MemcpyValues>;
+pub(crate) type Memset = Activity<MemsetValues>;
 /// A whole CUDA graph run on a stream, in graph trace mode.
-pub(crate) struct GraphRun {
-    pub common: GpuCommon,
-    pub graph_id: Option<i64>,
-    pub graph_exec_id: Option<i64>,
-}
-
-pub(crate) struct Sync {
-    pub common: GpuCommon,
-    pub sync_type: Option<i64>,
-    pub event_id: Option<i64>,
-    /// The record of the event waited on (nsys 2025.1 and later; see `events`).
-    pub event_sync_id: Option<i64>,
-}
+pub(crate) type GraphRun = Activity<GraphRunValues>;
+pub(crate) type Sync = Activity<SyncValues>;
 
 /// Events are moved several times on their way (sorted within a batch, sent to
 /// the converting thread): kernels, the largest, are boxed to keep the others small.
@@ -330,26 +333,11 @@ impl Report {
             let common = GpuCommonCols::declare(&mut s, &pid);
             // Each table's own columns follow the common ones.
             let scan = match table {
-                KERNEL => {
-                    let decode = kernel(&mut s, common, strings);
-                    TableScan::new(&s, decode, CudaEvent::key)
-                }
-                MEMCPY => {
-                    let decode = memcpy(&mut s, common);
-                    TableScan::new(&s, decode, CudaEvent::key)
-                }
-                MEMSET => {
-                    let decode = memset(&mut s, common);
-                    TableScan::new(&s, decode, CudaEvent::key)
-                }
-                SYNC => {
-                    let decode = sync(&mut s, common);
-                    TableScan::new(&s, decode, CudaEvent::key)
-                }
-                _ => {
-                    let decode = graph_run(&mut s, common);
-                    TableScan::new(&s, decode, CudaEvent::key)
-                }
+                KERNEL => kernel(&mut s, common, strings),
+                MEMCPY => activity(&mut s, common, MEMCPY_COLUMNS, CudaEvent::Memcpy),
+                MEMSET => activity(&mut s, common, MEMSET_COLUMNS, CudaEvent::Memset),
+                SYNC => activity(&mut s, common, SYNC_COLUMNS, CudaEvent::Sync),
+                _ => activity(&mut s, common, GRAPH_TRACE_COLUMNS, CudaEvent::Graph),
             };
             if !self.readable(&s) {
                 continue;
@@ -437,87 +425,41 @@ fn kernel<'r>(
     s: &mut Select,
     common: GpuCommonCols,
     strings: &'r StringTable,
-) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let k = KERNEL_COLUMNS.take_all(s);
-    move |r| {
-        let xyz = |cols: [Col<Option<i64>>; 3]| -> rusqlite::Result<[Option<i64>; 3]> {
-            Ok([cols[0].get(r)?, cols[1].get(r)?, cols[2].get(r)?])
-        };
+) -> TableScan<'r, CudaEvent<'r>> {
+    let names = KERNEL_NAMES.take_all(s);
+    let launch = KERNEL_COLUMNS.take_all(s);
+    let decode = move |r: &Row| {
         Ok(CudaEvent::Kernel(Box::new(Kernel {
             common: common.decode(r)?,
-            short_name: strings.name(k.short_name.get(r)?),
-            demangled_name: strings.lookup(k.demangled_name.get(r)?),
-            grid: xyz([k.grid_x, k.grid_y, k.grid_z])?,
-            block: xyz([k.block_x, k.block_y, k.block_z])?,
-            registers_per_thread: k.registers_per_thread.get(r)?,
-            static_shared_memory: k.static_shared_memory.get(r)?,
-            dynamic_shared_memory: k.dynamic_shared_memory.get(r)?,
-            local_memory_per_thread: k.local_memory_per_thread.get(r)?,
-            local_memory_total: k.local_memory_total.get(r)?,
-            launch_type: k.launch_type.get(r)?,
-            graph_id: k.graph_id.get(r)?,
+            short_name: strings.name(names.short_name.get(r)?),
+            demangled_name: strings.lookup(names.demangled_name.get(r)?),
+            launch: launch.read(r)?,
         })))
-    }
+    };
+    TableScan::new(s, decode, CudaEvent::key)
 }
 
-fn memcpy<'r>(
+/// The scan of a GPU activity table whose own columns, `columns`, are
+/// handed on as they are, in `event`.
+fn activity<'r, C, E>(
     s: &mut Select,
     common: GpuCommonCols,
-) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let m = MEMCPY_COLUMNS.take_all(s);
-    move |r| {
-        Ok(CudaEvent::Memcpy(Memcpy {
+    columns: C,
+    event: E,
+) -> TableScan<'r, CudaEvent<'r>>
+where
+    C: TakeAll,
+    C::Taken: ReadRow + Send + 'r,
+    E: Fn(Activity<<C::Taken as ReadRow>::Values>) -> CudaEvent<'r> + Send + 'r,
+{
+    let own = columns.take_all(s);
+    let decode = move |r: &Row| {
+        Ok(event(Activity {
             common: common.decode(r)?,
-            bytes: m.bytes.get(r)?,
-            copy_kind: m.copy_kind.get(r)?,
-            src_kind: m.src_kind.get(r)?,
-            dst_kind: m.dst_kind.get(r)?,
+            own: own.read(r)?,
         }))
-    }
-}
-
-fn memset<'r>(
-    s: &mut Select,
-    common: GpuCommonCols,
-) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let m = MEMSET_COLUMNS.take_all(s);
-    move |r| {
-        Ok(CudaEvent::Memset(Memset {
-            common: common.decode(r)?,
-            bytes: m.bytes.get(r)?,
-            value: m.value.get(r)?,
-            memory_kind: m.mem_kind.get(r)?,
-        }))
-    }
-}
-
-fn sync<'r>(
-    s: &mut Select,
-    common: GpuCommonCols,
-) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let c = SYNC_COLUMNS.take_all(s);
-    move |r| {
-        Ok(CudaEvent::Sync(Sync {
-            common: common.decode(r)?,
-            sync_type: c.sync_type.get(r)?,
-            event_id: c.event_id.get(r)?,
-            event_sync_id: c.event_sync_id.get(r)?,
-        }))
-    }
-}
-
-fn graph_run<'r>(
-    s: &mut Select,
-    common: GpuCommonCols,
-) -> impl Fn(&Row) -> rusqlite::Result<CudaEvent<'r>> + Send + 'r {
-    let c = GRAPH_TRACE_COLUMNS.take_all(s);
-    move |r| {
-        Ok(CudaEvent::Graph(GraphRun {
-            common: common.decode(r)?,
-            graph_id: c.graph_id.get(r)?,
-            graph_exec_id: c.graph_exec_id.get(r)?,
-        }))
-    }
+    };
+    TableScan::new(s, decode, CudaEvent::key)
 }
 
 /// A `greenContextId` as recorded: exports write 0 for work outside green

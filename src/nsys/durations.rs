@@ -4,7 +4,7 @@
 
 use super::cpu::{OSRT, OSRT_COLUMNS};
 use super::cuda::{repeats_a_call, GRAPH_TRACE, GRAPH_TRACE_COLUMNS, MEMSET_COLUMNS, RUNTIME};
-use super::cuda::{API, GPU, KERNEL, KERNEL_COLUMNS, MEMCPY, MEMCPY_COLUMNS, MEMSET};
+use super::cuda::{API, GPU, KERNEL, KERNEL_NAMES, MEMCPY, MEMCPY_COLUMNS, MEMSET};
 use super::ids::pid_of;
 use super::libraries::{arg_columns, CallCols, Library};
 use super::metrics::{CPU_FAULTS, UM_CPU_FAULTS};
@@ -112,8 +112,8 @@ impl Report {
         self.each_row(KERNEL, "", |s| {
             let start = s.take(GPU.start);
             let end = s.take(GPU.end);
-            let demangled = s.take(KERNEL_COLUMNS.demangled_name);
-            let short = s.take(KERNEL_COLUMNS.short_name);
+            let demangled = s.take(KERNEL_NAMES.demangled_name);
+            let short = s.take(KERNEL_NAMES.short_name);
             let strings = &self.strings;
             move |r: &Row| {
                 let name = strings

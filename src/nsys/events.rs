@@ -15,6 +15,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::columns::{columns, ReadRow, TakeAll};
 use super::cuda::{GPU, SYNC, SYNC_COLUMNS};
 use super::row_filter::RowFilter;
 use super::select::{Col, Row, Select};
@@ -30,18 +31,23 @@ const NO_EVENT: i64 = 4_294_967_295;
 /// A record: the (pid, correlationId) of its `cudaEventRecord` call.
 pub(crate) type RecordKey = (u32, i64);
 
-/// One `cudaEventRecord`, as the table describes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct EventRecord {
-    pub event_id: Option<i64>,
-    /// The stream the event was recorded on, with its device and context.
-    pub stream: Option<i64>,
-    pub device: Option<i64>,
-    pub context: Option<i64>,
-    pub event_sync_id: Option<i64>,
-    /// When the device completed the event (`timestamp`, nsys 2026.1 and
-    /// later, where collected).
-    pub completed: Option<i64>,
+columns! {
+    /// The columns of [`TABLE`] besides the correlationId of the
+    /// recording call.
+    pub(crate) struct RecordColumns = RECORD {
+        event_id: Option<i64> = optional("eventId"),
+        /// The stream the event was recorded on, with its device and context.
+        stream: Option<i64> = optional("streamId"),
+        device: Option<i64> = optional("deviceId"),
+        context: Option<i64> = optional("contextId"),
+        event_sync_id: Option<i64> = optional("eventSyncId"),
+        /// When the device completed the event (`timestamp`, nsys 2026.1 and
+        /// later, where collected).
+        completed: Option<i64> = optional("timestamp"),
+    }
+    /// One `cudaEventRecord`, as the table describes it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct EventRecord;
 }
 
 /// What a synchronization waited on.
@@ -133,31 +139,20 @@ impl Report {
         };
         let pid = s.expr::<Option<i64>>(self.pid_column(TABLE));
         let correlation = s.required::<Option<i64>>("correlationId");
-        let event_id = s.optional("eventId");
-        let stream = s.optional("streamId");
-        let device = s.optional("deviceId");
-        let context = s.optional("contextId");
-        let event_sync_id = s.optional("eventSyncId");
-        let completed = s.optional::<i64>("timestamp");
+        let record = RECORD.take_all(&mut s);
         if !self.readable(&s) {
             return Ok(records);
         }
-        let exact = s.has("eventSyncId");
+        let exact = s.has(RECORD.event_sync_id.name());
         records.exact = exact;
         self.each_selected(&s, "", |r| {
             let (Some(pid), Some(corr)) = (pid.get(r)?, correlation.get(r)?) else {
                 return Ok(());
             };
             let key = (pid as u32, corr);
-            let record = EventRecord {
-                event_id: event_id.get(r)?,
-                stream: stream.get(r)?,
-                device: device.get(r)?,
-                context: context.get(r)?,
-                event_sync_id: event_sync_id.get(r)?,
-                // 0 where not collected.
-                completed: completed.get(r)?.filter(|&t| t != 0),
-            };
+            let mut record = record.read(r)?;
+            // 0 where not collected.
+            record.completed = record.completed.filter(|&t| t != 0);
             if let (true, Some(sync_id)) = (exact, record.event_sync_id) {
                 records.by_sync_id.insert((key.0, sync_id), key);
             }

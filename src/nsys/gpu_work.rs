@@ -11,9 +11,12 @@
 //! whose operation surely is not (cropped exports) need not be kept waiting
 //! for it.
 
+use super::columns::ReadRow;
 use super::columns::TakeAll;
-use super::cuda::{ApiCall, GpuCommonCols, API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMSET};
-use super::cuda::{MEMSET_COLUMNS, RUNTIME};
+use super::cuda::{ApiCall, CopyDevices, GpuCommonCols, MemcpyValues, MemsetValues, API, GPU};
+use super::cuda::{
+    KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMCPY_DEVICES, MEMSET, MEMSET_COLUMNS, RUNTIME,
+};
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Row, Select};
@@ -23,18 +26,8 @@ use super::Report;
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum OpKind {
     Kernel,
-    Memcpy {
-        bytes: Option<i64>,
-        copy_kind: Option<i64>,
-        src_kind: Option<i64>,
-        dst_kind: Option<i64>,
-        src_device: Option<i64>,
-        dst_device: Option<i64>,
-    },
-    Memset {
-        bytes: Option<i64>,
-        memory_kind: Option<i64>,
-    },
+    Memcpy(MemcpyValues, CopyDevices),
+    Memset(MemsetValues),
 }
 
 /// A kernel, memcpy or memset as the GPU ran it.
@@ -154,26 +147,13 @@ impl Report {
         let common = GpuCommonCols::declare(&mut s, &self.pid_column(table));
         let kind: DecodeKind = match table {
             MEMCPY => {
-                let m = MEMCPY_COLUMNS.take_all(&mut s);
-                Box::new(move |r| {
-                    Ok(OpKind::Memcpy {
-                        bytes: m.bytes.get(r)?,
-                        copy_kind: m.copy_kind.get(r)?,
-                        src_kind: m.src_kind.get(r)?,
-                        dst_kind: m.dst_kind.get(r)?,
-                        src_device: m.src_device_id.get(r)?,
-                        dst_device: m.dst_device_id.get(r)?,
-                    })
-                })
+                let copy = MEMCPY_COLUMNS.take_all(&mut s);
+                let devices = MEMCPY_DEVICES.take_all(&mut s);
+                Box::new(move |r| Ok(OpKind::Memcpy(copy.read(r)?, devices.read(r)?)))
             }
             MEMSET => {
-                let m = MEMSET_COLUMNS.take_all(&mut s);
-                Box::new(move |r| {
-                    Ok(OpKind::Memset {
-                        bytes: m.bytes.get(r)?,
-                        memory_kind: m.mem_kind.get(r)?,
-                    })
-                })
+                let memset = MEMSET_COLUMNS.take_all(&mut s);
+                Box::new(move |r| memset.read(r).map(OpKind::Memset))
             }
             _ => Box::new(|_| Ok(OpKind::Kernel)),
         };

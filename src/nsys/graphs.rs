@@ -7,6 +7,7 @@
 //! instantiated node was made from); up to 2022.4, `CUDA_GRAPH_EVENTS` held
 //! the nodes. Every id column is optional: a row carries what its table has.
 
+use super::columns::{columns, ReadRow, TakeAll};
 use super::cuda::CudaEvent;
 use super::ids::{pid_of, tid_of};
 use super::scan::TableScan;
@@ -16,6 +17,32 @@ use super::Report;
 pub(crate) const GRAPH_EVENTS: &str = "CUDA_GRAPH_EVENTS";
 pub(crate) const GRAPH_NODE_EVENTS: &str = "CUDA_GRAPH_NODE_EVENTS";
 
+columns! {
+    /// The columns of both tables that say when and by whom.
+    struct CreationColumns = CREATION {
+        start: i64 = required("start"),
+        end: Option<i64> = optional("end"),
+        global_tid: Option<i64> = required("globalTid"),
+        name_id: Option<i64> = optional("nameId"),
+    }
+}
+
+columns! {
+    /// The columns of both tables that say what was made.
+    struct GraphIdColumns = GRAPH_IDS {
+        /// `ENUM_NSYS_EVENT_CLASS`: 77 node, 94 exec, 95 graph, 96 clone.
+        event_class: Option<i64> = optional("eventClass"),
+        graph_id: Option<i64> = optional("graphId"),
+        original_graph_id: Option<i64> = optional("originalGraphId"),
+        graph_exec_id: Option<i64> = optional("graphExecId"),
+        graph_node_id: Option<i64> = optional("graphNodeId"),
+        original_graph_node_id: Option<i64> = optional("originalGraphNodeId"),
+    }
+    /// What a creation made: the ids its table has.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct GraphIds;
+}
+
 /// A graph, graph exec or graph node made (or cloned) by a thread.
 pub(crate) struct GraphCreation<'r> {
     pub start: i64,
@@ -24,13 +51,7 @@ pub(crate) struct GraphCreation<'r> {
     pub tid: u32,
     /// As recorded (`Graph Node Creation`); empty where the row names none.
     pub name: &'r str,
-    /// `ENUM_NSYS_EVENT_CLASS`: 77 node, 94 exec, 95 graph, 96 clone.
-    pub event_class: Option<i64>,
-    pub graph_id: Option<i64>,
-    pub original_graph_id: Option<i64>,
-    pub graph_exec_id: Option<i64>,
-    pub graph_node_id: Option<i64>,
-    pub original_graph_node_id: Option<i64>,
+    pub ids: GraphIds,
 }
 
 impl Report {
@@ -38,31 +59,18 @@ impl Report {
     pub(crate) fn graph_creation_scans(&self) -> Vec<TableScan<'_, CudaEvent<'_>>> {
         let strings = &self.strings;
         let declare = |s: &mut Select| {
-            let start = s.required("start");
-            let end = s.optional::<i64>("end");
-            let gtid = s.required::<Option<i64>>("globalTid");
-            let name = s.optional("nameId");
-            let event_class = s.optional("eventClass");
-            let graph_id = s.optional("graphId");
-            let original_graph_id = s.optional("originalGraphId");
-            let graph_exec_id = s.optional("graphExecId");
-            let graph_node_id = s.optional("graphNodeId");
-            let original_graph_node_id = s.optional("originalGraphNodeId");
+            let c = CREATION.take_all(s);
+            let ids = GRAPH_IDS.take_all(s);
             move |r: &Row| {
-                let gtid = gtid.get(r)?.unwrap_or(0);
-                let start = start.get(r)?;
+                let gtid = c.global_tid.get(r)?.unwrap_or(0);
+                let start = c.start.get(r)?;
                 Ok(CudaEvent::GraphCreation(Box::new(GraphCreation {
                     start,
-                    end: end.get(r)?.unwrap_or(start),
+                    end: c.end.get(r)?.unwrap_or(start),
                     pid: pid_of(gtid),
                     tid: tid_of(gtid),
-                    name: strings.name(name.get(r)?),
-                    event_class: event_class.get(r)?,
-                    graph_id: graph_id.get(r)?,
-                    original_graph_id: original_graph_id.get(r)?,
-                    graph_exec_id: graph_exec_id.get(r)?,
-                    graph_node_id: graph_node_id.get(r)?,
-                    original_graph_node_id: original_graph_node_id.get(r)?,
+                    name: strings.name(c.name_id.get(r)?),
+                    ids: ids.read(r)?,
                 })))
             }
         };

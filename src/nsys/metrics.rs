@@ -8,7 +8,7 @@
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap;
 
-use super::columns::columns;
+use super::columns::{columns, ReadRow, TakeAll, Taken};
 use super::ids::pid_of;
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, TableScan};
@@ -50,19 +50,66 @@ pub(crate) struct PoolState {
     pub used: Option<i64>,
 }
 
+columns! {
+    /// When, in which process and on which GPU: the first columns of
+    /// [`MEMORY_USAGE`], [`MEMORY_POOLS`] and [`UM_GPU_FAULTS`].
+    struct OnDeviceColumns = ON_DEVICE {
+        start: i64 = required("start"),
+        global_pid: Option<i64> = required("globalPid"),
+        device_id: Option<i64> = required("deviceId"),
+    }
+}
+
+impl OnDeviceColumns<Taken> {
+    /// (start, pid, device) of row `r`.
+    fn place(&self, r: &Row) -> rusqlite::Result<(i64, u32, i64)> {
+        let pid = pid_of(self.global_pid.get(r)?.unwrap_or(0));
+        Ok((self.start.get(r)?, pid, self.device_id.get(r)?.unwrap_or(0)))
+    }
+}
+
+columns! {
+    /// How much of a memory pool is held and used (nsys 2022.4 and later),
+    /// in [`MEMORY_USAGE`] and [`MEMORY_POOLS`].
+    struct PoolUseColumns = POOL_USE {
+        size: Option<i64> = optional("localMemoryPoolSize"),
+        used: Option<i64> = optional("localMemoryPoolUtilizedSize"),
+    }
+}
+
+impl PoolUseColumns<Taken> {
+    /// The state of the pool at `address` in row `r`.
+    fn state(&self, address: i64, r: &Row) -> rusqlite::Result<PoolState> {
+        Ok(PoolState {
+            address,
+            size: self.size.get(r)?,
+            used: self.used.get(r)?,
+        })
+    }
+}
+
+columns! {
+    /// The columns of [`MEMORY_POOLS`] that say what was done to a pool.
+    struct PoolSettingColumns = POOL_SETTINGS {
+        /// `ENUM_CUDA_MEMPOOL_OPER`.
+        operation: Option<i64> = required("operationType"),
+        /// `ENUM_CUDA_MEMPOOL_TYPE`.
+        pool_type: Option<i64> = optional("poolType"),
+        min_bytes_to_keep: Option<i64> = optional("minBytesToKeep"),
+        release_threshold: Option<i64> = optional("localMemoryPoolReleaseThreshold"),
+        correlation_id: Option<i64> = optional("correlationId"),
+    }
+    /// What a pool operation did, and to what settings.
+    pub(crate) struct PoolSettings;
+}
+
 /// A memory pool created, trimmed or destroyed.
 pub(crate) struct PoolOperation {
     pub ts: i64,
     pub pid: u32,
     pub device: i64,
     pub state: PoolState,
-    /// `ENUM_CUDA_MEMPOOL_OPER`.
-    pub operation: Option<i64>,
-    /// `ENUM_CUDA_MEMPOOL_TYPE`.
-    pub pool_type: Option<i64>,
-    pub min_bytes_to_keep: Option<i64>,
-    pub release_threshold: Option<i64>,
-    pub correlation_id: Option<i64>,
+    pub settings: PoolSettings,
 }
 
 pub(crate) enum DeviceEvent {
@@ -182,27 +229,21 @@ impl Report {
 
     fn memory_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
         let declare = |s: &mut Select| {
-            let ts = s.required("start");
-            let gpid = s.required::<Option<i64>>("globalPid");
-            let device = s.required::<Option<i64>>("deviceId");
+            let on = ON_DEVICE.take_all(s);
             let bytes = s.required::<Option<i64>>("bytes");
             let operation = s.required::<Option<i64>>("memoryOperationType");
             let pool = s.optional("localMemoryPoolAddress");
-            let pool_size = s.optional("localMemoryPoolSize");
-            let pool_used = s.optional("localMemoryPoolUtilizedSize");
+            let pool_use = POOL_USE.take_all(s);
             move |r: &Row| {
+                let (ts, pid, device) = on.place(r)?;
                 let pool = match pool.get(r)? {
-                    Some(address) => Some(PoolState {
-                        address,
-                        size: pool_size.get(r)?,
-                        used: pool_used.get(r)?,
-                    }),
+                    Some(address) => Some(pool_use.state(address, r)?),
                     None => None,
                 };
                 Ok(DeviceEvent::Memory {
-                    ts: ts.get(r)?,
-                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                    device: device.get(r)?.unwrap_or(0),
+                    ts,
+                    pid,
+                    device,
                     bytes: bytes.get(r)?.unwrap_or(0),
                     // ENUM_CUDA_DEV_MEM_EVENT_OPER: 0 allocation, 1 deallocation.
                     freed: operation.get(r)? == Some(1),
@@ -215,32 +256,18 @@ impl Report {
 
     fn pool_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
         let declare = |s: &mut Select| {
-            let ts = s.required("start");
-            let gpid = s.required::<Option<i64>>("globalPid");
-            let device = s.required::<Option<i64>>("deviceId");
+            let on = ON_DEVICE.take_all(s);
             let address = s.required::<Option<i64>>("address");
-            let size = s.optional("localMemoryPoolSize");
-            let used = s.optional("localMemoryPoolUtilizedSize");
-            let operation = s.required("operationType");
-            let pool_type = s.optional("poolType");
-            let min_bytes_to_keep = s.optional("minBytesToKeep");
-            let release_threshold = s.optional("localMemoryPoolReleaseThreshold");
-            let correlation = s.optional("correlationId");
+            let pool_use = POOL_USE.take_all(s);
+            let settings = POOL_SETTINGS.take_all(s);
             move |r: &Row| {
+                let (ts, pid, device) = on.place(r)?;
                 Ok(DeviceEvent::Pool(PoolOperation {
-                    ts: ts.get(r)?,
-                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                    device: device.get(r)?.unwrap_or(0),
-                    state: PoolState {
-                        address: address.get(r)?.unwrap_or(0),
-                        size: size.get(r)?,
-                        used: used.get(r)?,
-                    },
-                    operation: operation.get(r)?,
-                    pool_type: pool_type.get(r)?,
-                    min_bytes_to_keep: min_bytes_to_keep.get(r)?,
-                    release_threshold: release_threshold.get(r)?,
-                    correlation_id: correlation.get(r)?,
+                    ts,
+                    pid,
+                    device,
+                    state: pool_use.state(address.get(r)?.unwrap_or(0), r)?,
+                    settings: settings.read(r)?,
                 }))
             }
         };
@@ -249,20 +276,18 @@ impl Report {
 
     fn gpu_fault_scan(&self) -> Option<TableScan<'_, DeviceEvent>> {
         let declare = |s: &mut Select| {
-            let start = s.required("start");
+            let on = ON_DEVICE.take_all(s);
             let end = s.required::<Option<i64>>("end");
-            let gpid = s.required::<Option<i64>>("globalPid");
-            let device = s.required::<Option<i64>>("deviceId");
             let address = s.optional("address");
             let faults = s.optional("numberOfPageFaults");
             let access = s.optional("faultAccessType");
             move |r: &Row| {
-                let start = start.get(r)?;
+                let (start, pid, device) = on.place(r)?;
                 Ok(DeviceEvent::GpuFaults {
                     start,
                     end: end.get(r)?.unwrap_or(start),
-                    pid: pid_of(gpid.get(r)?.unwrap_or(0)),
-                    device: device.get(r)?.unwrap_or(0),
+                    pid,
+                    device,
                     address: address.get(r)?,
                     faults: faults.get(r)?,
                     access: access.get(r)?,

@@ -111,7 +111,7 @@ impl RowFilter {
             }
         }
         if let (Some(ids), cuda::KERNEL) = (&self.kernel_names, table) {
-            let names = cuda::KERNEL_COLUMNS;
+            let names = cuda::KERNEL_NAMES;
             let by = [names.short_name.name(), names.demangled_name.name()]
                 .into_iter()
                 .filter(|c| has(c))

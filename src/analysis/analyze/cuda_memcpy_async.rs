@@ -16,12 +16,9 @@ pub(super) fn matches(name: &str) -> bool {
 }
 
 pub(super) fn check(api: &str, op: &GpuOp) -> Option<Finding> {
-    let OpKind::Memcpy {
-        src_kind, dst_kind, ..
-    } = op.kind
-    else {
+    let OpKind::Memcpy(copy, _) = op.kind else {
         return None;
     };
-    let pageable = src_kind == Some(PAGEABLE) || dst_kind == Some(PAGEABLE);
+    let pageable = copy.src_kind == Some(PAGEABLE) || copy.dst_kind == Some(PAGEABLE);
     (matches(api) && pageable).then(|| Finding::of_op(Rule::CudaMemcpyAsync, op, api))
 }

@@ -19,14 +19,7 @@ pub(super) fn matches(name: &str) -> bool {
 }
 
 pub(super) fn check(api: &str, op: &GpuOp) -> Option<Finding> {
-    let OpKind::Memcpy {
-        bytes,
-        copy_kind,
-        src_device,
-        dst_device,
-        ..
-    } = op.kind
-    else {
+    let OpKind::Memcpy(copy, devices) = op.kind else {
         return None;
     };
     if !matches(api) {
@@ -34,13 +27,13 @@ pub(super) fn check(api: &str, op: &GpuOp) -> Option<Finding> {
     }
     // The definition is SQL: a comparison with NULL is neither true nor false,
     // and a row whose test is not true is left out.
-    let staged = match (bytes, copy_kind) {
+    let staged = match (copy.bytes, copy.copy_kind) {
         (Some(b), Some(k)) => Some(b <= STAGED_BYTES && k == HOST_TO_DEVICE),
         (Some(b), None) if b > STAGED_BYTES => Some(false),
         (None, Some(k)) if k != HOST_TO_DEVICE => Some(false),
         _ => None,
     };
-    let between_devices = match (src_device, dst_device) {
+    let between_devices = match (devices.src_device_id, devices.dst_device_id) {
         (None, _) => true,
         (Some(s), Some(d)) => s != d,
         (Some(_), None) => false,

@@ -15,9 +15,9 @@ pub(super) fn matches(name: &str) -> bool {
 }
 
 pub(super) fn check(api: &str, op: &GpuOp) -> Option<Finding> {
-    let OpKind::Memset { memory_kind, .. } = op.kind else {
+    let OpKind::Memset(memset) = op.kind else {
         return None;
     };
-    let on_host_or_managed = memory_kind.is_some_and(|k| KINDS.contains(&k));
+    let on_host_or_managed = memset.memory_kind.is_some_and(|k| KINDS.contains(&k));
     (matches(api) && on_host_or_managed).then(|| Finding::of_op(Rule::CudaMemsetSync, op, api))
 }

@@ -288,22 +288,14 @@ impl Finding {
         f.api = Some(api.to_owned());
         f.correlation_ids.extend(op.correlation_id);
         match op.kind {
-            OpKind::Memcpy {
-                bytes,
-                src_kind,
-                dst_kind,
-                ..
-            } => {
-                f.bytes = bytes;
-                f.src_kind = src_kind.map(memory_kind);
-                f.dst_kind = dst_kind.map(memory_kind);
+            OpKind::Memcpy(copy, _) => {
+                f.bytes = copy.bytes;
+                f.src_kind = copy.src_kind.map(memory_kind);
+                f.dst_kind = copy.dst_kind.map(memory_kind);
             }
-            OpKind::Memset {
-                bytes,
-                memory_kind: kind,
-            } => {
-                f.bytes = bytes;
-                f.memory_kind = kind.map(memory_kind);
+            OpKind::Memset(memset) => {
+                f.bytes = memset.bytes;
+                f.memory_kind = memset.memory_kind.map(memory_kind);
             }
             OpKind::Kernel => {}
         }
@@ -479,7 +471,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
                         }
                     }
                     Work::Op(op) => {
-                        if matches!(op.kind, OpKind::Memcpy { .. } | OpKind::Memset { .. }) {
+                        if matches!(op.kind, OpKind::Memcpy(..) | OpKind::Memset(_)) {
                             if let Some(corr) = op.correlation_id {
                                 for name in launches.take(corr, op.pid) {
                                     for (rule, _, check) in COPY_RULES {
