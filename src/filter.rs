@@ -56,7 +56,8 @@ impl Filter {
     }
 
     /// Keeps the GPU work, CUDA memory use and page faults of these devices
-    /// (`deviceId`); events of no device stay.
+    /// (`deviceId`; synchronizations, which record no device, by the device
+    /// of their CUDA context); events of no device stay.
     pub fn gpus(mut self, ids: impl IntoIterator<Item = i64>) -> Self {
         self.gpus.extend(ids);
         self

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use support::checker::{Checked, Value};
 use support::convert::{convert, convert_into};
 use support::fixtures::fixture;
-use support::source::{has_column, has_table, open, CUDA_TABLES};
+use support::source::{gpu_of_row_sql, has_column, has_table, open, CUDA_TABLES};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
@@ -241,10 +241,15 @@ fn gpus_keep_the_work_of_their_devices_and_launches_link_to_it_alone() {
         if !has_column(&db, table, "deviceId") {
             continue;
         }
+        // Synchronizations record no GPU: theirs is their context's.
         let kept = count(
             &db,
-            &format!("SELECT COUNT(*) FROM {table} WHERE start >= 0 AND deviceId = 1"),
+            &format!(
+                "SELECT COUNT(*) FROM {table} o WHERE start >= 0 AND {} = 1",
+                gpu_of_row_sql(&db, table)
+            ),
         );
+        assert!(kept > 0, "{category}");
         assert_eq!(trace.count(category), kept, "{category}");
         assert!(filtered_out(&summary, category) > 0, "{category}");
     }
@@ -254,15 +259,15 @@ fn gpus_keep_the_work_of_their_devices_and_launches_link_to_it_alone() {
     for &(from, to) in &trace.flows {
         let to = &trace.slices[to];
         assert!(trace.slices[from].category == "cuda_api");
-        if to.category != "cuda_sync" {
-            // The GPU is named by the track group the work is on.
-            let gpu = trace.root_of(to.track).name.as_deref().unwrap_or("");
-            assert!(
-                gpu == "GPU 1" || gpu.starts_with("GPU 1:"),
-                "{} on {gpu}",
-                to.name
-            );
-        }
+        // The GPU is named by the track group the work is on.
+        let gpu = trace.gpu_place(to.track).map(|(gpu, _)| gpu);
+        assert_eq!(
+            gpu,
+            Some(1),
+            "{} on {:?}",
+            to.name,
+            trace.root_of(to.track).name
+        );
     }
 }
 
@@ -711,7 +716,9 @@ impl Kept {
                 };
                 format!("((o.{column} >> 24) & 16777215) = {pid}")
             }
-            Kept::Gpu(gpu) if has_column(db, table, "deviceId") => format!("o.deviceId = {gpu}"),
+            Kept::Gpu(gpu) if has_column(db, table, "deviceId") => {
+                format!("{} = {gpu}", gpu_of_row_sql(db, table))
+            }
             Kept::Kernels(_, like) if category == "cuda_kernel" => {
                 let names = format!("(SELECT id FROM StringIds WHERE value LIKE '{like}')");
                 format!("(o.shortName IN {names} OR o.demangledName IN {names})")

@@ -12,7 +12,8 @@ use std::path::Path;
 
 use support::checker::{self, Checked};
 use support::fixtures::fixture;
-use support::source::{has_table, launched_ops, nvtx_totals, open, source_totals};
+use support::source::{gpu_rows_by_place, has_column, has_table, launched_ops, nvtx_totals};
+use support::source::{open, source_totals, GPU_WORK_TABLES};
 
 fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
     support::convert::convert(input, &Default::default())
@@ -125,6 +126,55 @@ fn every_fixture_converts_faithfully() {
             }
         }
         eprintln!("{name}: {summary}");
+    }
+}
+
+/// Every GPU slice is on the GPU its CUDA context ran on and under its own
+/// process: GPU work by (GPU, pid) as the trace shows it equals SQL over the
+/// source that puts each row on the GPU of its context's kernels.
+/// Synchronizations record no GPU (exports write 0): on the 2-GPU capture,
+/// those of the process whose kernels all run on GPU 1 must be there too.
+#[test]
+fn gpu_work_lands_on_the_gpu_of_its_context() {
+    let Some(files) = support::fixtures::all() else {
+        return;
+    };
+    for input in files {
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        let db = open(&input);
+        let tables: Vec<(&str, &str)> = GPU_WORK_TABLES
+            .into_iter()
+            .filter(|(_, t)| has_table(&db, t) && has_column(&db, t, "deviceId"))
+            .collect();
+        if tables.is_empty() {
+            continue;
+        }
+        let (trace, summary) = convert(&input);
+        trace.assert_valid();
+        for (category, table) in tables {
+            let expected = gpu_rows_by_place(&db, table, "1");
+            let mut shown = trace.by_gpu_place(category);
+            if !has_column(&db, table, "globalPid") {
+                // The export names no process; the trace may name the only one.
+                shown = shown
+                    .into_iter()
+                    .fold(Default::default(), |mut all, ((gpu, _), n)| {
+                        *all.entry((gpu, None)).or_default() += n;
+                        all
+                    });
+            }
+            assert_eq!(shown, expected, "{name}: {category} by (GPU, pid)");
+            if name == "nsys-ai_h100_2gpu_1s.sqlite" && category == "cuda_sync" {
+                assert_eq!(
+                    expected.get(&(1, Some(112))),
+                    Some(&122),
+                    "{name}: {expected:?}"
+                );
+            }
+        }
+        // Every fixture's synchronizations have a context with kernels, or
+        // a single GPU.
+        assert_eq!(summary.syncs_on_unknown_device, 0, "{name}");
     }
 }
 

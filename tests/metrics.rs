@@ -32,7 +32,14 @@ fn counters_and_faults_land_in_their_gpu_group() {
             ],
         );
     }
-    for (ts, sm, clock) in [(1000, 10, 1980), (2000, 55, 1980), (3000, 100, 1755)] {
+    // nsys stores the clock in Hz, whatever its name says (an H100 reaches
+    // 2,100,040,000 where TARGET_INFO_GPU.clockRate is 1,980,000,000).
+    let clocks = [
+        (1000, 10, 1_980_000_000i64),
+        (2000, 55, 2_100_040_000),
+        (3000, 100, 1_755_000_000),
+    ];
+    for (ts, sm, clock) in clocks {
         s.row(
             "GPU_METRICS",
             vec![
@@ -118,9 +125,14 @@ fn counters_and_faults_land_in_their_gpu_group() {
             vec![(1000, 10.0), (2000, 55.0), (3000, 100.0)]
         )
     );
+    // In the MHz its name and unit say.
     assert_eq!(
-        series("GPC Clock Frequency [MHz]").2,
-        vec![(1000, 1980.0), (2000, 1980.0), (3000, 1755.0)]
+        series("GPC Clock Frequency [MHz]"),
+        (
+            "GPU 1: NVIDIA H100".into(),
+            (None, Some("MHz".into())),
+            vec![(1000, 1980.0), (2000, 2100.04), (3000, 1755.0)]
+        )
     );
     let memory = series("CUDA memory: trainer (pid 100)");
     assert_eq!(memory.0, "GPU 1: NVIDIA H100");

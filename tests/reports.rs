@@ -214,3 +214,54 @@ fn exports_name_the_nsys_that_captured_them() {
         assert_eq!(report.capture_version(), version, "{export}");
     }
 }
+
+/// Rank 5 of the Cori job ran on GPU 5 of its node, and its export says
+/// deviceId 0 for every synchronization (CUPTI records none for them): they
+/// are on GPU 5 with the rank's kernels, `--gpu 5` keeps them all and
+/// `--gpu 0` none.
+#[test]
+fn a_rank_s_synchronizations_are_on_its_gpu_and_kept_by_it() {
+    let Some(dir) = reports_dir() else { return };
+    let report = dir.join("cori_run1_report5.qdrep");
+    let out = tempfile::tempdir().unwrap();
+    let export = out.path().join("rank5.sqlite");
+    let status = std::process::Command::new("nsys")
+        .args(["export", "--type", "sqlite", "--output"])
+        .arg(&export)
+        .arg(&report)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "nsys export {}", report.display());
+    let db = support::source::open(&export);
+    let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64;
+    let gpus = count("SELECT COUNT(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    assert_eq!(gpus, 1);
+    let gpu = count("SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1") as i64;
+    let sync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    let syncs = count(&format!("SELECT COUNT(*) FROM {sync} WHERE start >= 0"));
+    assert!(gpu != 0 && syncs > 0, "GPU {gpu}, {syncs} synchronizations");
+    assert_eq!(
+        count(&format!(
+            "SELECT COUNT(*) FROM {sync} WHERE start >= 0 AND deviceId = 0"
+        )),
+        syncs,
+        "the export puts them on device 0"
+    );
+    let filtered = |gpus: i64| {
+        let mut options = nsys2perfetto::Options::default();
+        options.filter = nsys2perfetto::Filter::default().gpus([gpus]);
+        support::convert::convert(&report, &options)
+    };
+    let (trace, summary) = filtered(gpu);
+    trace.assert_valid();
+    assert_eq!(trace.count("cuda_sync"), syncs);
+    let places: Vec<_> = trace.by_gpu_place("cuda_sync").into_keys().collect();
+    assert!(places.iter().all(|&(g, _)| g == gpu), "{places:?}");
+    assert!(!summary.filtered_out.contains_key("cuda_sync"), "{summary}");
+    let (trace, summary) = filtered(0);
+    trace.assert_valid();
+    assert_eq!(trace.count("cuda_sync"), 0);
+    assert_eq!(summary.filtered_out.get("cuda_sync"), Some(&syncs));
+}

@@ -4,13 +4,16 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
+use crate::nsys::cuda::{
+    ApiCall, CudaEvent, GpuCommon, GpuPlace, GraphRun, Kernel, Memcpy, Memset, Sync,
+};
+use crate::nsys::devices::ContextDevices;
 use crate::nsys::{Report, RowFilter, Streamed};
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::events::EventWaits;
 use super::flows::Launches;
-use super::gpu::GpuTracks;
+use super::gpu::{with_context_devices, GpuTracks};
 use super::gpu_in_nvtx::NvtxSpans;
 use super::graphs::GraphCreations;
 use super::projection::{Projector, RangeSource};
@@ -50,6 +53,7 @@ pub(super) fn write<'s, W: Write>(
         seq,
         summary,
         gpu: GpuTracks::default(),
+        devices: report.context_devices()?,
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
         events: EventWaits::new(namespace, report.event_records(filter)?),
@@ -61,6 +65,7 @@ pub(super) fn write<'s, W: Write>(
     };
     report.for_each_cuda_event(filter, |item| match item {
         Streamed::Prescanned(places) => {
+            let places = with_context_devices(places, &mapper.devices);
             mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
             Ok(())
         }
@@ -88,6 +93,8 @@ struct Mapper<'a, 's, W: Write> {
     frames: Frames<'a>,
     summary: &'a mut Summary,
     gpu: GpuTracks,
+    /// The devices of the contexts of synchronizations, which record none.
+    devices: ContextDevices,
     /// The "CUDA API" track of each (pid, tid).
     api_tracks: FxHashMap<(u32, u32), SliceTrack>,
     launches: Launches,
@@ -221,7 +228,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         } else {
             k.short_name
         };
-        self.gpu_op(&k.common, name, KERNEL, args, None)
+        self.gpu_op(&k.common, &k.common.place, name, KERNEL, args, None)
     }
 
     fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
@@ -249,7 +256,7 @@ impl<W: Write> Mapper<'_, '_, W> {
                 ArgValue::Double(bytes as f64 / dur as f64),
             ));
         }
-        self.gpu_op(&m.common, &name, MEMCPY, args, None)
+        self.gpu_op(&m.common, &m.common.place, &name, MEMCPY, args, None)
     }
 
     fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
@@ -262,7 +269,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             "memory_kind",
             label(&meta.memory_kinds, m.own.memory_kind),
         );
-        self.gpu_op(&m.common, "Memset", MEMSET, args, None)
+        self.gpu_op(&m.common, &m.common.place, "Memset", MEMSET, args, None)
     }
 
     fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
@@ -270,7 +277,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "graph_id", g.own.graph_id);
         push_int(&mut args, "graph_exec_id", g.own.graph_exec_id);
         let name = crate::nsys::cuda::graph_name(g.own.graph_id);
-        self.gpu_op(&g.common, &name, GRAPH, args, None)
+        self.gpu_op(&g.common, &g.common.place, &name, GRAPH, args, None)
     }
 
     fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
@@ -294,8 +301,19 @@ impl<W: Write> Mapper<'_, '_, W> {
                 ArgValue::Int(record_call),
             ));
         }
+        // A synchronization goes on the device of its context: the row
+        // records none (exports write 0).
+        let mut place = s.common.place;
+        match self.devices.device(place.pid, place.context) {
+            Some(device) => place.device = device,
+            None if trace_time(s.common.start).is_some() => {
+                self.summary.syncs_on_unknown_device += 1;
+            }
+            None => {}
+        }
         self.gpu_op(
             &s.common,
+            &place,
             sync_type.unwrap_or("Synchronization"),
             SYNC,
             args,
@@ -303,12 +321,14 @@ impl<W: Write> Mapper<'_, '_, W> {
         )
     }
 
-    /// Writes GPU work on its stream; kernels, memcpys and memsets also end the
-    /// flow from their launch. Synchronization is not launched work: its flow,
-    /// `waited`, comes from the call that recorded the event it waited on.
+    /// Writes GPU work on the track of `place`; kernels, memcpys and
+    /// memsets also end the flow from their launch. Synchronization is not
+    /// launched work: its flow, `waited`, comes from the call that recorded
+    /// the event it waited on.
     fn gpu_op(
         &mut self,
         op: &GpuCommon,
+        place: &GpuPlace,
         name: &str,
         category: &'static str,
         mut args: Vec<Arg>,
@@ -371,7 +391,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             None => waited.as_slice(),
         };
         let slice = Slice::new(start, Some(end), name, category, &args).flows_in(flows_in);
-        let track = self.gpu.track(&op.place);
+        let track = self.gpu.track(place);
         self.seq.slice(track, &slice)?;
         self.summary.count(category);
         Ok(())

@@ -4,7 +4,10 @@
 
 use rustc_hash::FxHashMap;
 
+use std::collections::BTreeMap;
+
 use crate::nsys::cuda::{GpuPlace, PlaceWork};
+use crate::nsys::devices::ContextDevices;
 use crate::nsys::{CudaContext, Metadata};
 use crate::perfetto::{SliceTrack, Stacking, TrackId, TrackSpec, Tracks};
 
@@ -65,6 +68,36 @@ impl GpuTracks {
     pub(super) fn track(&self, place: &GpuPlace) -> SliceTrack {
         self.streams[place]
     }
+}
+
+/// `places`, and each place whose context is established on another device
+/// than the one its rows name (synchronizations record none) also on that
+/// device, in order: the places rows are put in. A place that only ever
+/// held rows put elsewhere gets a track that is never used, so never written.
+pub(super) fn with_context_devices(
+    places: Vec<PlaceWork>,
+    devices: &ContextDevices,
+) -> Vec<PlaceWork> {
+    let mut all: BTreeMap<GpuPlace, Vec<i64>> = BTreeMap::new();
+    for work in places {
+        let place = work.place;
+        let established = devices.device(place.pid, place.context);
+        if let Some(device) = established.filter(|&d| d != place.device) {
+            let green = all.entry(GpuPlace { device, ..place }).or_default();
+            green.extend(&work.green_contexts);
+        }
+        all.entry(place).or_default().extend(work.green_contexts);
+    }
+    all.into_iter()
+        .map(|(place, mut green_contexts)| {
+            green_contexts.sort_unstable();
+            green_contexts.dedup();
+            PlaceWork {
+                place,
+                green_contexts,
+            }
+        })
+        .collect()
 }
 
 /// A green context a stream's work ran in, as the export records it.

@@ -15,6 +15,7 @@ use crate::perfetto::{
 
 use super::gpu::device_group;
 use super::memory_pools::{MemoryPools, MEMORY_POOL};
+use super::metric_units::MetricUnit;
 use super::part_writer::{PartWriter, Written};
 use super::summary::Summary;
 use super::threads::process_track;
@@ -61,8 +62,8 @@ struct Mapper<'a, 's, W: Write> {
     names: FxHashMap<(i64, i64), String>,
     seq: &'a mut SequenceWriter<'s, W>,
     summary: &'a mut Summary,
-    /// A counter track per (metric set, metric).
-    metrics: FxHashMap<(i64, i64), TrackId>,
+    /// A counter track per (metric set, metric), and the metric's unit.
+    metrics: FxHashMap<(i64, i64), (TrackId, MetricUnit)>,
     /// Per (device, pid), its counter track and the bytes in use.
     memory: FxHashMap<(i64, u32), (TrackId, i64)>,
     gpu_faults: FxHashMap<i64, SliceTrack>,
@@ -160,8 +161,8 @@ impl<W: Write> Mapper<'_, '_, W> {
         value: MetricValue,
     ) -> Result<(), Failure> {
         let n = self.metrics.len() as i32;
-        let track = match self.metrics.get(&(type_id, metric_id)) {
-            Some(&t) => t,
+        let (track, unit) = match self.metrics.get(&(type_id, metric_id)) {
+            Some(known) => known,
             None => {
                 // The metric set's low byte is the GPU.
                 let device = type_id & 0xFF;
@@ -171,19 +172,17 @@ impl<W: Write> Mapper<'_, '_, W> {
                     .get(&(type_id, metric_id))
                     .cloned()
                     .unwrap_or_else(|| format!("GPU metric {metric_id}"));
-                let unit = unit_of(&name);
+                let unit = MetricUnit::of(&name);
                 let mut spec = TrackSpec::new(Some(group), name);
                 spec.rank = Some(METRICS_RANK + n);
-                let t = self.seq.add_counter_track(spec, unit);
-                self.metrics.insert((type_id, metric_id), t);
-                t
+                let t = self.seq.add_counter_track(spec, unit.unit.clone());
+                self.metrics
+                    .entry((type_id, metric_id))
+                    .or_insert((t, unit))
             }
         };
-        let value = match value {
-            MetricValue::Int(v) => CounterValue::Int(v),
-            MetricValue::Real(v) => CounterValue::Double(v),
-        };
-        self.seq.counter(track, ts, value)?;
+        let value = unit.value(value);
+        self.seq.counter(*track, ts, value)?;
         self.summary.counter_values += 1;
         Ok(())
     }
@@ -262,21 +261,6 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 }
 
-/// The unit a metric's name gives in brackets: "SMs Active [Throughput %]" is in %.
-fn unit_of(name: &str) -> CounterUnit {
-    let Some(inner) = name
-        .rsplit_once('[')
-        .and_then(|(_, rest)| rest.strip_suffix(']'))
-    else {
-        return CounterUnit::Unspecified;
-    };
-    if inner.ends_with('%') {
-        CounterUnit::Named("%".to_owned())
-    } else {
-        CounterUnit::Named(inner.to_owned())
-    }
-}
-
 /// `ENUM_CUDA_UNIF_MEM_ACCESS_TYPE`.
 fn access_type(id: i64) -> Option<&'static str> {
     Some(match id {
@@ -287,22 +271,4 @@ fn access_type(id: i64) -> Option<&'static str> {
         4 => "Prefetch",
         _ => return None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn units_come_from_the_bracket() {
-        assert_eq!(
-            unit_of("SMs Active [Throughput %]"),
-            CounterUnit::Named("%".into())
-        );
-        assert_eq!(
-            unit_of("GPC Clock Frequency [MHz]"),
-            CounterUnit::Named("MHz".into())
-        );
-        assert_eq!(unit_of("Unallocated Warps"), CounterUnit::Unspecified);
-    }
 }

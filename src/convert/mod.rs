@@ -16,6 +16,7 @@ mod graphs;
 mod json;
 mod libraries;
 mod memory_pools;
+mod metric_units;
 mod metrics;
 mod nvtx;
 mod osrt;
@@ -99,7 +100,7 @@ pub(crate) fn convert_into<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .map(|t| report.approximate_rows(&t))
         .sum();
-    let kept = RowFilter::new(report, filter);
+    let kept = RowFilter::new(report, filter)?;
     let mut summary = pipeline::run(
         report,
         &kept,

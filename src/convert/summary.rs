@@ -25,6 +25,11 @@ pub struct Summary {
     pub gpu_ops_unknown_process: u64,
     /// Launches whose GPU operations start before the call itself: not linked.
     pub launches_unmatched: u64,
+    /// Synchronizations whose GPU the report does not establish: CUPTI
+    /// records none for them, and their CUDA context has no other GPU work
+    /// or recorded device in a report of several GPUs. They are on the GPU
+    /// their rows name (`deviceId`), which exports write as 0.
+    pub syncs_on_unknown_device: u64,
     /// CPU samples written, each with its call stack.
     pub cpu_samples: u64,
     /// Scheduling events (a thread in or out of a CPU) written as context switches.
@@ -74,6 +79,7 @@ impl Summary {
             gpu_ops_without_launch,
             gpu_ops_unknown_process,
             launches_unmatched,
+            syncs_on_unknown_device,
             cpu_samples,
             sched_events,
             counter_values,
@@ -102,6 +108,7 @@ impl Summary {
         self.gpu_ops_without_launch += gpu_ops_without_launch;
         self.gpu_ops_unknown_process += gpu_ops_unknown_process;
         self.launches_unmatched += launches_unmatched;
+        self.syncs_on_unknown_device += syncs_on_unknown_device;
         self.cpu_samples += cpu_samples;
         self.sched_events += sched_events;
         self.counter_values += counter_values;
@@ -215,6 +222,11 @@ impl Summary {
             self.launches_unmatched,
             "1 GPU operation starts before the call that launched it; not linked",
             |n| format!("{n} GPU operations start before the call that launched them; not linked"),
+        ));
+        w.extend(counted(
+            self.syncs_on_unknown_device,
+            ("synchronization is", "synchronizations are"),
+            "of a CUDA context whose GPU the report does not establish (synchronizations record none, and the context has no other GPU work): shown on the GPU the export names (deviceId), which may not be theirs",
         ));
         if self.json_flows_on_nested > 0 {
             w.push(format!(

@@ -21,6 +21,7 @@
 mod columns;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod devices;
 mod durations;
 pub(crate) mod events;
 pub(crate) mod gpu_work;

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use crate::filter::Filter;
 
 use super::cuda::{self, API};
+use super::devices::DEVICE_NOT_RECORDED;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::select::quote;
 use super::{metrics, nvtx, scan, Report};
@@ -24,6 +25,9 @@ pub(crate) struct RowFilter {
     /// `IN (...)` list of the StringIds ids of the kernel names kept, when
     /// kernels are filtered by name.
     kernel_names: Option<String>,
+    /// SQL for the device of a row of each table whose `deviceId` is not
+    /// recorded (see `devices`), when GPUs are filtered.
+    placed_on: BTreeMap<&'static str, String>,
     /// Rows left out, by table.
     left_out: Mutex<BTreeMap<String, u64>>,
 }
@@ -35,9 +39,9 @@ impl RowFilter {
     }
 
     /// Keeps the rows of `report` that `filter` keeps.
-    pub(crate) fn new(report: &Report, filter: &Filter) -> Self {
+    pub(crate) fn new(report: &Report, filter: &Filter) -> rusqlite::Result<Self> {
         if filter.is_empty() {
-            return Self::none();
+            return Ok(Self::none());
         }
         let kernel_names = filter.kernels.as_ref().map(|re| {
             let ids: Vec<String> = report
@@ -48,11 +52,23 @@ impl RowFilter {
                 .collect();
             ids.join(", ")
         });
-        Self {
+        // A GPU keeps the rows of its contexts, wherever their row says.
+        let mut placed_on = BTreeMap::new();
+        if !filter.gpus.is_empty() {
+            let devices = report.context_devices()?;
+            let recorded = DEVICE_NOT_RECORDED
+                .into_iter()
+                .filter(|t| report.schema.has_column(t, "deviceId"));
+            for table in recorded {
+                placed_on.insert(table, devices.device_sql(&report.pid_column(table)));
+            }
+        }
+        Ok(Self {
             filter: Some(filter.clone()),
             kernel_names,
+            placed_on,
             left_out: Mutex::default(),
-        }
+        })
     }
 
     /// The filter, unless it keeps everything.
@@ -103,7 +119,9 @@ impl RowFilter {
             }
         }
         if !f.gpus.is_empty() {
-            if has("deviceId") {
+            if let Some(device) = self.placed_on.get(table) {
+                all.push(format!("({device}) IN ({})", list(&f.gpus)));
+            } else if has("deviceId") {
                 all.push(format!("\"deviceId\" IN ({})", list(&f.gpus)));
             } else if table == metrics::GPU_METRICS && has("typeId") {
                 // The metric set's low byte is the GPU.

@@ -783,6 +783,33 @@ impl Checked {
         }
     }
 
+    /// Where the GPU work on `track` is shown: the GPU of the group it is
+    /// under ("GPU 1", "GPU 1: NVIDIA H100"), and the process the stream
+    /// track's description names ("... (pid 112) ..."; `None` for an
+    /// unknown process). `None` for a track under no GPU group.
+    pub fn gpu_place(&self, track: u64) -> Option<(i64, Option<i64>)> {
+        let group = self.root_of(track).name.as_deref()?;
+        let gpu = group.strip_prefix("GPU ")?;
+        let gpu = gpu.split(':').next()?.parse().ok()?;
+        let description = self.tracks[&track].description.as_deref().unwrap_or("");
+        let pid = description.split_once("(pid ").and_then(|(_, rest)| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        });
+        Some((gpu, pid))
+    }
+
+    /// The slices of `category` by where they are shown ([`Checked::gpu_place`]):
+    /// those under no GPU group at (-1, None).
+    pub fn by_gpu_place(&self, category: &str) -> BTreeMap<(i64, Option<i64>), u64> {
+        let mut places = BTreeMap::new();
+        for s in self.slices.iter().filter(|s| s.category == category) {
+            let place = self.gpu_place(s.track).unwrap_or((-1, None));
+            *places.entry(place).or_default() += 1;
+        }
+        places
+    }
+
     pub fn trace_end(&self) -> u64 {
         self.slices.iter().map(|s| s.ts + s.dur).max().unwrap_or(0)
     }

@@ -249,3 +249,87 @@ pub fn instant_totals(db: &Connection, table: &str, column: &str) -> (u64, u128,
     }
     totals(db, table, column, "0", &format!("{column} >= 0"))
 }
+
+/// The categories of GPU work slices and the tables they come from.
+pub const GPU_WORK_TABLES: [(&str, &str); 5] = [
+    ("cuda_kernel", "CUPTI_ACTIVITY_KIND_KERNEL"),
+    ("cuda_memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+    ("cuda_memset", "CUPTI_ACTIVITY_KIND_MEMSET"),
+    ("cuda_sync", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+    ("cuda_graph", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"),
+];
+
+/// SQL for the GPU a row `o` of `table` ran on: that of the kernels of its
+/// CUDA context (same globalPid and contextId), which record where they
+/// ran. A row of a context without kernels: its own deviceId; but a
+/// synchronization, whose deviceId CUPTI does not record, goes on the
+/// export's only GPU where it lists one.
+pub fn gpu_of_row_sql(db: &Connection, table: &str) -> String {
+    let kernel = "CUPTI_ACTIVITY_KIND_KERNEL";
+    let sole_gpu = || -> Option<i64> {
+        let ids: Vec<i64> = db
+            .prepare("SELECT DISTINCT id FROM TARGET_INFO_GPU")
+            .ok()?
+            .query_map([], |r| r.get(0))
+            .ok()?
+            .collect::<Result<_, _>>()
+            .ok()?;
+        (ids.len() == 1).then(|| ids[0])
+    };
+    let own = match (table, sole_gpu()) {
+        ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", Some(gpu)) => gpu.to_string(),
+        _ => "o.deviceId".to_owned(),
+    };
+    let keyed = ["globalPid", "contextId", "deviceId"];
+    if !keyed
+        .iter()
+        .all(|c| has_column(db, kernel, c) && has_column(db, table, c))
+    {
+        return own;
+    }
+    format!(
+        "COALESCE((SELECT k.deviceId FROM {kernel} k
+                   WHERE k.globalPid = o.globalPid AND k.contextId = o.contextId LIMIT 1), {own})"
+    )
+}
+
+/// The GPU work rows of `table` (at or after time 0) that `condition` on a
+/// row `o` keeps, counted by where they ran: (GPU, pid), by
+/// [`gpu_of_row_sql`]; the pid is `None` where the table has no globalPid.
+/// Each context's kernels must all be on one GPU.
+pub fn gpu_rows_by_place(
+    db: &Connection,
+    table: &str,
+    condition: &str,
+) -> std::collections::BTreeMap<(i64, Option<i64>), u64> {
+    let kernel = "CUPTI_ACTIVITY_KIND_KERNEL";
+    if has_column(db, kernel, "contextId") && has_column(db, kernel, "globalPid") {
+        let split = db
+            .query_row(
+                &format!(
+                    "SELECT COUNT(*) FROM (SELECT 1 FROM {kernel}
+                     GROUP BY globalPid, contextId HAVING COUNT(DISTINCT deviceId) > 1)"
+                ),
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap();
+        assert_eq!(split, 0, "contexts with kernels on several GPUs");
+    }
+    let pid = match has_column(db, table, "globalPid") {
+        true => pid_of("o.globalPid"),
+        false => "NULL".to_owned(),
+    };
+    let sql = format!(
+        "SELECT {} AS gpu, {pid} AS pid, COUNT(*) FROM {table} o
+         WHERE o.start >= 0 AND ({condition}) GROUP BY 1, 2",
+        gpu_of_row_sql(db, table)
+    );
+    let mut stmt = db.prepare(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(((r.get(0)?, r.get(1)?), r.get::<_, i64>(2)? as u64))
+        })
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
