@@ -6,6 +6,7 @@ installed."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -346,3 +347,41 @@ def test_profile_errors_carry_the_programs_message(tmp_path, monkeypatch):
         assert needle in str(raised.value)
         assert raised.value.returncode == 1
     assert os.listdir(tmp_path) == ["taken.nsys-rep"]
+
+
+# What a manylinux wheel may link to: glibc's libraries and GCC's unwinder,
+# which glibc itself loads (PEP 600's policy lists the same).
+MANYLINUX_LIBRARIES = {
+    "linux-vdso.so.1",
+    "ld-linux-x86-64.so.2",
+    "libc.so.6",
+    "libm.so.6",
+    "libpthread.so.0",
+    "libdl.so.2",
+    "librt.so.1",
+    "libgcc_s.so.1",
+}
+
+
+def test_the_wheel_is_manylinux_for_the_glibc_its_program_needs():
+    """The installed program links only to glibc (and its unwinder), and the
+    wheel's tag names a glibc at least as new as the newest symbol version
+    it needs (what maturin's audit computed; checked here apart)."""
+    from importlib.metadata import distribution
+
+    need(sys.platform == "linux" and shutil.which("ldd") is not None, "Linux with ldd")
+    program = nsys2perfetto.program()
+    linked = subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout
+    libraries = {line.split()[0].rsplit("/", 1)[-1] for line in linked.splitlines() if line.strip()}
+    assert libraries <= MANYLINUX_LIBRARIES, libraries - MANYLINUX_LIBRARIES
+    tags = [
+        line.split(":", 1)[1].strip()
+        for line in distribution("nsys2perfetto").read_text("WHEEL").splitlines()
+        if line.startswith("Tag:")
+    ]
+    assert tags and all("manylinux_" in tag for tag in tags), tags
+    tagged = max(tuple(map(int, tag.split("manylinux_")[1].split("_")[:2])) for tag in tags)
+    needed = max(
+        (int(a), int(b)) for a, b in re.findall(rb"GLIBC_(\d+)\.(\d+)", Path(program).read_bytes())
+    )
+    assert needed <= tagged, f"needs glibc {needed}, tagged {tagged}"
