@@ -7,9 +7,11 @@ input's summaries.
 Run it where the wheel is installed (``nsys2perfetto`` importable, its
 program beside it). Each measurement is a fresh Python process; the time is
 wall time in it, from before the call to the DataFrame; the memory is the
-peak resident size of the Python process and, apart, of the program it ran
-(``getrusage``). The CLI alone is ``nsys2perfetto stats --format csv -o FILE``
-timed the same way. With ``--extension MODULE``, a module with
+peak resident size of the Python process and, for the CLI alone, of the
+program (``getrusage``; a child's count starts from the pages of the Python
+process it was forked from, so it is shown for the CLI alone only). The CLI alone is ``nsys2perfetto stats --format csv -o FILE``
+timed the same way. The DataFrame library is imported before the clock
+starts, as a notebook has it imported already. With ``--extension MODULE``, a module with
 ``stats_columns(path, report) -> {column: list}`` (an extension linking the
 library) is measured beside it: ``pandas.DataFrame(stats_columns(...))``.
 """
@@ -28,6 +30,9 @@ from pathlib import Path
 MEASURE = r"""
 import json, resource, subprocess, sys, time
 how, report, summary, backend, extension = sys.argv[1:6]
+# A notebook has its DataFrame library imported already: not timed.
+if backend:
+    __import__(backend)
 start = time.perf_counter()
 if how == "api":
     import nsys2perfetto
@@ -81,9 +86,20 @@ def measure(how: str, report: Path, summary: str, backend: str, extension: str, 
     with tempfile.TemporaryDirectory() as directory:
         for _ in range(runs):
             out = subprocess.run(
-                [sys.executable, "-c", MEASURE, how, str(report), summary, backend, extension,
-                 str(Path(directory) / "t.csv")],
-                check=True, capture_output=True, text=True,
+                [
+                    sys.executable,
+                    "-c",
+                    MEASURE,
+                    how,
+                    str(report),
+                    summary,
+                    backend,
+                    extension,
+                    str(Path(directory) / "t.csv"),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
             ).stdout
             results.append(json.loads(out))
     return {
@@ -95,9 +111,9 @@ def measure(how: str, report: Path, summary: str, backend: str, extension: str, 
     }
 
 
-def row(label: str, m: dict) -> str:
+def row(label: str, m: dict, program_too: bool = False) -> str:
     low, high = m["s_range"]
-    program = f"{m['program_mb']:.0f} MB" if m["program_mb"] > 0 else "-"
+    program = f"{m['program_mb']:.0f} MB" if program_too else "-"
     return (
         f"| {label} | {m['s']:.2f} s ({low:.2f}-{high:.2f}) | {m['python_mb']:.0f} MB | {program} |"
     )
@@ -110,21 +126,24 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("target/bench"))
     parser.add_argument("--x50", type=Path, default=Path("target/bench/h100_x50.sqlite"))
     parser.add_argument("--extension", default="")
+    parser.add_argument("--no-wide", action="store_true", help="only the 50x input's summaries")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     wide = args.work / f"api_{args.rows}.sqlite"
     if not wide.exists():
         wide_export(wide, args.rows)
-    print("| measured | time to the DataFrame (median, range) | peak RSS, Python | peak RSS, program |")
+    print(
+        "| measured | time to the DataFrame (median, range) | peak RSS, Python | peak RSS, program |"
+    )
     print("|---|---|---|---|")
-    cases = [(wide, "cuda_api_sum")]
+    cases = [] if args.no_wide else [(wide, "cuda_api_sum")]
     if args.x50.exists():
         cases += [(args.x50, "cuda_gpu_kern_sum"), (args.x50, "nvtx_sum")]
     else:
         print(f"({args.x50} not found: scripts/bench.sh makes it)", file=sys.stderr)
     for report, summary in cases:
         name = f"{report.name} {summary}"
-        print(row(f"{name}: CLI to CSV", measure("cli", report, summary, "", "", args.runs)))
+        print(row(f"{name}: CLI to CSV", measure("cli", report, summary, "", "", args.runs), True))
         for backend in ["pandas", "polars"]:
             m = measure("api", report, summary, backend, "", args.runs)
             print(row(f"{name}: API, {backend} ({m['rows']} rows)", m))

@@ -73,9 +73,7 @@ def _table(args: list[Any], backend: str, *, csv_flag: bool = True) -> Any:
         return read_csv(table, backend)
 
 
-def stats(
-    report: PathLike, report_name: str, *, backend: str = "pandas", **options: Any
-) -> Any:
+def stats(report: PathLike, report_name: str, *, backend: str = "pandas", **options: Any) -> Any:
     """One summary of `nsys stats` (``"cuda_gpu_kern_sum"``, ``"nvtx_sum"``,
     or its old name ``"gpukernsum"``...) of a report, as a DataFrame with the
     columns of ``nsys2perfetto stats --format csv``."""

@@ -57,9 +57,7 @@ def sqlite(fixtures: Path):
 
 def cli(*args: object, check: bool = True) -> subprocess.CompletedProcess:
     """The program run directly, as from a shell."""
-    run = subprocess.run(
-        [nsys2perfetto.program(), *map(str, args)], capture_output=True, text=True
-    )
+    run = subprocess.run([nsys2perfetto.program(), *map(str, args)], capture_output=True, text=True)
     if check and run.returncode != 0:
         raise AssertionError(f"{args}: exit {run.returncode}: {run.stderr}")
     return run
@@ -93,7 +91,9 @@ def same_cell(value: object, cell: str) -> bool:
         return value == cell
     if isinstance(value, bool):
         return str(value).lower() == cell.lower()
-    if isinstance(value, int) or (hasattr(value, "is_integer") and float(value).is_integer() and "." not in cell):
+    if isinstance(value, int) or (
+        hasattr(value, "is_integer") and float(value).is_integer() and "." not in cell
+    ):
         return int(value) == int(cell)
     return float(value) == float(cell)
 

@@ -36,8 +36,14 @@ def test_the_program_is_the_wheels(tmp_path):
     "options, flags",
     [
         ({}, []),
-        ({"exclude": ["nvtx_gpu", "osrt"], "level": 6}, ["--exclude", "nvtx_gpu,osrt", "--level", "6"]),
-        ({"nvtx": "^step", "gpu_in_nvtx": True, "time": "11s:"}, ["--nvtx", "^step", "--gpu-in-nvtx", "--time", "11s:"]),
+        (
+            {"exclude": ["nvtx_gpu", "osrt"], "level": 6},
+            ["--exclude", "nvtx_gpu,osrt", "--level", "6"],
+        ),
+        (
+            {"nvtx": "^step", "gpu_in_nvtx": True, "time": "11s:"},
+            ["--nvtx", "^step", "--gpu-in-nvtx", "--time", "11s:"],
+        ),
         ({"format": "json"}, ["--format", "json"]),
     ],
 )
@@ -107,7 +113,14 @@ def _cli_error(*args: object) -> tuple[str, int]:
         ),
         (
             lambda d: nsys2perfetto.stats(d / "missing.sqlite", "cuda_api_sum"),
-            lambda d: ["stats", d / "missing.sqlite", "--report", "cuda_api_sum", "--format", "csv"],
+            lambda d: [
+                "stats",
+                d / "missing.sqlite",
+                "--report",
+                "cuda_api_sum",
+                "--format",
+                "csv",
+            ],
         ),
         (
             lambda d: nsys2perfetto.stats(d / "not-a-report.txt", "no_such_summary"),
@@ -175,7 +188,9 @@ def _nvtx_times(source: Path, copy: Path, times: int) -> None:
     copy.chmod(0o644)
     with sqlite3.connect(copy) as db:
         columns = [row[1] for row in db.execute("PRAGMA table_info(NVTX_EVENTS)")]
-        first, last = db.execute("SELECT MIN(start), MAX(COALESCE(end, start)) FROM NVTX_EVENTS").fetchone()
+        first, last = db.execute(
+            "SELECT MIN(start), MAX(COALESCE(end, start)) FROM NVTX_EVENTS"
+        ).fetchone()
         shifted = ", ".join(f"{c} + :shift" if c in ("start", "end") else c for c in columns)
         for k in range(1, times):
             db.execute(

@@ -10,8 +10,6 @@ import json
 import shutil
 import subprocess
 import threading
-import time
-from pathlib import Path
 
 import pytest
 
@@ -103,12 +101,18 @@ def test_the_button_hands_the_trace_to_the_ui_after_its_handshake(sqlite, tmp_pa
     server = _server(pages, received)
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        button = nsys2perfetto.open_in_notebook(trace, title="step </script> 1", ui=f"{base}/ui.html")
+        button = nsys2perfetto.open_in_notebook(
+            trace, title="step </script> 1", ui=f"{base}/ui.html"
+        )
         pages["/notebook.html"] = NOTEBOOK.format(cell=button._repr_html_())
         browser = subprocess.Popen(
             [
-                chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                "--disable-popup-blocking", f"--user-data-dir={tmp_path / 'chromium'}",
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-popup-blocking",
+                f"--user-data-dir={tmp_path / 'chromium'}",
                 f"{base}/notebook.html",
             ],
             stdout=subprocess.DEVNULL,

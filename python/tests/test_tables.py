@@ -104,8 +104,16 @@ def test_series_is_the_clis_csv(sqlite, tmp_path, backend):
 def _series_csv(node, whole, events):
     """`series`' table as the CLI prints it (it has no --format)."""
     out = cli(
-        "series", "--param", "graph=node", node, "--param", "graph=whole", whole,
-        "-q", "--events", *events,
+        "series",
+        "--param",
+        "graph=node",
+        node,
+        "--param",
+        "graph=whole",
+        whole,
+        "-q",
+        "--events",
+        *events,
     ).stdout
     header, *rows = list(csv.reader(out.splitlines()))
     return header, rows
