@@ -52,12 +52,12 @@ def program() -> str:
     if chosen:
         return chosen
     name = PROGRAM + (".exe" if os.name == "nt" else "")
-    schemes = [sysconfig.get_default_scheme()]
-    user = f"{os.name}_user" if os.name != "posix" else "posix_user"
+    user = "nt_user" if os.name == "nt" else "posix_user"
+    directories = [sysconfig.get_path("scripts")]
     if user in sysconfig.get_scheme_names():
-        schemes.append(user)
-    for scheme in schemes:
-        candidate = Path(sysconfig.get_path("scripts", scheme)) / name
+        directories.append(sysconfig.get_path("scripts", user))
+    for directory in directories:
+        candidate = Path(directory) / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     found = shutil.which(PROGRAM)
