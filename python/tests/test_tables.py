@@ -1,0 +1,148 @@
+"""stats, analyze, compare and series as DataFrames: the columns and every
+cell of the program's CSV for the same reports, in pandas and in polars;
+and the summaries against NVIDIA's own (nsys 2025.3's stored CSV)."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+import nsys2perfetto
+from conftest import assert_frame_is_csv, cli, cli_csv, need
+
+BACKENDS = ["pandas", "polars"]
+
+SUMMARIES = [
+    "cuda_api_sum",
+    "cuda_gpu_kern_sum",
+    "cuda_gpu_mem_time_sum",
+    "cuda_gpu_mem_size_sum",
+    "cuda_gpu_sum",
+    "cuda_kern_exec_sum",
+    "nvtx_sum",
+    "nvtx_kern_sum",
+    "nvtx_gpu_proj_sum",
+    "osrt_sum",
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("summary", SUMMARIES)
+def test_stats_are_nvidias_summaries(fixtures, sqlite, summary, backend):
+    """Each summary of the H100 export is, cell for cell, what nsys 2025.3
+    wrote for the same report (and so the CLI's CSV, which tests/stats.rs
+    holds to the same files)."""
+    stored = fixtures / "nsys-2025.3-stats" / f"h100_torch_graph_node_{summary}.csv"
+    with open(stored, newline="") as f:
+        header, *rows = list(csv.reader(f))
+    frame = nsys2perfetto.stats(sqlite("h100_torch_graph_node"), summary, backend=backend)
+    assert_frame_is_csv(frame, header, rows)
+    assert len(rows) > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "fixture", ["cori_run1_report1", "pipit_saxpy_mpi_cuda_rank0", "nsys-ai_h100_2gpu_1s"]
+)
+def test_stats_are_the_clis_csv(sqlite, fixture, backend):
+    """Other exports (nsys 2021 to 2025), under nsys's old names too."""
+    for summary in ["gpukernsum", "cuda_api_sum", "nvtx_sum", "cuda_gpu_mem_time_sum"]:
+        header, rows = cli_csv("stats", sqlite(fixture), "--report", summary)
+        frame = nsys2perfetto.stats(sqlite(fixture), summary, backend=backend)
+        assert_frame_is_csv(frame, header, rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_analyze_is_the_clis_csv_with_every_finding(sqlite, backend):
+    report = sqlite("h100_torch_graph_node")
+    header, rows = cli_csv("analyze", report, "--rows", "0")
+    frame = nsys2perfetto.analyze(report, backend=backend)
+    assert_frame_is_csv(frame, header, rows)
+    # More than the 50 rows a rule shows by default: every finding.
+    assert len(rows) > 50
+    header, rows = cli_csv("analyze", report, "--rule", "gpu_gaps", "--gap", "1")
+    frame = nsys2perfetto.analyze(report, rule=["gpu_gaps"], gap=1, backend=backend)
+    assert_frame_is_csv(frame, header, rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_analyze_says_which_rules_were_skipped(sqlite, backend):
+    """An export without CUDA calls: the rules that need them are rows that
+    say so, as in the CLI's CSV."""
+    report = sqlite("nsys-ai_mock")
+    header, rows = cli_csv("analyze", report, "--rows", "0")
+    frame = nsys2perfetto.analyze(report, backend=backend)
+    assert_frame_is_csv(frame, header, rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_compare_is_the_clis_csv(sqlite, backend):
+    a, b = sqlite("h100_torch_graph_node"), sqlite("h100_torch_graph_whole")
+    header, rows = cli_csv("compare", a, b)
+    frame = nsys2perfetto.compare(a, b, backend=backend)
+    assert_frame_is_csv(frame, header, rows)
+    assert {"kernel", "cuda_graph", "cuda_api", "nvtx"} <= {r[0] for r in rows}
+    header, rows = cli_csv("compare", a, b, "--kind", "kernel,nvtx", "--top", "3")
+    frame = nsys2perfetto.compare(a, b, kind=["kernel", "nvtx"], top=3, backend=backend)
+    assert_frame_is_csv(frame, header, rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_series_is_the_clis_csv(sqlite, tmp_path, backend):
+    node, whole = sqlite("h100_torch_graph_node"), sqlite("h100_torch_graph_whole")
+    events = ["gemm", "api:^cudaLaunchKernel", "nvtx:forward", "nvtx-gpu:step"]
+    header, rows = _series_csv(node, whole, events)
+    svg = tmp_path / "plot.svg"
+    frame = nsys2perfetto.series(
+        {"node": node, "whole": whole}, events, name="graph", svg=svg, backend=backend
+    )
+    assert_frame_is_csv(frame, header, rows)
+    assert svg.read_text().lstrip().startswith("<svg")
+
+
+def _series_csv(node, whole, events):
+    """`series`' table as the CLI prints it (it has no --format)."""
+    out = cli(
+        "series",
+        "--param",
+        "graph=node",
+        node,
+        "--param",
+        "graph=whole",
+        whole,
+        "-q",
+        "--events",
+        *events,
+    ).stdout
+    header, *rows = list(csv.reader(out.splitlines()))
+    return header, rows
+
+
+def test_a_bad_backend_is_refused_before_anything_runs(sqlite):
+    with pytest.raises(ValueError, match="backend='arrow'"):
+        nsys2perfetto.stats(sqlite("nsys-ai_mock"), "cuda_api_sum", backend="arrow")
+
+
+def test_the_readme_notebook_example(fixtures, sqlite, tmp_path):
+    """The README's notebook steps: a converted trace loaded by the perfetto
+    package's TraceProcessor holds the kernels `stats` counts, to the
+    nanosecond of their total time."""
+    try:
+        from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+    except ImportError:
+        need(False, "the perfetto package (pip install perfetto)")
+    shell = fixtures.parent / "tools" / "trace_processor_shell"
+    need(shell.is_file(), f"Perfetto's trace_processor_shell at {shell}")
+    report = sqlite("h100_torch_graph_node")
+    trace = nsys2perfetto.convert(report, tmp_path / "run.perfetto-trace", exclude=["samples"])
+    tp = TraceProcessor(trace=str(trace), config=TraceProcessorConfig(bin_path=str(shell)))
+    try:
+        loaded = tp.query(
+            "SELECT COUNT(*) AS n, SUM(dur) AS total FROM slice WHERE category = 'cuda_kernel'"
+        ).as_pandas_dataframe()
+    finally:
+        tp.close()
+    kernels = nsys2perfetto.stats(report, "cuda_gpu_kern_sum")
+    assert int(loaded["n"][0]) == int(kernels["Instances"].sum()) > 0
+    assert int(loaded["total"][0]) == int(kernels["Total Time (ns)"].sum())
