@@ -328,20 +328,20 @@ fn a_missing_temporary_directory_is_said_not_to_exist() {
         return;
     };
     let export = shared.join("fixtures/sqlite/abacus_report1.sqlite");
-    for command in ["convert", "analyze"] {
+    for command in [&["convert", "-q"][..], &["analyze"]] {
         let out = std::process::Command::new(BIN)
             .current_dir(d)
-            .arg(command)
+            .args(command)
             .arg(&export)
-            .args(["-q", "-o", "out.txt"])
+            .args(["-o", "out.txt"])
             .env("TMPDIR", &missing)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{command}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{command}: {stderr}");
-        assert!(stderr.contains(&expected), "{command}: {stderr}");
-        assert!(!d.join("out.txt").exists(), "{command}");
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{command:?}: {stderr}");
+        assert!(stderr.contains(&expected), "{command:?}: {stderr}");
+        assert!(!d.join("out.txt").exists(), "{command:?}");
     }
 }
 

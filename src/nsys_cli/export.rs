@@ -127,7 +127,8 @@ fn out_of_space(report: &Path, export: &Path, said: &str) -> Option<Error> {
     let says_full = said.contains("disk is full") || said.contains("no space left");
     let dir = export.parent()?;
     let free = free_space(dir);
-    if !says_full && !free.is_some_and(|free| free < NEARLY_FULL) {
+    let left_full = free.is_some_and(|free| free < NEARLY_FULL);
+    if !says_full && !left_full {
         return None;
     }
     let reached = std::fs::metadata(export).map_or(0, |m| m.len());
