@@ -105,6 +105,17 @@ pub enum Error {
         cause: std::io::Error,
     },
 
+    /// The temporary directory (`TMPDIR`), where reports are exported and
+    /// large intermediate results wait, cannot take a file: it is missing,
+    /// full, or not writable.
+    #[error("{}", in_temporary_directory(dir, cause))]
+    TemporaryDirectory {
+        /// The directory.
+        dir: PathBuf,
+        /// What went wrong.
+        cause: std::io::Error,
+    },
+
     /// An output's directory does not exist.
     #[error("cannot write {}: directory {} does not exist", path.display(), dir.display())]
     NoOutputDirectory {
@@ -262,9 +273,57 @@ fn captured(version: &Option<String>) -> String {
     }
 }
 
+/// Why a file could not be made or written in the temporary directory
+/// `dir`, and what to do: choose another with `TMPDIR`.
+fn in_temporary_directory(dir: &std::path::Path, cause: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    let dir = dir.display();
+    match cause.kind() {
+        ErrorKind::NotFound => format!(
+            "the temporary directory {dir} does not exist: create it, or set TMPDIR to a \
+             directory that exists"
+        ),
+        ErrorKind::NotADirectory => {
+            format!("the temporary directory {dir} is not a directory: set TMPDIR to a directory")
+        }
+        ErrorKind::FileTooLarge => format!("a temporary file in {dir}: {}", plain(cause)),
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => format!(
+            "the temporary directory {dir} is full ({}): free space there, or set TMPDIR to a \
+             directory with more room",
+            plain(cause)
+        ),
+        _ => format!(
+            "cannot write in the temporary directory {dir}: {}; set TMPDIR to another directory",
+            plain(cause)
+        ),
+    }
+}
+
+/// `cause`, an error of a temporary file in the temporary directory, worded
+/// as [`Error::TemporaryDirectory`] is (for the writers that report io
+/// errors): its kind is kept.
+pub(crate) fn in_temp_dir(cause: std::io::Error) -> std::io::Error {
+    let message = in_temporary_directory(&std::env::temp_dir(), &cause);
+    std::io::Error::new(cause.kind(), message)
+}
+
+impl Error {
+    /// A temporary file or directory could not be made or written in the
+    /// temporary directory (`TMPDIR`).
+    pub(crate) fn temporary(cause: std::io::Error) -> Error {
+        Error::TemporaryDirectory {
+            dir: std::env::temp_dir(),
+            cause,
+        }
+    }
+}
+
 /// An io error in plain words: the system's description without its
 /// "(os error N)", starting lower case like every message here.
 pub(crate) fn plain(e: &std::io::Error) -> String {
+    if e.raw_os_error().is_some() && e.kind() == std::io::ErrorKind::FileTooLarge {
+        return file_too_large();
+    }
     let text = e.to_string();
     let text = match text.rfind(" (os error ") {
         Some(at) if text.ends_with(')') => &text[..at],
@@ -283,6 +342,28 @@ pub(crate) fn plain(e: &std::io::Error) -> String {
         }
         _ => text.to_owned(),
     }
+}
+
+/// EFBIG in words: a write went past the process's file size limit
+/// (`ulimit -f`, SIGXFSZ being ignored), or past the largest file its file
+/// system holds.
+fn file_too_large() -> String {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit(2) writes the struct it is given, nothing else.
+        let got = unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) } == 0;
+        if got && limit.rlim_cur != libc::RLIM_INFINITY {
+            return format!(
+                "file size limit exceeded (ulimit -f: {} bytes)",
+                limit.rlim_cur
+            );
+        }
+    }
+    "file too large for its file system".to_owned()
 }
 
 #[cfg(test)]

@@ -1142,3 +1142,234 @@ fn a_pipe_as_output_is_written_into_not_replaced() {
         );
     }
 }
+
+/// Inputs that are not regular files: a named pipe would block the open
+/// until some writer came (for ever, and through the first Ctrl-C, which
+/// only asks the conversion to stop), a device may never end. Each command
+/// refuses them at once, in one line, leaving nothing behind.
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_or_device_as_input_is_refused_at_once() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("run.sqlite");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    std::fs::copy(demo(), d.join("demo.sqlite")).unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (&["convert", "run.sqlite"], "a named pipe (FIFO)"),
+        (&["convert", "/dev/zero"], "a character device"),
+        (&["stats", "run.sqlite"], "a named pipe (FIFO)"),
+        (&["analyze", "run.sqlite"], "a named pipe (FIFO)"),
+        (
+            &["compare", "demo.sqlite", "run.sqlite"],
+            "a named pipe (FIFO)",
+        ),
+        (
+            &[
+                "merge",
+                "demo.sqlite",
+                "run.sqlite",
+                "-o",
+                "m.perfetto-trace",
+            ],
+            "a named pipe (FIFO)",
+        ),
+        (
+            &[
+                "series",
+                "-q",
+                "--param",
+                "n=1",
+                "run.sqlite",
+                "--events",
+                "cpush",
+            ],
+            "a named pipe (FIFO)",
+        ),
+        (
+            &["open", "run.sqlite", "--no-browser"],
+            "a named pipe (FIFO)",
+        ),
+    ];
+    for (args, what) in cases {
+        let before = listing(d);
+        let mut child = Command::new(BIN)
+            .current_dir(d)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A loaded machine is slow, but not a minute slow to refuse.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: still waiting on its input after a minute");
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        assert!(
+            stderr.starts_with("nsys2perfetto: error: cannot read ")
+                && stderr.contains(&format!("it is {what}, not a regular file")),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(listing(d), before, "{args:?} left files behind");
+    }
+}
+
+/// Past the file size limit (`ulimit -f`), every command that writes a file
+/// fails with one line that says so, and leaves no temporary file behind,
+/// where SIGXFSZ used to kill it mid-write.
+#[cfg(unix)]
+mod file_size_limit {
+    use super::*;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+    /// The soft limit, in bytes: less than any of the outputs below, and
+    /// than the temporary files their commands write.
+    const LIMIT: u64 = 100;
+
+    /// Runs the binary in `dir` with `args` under the file size limit.
+    fn run_limited(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+        let mut command = Command::new(BIN);
+        command.current_dir(dir).args(args);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        // SAFETY: only setrlimit(2), async-signal-safe, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                limit.rlim_cur = LIMIT as libc::rlim_t;
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        command.output().unwrap()
+    }
+
+    /// A stand-in for `nsys profile`: it runs the command, then makes the
+    /// report a copy of `$REPORT` (an export, which reads as one), having
+    /// raised its own file size limit (the hard limit is not lowered).
+    const PROFILING_NSYS: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then
+    echo "NVIDIA Nsight Systems version 2022.4.2.1-0000000"
+    exit 0
+fi
+shift
+out=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --output) out=$2; shift 2 ;;
+        --*) shift ;;
+        *) break ;;
+    esac
+done
+"$@"
+ulimit -f unlimited
+cp "$REPORT" "$out.nsys-rep"
+"#;
+
+    /// The file that `args` write: the last argument but for `-q` and
+    /// profile's command; a directory's trace.
+    fn output(args: &[&str]) -> String {
+        match args[0] {
+            "convert" if args[1] == "runs" => "traces/c.perfetto-trace".to_owned(),
+            "profile" => "run.perfetto-trace".to_owned(),
+            "series" => "plot.svg".to_owned(),
+            _ => args.iter().rev().find(|a| **a != "-q").unwrap().to_string(),
+        }
+    }
+
+    #[test]
+    fn a_write_past_the_limit_is_an_error_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for name in ["a.sqlite", "b.sqlite", "runs/c.sqlite"] {
+            std::fs::create_dir_all(d.join(name).parent().unwrap()).unwrap();
+            std::fs::copy(demo(), d.join(name)).unwrap();
+        }
+        let nsys = d.join("nsys");
+        support::nsys::stand_in(&nsys, PROFILING_NSYS);
+        let nsys = nsys.to_str().unwrap();
+        let cases: [&[&str]; 9] = [
+            &["convert", "a.sqlite", "-q", "-o", "a.perfetto-trace"],
+            &["convert", "a.sqlite", "-q", "-o", "a.json"],
+            &["convert", "runs", "-q", "-o", "traces/"],
+            &[
+                "merge",
+                "a.sqlite",
+                "b.sqlite",
+                "-q",
+                "-o",
+                "m.perfetto-trace",
+            ],
+            &["stats", "a.sqlite", "-o", "stats.txt"],
+            &["analyze", "a.sqlite", "-o", "findings.txt"],
+            &[
+                "compare",
+                "a.sqlite",
+                "b.sqlite",
+                "--trace",
+                "both.perfetto-trace",
+            ],
+            &[
+                "series", "--param", "n=1", "a.sqlite", "--param", "n=2", "b.sqlite", "--events",
+                "cpush", "--svg", "plot.svg", "-q",
+            ],
+            &["profile", "-q", "-o", "run", "--nsys", nsys, "--", "true"],
+        ];
+        for args in cases {
+            let before = listing(d);
+            let out = run_limited(d, args, &[("REPORT", &demo())]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.signal(),
+                None,
+                "{args:?}: killed by a signal: {stderr}"
+            );
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+            // One line: the error, or the row of the file in a directory's
+            // table.
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error: ")).collect();
+            assert_eq!(errors.len(), 1, "{args:?}: one error line: {stderr}");
+            assert!(
+                errors[0].contains(&format!(
+                    "cannot write {}: file size limit exceeded (ulimit -f: {LIMIT} bytes)",
+                    output(args)
+                )),
+                "{args:?}: {stderr}"
+            );
+            assert!(!stderr.contains("os error"), "{args:?}: {stderr}");
+            // The report nsys made stays (as after any failed conversion);
+            // no temporary file, no partial output.
+            let made = |n: &String| n != "run.nsys-rep" && n != "traces";
+            let mut after = listing(d);
+            after.retain(made);
+            assert_eq!(
+                after,
+                before.into_iter().filter(made).collect::<Vec<_>>(),
+                "{args:?} left files behind"
+            );
+            if d.join("traces").is_dir() {
+                assert!(listing(&d.join("traces")).is_empty(), "{args:?}");
+            }
+        }
+    }
+}

@@ -265,3 +265,184 @@ fn a_rank_s_synchronizations_are_on_its_gpu_and_kept_by_it() {
     assert_eq!(trace.count("cuda_sync"), 0);
     assert_eq!(summary.filtered_out.get("cuda_sync"), Some(&syncs));
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+
+/// A stand-in for `nsys export` that runs out of room as nsys 2022.4 does:
+/// part of the export written, then SQLite's "database or disk is full"
+/// behind nsys's internal "Failed to de-initialize insert statement".
+#[cfg(unix)]
+const FULL_DISK_NSYS: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then
+    echo "NVIDIA Nsight Systems version 2022.4.2.1-df9881f"
+    exit 0
+fi
+out=
+while [ $# -gt 0 ]; do
+    if [ "$1" = "--output" ]; then out=$2; fi
+    shift
+done
+head -c 106496 /dev/zero > "$out"
+cat >&2 <<'SAID'
+Failed to de-initialize insert statement: /build/QuadD/Tools/QdrepExporter/Source/src/export/dbapi.h(38): Throw in function void Nvidia::QuadD::DBConnection::check(int, Callable, Args&& ...)
+Dynamic exception type: boost::wrapexcept<QuadDCommon::RuntimeException>
+std::exception::what: RuntimeException
+[QuadDCommon::tag_message*] = database or disk is full
+
+Exportation error: database or disk is full
+SAID
+exit 1
+"#;
+
+/// Runs `convert <report> -q` in `dir` with `nsys` and `TMPDIR`; its
+/// standard error, having checked that it failed with one line and left
+/// neither a trace nor anything in `tmpdir`.
+#[cfg(unix)]
+fn convert_failing(dir: &Path, report: &Path, nsys: &Path, tmpdir: &Path) -> String {
+    let out = std::process::Command::new(BIN)
+        .current_dir(dir)
+        .arg("convert")
+        .arg(report)
+        .args(["-q", "-o", "out.perfetto-trace", "--nsys"])
+        .arg(nsys)
+        .env("TMPDIR", tmpdir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(!stderr.contains("os error"), "{stderr}");
+    assert!(!dir.join("out.perfetto-trace").exists());
+    if tmpdir.is_dir() {
+        let left: Vec<_> = std::fs::read_dir(tmpdir).unwrap().collect();
+        assert!(left.is_empty(), "{left:?} left in {}", tmpdir.display());
+    }
+    stderr
+}
+
+/// nsys out of room in the temporary directory: the error says so, names
+/// the directory and how to choose another, instead of quoting nsys's
+/// internals and calling the report incomplete.
+#[cfg(unix)]
+#[test]
+fn an_export_out_of_space_names_the_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nsys = d.join("nsys");
+    support::nsys::stand_in(&nsys, FULL_DISK_NSYS);
+    std::fs::write(
+        d.join("r.nsys-rep"),
+        old_report("/opt/nvidia/nsight-systems/2022.4.2/x"),
+    )
+    .unwrap();
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let stderr = convert_failing(d, Path::new("r.nsys-rep"), &nsys, &tmp);
+    assert!(
+        stderr.starts_with(&format!(
+            "nsys2perfetto: error: the temporary directory {} is full (nsys's export of r.nsys-rep stopped at 0.1 MiB",
+            tmp.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("set TMPDIR to a directory with more room"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("dbapi.h"), "{stderr}");
+    assert!(!stderr.contains("report is complete"), "{stderr}");
+}
+
+/// A `TMPDIR` that does not exist is said not to exist, for a report's
+/// export and for the temporary files of a conversion and of `analyze`.
+#[cfg(unix)]
+#[test]
+fn a_missing_temporary_directory_is_said_not_to_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nsys = d.join("nsys");
+    support::nsys::stand_in(&nsys, FULL_DISK_NSYS);
+    std::fs::write(d.join("r.nsys-rep"), OLD_HEADER).unwrap();
+    let missing = d.join("missing");
+    let expected = format!(
+        "the temporary directory {} does not exist: create it, or set TMPDIR to a directory that exists",
+        missing.display()
+    );
+    let stderr = convert_failing(d, Path::new("r.nsys-rep"), &nsys, &missing);
+    assert!(
+        stderr.starts_with(&format!("nsys2perfetto: error: {expected}")),
+        "{stderr}"
+    );
+    // An export big enough that its conversion and its findings need
+    // temporary files.
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let export = shared.join("fixtures/sqlite/abacus_report1.sqlite");
+    for command in [&["convert", "-q"][..], &["analyze"]] {
+        let out = std::process::Command::new(BIN)
+            .current_dir(d)
+            .args(command)
+            .arg(&export)
+            .args(["-o", "out.txt"])
+            .env("TMPDIR", &missing)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{command:?}: {stderr}");
+        assert!(stderr.contains(&expected), "{command:?}: {stderr}");
+        assert!(!d.join("out.txt").exists(), "{command:?}");
+    }
+}
+
+/// The real nsys, exporting into a temporary directory too small for the
+/// export (a 1 MiB tmpfs: this needs the right to mount, which root in a
+/// container may lack; then it says so and skips).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_real_export_out_of_space_names_the_temporary_directory() {
+    let Some(reports) = reports_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let small = d.join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&small)
+        .output();
+    match mounted {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => {
+            let said = String::from_utf8_lossy(&out.stderr);
+            eprintln!("SKIP: no tmpfs could be mounted to fill: {}", said.trim());
+            return;
+        }
+        Err(e) => {
+            eprintln!("SKIP: no tmpfs could be mounted to fill: mount: {e}");
+            return;
+        }
+    }
+    /// Unmounts the tmpfs however the test ends.
+    struct Mounted<'a>(&'a Path);
+    impl Drop for Mounted<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _mounted = Mounted(&small);
+    let report = reports.join("abacus_report1.qdrep");
+    let stderr = convert_failing(d, &report, Path::new("nsys"), &small);
+    assert!(
+        stderr.starts_with(&format!(
+            "nsys2perfetto: error: the temporary directory {} is full (nsys's export of {} stopped at ",
+            small.display(),
+            report.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("set TMPDIR to a directory with more room"),
+        "{stderr}"
+    );
+}

@@ -39,10 +39,7 @@ impl Failure {
                 path: report.to_owned(),
                 cause: DatabaseError(cause),
             },
-            Failure::Write(cause) => Error::Output {
-                path: std::env::temp_dir(),
-                cause,
-            },
+            Failure::Write(cause) => Error::temporary(cause),
         }
     }
 }
@@ -55,7 +52,7 @@ mod tests {
     fn a_failed_spill_is_no_damage_to_the_report() {
         let cause = io::Error::new(io::ErrorKind::StorageFull, "no space left on device");
         let e = Failure::from(cause).of(Path::new("r.sqlite"));
-        assert!(matches!(e, Error::Output { .. }), "{e}");
+        assert!(matches!(e, Error::TemporaryDirectory { .. }), "{e}");
         let e = Failure::from(rusqlite::Error::InvalidQuery).of(Path::new("r.sqlite"));
         assert!(matches!(e, Error::Damaged { .. }));
     }

@@ -94,6 +94,9 @@ pub(crate) fn export_to_sqlite(
         String::from_utf8_lossy(&read(&stderr_path)),
         String::from_utf8_lossy(&read(&stdout_path))
     );
+    if let Some(no_room) = out_of_space(report, &out, &text) {
+        return Err(no_room);
+    }
     let message = nsys_message(&text).unwrap_or_else(|| match status.code() {
         Some(code) => format!("it exited with status {code} and said nothing"),
         None => format!("it stopped ({status}) and said nothing"),
@@ -111,6 +114,71 @@ pub(crate) fn export_to_sqlite(
         message,
         advice,
     })
+}
+
+/// The error of an export that failed for want of space in the temporary
+/// directory that holds `export`, if that is why: nsys said so (SQLite's
+/// "database or disk is full", which nsys prints after an internal
+/// "Failed to de-initialize insert statement"), or the file system is left
+/// (almost) full. Its messages went to that same file system, so they may
+/// be lost: the free space tells even then.
+fn out_of_space(report: &Path, export: &Path, said: &str) -> Option<Error> {
+    let said = said.to_ascii_lowercase();
+    let says_full = said.contains("disk is full") || said.contains("no space left");
+    let dir = export.parent()?;
+    let free = free_space(dir);
+    let left_full = free.is_some_and(|free| free < NEARLY_FULL);
+    if !says_full && !left_full {
+        return None;
+    }
+    let reached = std::fs::metadata(export).map_or(0, |m| m.len());
+    let left = free.map_or(String::new(), |free| format!(", {} left", mib(free)));
+    let cause = std::io::Error::new(
+        std::io::ErrorKind::StorageFull,
+        format!(
+            "nsys's export of {} stopped at {}{left}; an export is often several times the \
+             size of its report",
+            report.display(),
+            mib(reached)
+        ),
+    );
+    Some(Error::TemporaryDirectory {
+        // The directory the user chose (TMPDIR), not the one made in it.
+        dir: dir.parent().unwrap_or(dir).to_owned(),
+        cause,
+    })
+}
+
+/// Free space below which a file system counts as full: less than SQLite
+/// and nsys write at a time.
+const NEARLY_FULL: u64 = 1 << 20;
+
+/// The bytes an unprivileged process may still write on the file system
+/// that holds `dir`.
+fn free_space(dir: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: statvfs(3) reads a NUL-terminated path and writes only
+        // the struct it is given, which is plain data.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+            return None;
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ by platform
+        Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+/// A size in MiB, to one decimal: the scale of exports.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
 }
 
 /// How often a running nsys is checked on.

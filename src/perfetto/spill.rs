@@ -78,13 +78,7 @@ impl Spill {
 
 /// Says that an error concerns a temporary file, and where those go: the
 /// user's message otherwise names only the output.
-pub(super) fn in_temp_dir(e: io::Error) -> io::Error {
-    let dir = std::env::temp_dir();
-    io::Error::new(
-        e.kind(),
-        format!("a temporary file in {} (TMPDIR): {e}", dir.display()),
-    )
-}
+pub(super) use crate::error::in_temp_dir;
 
 /// A spill's gzip members, written to its file in the order of their chunks.
 struct Members {

@@ -32,14 +32,14 @@ pub(crate) fn sniff(path: &Path) -> Result<FileKind> {
         path: path.to_owned(),
         cause,
     };
+    // Judged before opening: opening a named pipe waits for a writer,
+    // perhaps forever, and a device may never end.
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(unreadable(not_a_regular_file(&meta)));
+    }
     let mut head = [0u8; 64];
     let mut file = File::open(path).map_err(unreadable)?;
-    if file.metadata().map_err(unreadable)?.is_dir() {
-        return Err(unreadable(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        )));
-    }
     let n = read_up_to(&mut file, &mut head).map_err(unreadable)?;
     let head = &head[..n];
     if n == 0 {
@@ -55,6 +55,43 @@ pub(crate) fn sniff(path: &Path) -> Result<FileKind> {
     } else {
         Err(Error::not_a_report(path))
     }
+}
+
+/// Why a file that is not a regular file (`meta` says what it is) is not
+/// read: a report is read more than once, and from places other than its
+/// start, which a pipe or a device cannot give.
+fn not_a_regular_file(meta: &std::fs::Metadata) -> std::io::Error {
+    use std::io::{Error, ErrorKind};
+    if meta.is_dir() {
+        return Error::new(ErrorKind::IsADirectory, "is a directory");
+    }
+    let what = kind_of_special_file(meta);
+    Error::new(
+        ErrorKind::InvalidInput,
+        format!("it is {what}, not a regular file: save the report or export to a file first"),
+    )
+}
+
+fn kind_of_special_file(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        if kind.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = meta;
+    "a special file"
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -104,10 +141,7 @@ impl Input {
             FileKind::Sqlite => (path.to_owned(), None),
             FileKind::NsysReport => {
                 let dir = tempfile::tempdir()
-                    .map_err(|cause| Error::Output {
-                        path: std::env::temp_dir(),
-                        cause,
-                    })
+                    .map_err(Error::temporary)
                     .map_err(told)?;
                 let export =
                     export_to_sqlite(path, &options.nsys, dir.path(), options.cancel.as_deref())

@@ -199,13 +199,7 @@ impl Findings {
 
 impl Runs {
     fn new() -> io::Result<Self> {
-        let file = tempfile::tempfile().map_err(|e| {
-            let dir = std::env::temp_dir();
-            io::Error::new(
-                e.kind(),
-                format!("a temporary file in {} (TMPDIR): {e}", dir.display()),
-            )
-        })?;
+        let file = tempfile::tempfile().map_err(crate::error::in_temp_dir)?;
         Ok(Self {
             file,
             bounds: Vec::new(),

@@ -1,4 +1,5 @@
 //! Ctrl-C and SIGTERM: a conversion stops cleanly at the first, the program at the second.
+//! SIGXFSZ: a write past the file size limit fails as an error.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -28,6 +29,15 @@ impl Signals {
             flag::register_usize(signal, Arc::clone(&signals.status), status as usize)?;
             flag::register(signal, Arc::clone(&signals.cancel))?;
         }
+        // Past the file size limit (`ulimit -f`), SIGXFSZ would kill the
+        // process in the middle of a write and leave its temporary file
+        // behind. Caught, it leaves the write to fail (EFBIG): an error like
+        // any other, after which the temporary file is removed. A handler,
+        // unlike SIG_IGN, is not inherited by nsys or a profiled program.
+        flag::register(
+            signal_hook::consts::SIGXFSZ,
+            Arc::new(AtomicBool::new(false)),
+        )?;
         Ok(signals)
     }
 
