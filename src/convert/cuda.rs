@@ -6,7 +6,10 @@ use rustc_hash::FxHashMap;
 
 use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
 use crate::nsys::{Report, RowFilter, Streamed};
-use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+use crate::perfetto::{
+    Arg, ArgValue, GpuStage, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec,
+};
+use crate::GpuModel;
 
 use super::events::EventWaits;
 use super::flows::Launches;
@@ -17,6 +20,7 @@ use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
+use super::typed_gpu::{TypedGpu, Work};
 use super::{trace_time, RowTicker};
 use crate::analysis::Failure;
 use crate::nsys::cpu::ChainFrame;
@@ -29,6 +33,15 @@ pub(super) const MEMSET: &str = "cuda_memset";
 pub(super) const SYNC: &str = "cuda_sync";
 pub(super) const GRAPH: &str = "cuda_graph";
 
+/// How CUDA activity is written.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CudaModel {
+    /// What makes this report's flow ids (and GPU event ids) its own.
+    pub(super) namespace: u64,
+    /// Where GPU work goes: TrackEvent slices, or Perfetto's GPU model.
+    pub(super) gpu: GpuModel,
+}
+
 /// Writes the CUDA activity on `seq` and, given a sequence and the NVTX
 /// ranges, the NVTX GPU projection.
 pub(super) fn write<'s, W: Write>(
@@ -36,10 +49,14 @@ pub(super) fn write<'s, W: Write>(
     filter: &RowFilter,
     seq: &mut SequenceWriter<'s, W>,
     projection: Option<(&mut SequenceWriter<'s, W>, RangeSource)>,
-    namespace: u64,
+    model: CudaModel,
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), Failure> {
+    let CudaModel {
+        namespace,
+        gpu: gpu_model,
+    } = model;
     let in_nvtx = match filter.filter() {
         Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, filter)?),
         _ => None,
@@ -50,6 +67,7 @@ pub(super) fn write<'s, W: Write>(
         seq,
         summary,
         gpu: GpuTracks::default(),
+        typed: None,
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
         events: EventWaits::new(namespace, report.event_records(filter)?),
@@ -62,6 +80,9 @@ pub(super) fn write<'s, W: Write>(
     report.for_each_cuda_event(filter, |item| match item {
         Streamed::Prescanned(places) => {
             mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
+            if gpu_model == GpuModel::Typed {
+                mapper.typed = Some(TypedGpu::new(mapper.seq, report, &places, namespace)?);
+            }
             Ok(())
         }
         Streamed::Event(event) => {
@@ -88,6 +109,9 @@ struct Mapper<'a, 's, W: Write> {
     frames: Frames<'a>,
     summary: &'a mut Summary,
     gpu: GpuTracks,
+    /// Where kernels, memcpys, memsets and graph runs go in Perfetto's own
+    /// GPU model; `None` in the TrackEvent model.
+    typed: Option<TypedGpu>,
     /// The "CUDA API" track of each (pid, tid).
     api_tracks: FxHashMap<(u32, u32), SliceTrack>,
     launches: Launches,
@@ -150,6 +174,11 @@ impl<W: Write> Mapper<'_, '_, W> {
                 .launch(call.pid, corr, call.gpu_ops, &mut self.flow_ids),
             None => self.flow_ids.clear(),
         }
+        // In the typed GPU model launches name their work's event ids instead.
+        let submitted = match self.typed {
+            Some(_) => self.flow_ids.len(),
+            None => 0,
+        };
         let end = self.end_of(start, call.end);
         let mut args = Vec::with_capacity(5);
         if let Some(corr) = call.correlation_id {
@@ -182,7 +211,8 @@ impl<W: Write> Mapper<'_, '_, W> {
             None => None,
         };
         let slice = Slice::new(start, Some(end), api_trace_name(call.name), API, &args)
-            .flows_out(&self.flow_ids)
+            .flows_out(&self.flow_ids[submitted..])
+            .submits(&self.flow_ids[..submitted])
             .callstack(callstack.filter(|f| !f.is_empty()));
         self.seq.slice(track, &slice)?;
         self.summary.count(API);
@@ -190,6 +220,15 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 
     fn kernel(&mut self, k: &Kernel) -> Result<(), Failure> {
+        let name = if k.short_name.is_empty() {
+            k.demangled_name.unwrap_or("kernel")
+        } else {
+            k.short_name
+        };
+        if self.typed.is_some() {
+            // Its launch args are the typed model's own (see `typed_gpu`).
+            return self.gpu_op(&k.common, name, KERNEL, Vec::new(), None, Some(k));
+        }
         let meta = self.report.meta();
         let dims = |d: [Option<i64>; 3]| -> Option<String> {
             let [x, y, z] = d;
@@ -214,12 +253,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "local_memory_total", k.local_memory_total);
         push_str(&mut args, "launch_type", launch_type);
         push_int(&mut args, "graph_id", k.graph_id);
-        let name = if k.short_name.is_empty() {
-            k.demangled_name.unwrap_or("kernel")
-        } else {
-            k.short_name
-        };
-        self.gpu_op(&k.common, name, KERNEL, args, None)
+        self.gpu_op(&k.common, name, KERNEL, args, None, None)
     }
 
     fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
@@ -239,7 +273,7 @@ impl<W: Write> Mapper<'_, '_, W> {
                 ArgValue::Double(bytes as f64 / dur as f64),
             ));
         }
-        self.gpu_op(&m.common, &name, MEMCPY, args, None)
+        self.gpu_op(&m.common, &name, MEMCPY, args, None, None)
     }
 
     fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
@@ -252,7 +286,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             "memory_kind",
             label(&meta.memory_kinds, m.memory_kind),
         );
-        self.gpu_op(&m.common, "Memset", MEMSET, args, None)
+        self.gpu_op(&m.common, "Memset", MEMSET, args, None, None)
     }
 
     fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
@@ -260,7 +294,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "graph_id", g.graph_id);
         push_int(&mut args, "graph_exec_id", g.graph_exec_id);
         let name = crate::nsys::cuda::graph_name(g.graph_id);
-        self.gpu_op(&g.common, &name, GRAPH, args, None)
+        self.gpu_op(&g.common, &name, GRAPH, args, None, None)
     }
 
     fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
@@ -290,6 +324,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             SYNC,
             args,
             waited,
+            None,
         )
     }
 
@@ -303,6 +338,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         category: &'static str,
         mut args: Vec<Arg>,
         waited: Option<u64>,
+        kernel: Option<&Kernel>,
     ) -> Result<(), Failure> {
         let Some(start) = trace_time(op.start) else {
             self.summary.skip_negative(category);
@@ -356,6 +392,21 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "green_context", op.green_context);
         push_int(&mut args, "graph_node_id", op.graph_node);
         let end = self.end_of(start, op.end);
+        if let (Some(typed), Some(stage)) = (&mut self.typed, typed_stage(category)) {
+            let work = Work {
+                op,
+                start,
+                end,
+                name,
+                stage,
+                kernel,
+                args: &args,
+                launch: flow,
+            };
+            typed.write(self.seq, self.report, &work)?;
+            self.summary.count(category);
+            return Ok(());
+        }
         let flows_in = match flow {
             Some(_) => flow.as_slice(),
             None => waited.as_slice(),
@@ -370,6 +421,18 @@ impl<W: Write> Mapper<'_, '_, W> {
     /// The end as a trace time; an end before the start makes an instant.
     fn end_of(&mut self, start: u64, end: i64) -> u64 {
         self.summary.checked_end(start, end)
+    }
+}
+
+/// The render stage of work of `category` in the typed GPU model, if it is
+/// written there (synchronizations are not GPU work: they stay slices).
+fn typed_stage(category: &str) -> Option<GpuStage> {
+    match category {
+        KERNEL => Some(GpuStage::Kernel),
+        MEMCPY => Some(GpuStage::Memcpy),
+        MEMSET => Some(GpuStage::Memset),
+        GRAPH => Some(GpuStage::Graph),
+        _ => None,
     }
 }
 

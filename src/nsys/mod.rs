@@ -23,6 +23,7 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 mod durations;
 pub(crate) mod events;
+pub(crate) mod gpu_devices;
 pub(crate) mod gpu_work;
 pub(crate) mod graphs;
 pub(crate) mod ids;
