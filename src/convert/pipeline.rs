@@ -65,9 +65,9 @@ use crate::nsys::{Report, RowFilter};
 use crate::perfetto::{SequenceWriter, Trace};
 use crate::worker::outcome;
 
+use super::cuda::{self, CudaModel};
 use super::part_writer::{PartWriter, Written};
 use super::projection::{self, RangeFeed, RangeSource};
-use super::cuda::{self, CudaModel};
 use super::{findings, nvtx};
 use super::{Part, Parts, Summary};
 use crate::analysis::Failure;
@@ -190,15 +190,7 @@ fn write_cuda<'t, W: Write>(
     let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
         let projection = projection.zip(ranges);
-        cuda::write(
-            report,
-            filter,
-            seq,
-            projection,
-            model,
-            &mut summary,
-            rows,
-        )?;
+        cuda::write(report, filter, seq, projection, model, &mut summary, rows)?;
         seq.drain()?;
     }
     Ok(Done { summary, sequences })

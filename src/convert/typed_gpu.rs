@@ -92,10 +92,12 @@ impl TypedGpu {
                     ..Default::default()
                 })
             });
-            let context = *contexts.entry((place.pid, place.context)).or_insert_with(|| {
-                let id = place.context.and_then(|c| u64::try_from(c).ok());
-                seq.gpu_context(id.unwrap_or(0), place.pid.unwrap_or(0))
-            });
+            let context = *contexts
+                .entry((place.pid, place.context))
+                .or_insert_with(|| {
+                    let id = place.context.and_then(|c| u64::try_from(c).ok());
+                    seq.gpu_context(id.unwrap_or(0), place.pid.unwrap_or(0))
+                });
             if let Some(pid) = place.pid {
                 process_names
                     .entry(pid)
@@ -268,7 +270,10 @@ mod tests {
         assert_eq!(bytes.len(), 16);
         assert_eq!(&bytes[..3], &[0x42, 0x58, 0x8b]);
         assert_eq!(bytes[15], 0x7b);
-        assert_eq!(uuid_bytes("GPU-42588b38-60a5-e756-6c8a-27285ef89d7b"), Some(bytes));
+        assert_eq!(
+            uuid_bytes("GPU-42588b38-60a5-e756-6c8a-27285ef89d7b"),
+            Some(bytes)
+        );
         assert_eq!(uuid_bytes("not a uuid"), None);
     }
 }

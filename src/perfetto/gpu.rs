@@ -392,11 +392,8 @@ impl<W: Write> SequenceWriter<'_, W> {
         if let Some(iid) = kernel {
             wire::uint(&mut event, field::KERNEL_IID, iid);
         }
-        let (gpu, arg_strings, interned) = (
-            &mut self.gpu,
-            &mut self.arg_strings,
-            &mut self.interned,
-        );
+        let (gpu, arg_strings, interned) =
+            (&mut self.gpu, &mut self.arg_strings, &mut self.interned);
         wire::message(&mut event, field::LAUNCH, |b| {
             if let Some(grid) = work.grid {
                 dim3(b, field::LAUNCH_GRID, grid);

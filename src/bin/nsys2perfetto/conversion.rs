@@ -78,12 +78,10 @@ impl Encoding {
         options.format = self.format(name)?;
         options.gzip = self.gzip(options.format, name)?;
         options.gpu_model = match self.gpu_model.as_str() {
-            "typed" if options.format == Format::Json => {
-                return Err(
-                    "--gpu-model typed with JSON: Chrome's JSON has no place for Perfetto's GPU model"
-                        .into(),
-                )
-            }
+            "typed" if options.format == Format::Json => return Err(
+                "--gpu-model typed with JSON: Chrome's JSON has no place for Perfetto's GPU model"
+                    .into(),
+            ),
             "typed" => GpuModel::Typed,
             _ => GpuModel::TrackEvent,
         };
