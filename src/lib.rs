@@ -183,6 +183,23 @@ pub struct Options {
     /// With thresholds, the trace also holds what the rules of `nsys
     /// analyze` find (see [`analyze`]), in an "Analysis" track group.
     pub findings: Option<analyze::Thresholds>,
+    /// How GPU work is written (Perfetto's format only: JSON has slices).
+    pub gpu_model: GpuModel,
+}
+
+/// How a Perfetto trace holds kernels, memcpys, memsets and graph runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GpuModel {
+    /// As TrackEvent slices on a track per stream, under a group per GPU,
+    /// linked to their launches by flows: every arg, the least
+    /// trace_processor memory.
+    #[default]
+    TrackEvent,
+    /// In Perfetto's own GPU model: render stage events on a hardware queue
+    /// per stream, with the GPUs, contexts and kernel launch statistics
+    /// that trace_processor's `gpu*` tables and the UI's GPU views read.
+    Typed,
 }
 
 /// What a trace is written as.
@@ -239,6 +256,7 @@ impl Default for Options {
             cancel: None,
             format: Format::Perfetto,
             findings: None,
+            gpu_model: GpuModel::TrackEvent,
         }
     }
 }

@@ -4,12 +4,13 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::nsys::cuda::{
-    ApiCall, CudaEvent, GpuCommon, GpuPlace, GraphRun, Kernel, Memcpy, Memset, Sync,
-};
+use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
 use crate::nsys::devices::ContextDevices;
 use crate::nsys::{Report, RowFilter, Streamed};
-use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
+use crate::perfetto::{
+    Arg, ArgValue, GpuStage, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec,
+};
+use crate::GpuModel;
 
 use super::events::EventWaits;
 use super::flows::Launches;
@@ -20,6 +21,7 @@ use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
+use super::typed_gpu::{TypedGpu, Work};
 use super::{trace_time, RowTicker};
 use crate::analysis::Failure;
 use crate::nsys::cpu::ChainFrame;
@@ -32,6 +34,15 @@ pub(super) const MEMSET: &str = "cuda_memset";
 pub(super) const SYNC: &str = "cuda_sync";
 pub(super) const GRAPH: &str = "cuda_graph";
 
+/// How CUDA activity is written.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CudaModel {
+    /// What makes this report's flow ids (and GPU event ids) its own.
+    pub(super) namespace: u64,
+    /// Where GPU work goes: TrackEvent slices, or Perfetto's GPU model.
+    pub(super) gpu: GpuModel,
+}
+
 /// Writes the CUDA activity on `seq` and, given a sequence and the NVTX
 /// ranges, the NVTX GPU projection.
 pub(super) fn write<'s, W: Write>(
@@ -39,10 +50,14 @@ pub(super) fn write<'s, W: Write>(
     filter: &RowFilter,
     seq: &mut SequenceWriter<'s, W>,
     projection: Option<(&mut SequenceWriter<'s, W>, RangeSource)>,
-    namespace: u64,
+    model: CudaModel,
     summary: &mut Summary,
     rows: &mut RowTicker,
 ) -> Result<(), Failure> {
+    let CudaModel {
+        namespace,
+        gpu: gpu_model,
+    } = model;
     let in_nvtx = match filter.filter() {
         Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, filter)?),
         _ => None,
@@ -54,6 +69,7 @@ pub(super) fn write<'s, W: Write>(
         summary,
         gpu: GpuTracks::default(),
         devices: report.context_devices()?,
+        typed: None,
         api_tracks: FxHashMap::default(),
         launches: Launches::new(namespace),
         events: EventWaits::new(namespace, report.event_records(filter)?),
@@ -67,6 +83,9 @@ pub(super) fn write<'s, W: Write>(
         Streamed::Prescanned(places) => {
             let places = with_context_devices(places, &mapper.devices);
             mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
+            if gpu_model == GpuModel::Typed {
+                mapper.typed = Some(TypedGpu::new(mapper.seq, report, &places, namespace)?);
+            }
             Ok(())
         }
         Streamed::Event(event) => {
@@ -95,6 +114,9 @@ struct Mapper<'a, 's, W: Write> {
     gpu: GpuTracks,
     /// The devices of the contexts of synchronizations, which record none.
     devices: ContextDevices,
+    /// Where kernels, memcpys, memsets and graph runs go in Perfetto's own
+    /// GPU model; `None` in the TrackEvent model.
+    typed: Option<TypedGpu>,
     /// The "CUDA API" track of each (pid, tid).
     api_tracks: FxHashMap<(u32, u32), SliceTrack>,
     launches: Launches,
@@ -157,6 +179,11 @@ impl<W: Write> Mapper<'_, '_, W> {
                 .launch(call.pid, corr, call.gpu_ops, &mut self.flow_ids),
             None => self.flow_ids.clear(),
         }
+        // In the typed GPU model launches name their work's event ids instead.
+        let submitted = match self.typed {
+            Some(_) => self.flow_ids.len(),
+            None => 0,
+        };
         let end = self.end_of(start, call.end);
         let mut args = Vec::with_capacity(5);
         if let Some(corr) = call.correlation_id {
@@ -189,7 +216,8 @@ impl<W: Write> Mapper<'_, '_, W> {
             None => None,
         };
         let slice = Slice::new(start, Some(end), api_trace_name(call.name), API, &args)
-            .flows_out(&self.flow_ids)
+            .flows_out(&self.flow_ids[submitted..])
+            .submits(&self.flow_ids[..submitted])
             .callstack(callstack.filter(|f| !f.is_empty()));
         self.seq.slice(track, &slice)?;
         self.summary.count(API);
@@ -197,14 +225,23 @@ impl<W: Write> Mapper<'_, '_, W> {
     }
 
     fn kernel(&mut self, k: &Kernel) -> Result<(), Failure> {
+        let name = if k.short_name.is_empty() {
+            k.demangled_name.unwrap_or("kernel")
+        } else {
+            k.short_name
+        };
+        if self.typed.is_some() {
+            // Its launch args are the typed model's own (see `typed_gpu`).
+            return self.gpu_op(&k.common, name, KERNEL, Vec::new(), None, Some(k));
+        }
         let meta = self.report.meta();
         let dims = |d: [Option<i64>; 3]| -> Option<String> {
             let [x, y, z] = d;
             Some(format!("{}x{}x{}", x?, y?, z?))
         };
         let l = &k.launch;
-        let grid = dims([l.grid_x, l.grid_y, l.grid_z]);
-        let block = dims([l.block_x, l.block_y, l.block_z]);
+        let grid = dims(l.grid());
+        let block = dims(l.block());
         let launch_type = label(&meta.launch_types, l.launch_type);
         let mut args = Vec::with_capacity(16);
         if let Some(name) = k.demangled_name {
@@ -223,12 +260,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "local_memory_total", l.local_memory_total);
         push_str(&mut args, "launch_type", launch_type);
         push_int(&mut args, "graph_id", l.graph_id);
-        let name = if k.short_name.is_empty() {
-            k.demangled_name.unwrap_or("kernel")
-        } else {
-            k.short_name
-        };
-        self.gpu_op(&k.common, &k.common.place, name, KERNEL, args, None)
+        self.gpu_op(&k.common, name, KERNEL, args, None, None)
     }
 
     fn memcpy(&mut self, m: &Memcpy) -> Result<(), Failure> {
@@ -256,7 +288,7 @@ impl<W: Write> Mapper<'_, '_, W> {
                 ArgValue::Double(bytes as f64 / dur as f64),
             ));
         }
-        self.gpu_op(&m.common, &m.common.place, &name, MEMCPY, args, None)
+        self.gpu_op(&m.common, &name, MEMCPY, args, None, None)
     }
 
     fn memset(&mut self, m: &Memset) -> Result<(), Failure> {
@@ -269,7 +301,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             "memory_kind",
             label(&meta.memory_kinds, m.own.memory_kind),
         );
-        self.gpu_op(&m.common, &m.common.place, "Memset", MEMSET, args, None)
+        self.gpu_op(&m.common, "Memset", MEMSET, args, None, None)
     }
 
     fn graph(&mut self, g: &GraphRun) -> Result<(), Failure> {
@@ -277,7 +309,7 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "graph_id", g.own.graph_id);
         push_int(&mut args, "graph_exec_id", g.own.graph_exec_id);
         let name = crate::nsys::cuda::graph_name(g.own.graph_id);
-        self.gpu_op(&g.common, &g.common.place, &name, GRAPH, args, None)
+        self.gpu_op(&g.common, &name, GRAPH, args, None, None)
     }
 
     fn sync(&mut self, s: &Sync) -> Result<(), Failure> {
@@ -303,36 +335,36 @@ impl<W: Write> Mapper<'_, '_, W> {
         }
         // A synchronization goes on the device of its context: the row
         // records none (exports write 0).
-        let mut place = s.common.place;
-        match self.devices.device(place.pid, place.context) {
-            Some(device) => place.device = device,
+        let mut common = s.common;
+        match self.devices.device(common.place.pid, common.place.context) {
+            Some(device) => common.place.device = device,
             None if trace_time(s.common.start).is_some() => {
                 self.summary.syncs_on_unknown_device += 1;
             }
             None => {}
         }
         self.gpu_op(
-            &s.common,
-            &place,
+            &common,
             sync_type.unwrap_or("Synchronization"),
             SYNC,
             args,
             waited,
+            None,
         )
     }
 
-    /// Writes GPU work on the track of `place`; kernels, memcpys and
+    /// Writes GPU work on the track of its place; kernels, memcpys and
     /// memsets also end the flow from their launch. Synchronization is not
     /// launched work: its flow, `waited`, comes from the call that recorded
     /// the event it waited on.
     fn gpu_op(
         &mut self,
         op: &GpuCommon,
-        place: &GpuPlace,
         name: &str,
         category: &'static str,
         mut args: Vec<Arg>,
         waited: Option<u64>,
+        kernel: Option<&Kernel>,
     ) -> Result<(), Failure> {
         let Some(start) = trace_time(op.start) else {
             self.summary.skip_negative(category);
@@ -386,12 +418,27 @@ impl<W: Write> Mapper<'_, '_, W> {
         push_int(&mut args, "green_context", op.green_context);
         push_int(&mut args, "graph_node_id", op.graph_node);
         let end = self.end_of(start, op.end);
+        if let (Some(typed), Some(stage)) = (&mut self.typed, typed_stage(category)) {
+            let work = Work {
+                op,
+                start,
+                end,
+                name,
+                stage,
+                kernel,
+                args: &args,
+                launch: flow,
+            };
+            typed.write(self.seq, self.report, &work)?;
+            self.summary.count(category);
+            return Ok(());
+        }
         let flows_in = match flow {
             Some(_) => flow.as_slice(),
             None => waited.as_slice(),
         };
         let slice = Slice::new(start, Some(end), name, category, &args).flows_in(flows_in);
-        let track = self.gpu.track(place);
+        let track = self.gpu.track(&op.place);
         self.seq.slice(track, &slice)?;
         self.summary.count(category);
         Ok(())
@@ -400,6 +447,18 @@ impl<W: Write> Mapper<'_, '_, W> {
     /// The end as a trace time; an end before the start makes an instant.
     fn end_of(&mut self, start: u64, end: i64) -> u64 {
         self.summary.checked_end(start, end)
+    }
+}
+
+/// The render stage of work of `category` in the typed GPU model, if it is
+/// written there (synchronizations are not GPU work: they stay slices).
+fn typed_stage(category: &str) -> Option<GpuStage> {
+    match category {
+        KERNEL => Some(GpuStage::Kernel),
+        MEMCPY => Some(GpuStage::Memcpy),
+        MEMSET => Some(GpuStage::Memset),
+        GRAPH => Some(GpuStage::Graph),
+        _ => None,
     }
 }
 

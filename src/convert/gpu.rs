@@ -45,16 +45,16 @@ impl GpuTracks {
     ) -> Self {
         let mut devices = FxHashMap::default();
         let mut streams = FxHashMap::default();
-        let naming = Naming::of(places);
-        for (rank, work) in places.iter().enumerate() {
+        for (rank, (work, (name, description))) in
+            places.iter().zip(stream_names(meta, places)).enumerate()
+        {
             let place = &work.place;
             let device = *devices
                 .entry(place.device)
                 .or_insert_with(|| seq.with_tracks(|t| device_group(t, meta, place.device)));
-            let green = green_contexts(work, meta);
-            let mut spec = TrackSpec::new(Some(device), naming.stream_name(place, &green));
+            let mut spec = TrackSpec::new(Some(device), name);
             spec.rank = i32::try_from(rank).ok();
-            spec.description = Some(describe(place, meta, &green));
+            spec.description = Some(description);
             streams.insert(*place, seq.slice_track(spec, Stacking::Exclusive));
         }
         Self { streams, devices }
@@ -96,6 +96,21 @@ pub(super) fn with_context_devices(
                 place,
                 green_contexts,
             }
+        })
+        .collect()
+}
+
+/// The name and description of each place's stream track.
+pub(super) fn stream_names(meta: &Metadata, places: &[PlaceWork]) -> Vec<(String, String)> {
+    let naming = Naming::of(places);
+    places
+        .iter()
+        .map(|work| {
+            let green = green_contexts(work, meta);
+            (
+                naming.stream_name(&work.place, &green),
+                describe(&work.place, meta, &green),
+            )
         })
         .collect()
 }

@@ -21,9 +21,11 @@ pub(crate) fn convert_json<W: Write + Send>(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary), Failure> {
     let (parts, unconverted) = json_parts(report, options.parts);
+    // JSON has no place for Perfetto's GPU model: its GPU work is slices.
     let protobuf = Options {
         parts,
         gzip: None,
+        gpu_model: crate::GpuModel::TrackEvent,
         ..options.clone()
     };
     let (converted, transcoded) = transcoding(out, options.gzip, |writer| {

@@ -30,6 +30,7 @@ mod sched;
 mod stacks;
 mod summary;
 mod threads;
+mod typed_gpu;
 
 use std::io::Write;
 
@@ -87,6 +88,7 @@ pub(crate) fn convert_into<W: Write + Send>(
         parts,
         filter,
         findings,
+        gpu_model,
         ..
     } = options;
     let window = filter.time;
@@ -107,7 +109,10 @@ pub(crate) fn convert_into<W: Write + Send>(
         trace,
         *parts,
         findings.as_ref(),
-        namespace,
+        cuda::CudaModel {
+            namespace,
+            gpu: *gpu_model,
+        },
         &mut |rows_read| {
             progress(Progress {
                 rows_read,

@@ -65,9 +65,10 @@ use crate::nsys::{Report, RowFilter};
 use crate::perfetto::{SequenceWriter, Trace};
 use crate::worker::outcome;
 
+use super::cuda::{self, CudaModel};
 use super::part_writer::{PartWriter, Written};
 use super::projection::{self, RangeFeed, RangeSource};
-use super::{cuda, findings, nvtx};
+use super::{findings, nvtx};
 use super::{Part, Parts, Summary};
 use crate::analysis::Failure;
 
@@ -80,7 +81,7 @@ pub(super) fn run<W: Write + Send>(
     trace: &Trace<W>,
     parts: Parts,
     thresholds: Option<&crate::analysis::analyze::Thresholds>,
-    namespace: u64,
+    model: CudaModel,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Summary, Failure> {
     let mut sequences = Sequences::new(trace, parts);
@@ -115,7 +116,7 @@ pub(super) fn run<W: Write + Send>(
             progress,
         };
         let cuda = counted(&mut reporter, |rows| {
-            write_cuda(report, filter, cuda_sequences, ranges, namespace, rows)
+            write_cuda(report, filter, cuda_sequences, ranges, model, rows)
         });
         reporter.until_workers_end();
         Ok::<_, Failure>([cuda, outcome(nvtx.join()), outcome(cpu.join())])
@@ -182,22 +183,14 @@ fn write_cuda<'t, W: Write>(
     filter: &RowFilter,
     mut sequences: Sequences<'t, W>,
     ranges: Option<RangeSource>,
-    namespace: u64,
+    model: CudaModel,
     rows: &mut RowTicker<'_>,
 ) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
     let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
         let projection = projection.zip(ranges);
-        cuda::write(
-            report,
-            filter,
-            seq,
-            projection,
-            namespace,
-            &mut summary,
-            rows,
-        )?;
+        cuda::write(report, filter, seq, projection, model, &mut summary, rows)?;
         seq.drain()?;
     }
     Ok(Done { summary, sequences })

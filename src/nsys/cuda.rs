@@ -203,6 +203,7 @@ pub(crate) struct GpuPlace {
     pub stream: i64,
 }
 
+#[derive(Clone, Copy)]
 pub(crate) struct GpuCommon {
     pub start: i64,
     pub end: i64,
@@ -226,6 +227,18 @@ pub(crate) struct Kernel<'r> {
     pub short_name: &'r str,
     pub demangled_name: Option<&'r str>,
     pub launch: KernelLaunch,
+}
+
+impl KernelLaunch {
+    /// The grid's x, y and z.
+    pub(crate) fn grid(&self) -> [Option<i64>; 3] {
+        [self.grid_x, self.grid_y, self.grid_z]
+    }
+
+    /// The block's x, y and z.
+    pub(crate) fn block(&self) -> [Option<i64>; 3] {
+        [self.block_x, self.block_y, self.block_z]
+    }
 }
 
 /// GPU work of a table with the columns every GPU activity table has, and

@@ -24,6 +24,7 @@ pub(crate) mod cuda;
 pub(crate) mod devices;
 mod durations;
 pub(crate) mod events;
+pub(crate) mod gpu_devices;
 pub(crate) mod gpu_work;
 pub(crate) mod graphs;
 pub(crate) mod ids;

@@ -12,10 +12,12 @@
 //! - [`SequenceWriter`] is one packet sequence: interned names, delta timestamps,
 //!   and a scheduler that puts overlapping slices on sibling lanes and writes every
 //!   BEGIN/END in time order; CPU samples with interned call stacks; context
-//!   switches as ftrace `sched_switch` events.
+//!   switches as ftrace `sched_switch` events; GPU work in Perfetto's own GPU
+//!   model (`gpu` module), as render stage events on hardware queues.
 //! - `json` transcodes the trace, as it is written, into Chrome's trace
 //!   event JSON.
 
+mod gpu;
 mod intern;
 pub(crate) mod json;
 mod lanes;
@@ -40,6 +42,7 @@ pub mod proto {
         include_bytes!(concat!(env!("OUT_DIR"), "/perfetto_subset.fds"));
 }
 
+pub use gpu::{ComputeKernel, GpuContext, GpuDevice, GpuId, GpuQueue, GpuStage, GpuWork};
 pub use lanes::{SliceTrack, Stacking};
 pub use sched::{ContextSwitch, EndState, Task};
 pub use sequence::SequenceWriter;

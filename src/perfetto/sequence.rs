@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use prost::Message;
 
+use super::gpu::{GpuInterning, CORRELATION_SUBMISSION_IDS, TRACK_EVENT_GPU_CORRELATION};
 use super::intern::{Interned, Interner, StaticInterner};
 use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
 use super::packets::encode_packet;
@@ -73,26 +74,28 @@ pub(super) fn sequence_id(id: u32) -> trace_packet::OptionalTrustedPacketSequenc
 /// One packet sequence of a [`Trace`]. Slices must be given in order of start
 /// time; the sequence writes every BEGIN, END and INSTANT in timestamp order.
 pub struct SequenceWriter<'t, W: Write> {
-    trace: &'t Trace<W>,
+    pub(super) trace: &'t Trace<W>,
     id: u32,
     /// Who makes this sequence's tracks: its place in its scope.
     maker: Maker,
     /// Its scope's shift, applied to what it writes.
-    shift: Shift,
+    pub(super) shift: Shift,
     /// Encoded packets not yet handed to the spill.
     buf: Vec<u8>,
     /// Made when the buffer first fills: a short sequence stays in memory.
     spill: Option<Spill>,
     /// Scratch space for the TrackEvent being encoded.
-    event_buf: Vec<u8>,
+    pub(super) event_buf: Vec<u8>,
     last_ts: u64,
-    names: Interner,
+    pub(super) names: Interner,
     categories: Interner,
     arg_names: StaticInterner,
-    arg_strings: Interner,
+    pub(super) arg_strings: Interner,
     stacks: StackInterner,
+    /// GPU queues, contexts, kernels and launch argument names.
+    pub(super) gpu: GpuInterning,
     /// Interned entries not yet sent: they ride on the next packet.
-    interned: InternedData,
+    pub(super) interned: InternedData,
     lanes: Lanes,
     /// The uuids of the tracks this sequence has used, by index (0 for
     /// others): known to be described, and looked up without a lock.
@@ -116,6 +119,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             arg_names: StaticInterner::default(),
             arg_strings: Interner::default(),
             stacks: StackInterner::default(),
+            gpu: GpuInterning::default(),
             interned: InternedData::default(),
             lanes: Lanes::default(),
             uuids: Vec::new(),
@@ -245,6 +249,13 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         }
         if let Some(callstack) = callstack {
             wire::uint(&mut event, TRACK_EVENT_CALLSTACK_IID, callstack);
+        }
+        if !slice.submits.is_empty() {
+            wire::message(&mut event, TRACK_EVENT_GPU_CORRELATION, |b| {
+                for &id in slice.submits {
+                    wire::uint(b, CORRELATION_SUBMISSION_IDS, id);
+                }
+            });
         }
         let written = self.write_event(slice.start, &event);
         self.event_buf = event;
@@ -394,9 +405,12 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Restarts interning when the sequence remembers too much. Call only where
     /// nothing interned is pending (before interning for the next packet).
-    fn restart_if_full(&mut self) -> io::Result<()> {
-        let remembered =
-            self.names.len() + self.arg_names.len() + self.arg_strings.len() + self.stacks.len();
+    pub(super) fn restart_if_full(&mut self) -> io::Result<()> {
+        let remembered = self.names.len()
+            + self.arg_names.len()
+            + self.arg_strings.len()
+            + self.stacks.len()
+            + self.gpu.len();
         if remembered > INTERNED_STRINGS_LIMIT {
             self.restart()?;
         }
@@ -417,10 +431,11 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         self.arg_names.clear();
         self.arg_strings.clear();
         self.stacks = StackInterner::default();
+        self.gpu.clear();
         self.push_and_maybe_flush(&restart_packet(self.id))
     }
 
-    fn write_ends_until(&mut self, t: u64) -> io::Result<()> {
+    pub(super) fn write_ends_until(&mut self, t: u64) -> io::Result<()> {
         while let Some((end, lane)) = self.lanes.pop_due(t) {
             self.write_end(end, lane)?;
         }
@@ -468,16 +483,33 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// Writes a TrackEvent packet around the encoded `event`, with the
     /// interned entries it introduces.
     fn write_event(&mut self, ts: u64, event: &[u8]) -> io::Result<()> {
+        self.write_event_as(PACKET_TRACK_EVENT, ts, event)
+    }
+
+    /// Writes a packet whose field `data_field` is the encoded `event`,
+    /// with the interned entries it introduces.
+    pub(super) fn write_event_as(
+        &mut self,
+        data_field: u32,
+        ts: u64,
+        event: &[u8],
+    ) -> io::Result<()> {
         let (timestamp, clock) = self.timestamp(ts);
         let interned = self.take_interned();
+        let extensions = std::mem::take(&mut self.gpu.pending_extensions);
         let id = self.id;
         // The order prost writes (its oneofs first): see `slice`.
         wire::message(&mut self.buf, TRACE_PACKET, |b| {
-            wire::bytes(b, PACKET_TRACK_EVENT, event);
+            wire::bytes(b, data_field, event);
             wire::uint(b, PACKET_TIMESTAMP, timestamp);
             wire::uint(b, PACKET_TRUSTED_SEQUENCE_ID, id.into());
-            if let Some(interned) = &interned {
-                wire::message(b, PACKET_INTERNED_DATA, |b| interned.encode_raw(b));
+            if interned.is_some() || !extensions.is_empty() {
+                wire::message(b, PACKET_INTERNED_DATA, |b| {
+                    if let Some(interned) = &interned {
+                        interned.encode_raw(b);
+                    }
+                    b.extend_from_slice(&extensions);
+                });
             }
             wire::uint(b, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE.into());
             if let Some(clock) = clock {
@@ -514,7 +546,9 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             && i.frames.is_empty()
             && i.callstacks.is_empty()
             && i.mapping_paths.is_empty()
-            && i.mappings.is_empty());
+            && i.mappings.is_empty()
+            && i.graphics_contexts.is_empty()
+            && i.gpu_specifications.is_empty());
         pending.then(|| std::mem::take(&mut self.interned))
     }
 

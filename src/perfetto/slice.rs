@@ -21,6 +21,9 @@ pub struct Slice<'a> {
     pub flows_in: &'a [u64],
     /// The call stack the slice was entered from, innermost frame first.
     pub callstack: Option<&'a [StackFrame<'a>]>,
+    /// The `event_id`s of the GPU work this slice submitted (see
+    /// [`SequenceWriter::gpu_work`](super::SequenceWriter::gpu_work)).
+    pub submits: &'a [u64],
 }
 
 /// A named value shown in the slice's details (trace_processor's `args`, as `debug.<name>`).
@@ -76,7 +79,14 @@ impl<'a> Slice<'a> {
             flows_out: &[],
             flows_in: &[],
             callstack: None,
+            submits: &[],
         }
+    }
+
+    /// The slice, having submitted the GPU work with these `event_id`s.
+    pub fn submits(mut self, event_ids: &'a [u64]) -> Self {
+        self.submits = event_ids;
+        self
     }
 
     /// The slice, with flows that start at it.

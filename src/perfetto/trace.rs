@@ -8,6 +8,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use super::gpu::GpuRegistry;
 use super::packets::encode_packet;
 use super::proto::{clock_snapshot::Clock, trace_packet, ClockSnapshot, TracePacket};
 use super::sequence::{sequence_id, SequenceWriter, FLUSH_AT, SEQ_INCREMENTAL_STATE_CLEARED};
@@ -57,6 +58,8 @@ pub(super) struct Shared<W: Write> {
     settled: Option<(File, u32)>,
     /// The threads that gzip the spills' chunks.
     pub(super) compressors: Compressors,
+    /// The GPUs, queues and contexts of Perfetto's GPU model.
+    pub(super) gpus: GpuRegistry,
 }
 
 /// A closed sequence's packets (gzipped if the trace is).
@@ -88,6 +91,7 @@ impl<W: Write> Trace<W> {
                 sequences: BTreeMap::new(),
                 settled: None,
                 compressors: Compressors::default(),
+                gpus: GpuRegistry::default(),
             }),
             holder: AtomicUsize::new(NO_THREAD),
             sequences: AtomicU32::new(0),
@@ -204,6 +208,15 @@ impl<W: Write> Trace<W> {
         let mut head = Vec::new();
         if let Some(packet) = &shared.wall_clock {
             encode_packet(packet, &mut head);
+        }
+        if let Some(info) = shared.gpus.info() {
+            let packet = TracePacket {
+                timestamp: Some(0),
+                timestamp_clock_id: Some(BOOTTIME),
+                data: Some(trace_packet::Data::GpuInfo(info)),
+                ..Default::default()
+            };
+            encode_packet(&packet, &mut head);
         }
         // The descriptors go on a sequence of their own, numbered after the
         // others, and apply from the start of the trace on.

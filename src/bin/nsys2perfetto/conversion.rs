@@ -7,7 +7,7 @@ use std::path::Path;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use nsys2perfetto::analyze::Thresholds;
-use nsys2perfetto::{Filter, Format, Options, Part, Parts, TimeWindow};
+use nsys2perfetto::{Filter, Format, GpuModel, Options, Part, Parts, TimeWindow};
 
 /// What goes into the trace, and how it is written.
 #[derive(clap::Args, Clone, Debug)]
@@ -47,6 +47,14 @@ pub struct Encoding {
     /// the time.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=9))]
     level: Option<u32>,
+
+    /// How GPU work is written: trackevent, slices on a track per stream
+    /// (every arg and flow, least trace_processor memory); or typed,
+    /// Perfetto's own GPU model, which fills trace_processor's gpu_slice,
+    /// gpu_context and gpu tables and the UI's GPU compute views (see
+    /// README.md). Perfetto's format only.
+    #[arg(long, value_name = "MODEL", value_parser = ["trackevent", "typed"], default_value = "trackevent")]
+    gpu_model: String,
 }
 
 /// Which parts of the report the trace holds.
@@ -69,6 +77,14 @@ impl Encoding {
     pub fn apply(&self, options: &mut Options, name: Option<&Path>) -> Result<(), String> {
         options.format = self.format(name)?;
         options.gzip = self.gzip(options.format, name)?;
+        options.gpu_model = match self.gpu_model.as_str() {
+            "typed" if options.format == Format::Json => return Err(
+                "--gpu-model typed with JSON: Chrome's JSON has no place for Perfetto's GPU model"
+                    .into(),
+            ),
+            "typed" => GpuModel::Typed,
+            _ => GpuModel::TrackEvent,
+        };
         Ok(())
     }
 

@@ -226,7 +226,12 @@ impl<W: Write> Transcoder<W> {
                 let ts = ts.ok_or_else(|| invalid("a track event without a timestamp"))?;
                 self.json.event(ts, e, seq)
             }
-            Some(Data::PerfSample(_) | Data::FtraceEvents(_)) => {
+            Some(
+                Data::PerfSample(_)
+                | Data::FtraceEvents(_)
+                | Data::GpuRenderStageEvent(_)
+                | Data::GpuInfo(_),
+            ) => {
                 self.json.stats.skipped_packets += 1;
                 Ok(())
             }
