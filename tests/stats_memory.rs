@@ -77,6 +77,8 @@ fn csv_fields(line: &str) -> Vec<String> {
 /// Runs the command with standard output into `stdout`: whether it
 /// succeeded, its standard error, and its peak resident memory in KiB.
 #[cfg(target_os = "linux")]
+// wait4 reaps the child, not Child::wait.
+#[allow(clippy::zombie_processes)]
 fn run_measured(args: &[&std::ffi::OsStr], stdout: &Path) -> (bool, String, i64) {
     let stderr = stdout.with_extension("stderr");
     let child = std::process::Command::new(BIN)

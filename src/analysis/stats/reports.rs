@@ -402,7 +402,7 @@ pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Fail
     report.each_graph_row(|g| {
         groups.add_span(&crate::nsys::cuda::graph_name(g.graph_id), g.start, g.end);
     })?;
-    groups.finish().map_err(Failure::from)
+    groups.finish()
 }
 
 fn kernel_sum(report: &Report) -> Result<Rows, Failure> {
