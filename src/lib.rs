@@ -104,14 +104,16 @@ pub mod stats {
     //!
     //! let input = Path::new("report.nsys-rep");
     //! let tables = summarize_file(input, &StatsReport::DEFAULT, &Options::default())?;
-    //! let summaries = [(input.display().to_string(), tables)];
+    //! let summaries = [(vec![input.display().to_string()], tables)];
     //! save_tables(Path::new("stats.csv"), &summaries, TableFormat::Csv, Fit::Whole)?;
     //! # Ok::<(), nsys2perfetto::Error>(())
     //! ```
     pub use crate::analysis::stats::{
         summarize, summarize_file, Cell, Fit, Stats, StatsReport, Table, TableFormat,
     };
-    pub use crate::workflows::output::{save_tables, write_tables};
+    pub use crate::workflows::output::{
+        save_summaries, save_tables, write_summaries, write_tables,
+    };
 }
 
 pub mod compare {

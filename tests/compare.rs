@@ -374,6 +374,13 @@ fn the_command_prints_a_report_against_itself_as_no_change() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
+    let shown = demo.display();
+    let marker = lines.next().unwrap();
+    assert!(
+        marker.starts_with("# Differences (B - A) of kernels")
+            && marker.ends_with(&format!(" (compare) of A = {shown}, B = {shown}")),
+        "{marker}"
+    );
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(header[0], "Kind");
     let change = header
@@ -533,7 +540,9 @@ fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        support::nsys::csv_rows(&String::from_utf8(out.stdout).unwrap())
+        support::nsys::csv_rows(&support::nsys::unmarked(
+            &String::from_utf8(out.stdout).unwrap(),
+        ))
     };
     let all = run(&[]);
     let column = |name: &str| all[0].iter().position(|c| c == name).unwrap();

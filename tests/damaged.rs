@@ -33,9 +33,8 @@ const TIME_LIMIT: Duration = Duration::from_secs(60);
 const IN_REPO: &str = "demo/demo.sqlite";
 const FIXTURES: [&str; 2] = ["h100_torch_graph_whole.sqlite", "nvtx_c_full.sqlite"];
 
-/// Cases that fail today, by name: the main test leaves them out, and an
-/// ignored test for each says why.
-const KNOWN_FAILURES: &[&str] = &[
+/// Cases with a test of their own, by name: the main test leaves them out.
+const OWN_TESTS: &[&str] = &[
     "demo/OverflowingSpans",
     "h100_torch_graph_whole/OverflowingSpans",
 ];
@@ -632,21 +631,18 @@ fn check(wanted: impl Fn(&str) -> bool) {
 
 #[test]
 fn damaged_exports_end_in_a_trace_or_a_one_line_error() {
-    check(|name| !KNOWN_FAILURES.contains(&name));
+    check(|name| !OWN_TESTS.contains(&name));
 }
 
-// The known failures, one test each.
+// Spans from near i64::MIN to near i64::MAX: durations past i64, which
+// `stats` refuses in one line instead of overflowing.
 
 #[test]
-#[ignore = "stats panics (debug) or wraps (release) on durations past i64: \
-            `end - start` in src/analysis/stats/reports.rs and the other stats readers"]
 fn demo_overflowing_spans() {
     check(|name| name == "demo/OverflowingSpans");
 }
 
 #[test]
-#[ignore = "stats panics (debug) or wraps (release) on durations past i64: \
-            `end - start` in src/analysis/stats/reports.rs and the other stats readers"]
 fn h100_torch_graph_whole_overflowing_spans() {
     if fixtures::require(fixtures::Need::Shared).is_some() {
         check(|name| name == "h100_torch_graph_whole/OverflowingSpans");

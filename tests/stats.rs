@@ -474,17 +474,25 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
                 assert_eq!(&ours, their_row, "{what}");
                 compared += ours.len();
             }
-            // And the CSV we print is the file nsys printed.
+            // And the CSV we print is the file nsys printed, after the line
+            // that says which summary of which report it is.
             let mut csv = Vec::new();
+            let file = format!("{fixture}.sqlite");
             table
                 .write(
                     &mut csv,
                     nsys2perfetto::stats::TableFormat::Csv,
-                    "",
+                    std::slice::from_ref(&file),
                     nsys2perfetto::stats::Fit::Whole,
                 )
                 .unwrap();
-            assert_eq!(String::from_utf8(csv).unwrap(), text, "{what}: CSV text");
+            let csv = String::from_utf8(csv).unwrap();
+            let (marker, csv) = csv.split_once('\n').unwrap();
+            assert_eq!(
+                marker,
+                format!("# {} ({}) of {file}", table.title, table.name)
+            );
+            assert_eq!(csv, text, "{what}: CSV text");
         }
     }
     assert!(compared > 1000, "only {compared} cells compared");
@@ -525,12 +533,27 @@ fn the_command_writes_the_library_tables_as_csv_to_a_file() {
         t.write(
             &mut expected,
             nsys2perfetto::stats::TableFormat::Csv,
-            "",
+            &[demo().display().to_string()],
             nsys2perfetto::stats::Fit::Whole,
         )
         .unwrap();
     }
     assert_eq!(std::fs::read(&out).unwrap(), expected);
+    // Each summary after a line naming it and the report.
+    let text = String::from_utf8(expected).unwrap();
+    let markers: Vec<&str> = text.lines().filter(|l| l.starts_with("# ")).collect();
+    let of = demo().display().to_string();
+    assert_eq!(
+        markers,
+        [
+            format!("# CUDA API Summary (cuda_api_sum) of {of}"),
+            format!("# CUDA GPU Kernel Summary (cuda_gpu_kern_sum) of {of}")
+        ]
+    );
+    assert_eq!(
+        support::nsys::unmarked(&text).lines().count(),
+        text.lines().count() - 2
+    );
 }
 
 #[test]
@@ -543,12 +566,16 @@ fn the_command_writes_a_json_object_per_summary_and_report() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    // JSON Lines: each line one object.
+    // JSON Lines: each line one object, naming the summary and the report.
+    let files = format!("\"files\":[\"{}\"]", demo().display());
     assert!(text
         .lines()
-        .all(|l| l.starts_with("{\"report\":") && l.ends_with("]}")));
+        .all(|l| l.starts_with("{\"table\":") && l.contains(&files) && l.ends_with("]}")));
     assert_eq!(text.lines().count(), 2 * StatsReport::DEFAULT.len());
-    assert!(text.contains("\"summary\":\"cuda_api_sum\""));
+    assert!(text.starts_with(&format!(
+        "{{\"table\":\"nvtx_sum\",\"title\":\"NVTX Range Summary\",{files},\"rows\":[{{\"time_percent\":"
+    )));
+    assert!(text.contains("{\"table\":\"cuda_api_sum\","));
 }
 
 /// A summary named twice, by its old and new names or the same one, is
@@ -615,7 +642,9 @@ fn a_report_is_exported_with_nsys_first() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows = csv_rows(&String::from_utf8(out.stdout).unwrap());
+    let rows = csv_rows(&support::nsys::unmarked(
+        &String::from_utf8(out.stdout).unwrap(),
+    ));
     assert_eq!(rows[0].last().map(String::as_str), Some("Range"));
     // The report's 82 NVTX ranges, all in the summary.
     let instances: u64 = rows[1..].iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
@@ -701,7 +730,7 @@ fn long_names_are_cut_in_tables_unless_wide() {
         String::from_utf8(out.stdout).unwrap()
     };
     let csv = run(&["stats", "--report", "cuda_gpu_kern_sum", "--format", "csv"]);
-    let rows = support::nsys::csv_rows(&csv);
+    let rows = support::nsys::csv_rows(&support::nsys::unmarked(&csv));
     let longest = rows[1..]
         .iter()
         .map(|r| r.last().unwrap().clone())

@@ -5,36 +5,130 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use crate::analysis::analyze::{write_findings, Findings};
-use crate::analysis::stats::{Fit, Table, TableFormat};
+use crate::analysis::stats::{Fit, RowSource, StatsReport, Table, TableFormat};
 use crate::error::{Error, Result};
+use crate::Options;
 
-/// Writes the summaries of each report (its path, or another name for it,
-/// and its tables) one after the other; CSV tables are told apart by a
-/// blank line. `fit` says how long the names of aligned tables may be.
+/// Writes the tables of each report (its path, or two compared, and its
+/// tables) one after the other: in CSV, each after a line that says which
+/// table of which report it is and a blank line before all but the first;
+/// in JSON, an object per table on a line of its own (see
+/// [`Table::write`]). `fit` says how long the names of aligned tables may
+/// be.
 pub fn write_tables(
     out: &mut dyn Write,
-    summaries: &[(String, Vec<Table>)],
+    summaries: &[(Vec<String>, Vec<Table>)],
     format: TableFormat,
     fit: Fit,
 ) -> io::Result<()> {
-    let mut first = true;
-    for (source, tables) in summaries {
-        for table in tables {
-            if format == TableFormat::Csv && !first {
-                out.write_all(b"\n")?;
-            }
-            table.write(out, format, source, fit)?;
-            first = false;
+    let mut tables = Tables::new(format, fit);
+    for (files, list) in summaries {
+        for table in list {
+            tables.write(out, files, table, &table.rows)?;
         }
     }
     Ok(())
+}
+
+/// Computes `which` summaries of each report or export in `inputs` and
+/// writes each as soon as it is computed, as [`write_tables`] writes them,
+/// named by the input's path. Unlike [`summarize_file`](crate::stats::summarize_file)
+/// and [`write_tables`], memory does not grow with the number of rows nor
+/// of names: a summary of many names is written as it is read back from a
+/// temporary file. A failure to write `out` is [`Error::Writer`]; on
+/// failure `out` may have received part of the summaries.
+pub fn write_summaries(
+    out: &mut dyn Write,
+    inputs: &[std::path::PathBuf],
+    which: &[StatsReport],
+    options: &Options,
+    format: TableFormat,
+    fit: Fit,
+) -> Result<()> {
+    let failed = |cause| Error::Writer { cause };
+    summaries_into(out, inputs, which, options, format, fit, &failed)
+}
+
+/// [`write_summaries`] into the file at `path`, which appears only when
+/// complete.
+pub fn save_summaries(
+    path: &Path,
+    inputs: &[std::path::PathBuf],
+    which: &[StatsReport],
+    options: &Options,
+    format: TableFormat,
+    fit: Fit,
+) -> Result<()> {
+    write_atomically(path, |out| {
+        let failed = |cause| Error::Output {
+            path: path.to_owned(),
+            cause,
+        };
+        summaries_into(out, inputs, which, options, format, fit, &failed)?;
+        out.flush().map_err(failed)
+    })
+}
+
+fn summaries_into(
+    out: &mut dyn Write,
+    inputs: &[std::path::PathBuf],
+    which: &[StatsReport],
+    options: &Options,
+    format: TableFormat,
+    fit: Fit,
+    failed: &dyn Fn(io::Error) -> Error,
+) -> Result<()> {
+    let mut tables = Tables::new(format, fit);
+    for input in inputs {
+        let files = [input.display().to_string()];
+        crate::workflows::with_report(input, options, |report| {
+            for summary in which {
+                let (table, rows) = summary.computed(report)?;
+                // A failed read of a temporary file says so in its cause.
+                tables.write(out, &files, &table, &*rows).map_err(failed)?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// Summaries written one after the other in one format.
+struct Tables {
+    format: TableFormat,
+    fit: Fit,
+    first: bool,
+}
+
+impl Tables {
+    fn new(format: TableFormat, fit: Fit) -> Tables {
+        Tables {
+            format,
+            fit,
+            first: true,
+        }
+    }
+
+    fn write(
+        &mut self,
+        out: &mut dyn Write,
+        files: &[String],
+        table: &Table,
+        rows: &dyn RowSource,
+    ) -> io::Result<()> {
+        if self.format == TableFormat::Csv && !self.first {
+            out.write_all(b"\n")?;
+        }
+        self.first = false;
+        table.write_rows(out, self.format, files, self.fit, rows)
+    }
 }
 
 /// [`write_tables`] into the file at `path`, which appears only when
 /// complete.
 pub fn save_tables(
     path: &Path,
-    summaries: &[(String, Vec<Table>)],
+    summaries: &[(Vec<String>, Vec<Table>)],
     format: TableFormat,
     fit: Fit,
 ) -> Result<()> {
@@ -46,10 +140,13 @@ pub fn save_tables(
 pub fn save_findings(
     path: &Path,
     findings: &Findings,
+    file: &str,
     format: TableFormat,
     rows: Option<usize>,
 ) -> Result<()> {
-    save(path, |out| write_findings(out, findings, format, rows))
+    save(path, |out| {
+        write_findings(out, findings, file, format, rows)
+    })
 }
 
 /// Runs `write` into the file at `path`, which appears only when complete.

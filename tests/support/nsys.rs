@@ -33,6 +33,27 @@ pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
+/// The CSV that `stats`, `compare` and `analyze` write less the line that
+/// marks each table (`# CUDA API Summary (cuda_api_sum) of run.sqlite`):
+/// what nsys writes. Each table must have its line.
+pub fn unmarked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut table_starts = true;
+    for line in text.split_inclusive('\n') {
+        if table_starts {
+            assert!(
+                line.starts_with("# ") && line.contains(") of "),
+                "a table without its marker line: {line:?}"
+            );
+            table_starts = false;
+            continue;
+        }
+        table_starts = line == "\n";
+        out.push_str(line);
+    }
+    out
+}
+
 /// Writes `script` to `path` as an executable stand-in for a program, and
 /// returns once it can be run. While the file is open for writing, another
 /// test thread may fork; its child holds the descriptor until it execs, and

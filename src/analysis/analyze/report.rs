@@ -1,32 +1,34 @@
 //! Findings as text ([`TableFormat`]): aligned tables for people (a table per
-//! rule, with the columns `nsys analyze` prints), or one CSV or JSON table
-//! for programs. A rule skipped for want of data says so and why: in the
-//! tables under its heading, in CSV and JSON as a row of its own (before the
-//! findings) with only the rule and the reason ("Skipped").
+//! rule, with the columns `nsys analyze` prints), one CSV table of every
+//! finding, or in JSON an object per rule, as `stats` writes its summaries.
+//! A rule skipped for want of data says so and why: in the tables under its
+//! heading, in CSV as a row of its own (before the findings) with only the
+//! rule and the reason ("Skipped"), in JSON as its object's `skipped`.
 
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Rule};
 use crate::analysis::stats::TableFormat;
+use crate::analysis::stats::{csv_marker, json_head, json_key, json_tail};
 
-/// The columns of the CSV and JSON output (JSON in snake case).
-const COLUMNS: [(&str, &str); 16] = [
-    ("Rule", "rule"),
-    ("Start (ns)", "start_ns"),
-    ("Duration (ns)", "duration_ns"),
-    ("PID", "pid"),
-    ("TID", "tid"),
-    ("Device ID", "device"),
-    ("Context ID", "context"),
-    ("Stream ID", "stream"),
-    ("API Name", "api"),
-    ("Src Kind", "src_kind"),
-    ("Dst Kind", "dst_kind"),
-    ("Memory Kind", "memory_kind"),
-    ("Bytes", "bytes"),
-    ("In-Use (%)", "in_use_percent"),
-    ("Correlation IDs", "correlation_ids"),
-    ("Skipped", "skipped"),
+/// The columns of the CSV output; the tables and JSON take each rule's own.
+const COLUMNS: [&str; 16] = [
+    "Rule",
+    "Start (ns)",
+    "Duration (ns)",
+    "PID",
+    "TID",
+    "Device ID",
+    "Context ID",
+    "Stream ID",
+    "API Name",
+    "Src Kind",
+    "Dst Kind",
+    "Memory Kind",
+    "Bytes",
+    "In-Use (%)",
+    "Correlation IDs",
+    "Skipped",
 ];
 
 /// A value of a finding, for the output.
@@ -115,13 +117,14 @@ fn table_columns(rule: Rule) -> &'static [usize] {
 }
 
 /// Writes `findings` (as [`super::analyze`] returns them: rule by rule, in
-/// the order of the rules it ran) in `format`, at most `rows` per rule when
-/// given (the tables say how many more there are). Findings are read from
-/// `findings` as they are written, twice for the tables (once to size
-/// their columns): memory holds a few at a time.
+/// the order of the rules it ran) of the report `file` in `format`, at most
+/// `rows` per rule when given (the tables say how many more there are).
+/// Findings are read from `findings` as they are written, twice for the
+/// tables (once to size their columns): memory holds a few at a time.
 pub fn write_findings(
     out: &mut dyn Write,
     findings: &Findings,
+    file: &str,
     format: TableFormat,
     rows: Option<usize>,
 ) -> io::Result<()> {
@@ -149,7 +152,7 @@ pub fn write_findings(
             let columns: Vec<&[usize]> = rules.iter().map(|&r| table_columns(r)).collect();
             let mut widths: Vec<Vec<usize>> = columns
                 .iter()
-                .map(|cs| cs.iter().map(|&c| COLUMNS[c].0.chars().count()).collect())
+                .map(|cs| cs.iter().map(|&c| COLUMNS[c].chars().count()).collect())
                 .collect();
             each_shown(&mut |i, f| {
                 let values = values(f);
@@ -181,7 +184,7 @@ pub fn write_findings(
                     } else {
                         let header: Vec<String> = columns[next_heading]
                             .iter()
-                            .map(|&c| COLUMNS[c].0.to_owned())
+                            .map(|&c| COLUMNS[c].to_owned())
                             .collect();
                         write_aligned_row(out, &header, &widths[next_heading])?;
                     }
@@ -204,8 +207,12 @@ pub fn write_findings(
             }
         }
         TableFormat::Csv => {
-            let header: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
-            writeln!(out, "{}", header.join(","))?;
+            write!(
+                out,
+                "{}",
+                csv_marker("Findings", "analyze", &[file.to_owned()])
+            )?;
+            writeln!(out, "{}", COLUMNS.join(","))?;
             for (rule, why) in skipped(findings) {
                 let row: Vec<String> = skipped_values(rule, why)
                     .iter()
@@ -219,26 +226,53 @@ pub fn write_findings(
             })?;
         }
         TableFormat::Json => {
-            writeln!(out, "[")?;
-            let mut first = true;
-            let mut object = |out: &mut dyn Write, values: [Value; 16]| {
-                let fields: Vec<String> = values
-                    .iter()
-                    .zip(COLUMNS)
-                    .map(|(v, (_, key))| format!("\"{key}\": {}", v.json()))
-                    .collect();
-                let comma = if first { "" } else { ",\n" };
-                first = false;
-                write!(out, "{comma}  {{{}}}", fields.join(", "))
+            // An object per rule, in order, opened before its first row.
+            let files = [file.to_owned()];
+            let keys: Vec<Vec<String>> = rules
+                .iter()
+                .map(|&r| {
+                    table_columns(r)
+                        .iter()
+                        .map(|&c| json_key(COLUMNS[c]))
+                        .collect()
+                })
+                .collect();
+            let mut opened = 0;
+            let first_row = std::cell::Cell::new(true);
+            let mut open_until = |out: &mut dyn Write, until: usize| -> io::Result<()> {
+                while opened < until {
+                    if opened > 0 {
+                        let before = rules[opened - 1];
+                        write!(out, "{}", json_tail(findings.skipped(before)))?;
+                    }
+                    let rule = rules[opened];
+                    write!(out, "{}", json_head(rule.name(), rule.title(), &files))?;
+                    opened += 1;
+                    first_row.set(true);
+                }
+                Ok(())
             };
-            for (rule, why) in skipped(findings) {
-                object(&mut *out, skipped_values(rule, why))?;
+            let mut row = String::new();
+            each_shown(&mut |i, f| {
+                open_until(&mut *out, i + 1)?;
+                let values = values(f);
+                row.clear();
+                row.push_str(if first_row.replace(false) { "{" } else { ",{" });
+                for (k, &c) in table_columns(rules[i]).iter().enumerate() {
+                    if k > 0 {
+                        row.push(',');
+                    }
+                    row.push_str(&json_string(&keys[i][k]));
+                    row.push(':');
+                    row.push_str(&values[c].json());
+                }
+                row.push('}');
+                out.write_all(row.as_bytes())
+            })?;
+            open_until(&mut *out, rules.len())?;
+            if let Some(&last) = rules.last() {
+                write!(out, "{}", json_tail(findings.skipped(last)))?;
             }
-            each_shown(&mut |_, f| object(&mut *out, values(f)))?;
-            if !first {
-                writeln!(out)?;
-            }
-            writeln!(out, "]")?;
         }
     }
     Ok(())

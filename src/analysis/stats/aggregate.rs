@@ -12,6 +12,8 @@ use std::hash::Hash;
 use rustc_hash::FxHashMap;
 
 use super::median::Medians;
+use super::spill::{Spill, SpillKey, SpilledGroups};
+use crate::analysis::Failure;
 
 /// What a summary says of one group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,6 +39,8 @@ pub struct Stats {
 pub(crate) struct ValueSets {
     sums: Vec<Sums>,
     medians: Medians,
+    /// The first span too long for a duration, which fails [`finish`](Self::finish).
+    overlong: Option<(i64, i64)>,
 }
 
 /// What a set keeps of its values besides what its median needs.
@@ -68,8 +72,27 @@ impl ValueSets {
         self.medians.add(set, value);
     }
 
+    /// Adds the duration from `start` to `end` to the set numbered `set`. A
+    /// duration past i64 (a damaged export's times from near i64::MIN to
+    /// near i64::MAX) is no value: [`finish`](Self::finish) says so.
+    pub(crate) fn add_span(&mut self, set: usize, start: i64, end: i64) {
+        match end.checked_sub(start) {
+            Some(duration) => self.add(set, duration),
+            None => self.refuse_span(start, end),
+        }
+    }
+
+    /// Records a span too long for a duration: [`finish`](Self::finish)
+    /// fails, naming the first.
+    pub(super) fn refuse_span(&mut self, start: i64, end: i64) {
+        self.overlong.get_or_insert((start, end));
+    }
+
     /// Each set's statistics, by number; `None` for a set without values.
-    pub(crate) fn finish(self) -> std::io::Result<Vec<Option<Stats>>> {
+    pub(crate) fn finish(self) -> Result<Vec<Option<Stats>>, Failure> {
+        if let Some((start, end)) = self.overlong {
+            return Err(overlong(start, end));
+        }
         let medians = self.medians.finish()?;
         Ok(self
             .sums
@@ -78,6 +101,15 @@ impl ValueSets {
             .map(|(s, median)| Some(s.stats(median?)))
             .collect())
     }
+}
+
+/// The failure of a span longer than any duration: the export is damaged.
+pub(super) fn overlong(start: i64, end: i64) -> Failure {
+    let why = format!(
+        "an event lasts from {start} to {end} ns, longer than a duration can be (2^63 - 1 ns)"
+    );
+    let code = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_RANGE);
+    Failure::Read(rusqlite::Error::SqliteFailure(code, Some(why)))
 }
 
 impl Sums {
@@ -162,49 +194,146 @@ impl U256 {
     }
 }
 
-/// Values grouped by a key, in the order keys were first seen.
+/// The most groups a summary holds in memory (a few hundred bytes each);
+/// the values of groups past them are spilled (see `spill`).
+const HELD: usize = 1 << 14;
+
+/// Values grouped by a key, in the order keys were first seen: the first
+/// [`HELD`] groups in memory, the values of the others in a temporary
+/// database, so that memory does not grow with the number of groups.
 pub(super) struct Groups<K> {
+    /// The groups held, numbered by first appearance.
     index: FxHashMap<K, usize>,
-    keys: Vec<K>,
     values: ValueSets,
+    /// The most groups held.
+    held: usize,
+    spill: Option<Spill>,
+    /// The first failure of the spill; nothing more is written to it.
+    failed: Option<rusqlite::Error>,
 }
 
 impl<K> Default for Groups<K> {
     fn default() -> Self {
+        Self::holding(HELD)
+    }
+}
+
+impl<K> Groups<K> {
+    /// Groups holding at most `held` groups in memory.
+    fn holding(held: usize) -> Self {
         Self {
             index: FxHashMap::default(),
-            keys: Vec::new(),
             values: ValueSets::default(),
+            held,
+            spill: None,
+            failed: None,
         }
     }
 }
 
-impl<K: Hash + Eq + Clone> Groups<K> {
+impl<K: Hash + Eq + Clone + SpillKey> Groups<K> {
     /// Adds `value` to the group of `key`.
     pub(super) fn add(&mut self, key: &K, value: i64) {
-        let at = match self.index.get(key) {
-            Some(&at) => at,
-            None => {
-                self.keys.push(key.clone());
-                self.index.insert(key.clone(), self.keys.len() - 1);
-                self.keys.len() - 1
-            }
+        if let Some(&at) = self.index.get(key) {
+            return self.values.add(at, value);
+        }
+        if self.index.len() < self.held {
+            let at = self.index.len();
+            self.index.insert(key.clone(), at);
+            return self.values.add(at, value);
+        }
+        if self.failed.is_some() {
+            return;
+        }
+        let spilled = match &mut self.spill {
+            Some(spill) => spill.add(key, value),
+            None => Spill::new().and_then(|spill| self.spill.insert(spill).add(key, value)),
         };
-        self.values.add(at, value);
+        if let Err(e) = spilled {
+            self.failed = Some(e);
+        }
     }
 
-    /// Each group's key and statistics, by total descending (ties by key's
-    /// first appearance).
-    pub(super) fn finish(self) -> std::io::Result<Vec<(K, Stats)>> {
+    /// Adds the duration from `start` to `end` to the group of `key` (see
+    /// [`ValueSets::add_span`]).
+    pub(super) fn add_span(&mut self, key: &K, start: i64, end: i64) {
+        match end.checked_sub(start) {
+            Some(duration) => self.add(key, duration),
+            None => self.values.refuse_span(start, end),
+        }
+    }
+
+    /// The groups ranked: by total descending, ties by first appearance.
+    pub(super) fn rank(self) -> Result<Ranked<K>, Failure> {
         let stats = self.values.finish()?;
-        let mut out: Vec<(K, Stats)> = self
-            .keys
+        let mut keys: Vec<Option<K>> = (0..self.index.len()).map(|_| None).collect();
+        for (key, at) in self.index {
+            keys[at] = Some(key);
+        }
+        let mut held: Vec<(K, Stats)> = keys
             .into_iter()
             .zip(stats)
-            .filter_map(|(k, s)| Some((k, s?)))
+            .filter_map(|(k, s)| Some((k?, s?)))
             .collect();
-        out.sort_by_key(|g| std::cmp::Reverse(g.1.total));
+        if let Some(e) = self.failed {
+            return Err(super::spill::failed(e));
+        }
+        let Some(spill) = self.spill else {
+            // Stable: ties stay in order of first appearance.
+            held.sort_by_key(|g| std::cmp::Reverse(g.1.total));
+            let total = held.iter().map(|g| g.1.total).sum();
+            return Ok(Ranked {
+                total,
+                groups: RankedGroups::Held(held),
+            });
+        };
+        let (groups, total) = spill.rank(held)?;
+        Ok(Ranked {
+            total,
+            groups: RankedGroups::Spilled(groups),
+        })
+    }
+
+    /// Each group's key and statistics, ranked as [`Groups::rank`] ranks
+    /// them, all in memory.
+    pub(super) fn finish(self) -> Result<Vec<(K, Stats)>, Failure> {
+        let mut out = Vec::new();
+        self.rank()?.each(&mut |k, s| {
+            out.push((k, *s));
+            Ok(())
+        })?;
         Ok(out)
+    }
+}
+
+/// Groups ranked by total, in memory or in the spill's database, to be
+/// read once or more.
+pub(crate) struct Ranked<K> {
+    /// The total of every group.
+    pub(super) total: i128,
+    groups: RankedGroups<K>,
+}
+
+enum RankedGroups<K> {
+    Held(Vec<(K, Stats)>),
+    Spilled(SpilledGroups),
+}
+
+impl<K: Clone + SpillKey> Ranked<K> {
+    /// Whether there is no group.
+    pub(super) fn is_empty(&self) -> bool {
+        matches!(&self.groups, RankedGroups::Held(held) if held.is_empty())
+    }
+
+    /// Calls `f` with each group in rank order.
+    pub(super) fn each(
+        &self,
+        f: &mut dyn FnMut(K, &Stats) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        match &self.groups {
+            RankedGroups::Held(held) => held.iter().try_for_each(|(k, s)| f(k.clone(), s)),
+            RankedGroups::Spilled(spilled) => spilled.each(f),
+        }
     }
 }
 
@@ -319,14 +448,68 @@ mod tests {
     }
 
     #[test]
+    fn a_span_past_i64_fails_in_words() {
+        let mut v = ValueSets::default();
+        v.add_span(0, 5, 7);
+        v.add_span(1, i64::MIN, i64::MAX);
+        match v.finish() {
+            Err(Failure::Read(e)) => assert!(
+                e.to_string()
+                    .contains(&format!("from {} to {} ns", i64::MIN, i64::MAX)),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let mut v = ValueSets::default();
+        v.add_span(0, -3, i64::MAX - 3);
+        assert_eq!(v.finish().unwrap()[0].unwrap().total, i128::from(i64::MAX));
+    }
+
+    #[test]
     fn groups_come_out_by_total_descending() {
-        let mut g = Groups::default();
-        g.add(&"a", 1);
-        g.add(&"b", 5);
-        g.add(&"a", 2);
+        let mut g = Groups::<String>::default();
+        g.add(&"a".to_owned(), 1);
+        g.add(&"b".to_owned(), 5);
+        g.add(&"a".to_owned(), 2);
         let out = g.finish().unwrap();
         assert_eq!(out[0].0, "b");
         assert_eq!(out[1].1.total, 3);
         assert!(ValueSets::default().finish().unwrap().is_empty());
+    }
+
+    #[test]
+    fn groups_past_those_held_are_spilled_and_ranked_alike() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // A few groups of many values (more distinct ones than a set keeps:
+        // their medians spill too), many of a few; totals that tie.
+        let rows: Vec<((String, bool), i64)> = (0..60_000)
+            .map(|_| {
+                let r = next();
+                let name = match r % 4 {
+                    0 => format!("hot {}", (r >> 4) % 7),
+                    _ => format!("op {}", (r >> 8) % 5000),
+                };
+                ((name, r & (1 << 20) != 0), ((r >> 32) % 1000) as i64 - 100)
+            })
+            .collect();
+        let ranked = |held: usize| {
+            let mut g = Groups::holding(held);
+            for (key, value) in &rows {
+                g.add(key, *value);
+            }
+            assert!(g.index.len() <= held);
+            assert_eq!(g.spill.is_some(), held < usize::MAX);
+            g.finish().unwrap()
+        };
+        let all = ranked(usize::MAX);
+        for held in [0, 1, 10, 4000] {
+            assert_eq!(ranked(held), all, "holding {held}");
+        }
     }
 }

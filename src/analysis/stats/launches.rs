@@ -151,12 +151,12 @@ pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
                     keys.len() - 1
                 });
                 let set = MEASURES * at;
-                measures.add(set + TOTAL, call.end.max(end) - call.start);
-                measures.add(set + API, call.end - call.start);
+                measures.add_span(set + TOTAL, call.start, call.end.max(end));
+                measures.add_span(set + API, call.start, call.end);
                 if start >= call.end {
-                    measures.add(set + QUEUE, start - call.end);
+                    measures.add_span(set + QUEUE, call.end, start);
                 }
-                measures.add(set + KERNEL_TIME, end - start);
+                measures.add_span(set + KERNEL_TIME, start, end);
             }
         }
         if let Some(left) = &mut launch.left {

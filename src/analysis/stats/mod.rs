@@ -5,14 +5,18 @@
 //! per group (an API name, a kernel name, a memory operation, an NVTX range
 //! name) sums of the values it measures and what their exact median needs:
 //! the values of small groups, a histogram of large ones, whose values wait
-//! in a temporary file for one more read (see `median`). Memory does not
-//! grow with the number of rows.
+//! in a temporary file for one more read (see `median`). Past 16384
+//! groups, the values of new ones go to a temporary database that groups
+//! and ranks them (see `spill`), and rows are written as they are read back.
+//! Memory does not grow with the number of rows, nor with the number of
+//! groups.
 
 mod aggregate;
 mod launches;
 mod median;
 mod nvtx_gpu;
 mod reports;
+mod spill;
 mod table;
 
 pub use super::compare::{
@@ -24,6 +28,7 @@ pub(crate) use nvtx_gpu::projected_by_name;
 pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
 pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups};
+pub(crate) use table::{csv_marker, json_head, json_key, json_tail, RowSource};
 pub use table::{Cell, Fit, Table, TableFormat};
 
 use crate::error::Result;

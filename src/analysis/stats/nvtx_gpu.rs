@@ -110,7 +110,9 @@ fn send_ranges(
             .filter(|r| {
                 rtree_low(r.start) <= rtree_low(e.start) && rtree_high(r.end) >= rtree_high(end)
             })
-            .min_by_key(|r| (e.start - r.start) + (r.end - end));
+            .min_by_key(|r| {
+                (i128::from(e.start) - i128::from(r.start)) + (i128::from(r.end) - i128::from(end))
+            });
         let (parent_group, level) = match parent {
             Some(p) => (p.group, p.level + 1),
             None => (None, 0),
@@ -454,7 +456,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
                         }));
                     }
                     let kernel = k.demangled_name.unwrap_or(k.short_name);
-                    let duration = k.common.end - k.common.start;
+                    let (kernel_start, kernel_end) = (k.common.start, k.common.end);
                     let seq = kernel_seq;
                     kernel_seq += 1;
                     let mut add = |range: Option<(u64, u32)>| {
@@ -467,7 +469,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
                             groups.push((key, KernelGroup::default()));
                             groups.len() - 1
                         });
-                        durations.add(at, duration);
+                        durations.add_span(at, kernel_start, kernel_end);
                         let g = &mut groups[at].1;
                         if g.last_kernel != Some(seq) {
                             g.last_kernel = Some(seq);

@@ -6,8 +6,9 @@ use crate::nsys::metrics::UM_CPU_FAULTS;
 use crate::nsys::names::{api_stats_name, memcpy_stats_name, MEMSET_STATS_NAME};
 use crate::nsys::{cpu, cuda, nvtx, Report};
 
-use super::aggregate::{Groups, Stats};
-use super::table::{spread_cells, Cell, Table};
+use super::aggregate::{Groups, Ranked, Stats};
+use super::spill::SpillKey;
+use super::table::{spread_cells, Cell, RowSource, Rows, Table};
 
 /// A summary `nsys stats` prints, by its old and new names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,18 +124,32 @@ impl StatsReport {
 
     /// Computes the summary of `report`.
     pub fn compute(self, report: &Report) -> crate::Result<Table> {
+        let (mut table, rows) = self.computed(report)?;
+        rows.each(&mut |row| {
+            table.rows.push(row.to_vec());
+            Ok(())
+        })
+        .map_err(|e| crate::analysis::Failure::from(e).of(report.path()))?;
+        Ok(table)
+    }
+
+    /// Computes the summary of `report`: its table without rows, and its
+    /// rows, in memory or set aside in a temporary file where they are
+    /// many (see `spill`).
+    pub(crate) fn computed(self, report: &Report) -> crate::Result<(Table, Rows)> {
         let rows = self.rows(report).map_err(|e| e.of(report.path()))?;
         let no_data = match rows.is_empty() {
             true => missing(report, self.needs()),
             false => None,
         };
-        Ok(Table {
+        let table = Table {
             name: self.name().to_owned(),
             title: self.title().to_owned(),
             columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
-            rows,
+            rows: Vec::new(),
             no_data,
-        })
+        };
+        Ok((table, rows))
     }
 
     /// The tables the summary reads (none declared for the OpenACC and
@@ -159,7 +174,7 @@ impl StatsReport {
         }
     }
 
-    fn rows(self, report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+    fn rows(self, report: &Report) -> Result<Rows, Failure> {
         Ok(match self {
             StatsReport::CudaApiSum => api_sum(report)?,
             StatsReport::GpuKernSum => kernel_sum(report)?,
@@ -170,12 +185,12 @@ impl StatsReport {
             StatsReport::NvtxPushPopSum => nvtx_sum(report, |push_pop| push_pop, false)?,
             StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop, false)?,
             StatsReport::OsrtSum => osrt_sum(report)?,
-            StatsReport::KernExecSum => super::launches::kern_exec_sum(report)?,
+            StatsReport::KernExecSum => Box::new(super::launches::kern_exec_sum(report)?),
             StatsReport::OpenAccSum => openacc_sum(report)?,
-            StatsReport::UmCpuPageFaultsSum => cpu_page_faults_sum(report)?,
+            StatsReport::UmCpuPageFaultsSum => Box::new(cpu_page_faults_sum(report)?),
             StatsReport::OpenMpEventSum => openmp_sum(report)?,
-            StatsReport::NvtxGpuProjSum => super::nvtx_gpu::nvtx_gpu_proj_sum(report)?,
-            StatsReport::NvtxKernSum => super::nvtx_gpu::nvtx_kern_sum(report)?,
+            StatsReport::NvtxGpuProjSum => Box::new(super::nvtx_gpu::nvtx_gpu_proj_sum(report)?),
+            StatsReport::NvtxKernSum => Box::new(super::nvtx_gpu::nvtx_kern_sum(report)?),
         })
     }
 
@@ -294,17 +309,33 @@ fn time_cells(s: &Stats, grand: i128) -> Vec<Cell> {
 }
 
 /// Rows of time statistics by name, with the name (and any other key
-/// columns) after them.
-fn time_rows<K>(groups: Vec<(K, Stats)>, keys: impl Fn(K) -> Vec<Cell>) -> Vec<Vec<Cell>> {
-    let grand: i128 = groups.iter().map(|(_, s)| s.total).sum();
-    groups
-        .into_iter()
-        .map(|(k, s)| {
-            let mut row = time_cells(&s, grand);
-            row.extend(keys(k));
-            row
+/// columns) after them, made as they are read.
+fn time_rows<K, F>(groups: Ranked<K>, keys: F) -> Rows
+where
+    K: Clone + SpillKey + 'static,
+    F: Fn(K) -> Vec<Cell> + 'static,
+{
+    Box::new(TimeRows { groups, keys })
+}
+
+struct TimeRows<K, F> {
+    groups: Ranked<K>,
+    keys: F,
+}
+
+impl<K: Clone + SpillKey, F: Fn(K) -> Vec<Cell>> RowSource for TimeRows<K, F> {
+    fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> std::io::Result<()>) -> std::io::Result<()> {
+        let grand = self.groups.total;
+        self.groups.each(&mut |k, s| {
+            let mut row = time_cells(s, grand);
+            row.extend((self.keys)(k));
+            f(&row)
         })
-        .collect()
+    }
 }
 
 /// Which rows of the API call table are calls.
@@ -325,6 +356,10 @@ pub(crate) fn api_groups(
     report: &Report,
     records: ApiRecords,
 ) -> Result<Vec<(String, Stats)>, Failure> {
+    api_grouped(report, records)?.finish()
+}
+
+fn api_grouped(report: &Report, records: ApiRecords) -> Result<Groups<String>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_api_row(|row| {
@@ -333,40 +368,45 @@ pub(crate) fn api_groups(
         }
         key.clear();
         key.push_str(row.name);
-        groups.add(&key, row.end - row.start);
+        groups.add_span(&key, row.start, row.end);
     })?;
-    groups.finish().map_err(Failure::from)
+    Ok(groups)
 }
 
-fn api_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
-    Ok(time_rows(api_groups(report, ApiRecords::Every)?, |name| {
+fn api_sum(report: &Report) -> Result<Rows, Failure> {
+    let groups = api_grouped(report, ApiRecords::Every)?.rank()?;
+    Ok(time_rows(groups, |name: String| {
         vec![Cell::Text(api_stats_name(&name).to_owned())]
     }))
 }
 
 /// Kernel durations by name.
 pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
+    kernel_grouped(report)?.finish()
+}
+
+fn kernel_grouped(report: &Report) -> Result<Groups<String>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_kernel_row(|k| {
         key.clear();
         key.push_str(k.name);
-        groups.add(&key, k.end - k.start);
+        groups.add_span(&key, k.start, k.end);
     })?;
-    groups.finish().map_err(Failure::from)
+    Ok(groups)
 }
 
 /// Runs of whole CUDA graphs by graph, named as in the trace.
 pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
     report.each_graph_row(|g| {
-        groups.add(&crate::nsys::cuda::graph_name(g.graph_id), g.end - g.start);
+        groups.add_span(&crate::nsys::cuda::graph_name(g.graph_id), g.start, g.end);
     })?;
-    groups.finish().map_err(Failure::from)
+    groups.finish()
 }
 
-fn kernel_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
-    Ok(time_rows(kernel_groups(report)?, |name| {
+fn kernel_sum(report: &Report) -> Result<Rows, Failure> {
+    Ok(time_rows(kernel_grouped(report)?.rank()?, |name| {
         vec![Cell::Text(name)]
     }))
 }
@@ -377,45 +417,44 @@ enum Measure {
     Size,
 }
 
-/// Memory operations by kind: their durations or their sizes.
-fn memory_groups(report: &Report, measure: Measure) -> Result<Vec<(String, Stats)>, Failure> {
+/// Memory operations by kind (a few): their durations or their sizes.
+fn memory_groups(report: &Report, measure: Measure) -> Result<Ranked<String>, Failure> {
     let mut groups = Groups::<String>::default();
     report.each_memory_row(|m| {
         let name = match m.copy_kind {
             Some(kind) => memcpy_stats_name(kind),
             None => MEMSET_STATS_NAME.to_owned(),
         };
-        let value = match measure {
-            Measure::Time => m.end - m.start,
-            Measure::Size => m.bytes,
-        };
-        groups.add(&name, value);
+        match measure {
+            Measure::Time => groups.add_span(&name, m.start, m.end),
+            Measure::Size => groups.add(&name, m.bytes),
+        }
     })?;
-    groups.finish().map_err(Failure::from)
+    groups.rank()
 }
 
-fn memory_sum(report: &Report, measure: Measure) -> Result<Vec<Vec<Cell>>, Failure> {
+fn memory_sum(report: &Report, measure: Measure) -> Result<Rows, Failure> {
     let groups = memory_groups(report, measure)?;
     if measure == Measure::Time {
         return Ok(time_rows(groups, |name| vec![Cell::Text(name)]));
     }
     // Sizes in MB (10^6 bytes), three decimals, as nsys prints them.
     let mb = |bytes: f64| Cell::Real(bytes / 1e6, 3);
-    Ok(groups
-        .into_iter()
-        .map(|(name, s)| {
-            vec![
-                mb(s.total as f64),
-                Cell::Int(i128::from(s.count)),
-                mb(s.mean),
-                mb(s.median),
-                mb(s.min as f64),
-                mb(s.max as f64),
-                mb(s.stddev),
-                Cell::Text(name),
-            ]
-        })
-        .collect())
+    let mut rows = Vec::new();
+    groups.each(&mut |name, s| {
+        rows.push(vec![
+            mb(s.total as f64),
+            Cell::Int(i128::from(s.count)),
+            mb(s.mean),
+            mb(s.median),
+            mb(s.min as f64),
+            mb(s.max as f64),
+            mb(s.stddev),
+            Cell::Text(name),
+        ]);
+        Ok(())
+    })?;
+    Ok(Box::new(rows))
 }
 
 /// What a row of `cuda_gpu_sum` is.
@@ -425,19 +464,32 @@ enum GpuCategory {
     Memory,
 }
 
-fn gpu_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+impl SpillKey for GpuCategory {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (*self == GpuCategory::Kernel).encode(out);
+    }
+
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Some(match bool::decode(input)? {
+            true => GpuCategory::Kernel,
+            false => GpuCategory::Memory,
+        })
+    }
+}
+
+fn gpu_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<(String, GpuCategory)>::default();
     report.each_kernel_row(|k| {
-        groups.add(&(k.name.to_owned(), GpuCategory::Kernel), k.end - k.start)
+        groups.add_span(&(k.name.to_owned(), GpuCategory::Kernel), k.start, k.end)
     })?;
     report.each_memory_row(|m| {
         let name = match m.copy_kind {
             Some(kind) => memcpy_stats_name(kind),
             None => MEMSET_STATS_NAME.to_owned(),
         };
-        groups.add(&(name, GpuCategory::Memory), m.end - m.start);
+        groups.add_span(&(name, GpuCategory::Memory), m.start, m.end);
     })?;
-    Ok(time_rows(groups.finish()?, |(name, category)| {
+    Ok(time_rows(groups.rank()?, |(name, category)| {
         let category = match category {
             GpuCategory::Kernel => "CUDA_KERNEL",
             GpuCategory::Memory => "MEMORY_OPER",
@@ -456,6 +508,13 @@ pub(crate) fn nvtx_groups(
     report: &Report,
     style: impl Fn(bool) -> bool,
 ) -> Result<Vec<(RangeGroup, Stats)>, Failure> {
+    nvtx_grouped(report, style)?.finish()
+}
+
+fn nvtx_grouped(
+    report: &Report,
+    style: impl Fn(bool) -> bool,
+) -> Result<Groups<RangeGroup>, Failure> {
     let last = report.nvtx_last_time()?;
     let mut groups = Groups::<RangeGroup>::default();
     report.each_range_row(|r| {
@@ -464,19 +523,19 @@ pub(crate) fn nvtx_groups(
         }
         let name = format!("{}:{}", r.domain.unwrap_or(""), r.text);
         let end = r.end.or(last).unwrap_or(r.start);
-        groups.add(&(name, r.push_pop), end - r.start);
+        groups.add_span(&(name, r.push_pop), r.start, end);
     })?;
-    groups.finish().map_err(Failure::from)
+    Ok(groups)
 }
 
 fn nvtx_sum(
     report: &Report,
     style: impl Fn(bool) -> bool,
     style_column: bool,
-) -> Result<Vec<Vec<Cell>>, Failure> {
+) -> Result<Rows, Failure> {
     Ok(time_rows(
-        nvtx_groups(report, style)?,
-        |(name, push_pop)| {
+        nvtx_grouped(report, style)?.rank()?,
+        move |(name, push_pop): RangeGroup| {
             let style = if push_pop { "PushPop" } else { "StartEnd" };
             match style_column {
                 true => vec![Cell::Text(style.to_owned()), Cell::Text(name)],
@@ -486,19 +545,19 @@ fn nvtx_sum(
     ))
 }
 
-fn osrt_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+fn osrt_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_osrt_row(|name, start, end| {
         key.clear();
         key.push_str(name);
-        groups.add(&key, end - start);
+        groups.add_span(&key, start, end);
     })?;
-    Ok(time_rows(groups.finish()?, |name| vec![Cell::Text(name)]))
+    Ok(time_rows(groups.rank()?, |name| vec![Cell::Text(name)]))
 }
 
 /// OpenACC events by name, with `@file:line` where the source is recorded.
-fn openacc_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+fn openacc_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_openacc_row(|name, file, line, start, end| {
@@ -512,14 +571,14 @@ fn openacc_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
                 key.push_str(&line.to_string());
             }
         }
-        groups.add(&key, end - start);
+        groups.add_span(&key, start, end);
     })?;
-    Ok(time_rows(groups.finish()?, |name| vec![Cell::Text(name)]))
+    Ok(time_rows(groups.rank()?, |name| vec![Cell::Text(name)]))
 }
 
 /// OpenMP events by name within each kind of event (a name in two tables
 /// is two rows, as nsys sums each table apart).
-fn openmp_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+fn openmp_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<(String, String)>::default();
     let mut key = (String::new(), String::new());
     report.each_openmp_row(|table, name, start, end| {
@@ -527,9 +586,9 @@ fn openmp_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
         key.0.push_str(table);
         key.1.clear();
         key.1.push_str(name);
-        groups.add(&key, end - start);
+        groups.add_span(&key, start, end);
     })?;
-    Ok(time_rows(groups.finish()?, |(_, name)| {
+    Ok(time_rows(groups.rank()?, |(_, name): (String, String)| {
         vec![Cell::Text(name)]
     }))
 }

@@ -117,76 +117,133 @@ impl std::str::FromStr for TableFormat {
     }
 }
 
+/// A summary's rows, walked once to write CSV or JSON and twice for an
+/// aligned table (its column widths first): held in memory, or read back
+/// from a temporary file where they are many.
+pub(crate) trait RowSource {
+    /// Whether there is no row.
+    fn is_empty(&self) -> bool;
+    /// Calls `f` with each row, in order.
+    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()>;
+}
+
+/// A summary's rows, as [`RowSource`].
+pub(crate) type Rows = Box<dyn RowSource>;
+
+impl RowSource for Vec<Vec<Cell>> {
+    fn is_empty(&self) -> bool {
+        <[_]>::is_empty(self)
+    }
+
+    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
+        self.iter().try_for_each(|row| f(row))
+    }
+}
+
 impl Table {
-    /// Writes the table as `format` says; `source` (the report's path) heads
-    /// the aligned table and goes into JSON; `fit` says how long the aligned
-    /// table's names may be.
+    /// Writes the table as `format` says; `files` (the reports it is of,
+    /// by path: one, or two compared, A then B) head the aligned table and
+    /// the CSV, and go into JSON; `fit` says how long the aligned table's
+    /// names may be.
     pub fn write(
         &self,
         out: &mut dyn Write,
         format: TableFormat,
-        source: &str,
+        files: &[String],
         fit: Fit,
     ) -> io::Result<()> {
+        self.write_rows(out, format, files, fit, &self.rows)
+    }
+
+    /// [`Table::write`] with the rows of `rows` in place of the table's own.
+    pub(crate) fn write_rows(
+        &self,
+        out: &mut dyn Write,
+        format: TableFormat,
+        files: &[String],
+        fit: Fit,
+        rows: &dyn RowSource,
+    ) -> io::Result<()> {
         match format {
-            TableFormat::Csv => self.write_csv(out),
-            TableFormat::Table => self.write_aligned(out, source, fit),
-            TableFormat::Json => self.write_json(out, source),
+            TableFormat::Csv => self.write_csv(out, files, rows),
+            TableFormat::Table => self.write_aligned(out, files, fit, rows),
+            TableFormat::Json => self.write_json(out, files, rows),
         }
     }
 
-    fn write_csv(&self, out: &mut dyn Write) -> io::Result<()> {
-        let line = |cells: Vec<String>| {
-            cells
-                .iter()
-                .map(|c| csv_field(c))
-                .collect::<Vec<_>>()
-                .join(",")
+    /// The CSV of `nsys stats --format csv`, after a line that says which
+    /// summary of which report it is.
+    fn write_csv(
+        &self,
+        out: &mut dyn Write,
+        files: &[String],
+        rows: &dyn RowSource,
+    ) -> io::Result<()> {
+        out.write_all(csv_marker(&self.title, &self.name, files).as_bytes())?;
+        let mut line = String::new();
+        let mut put = |out: &mut dyn Write, cells: &mut dyn Iterator<Item = String>| {
+            line.clear();
+            for (c, cell) in cells.enumerate() {
+                if c > 0 {
+                    line.push(',');
+                }
+                line.push_str(&csv_field(&cell));
+            }
+            line.push('\n');
+            out.write_all(line.as_bytes())
         };
-        writeln!(out, "{}", line(self.columns.clone()))?;
-        for row in &self.rows {
-            writeln!(out, "{}", line(row.iter().map(Cell::text).collect()))?;
-        }
-        Ok(())
+        put(out, &mut self.columns.iter().cloned())?;
+        rows.each(&mut |row| put(out, &mut row.iter().map(Cell::text)))
     }
 
-    fn write_aligned(&self, out: &mut dyn Write, source: &str, fit: Fit) -> io::Result<()> {
-        writeln!(out, "\n** {} ({}) of {source}:\n", self.title, self.name)?;
-        if self.rows.is_empty() {
+    /// An aligned table: a first walk over the rows sizes the columns, a
+    /// second writes them.
+    fn write_aligned(
+        &self,
+        out: &mut dyn Write,
+        files: &[String],
+        fit: Fit,
+        rows: &dyn RowSource,
+    ) -> io::Result<()> {
+        let of = files_label(files);
+        writeln!(out, "\n** {} ({}) of {of}:\n", self.title, self.name)?;
+        if rows.is_empty() {
             return match &self.no_data {
                 Some(why) => writeln!(out, "   (no data: {why})"),
                 None => writeln!(out, "   (no data)"),
             };
         }
-        let mut texts: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(Cell::text).collect())
-            .collect();
-        let width = |texts: &[Vec<String>], c: usize| {
-            texts
-                .iter()
-                .map(|r| r[c].chars().count())
-                .chain([self.columns[c].chars().count()])
-                .max()
-                .unwrap_or(0)
-        };
-        // A text last column is the names: cut to fit, the other columns as they are.
-        let last = self.columns.len().saturating_sub(1);
-        if !self.rows.iter().any(|r| r[last].is_number()) {
-            let others: usize = (0..last).map(|c| width(&texts, c) + 1).sum::<usize>() + 2;
-            let longest = fit.longest_name(others);
-            for row in &mut texts {
-                cut(&mut row[last], longest);
+        let columns = self.columns.len();
+        let last = columns.saturating_sub(1);
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        let mut numeric = vec![false; columns];
+        let mut longest_last = 0;
+        rows.each(&mut |row| {
+            for (c, cell) in row.iter().enumerate().take(columns) {
+                numeric[c] |= cell.is_number();
+                let width = cell.text().chars().count();
+                match c == last {
+                    true => longest_last = longest_last.max(width),
+                    false => widths[c] = widths[c].max(width),
+                }
             }
-        }
-        let widths: Vec<usize> = (0..self.columns.len()).map(|c| width(&texts, c)).collect();
+            Ok(())
+        })?;
+        // A text last column is the names: cut to fit, the other columns as they are.
+        let names = !numeric[last];
+        let longest = match names {
+            true => {
+                let others: usize = widths[..last].iter().map(|w| w + 1).sum::<usize>() + 2;
+                fit.longest_name(others)
+            }
+            false => usize::MAX,
+        };
+        widths[last] = widths[last].max(longest_last.min(longest));
         // Numbers are right-aligned, text left; the last column is not padded.
-        let numeric: Vec<bool> = (0..self.columns.len())
-            .map(|c| self.rows.iter().any(|r| r[c].is_number()))
-            .collect();
-        let render = |cells: &[String]| {
-            let mut line = String::from(" ");
+        let mut line = String::new();
+        let mut render = |out: &mut dyn Write, cells: &[String]| {
+            line.clear();
+            line.push(' ');
             for (c, cell) in cells.iter().enumerate() {
                 let w = widths[c];
                 let last = c + 1 == cells.len();
@@ -196,28 +253,39 @@ impl Table {
                     (false, false) => write!(line, " {cell:<w$}"),
                 };
             }
-            line
+            line.push('\n');
+            out.write_all(line.as_bytes())
         };
-        writeln!(out, "{}", render(&self.columns))?;
+        render(out, &self.columns)?;
         let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-        writeln!(out, "{}", render(&rule))?;
-        for row in &texts {
-            writeln!(out, "{}", render(row))?;
-        }
-        Ok(())
+        render(out, &rule)?;
+        rows.each(&mut |row| {
+            let mut texts: Vec<String> = row.iter().map(Cell::text).collect();
+            if names {
+                cut(&mut texts[last], longest);
+            }
+            render(out, &texts)
+        })
     }
 
-    fn write_json(&self, out: &mut dyn Write, source: &str) -> io::Result<()> {
+    fn write_json(
+        &self,
+        out: &mut dyn Write,
+        files: &[String],
+        rows: &dyn RowSource,
+    ) -> io::Result<()> {
+        out.write_all(json_head(&self.name, &self.title, files).as_bytes())?;
+        let keys: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| json_string(&json_key(c)))
+            .collect();
         let mut s = String::new();
-        let _ = write!(
-            s,
-            "{{\"report\":{},\"summary\":{},\"title\":{},\"rows\":[",
-            json_string(source),
-            json_string(&self.name),
-            json_string(&self.title)
-        );
-        for (i, row) in self.rows.iter().enumerate() {
-            s.push_str(if i == 0 { "{" } else { ",{" });
+        let mut first = true;
+        rows.each(&mut |row| {
+            s.clear();
+            s.push_str(if first { "{" } else { ",{" });
+            first = false;
             for (c, cell) in row.iter().enumerate() {
                 if c > 0 {
                     s.push(',');
@@ -228,16 +296,69 @@ impl Table {
                     Cell::Real(..) | Cell::Empty => "null".to_owned(),
                     Cell::Text(t) => json_string(t),
                 };
-                let _ = write!(s, "{}:{value}", json_string(&self.columns[c]));
+                let _ = write!(s, "{}:{value}", keys[c]);
             }
             s.push('}');
+            out.write_all(s.as_bytes())
+        })?;
+        out.write_all(json_tail(self.no_data.as_deref()).as_bytes())
+    }
+}
+
+// The one shape of the text answers of `stats`, `compare` and `analyze`:
+// each table is a block of CSV after a marker line, or a JSON object on a
+// line of its own (JSON Lines) naming the table, its title and the reports
+// it is of, its rows as objects keyed by column in snake case, and why it
+// was skipped where the export lacks what it needs.
+
+/// The reports a table is of, for people: the path, or for two compared
+/// `A = path, B = path`.
+pub(crate) fn files_label(files: &[String]) -> String {
+    match files {
+        [a, b] => format!("A = {a}, B = {b}"),
+        files => files.join(", "),
+    }
+}
+
+/// The line before a CSV table: `# CUDA API Summary (cuda_api_sum) of run.sqlite`.
+pub(crate) fn csv_marker(title: &str, name: &str, files: &[String]) -> String {
+    let of = files_label(files).replace(['\n', '\r'], " ");
+    format!("# {title} ({name}) of {of}\n")
+}
+
+/// A column's key in JSON: its header in snake case, `%` as `percent`
+/// (`Total Time (ns)`: `total_time_ns`; `Time (%)`: `time_percent`).
+pub(crate) fn json_key(column: &str) -> String {
+    let mut key = String::with_capacity(column.len() + 8);
+    for c in column.replace('%', " percent ").chars() {
+        match c.is_ascii_alphanumeric() {
+            true => key.push(c.to_ascii_lowercase()),
+            false if !key.is_empty() && !key.ends_with('_') => key.push('_'),
+            false => {}
         }
-        s.push(']');
-        if let Some(why) = &self.no_data {
-            let _ = write!(s, ",\"no_data\":{}", json_string(why));
-        }
-        s.push_str("}\n");
-        out.write_all(s.as_bytes())
+    }
+    while key.ends_with('_') {
+        key.pop();
+    }
+    key
+}
+
+/// A table's JSON object up to its first row.
+pub(crate) fn json_head(name: &str, title: &str, files: &[String]) -> String {
+    let files: Vec<String> = files.iter().map(|f| json_string(f)).collect();
+    format!(
+        "{{\"table\":{},\"title\":{},\"files\":[{}],\"rows\":[",
+        json_string(name),
+        json_string(title),
+        files.join(",")
+    )
+}
+
+/// A table's JSON object after its last row, with why it was skipped.
+pub(crate) fn json_tail(skipped: Option<&str>) -> String {
+    match skipped {
+        Some(why) => format!("],\"skipped\":{}}}\n", json_string(why)),
+        None => "]}\n".to_owned(),
     }
 }
 
@@ -343,7 +464,7 @@ mod tests {
     /// `t` written in `format`, names fitted to `fit`.
     fn written(t: &Table, format: TableFormat, fit: Fit) -> String {
         let mut out = Vec::new();
-        t.write(&mut out, format, "r", fit).unwrap();
+        t.write(&mut out, format, &["r".to_owned()], fit).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -377,7 +498,7 @@ mod tests {
         // 8164.95 is 8164.94999... in binary: it rounds down, as nsys 2025.3 prints it.
         assert_eq!(
             written(&table(), TableFormat::Csv, Fit::NSYS),
-            "Total,Avg,Name\n12,8164.9,\"f(a, \"\"b\"\")\"\n"
+            "# T (t) of r\nTotal,Avg,Name\n12,8164.9,\"f(a, \"\"b\"\")\"\n"
         );
     }
 
@@ -393,8 +514,28 @@ mod tests {
     }
 
     #[test]
-    fn json_escapes_and_keys_by_column() {
+    fn json_escapes_and_keys_by_column_in_snake_case() {
         let text = written(&table(), TableFormat::Json, Fit::NSYS);
-        assert!(text.contains(r#"{"Total":12,"Avg":8164.9,"Name":"f(a, \"b\")"}"#));
+        assert_eq!(
+            text,
+            "{\"table\":\"t\",\"title\":\"T\",\"files\":[\"r\"],\"rows\":[\
+             {\"total\":12,\"avg\":8164.9,\"name\":\"f(a, \\\"b\\\")\"}]}\n"
+        );
+    }
+
+    #[test]
+    fn json_keys_are_the_headers_in_snake_case() {
+        let keys = [
+            ("Time (%)", "time_percent"),
+            ("Total Time (ns)", "total_time_ns"),
+            ("StdDev (MB)", "stddev_mb"),
+            ("GPU Time Change (%)", "gpu_time_change_percent"),
+            ("In-Use (%)", "in_use_percent"),
+            ("Correlation IDs", "correlation_ids"),
+            ("Time(%)", "time_percent"),
+        ];
+        for (header, key) in keys {
+            assert_eq!(json_key(header), key);
+        }
     }
 }

@@ -29,7 +29,9 @@ pub struct Args {
     #[arg(long = "rule", value_name = "NAME,...", value_delimiter = ',')]
     rules: Vec<Rule>,
 
-    /// table: a table per rule; csv, json: one table of every finding.
+    /// table: a table per rule; csv: one table of every finding, after a
+    /// `# Findings (analyze) of REPORT` line; json: an object per rule on a
+    /// line of its own (JSON Lines), as `stats` writes its summaries.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: TableFormat,
 
@@ -89,11 +91,12 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
     let rows = (args.rows > 0).then_some(args.rows);
+    let file = args.report.display().to_string();
     match &args.output {
-        Some(path) => save_findings(path, &findings, args.format, rows)?,
+        Some(path) => save_findings(path, &findings, &file, args.format, rows)?,
         None => {
             let mut out = io::stdout().lock();
-            write_findings(&mut out, &findings, args.format, rows)
+            write_findings(&mut out, &findings, &file, args.format, rows)
                 .and_then(|()| out.flush())
                 .context("writing the findings")?
         }

@@ -58,9 +58,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         false => args.kinds,
     };
     let table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
-    let source = format!("A = {}, B = {}", args.a.display(), args.b.display());
+    let files = vec![args.a.display().to_string(), args.b.display().to_string()];
     // The trace is written even where the table could not be.
-    let written = args.table.write(&[(source, vec![table])]);
+    let written = args.table.write(&[(files, vec![table])]);
     let Some(trace) = &args.trace else {
         return written.map(|()| ExitCode::SUCCESS);
     };

@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::stats::{summarize_file, StatsReport};
+use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 
-use crate::interrupted_reading;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
 
@@ -45,12 +44,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let mut summaries = Vec::new();
-    for input in &args.inputs {
-        let tables = summarize_file(input, &which, &options).map_err(interrupted_reading)?;
-        summaries.push((input.display().to_string(), tables));
-    }
-    args.table.write(&summaries)?;
+    args.table.write_summaries(&args.inputs, &which, &options)?;
     Ok(ExitCode::SUCCESS)
 }
 

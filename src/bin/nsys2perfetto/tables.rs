@@ -1,18 +1,25 @@
 //! The flags of the commands that print tables (`stats`, `compare`), and how
 //! those tables are written.
 
-use std::io::Write;
+use std::io::{BufWriter, Seek, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
 
-use nsys2perfetto::stats::{save_tables, write_tables, Fit, Table, TableFormat};
+use nsys2perfetto::stats::{
+    save_summaries, save_tables, write_summaries, write_tables, Fit, StatsReport, Table,
+    TableFormat,
+};
+use nsys2perfetto::Options;
+
+use crate::interrupted_reading;
 
 /// Where tables go and how they look.
 #[derive(clap::Args)]
 pub struct TableOutput {
-    /// table (aligned columns), csv (as `nsys stats --format csv`) or json
-    /// (JSON Lines: one object per summary and report).
+    /// table (aligned columns), csv (as `nsys stats --format csv`, each
+    /// table after a `# title (name) of report` line) or json (JSON Lines:
+    /// one object per table and report).
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: TableFormat,
 
@@ -30,7 +37,7 @@ impl TableOutput {
     /// Writes the tables of each report, named by its source, to the file
     /// or to standard output, with names as long as [`TableOutput::fit`]
     /// allows.
-    pub fn write(&self, summaries: &[(String, Vec<Table>)]) -> anyhow::Result<()> {
+    pub fn write(&self, summaries: &[(Vec<String>, Vec<Table>)]) -> anyhow::Result<()> {
         let fit = self.fit();
         match &self.output {
             Some(path) => save_tables(path, summaries, self.format, fit)?,
@@ -44,6 +51,40 @@ impl TableOutput {
             }
         }
         Ok(())
+    }
+
+    /// Computes `which` summaries of each input and writes them to the file
+    /// or to standard output, each as soon as it is computed: memory does
+    /// not grow with the summaries' rows. Standard output gets them when all
+    /// are done, from a temporary file, so that a failure prints none.
+    pub fn write_summaries(
+        &self,
+        inputs: &[PathBuf],
+        which: &[StatsReport],
+        options: &Options,
+    ) -> anyhow::Result<()> {
+        let (format, fit) = (self.format, self.fit());
+        if let Some(path) = &self.output {
+            return save_summaries(path, inputs, which, options, format, fit)
+                .map_err(interrupted_reading);
+        }
+        let mut spool =
+            tempfile::tempfile().context("cannot create a temporary file (TMPDIR says where)")?;
+        let mut writer = BufWriter::new(&spool);
+        write_summaries(&mut writer, inputs, which, options, format, fit).map_err(|e| match e {
+            nsys2perfetto::Error::Writer { cause } => anyhow::Error::new(cause)
+                .context("cannot write a temporary file (TMPDIR says where)"),
+            e => interrupted_reading(e),
+        })?;
+        writer
+            .flush()
+            .context("cannot write a temporary file (TMPDIR says where)")?;
+        drop(writer);
+        spool.rewind().context("cannot read a temporary file")?;
+        let mut out = std::io::stdout().lock();
+        std::io::copy(&mut spool, &mut out)
+            .and_then(|_| out.flush())
+            .context("cannot write standard output")
     }
 
     /// How long names may be in an aligned table: whole with `--wide`; on a
