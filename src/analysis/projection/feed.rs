@@ -22,12 +22,19 @@ pub(crate) struct Name {
     /// Set when the batch is sent, before the receiving side sees the range.
     names: Arc<OnceLock<String>>,
     at: std::ops::Range<usize>,
+    /// A range a filter left out, projected only to be counted.
+    left_out: bool,
 }
 
 impl Name {
     pub(crate) fn as_str(&self) -> &str {
         let names = self.names.get().expect("a batch's names go with it");
         &names[self.at.clone()]
+    }
+
+    /// Whether the range was sent by [`RangeFeed::send_left_out`].
+    pub(crate) fn is_left_out(&self) -> bool {
+        self.left_out
     }
 }
 
@@ -128,6 +135,25 @@ impl RangeFeed<Name> {
         let name = Name {
             names: Arc::clone(&self.batch_names),
             at: at..self.names.len(),
+            left_out: false,
+        };
+        self.send(Range {
+            start,
+            end,
+            pid,
+            tid,
+            data: name,
+        });
+    }
+
+    /// A range of thread (pid, tid) that a filter left out: it is projected
+    /// as the others are, so that its projection can be counted as left out
+    /// too, and has no name.
+    pub(crate) fn send_left_out(&mut self, start: u64, end: Option<u64>, (pid, tid): (u32, u32)) {
+        let name = Name {
+            names: Arc::clone(&self.batch_names),
+            at: 0..0,
+            left_out: true,
         };
         self.send(Range {
             start,
