@@ -29,6 +29,7 @@ mod sched;
 mod stacks;
 mod summary;
 mod threads;
+mod unmatched;
 
 use std::io::Write;
 
@@ -125,6 +126,7 @@ pub(crate) fn convert_into<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .collect();
     summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
+    summary.kept_nothing = unmatched::kept_nothing(report, options, &summary)?;
     Ok(summary)
 }
 
