@@ -66,23 +66,24 @@ impl EventPattern {
     /// regex that does not compile, is an
     /// [`Error::InvalidOption`](crate::Error::InvalidOption).
     pub fn parse(text: &str) -> Result<EventPattern> {
-        let (kind, expression) = EventKind::PREFIXES
-            .iter()
-            .find_map(|&(kind, prefix)| {
-                text.strip_prefix(prefix)
-                    // `cudnn::` opens a C++ name, not a pattern of cuDNN calls.
-                    .filter(|rest| !rest.starts_with(':'))
-                    .map(|rest| (kind, rest))
-            })
-            .unwrap_or((EventKind::Kernel, text));
-        if let (EventKind::Kernel, Some(prefix)) = (kind, unknown_prefix(expression)) {
-            let known: Vec<&str> = EventKind::PREFIXES.iter().map(|(_, p)| *p).collect();
-            return Err(Error::InvalidOption(format!(
-                "event pattern {text:?}: unknown kind {prefix:?} (the kinds: {}; \
-                 kernel:{text} for a kernel name that starts so)",
-                known.join(", ")
-            )));
-        }
+        let prefixed = EventKind::PREFIXES.iter().find_map(|&(kind, prefix)| {
+            text.strip_prefix(prefix)
+                // `cudnn::` opens a C++ name, not a pattern of cuDNN calls.
+                .filter(|rest| !rest.starts_with(':'))
+                .map(|rest| (kind, rest))
+        });
+        let (kind, expression) = match (prefixed, unknown_prefix(text)) {
+            (Some(known), _) => known,
+            (None, Some(prefix)) => {
+                let known: Vec<&str> = EventKind::PREFIXES.iter().map(|(_, p)| *p).collect();
+                return Err(Error::InvalidOption(format!(
+                    "event pattern {text:?}: unknown kind {prefix:?} (the kinds: {}; \
+                     kernel:{text} for a kernel name that starts so)",
+                    known.join(", ")
+                )));
+            }
+            (None, None) => (EventKind::Kernel, text),
+        };
         let regex = Regex::new(expression).map_err(|e| {
             // The regex crate's message spans lines, pointing at the error.
             let why = e.to_string().lines().last().unwrap_or_default().to_owned();
