@@ -132,35 +132,37 @@ impl RangeFeed<Name> {
     ) {
         let at = self.names.len();
         self.names.push_str(name);
-        let name = Name {
-            names: Arc::clone(&self.batch_names),
-            at: at..self.names.len(),
-            left_out: false,
-        };
-        self.send(Range {
-            start,
-            end,
-            pid,
-            tid,
-            data: name,
-        });
+        let at = at..self.names.len();
+        self.send_range(start, end, (pid, tid), at, false);
     }
 
     /// A range of thread (pid, tid) that a filter left out: it is projected
     /// as the others are, so that its projection can be counted as left out
     /// too, and has no name.
     pub(crate) fn send_left_out(&mut self, start: u64, end: Option<u64>, (pid, tid): (u32, u32)) {
-        let name = Name {
+        self.send_range(start, end, (pid, tid), 0..0, true);
+    }
+
+    /// A range whose name is at `at` in the batch's names.
+    fn send_range(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        (pid, tid): (u32, u32),
+        at: std::ops::Range<usize>,
+        left_out: bool,
+    ) {
+        let data = Name {
             names: Arc::clone(&self.batch_names),
-            at: 0..0,
-            left_out: true,
+            at,
+            left_out,
         };
         self.send(Range {
             start,
             end,
             pid,
             tid,
-            data: name,
+            data,
         });
     }
 }
