@@ -183,8 +183,30 @@ impl fmt::Display for TimeWindow {
     }
 }
 
+/// A time of the session, as each side of a [`TimeWindow`] is written:
 /// `1.5s`, `200ms`, `30us`, `1000ns`, `1000` in nanoseconds.
 fn duration_ns(text: &str) -> std::result::Result<i64, String> {
+    match nanoseconds(text)? {
+        ns if ns < 0.0 => Err(format!(
+            "'{text}' is not a time from the session start (0 or later)"
+        )),
+        ns => Ok(ns as i64),
+    }
+}
+
+/// A duration written as the sides of `--time` are (`1.5s`, `200ms`,
+/// `30us`, `1000ns`; nanoseconds without a unit), in nanoseconds: the
+/// thresholds of the analysis rules take it.
+pub fn parse_duration(text: &str) -> std::result::Result<u64, String> {
+    match nanoseconds(text.trim())? {
+        ns if ns < 0.0 => Err(format!("'{text}' is not a duration (0 or more)")),
+        ns => Ok(ns as u64),
+    }
+}
+
+/// `text`, a number and its unit, in whole nanoseconds (rounded), or why it
+/// is no time: an unknown unit, no number, more than an i64 holds.
+fn nanoseconds(text: &str) -> std::result::Result<f64, String> {
     let split = text
         .find(|c: char| c.is_ascii_alphabetic())
         .unwrap_or(text.len());
@@ -204,18 +226,30 @@ fn duration_ns(text: &str) -> std::result::Result<i64, String> {
         .parse()
         .map_err(|_| format!("'{text}' is not a time (expected e.g. 1.5s, 200ms, 30us, 1000ns)"))?;
     let ns = (value * scale).round();
-    if ns > i64::MAX as f64 {
+    if !ns.is_finite() {
+        return Err(format!(
+            "'{text}' is not a time (expected e.g. 1.5s, 200ms, 30us, 1000ns)"
+        ));
+    }
+    if ns.abs() > i64::MAX as f64 {
         return Err(format!(
             "'{text}' is too large a time (at most {}s)",
             i64::MAX / 1_000_000_000
         ));
     }
-    if !ns.is_finite() || ns < 0.0 {
-        return Err(format!(
-            "'{text}' is not a time from the session start (0 or later)"
-        ));
-    }
-    Ok(ns as i64)
+    Ok(ns)
+}
+
+/// A duration in nanoseconds as people read it, in the largest unit that
+/// leaves a whole or decimal number: `500 ms`, `1.5 ms`, `250 us`, `40 ns`.
+pub(crate) fn duration_text(ns: u64) -> String {
+    let (scale, unit) = match ns {
+        n if n >= 1_000_000_000 => (1e9, "s"),
+        n if n >= 1_000_000 => (1e6, "ms"),
+        n if n >= 1_000 => (1e3, "us"),
+        _ => (1.0, "ns"),
+    };
+    format!("{} {unit}", ns as f64 / scale)
 }
 
 #[cfg(test)]
@@ -258,6 +292,29 @@ mod tests {
         assert!(w("1m:").unwrap_err().contains("unknown unit"));
         assert!(w("abc").unwrap_err().contains("START:END"));
         assert!(w("-1s:").is_err());
+    }
+
+    #[test]
+    fn durations_parse_with_units_and_read_back() {
+        assert_eq!(parse_duration("500ms"), Ok(500_000_000));
+        assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration("250us"), Ok(250_000));
+        assert_eq!(parse_duration("40"), Ok(40));
+        assert!(parse_duration("-1ms").unwrap_err().contains("0 or more"));
+        assert!(parse_duration("5 min").is_err());
+        assert!(parse_duration("99999999999s")
+            .unwrap_err()
+            .contains("too large"));
+        for (ns, text) in [
+            (500_000_000, "500ms"),
+            (1_500_000, "1.5ms"),
+            (250_000, "250us"),
+            (40, "40ns"),
+            (2_000_000_000, "2s"),
+        ] {
+            assert_eq!(duration_text(ns).replace(' ', ""), text);
+            assert_eq!(parse_duration(text), Ok(ns));
+        }
     }
 
     #[test]

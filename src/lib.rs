@@ -137,6 +137,7 @@ pub mod analyze {
     pub use crate::analysis::analyze::{
         analyze, analyze_file, write_findings, Finding, Findings, Place, Rule, Thresholds,
     };
+    pub use crate::filter::parse_duration;
     pub use crate::workflows::output::save_findings;
 }
 
@@ -147,7 +148,8 @@ pub mod series {
     //! ([`measure_series`]), written as a CSV table or an SVG plot
     //! ([`Series`]).
     pub use crate::analysis::series::{
-        measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell, SeriesRun,
+        check_series, measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell,
+        SeriesRun,
     };
 }
 

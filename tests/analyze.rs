@@ -177,7 +177,7 @@ fn gaps_and_utilization_equal_those_of_nsys_with_other_thresholds() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut thresholds = Thresholds::default();
-    thresholds.gap_ms = 1;
+    thresholds.gap_ns = 1_000_000;
     thresholds.util_percent = 80;
     thresholds.util_chunks = 97;
     let rules = [Rule::GpuGaps, Rule::GpuTimeUtil];
@@ -679,4 +679,47 @@ fn rules_without_their_data_are_skipped_with_the_reason_in_every_format() {
         "SKIPPED: the export has none of CUPTI_ACTIVITY_KIND_KERNEL, \
          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET"
     ));
+}
+
+/// `--gap` takes a time with its unit, as `--time` does (a bare number is
+/// milliseconds, as for nsys): on kernels whose gaps are known, each
+/// threshold finds exactly the gaps longer than it.
+#[test]
+fn the_gap_threshold_takes_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let us = 1_000;
+    // Gaps of 400 us, 1.2 ms, 1.6 ms and 3 ms between five kernels.
+    let gaps = [400 * us, 1_200 * us, 1_600 * us, 3_000 * us];
+    let mut kernels = Vec::new();
+    let mut at = 1_000_000_000;
+    for (i, gap) in gaps.iter().chain([&0]).enumerate() {
+        kernels.push((at, at + 100 * us, 0, 7, i as i64 + 1));
+        at += 100 * us + gap;
+    }
+    let export = dir.path().join("gaps.sqlite");
+    export_with_overhead(&export, &kernels, &[]);
+    let export = export.to_str().unwrap();
+    for (gap, threshold_ns) in [
+        ("1.5ms", 1_500_000),
+        ("1ms", 1_000_000),
+        ("1", 1_000_000),
+        ("1000us", 1_000_000),
+        ("300us", 300_000),
+        ("0.002s", 2_000_000),
+        ("500", 500_000_000),
+    ] {
+        let args = [
+            "analyze", export, "--rule", "gpu_gaps", "--format", "csv", "--gap", gap,
+        ];
+        let (status, stdout, stderr) = cli(&args);
+        assert_eq!(status, Some(0), "--gap {gap}: {stderr}");
+        let found = stdout.lines().skip(1).filter(|l| !l.is_empty()).count();
+        let expected = gaps.iter().filter(|g| **g > threshold_ns).count();
+        assert_eq!(found, expected, "--gap {gap}: {stdout}");
+    }
+    for bad in ["1.5 min", "x", "-1ms"] {
+        let (status, _, stderr) = cli(&["analyze", export, "--gap", bad]);
+        assert_eq!(status, Some(2), "--gap {bad}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
 }

@@ -462,6 +462,62 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
     assert_eq!(first["A: "], first["B: "], "first GPU work aligned");
 }
 
+/// `--trace` with a report compared with itself: the two runs' processes
+/// stay two (B's pids moved apart from A's), and each is named with the pid
+/// its report records, as SQL over the export finds it.
+#[test]
+fn the_trace_of_both_runs_names_each_process_with_its_real_pid() {
+    let Some(a) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let db = open(&a);
+    let pids: Vec<i64> = db
+        .prepare(
+            "SELECT DISTINCT (globalTid >> 24) & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME \
+             ORDER BY 1",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(pids.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("both.perfetto-trace");
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--format", "csv", "--trace"])
+        .arg(&trace)
+        .args([&a, &a])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = support::convert::check_trace(&trace);
+    merged.assert_valid();
+    let processes: BTreeMap<i32, String> = merged
+        .tracks
+        .values()
+        .filter(|t| t.pid.is_some() && t.tid.is_none())
+        .filter_map(|t| Some((t.pid?, t.process_name.clone()?)))
+        .collect();
+    for side in ["A", "B"] {
+        for pid in &pids {
+            let name = db
+                .query_row("SELECT name FROM PROCESSES WHERE pid = ?1", [pid], |r| {
+                    r.get::<_, String>(0)
+                })
+                .unwrap();
+            let labelled = format!("{side}: {name} (pid {pid})");
+            let with = processes.values().filter(|n| **n == labelled).count();
+            assert_eq!(with, 1, "{labelled} in {processes:?}");
+        }
+    }
+    assert_eq!(processes.len(), 2 * pids.len(), "{processes:?}");
+}
+
 /// A call recorded twice, the second record (eventClass 67 or 68) to carry
 /// its backtrace (`--cudabacktrace`), is one call: a report with such
 /// records against itself counts each call once, as SQL over the calls does.

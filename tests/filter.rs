@@ -974,3 +974,252 @@ fn gpu_in_nvtx_with_a_window_follows_each_event_s_own_time() {
     assert!(linked.contains(&"inside") && linked.contains(&"long_call"));
     assert_eq!(summary.gpu_ops_without_launch, 0, "{summary}");
 }
+
+/// The values of the first column of `sql`'s rows.
+fn column<T: rusqlite::types::FromSql>(db: &Connection, sql: &str) -> Vec<T> {
+    db.prepare(sql)
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The first start and the last end of the export's events, by SQL over
+/// every table with a time column, in seconds as the warnings write them.
+fn event_span_text(db: &Connection) -> (String, String) {
+    let tables: Vec<String> = column(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
+    for table in tables {
+        for time in ["start", "timestamp", "end"] {
+            if !has_column(db, &table, time) {
+                continue;
+            }
+            let sql = format!("SELECT MIN({time}), MAX({time}) FROM \"{table}\"");
+            let (min, max): (Option<i64>, Option<i64>) = db
+                .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap();
+            if time != "end" {
+                first = first.min(min.unwrap_or(i64::MAX));
+            }
+            last = last.max(max.unwrap_or(i64::MIN));
+        }
+    }
+    let seconds = |ns: i64| format!("{:.6}s", ns as f64 / 1e9);
+    (seconds(first), seconds(last))
+}
+
+/// A `--pid`, `--gpu` or `--nvtx-domain` that no event is of, or a window
+/// outside the events, says so with what the report holds: its processes
+/// and GPUs with events, its NVTX domains, the span of its events (each
+/// found by SQL here); filters that match say nothing.
+#[test]
+fn filters_that_match_nothing_say_what_the_report_holds() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let db = open(&input);
+    let pid = "((globalTid >> 24) & 16777215)";
+    let cuda_pids: Vec<i64> = column(
+        &db,
+        &format!("SELECT DISTINCT {pid} FROM CUPTI_ACTIVITY_KIND_RUNTIME"),
+    );
+    assert!(!cuda_pids.is_empty());
+    let missing_pid = 16_777_000u32;
+    assert_eq!(
+        count(
+            &db,
+            &format!(
+                "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE {pid} = {missing_pid}"
+            )
+        ),
+        0
+    );
+    let lines = |filter: Filter| {
+        let (trace, summary) = convert(&input, &options(filter));
+        trace.assert_valid();
+        assert!(
+            summary
+                .kept_nothing
+                .iter()
+                .all(|l| summary.warnings().contains(l)),
+            "each is a warning"
+        );
+        (summary.kept_nothing, trace.slices.len())
+    };
+
+    let (said, slices) = lines(Filter::default().pids([missing_pid]));
+    let [line] = &said[..] else {
+        panic!("{said:?}")
+    };
+    assert!(
+        line.starts_with(&format!(
+            "--pid {missing_pid} matches no event: the processes with events are "
+        )),
+        "{line}"
+    );
+    for pid in &cuda_pids {
+        let name: String = db
+            .query_row("SELECT name FROM PROCESSES WHERE pid = ?1", [pid], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(line.contains(&format!("{pid} ({name})")), "{pid}: {line}");
+    }
+    assert_eq!(slices, 0);
+    let (said, slices) = lines(Filter::default().pids([cuda_pids[0] as u32, missing_pid]));
+    assert_eq!(said.len(), 1, "only the pid without events: {said:?}");
+    assert!(slices > 0);
+
+    let gpus: Vec<i64> = column(
+        &db,
+        "SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION \
+         SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION \
+         SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMSET UNION \
+         SELECT deviceId FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ORDER BY 1",
+    );
+    let (said, _) = lines(Filter::default().gpus([7]));
+    let [line] = &said[..] else {
+        panic!("{said:?}")
+    };
+    let listed = line
+        .strip_prefix("--gpu 7 matches no event: the GPUs with events are ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let listed: Vec<i64> = listed
+        .split(", ")
+        .map(|gpu| gpu.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(listed, gpus, "{line}");
+    let (said, _) = lines(Filter::default().gpus(gpus.iter().copied()));
+    assert!(said.is_empty(), "{said:?}");
+
+    // Every NVTX event of this export is in the default domain.
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM NVTX_EVENTS WHERE domainId <> 0"),
+        0
+    );
+    let (said, _) = lines(Filter::default().nvtx_domain("NCCL"));
+    assert_eq!(
+        said,
+        ["--nvtx-domain NCCL matches no event: its NVTX domains are default"]
+    );
+    let (said, _) = lines(Filter::default().nvtx_domain("default"));
+    assert!(said.is_empty(), "{said:?}");
+
+    let (first, last) = event_span_text(&db);
+    let window: TimeWindow = "0.2s:0.4s".parse().unwrap();
+    let (said, slices) = lines(Filter::default().time(window));
+    assert_eq!(
+        said,
+        [format!(
+            "--time 200ms:400ms matches no event: the report's events span {first} to {last} of the session"
+        )]
+    );
+    assert_eq!(slices, 0);
+    let (said, _) = lines(Filter::default().time(TimeWindow {
+        start: Some(0),
+        end: None,
+    }));
+    assert!(said.is_empty(), "{said:?}");
+}
+
+/// With NVTX ranges left out by name or domain, their projections are
+/// counted as left out too: kept and left out make the unfiltered count.
+#[test]
+fn projections_of_the_ranges_left_out_are_counted_as_filtered_out() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let (_, all) = convert(&input, &Options::default());
+    let projected = all.slices["nvtx_gpu"];
+    assert!(projected > 0);
+    let (trace, summary) = convert(&input, &options(Filter::default().nvtx_domain("NCCL")));
+    assert_eq!(trace.count("nvtx_gpu"), 0);
+    assert_eq!(filtered_out(&summary, "nvtx_gpu"), projected);
+    assert!(
+        summary
+            .to_string()
+            .contains(&format!("nvtx_gpu {projected}")),
+        "{summary}"
+    );
+    let (trace, summary) = convert(&input, &options(Filter::default().nvtx("^aten::").unwrap()));
+    trace.assert_valid();
+    let kept = trace.count("nvtx_gpu");
+    assert!(kept > 0 && kept < projected, "{kept} of {projected}");
+    assert_eq!(kept + filtered_out(&summary, "nvtx_gpu"), projected);
+}
+
+/// The projection is made of the cuda and nvtx parts: `--only nvtx_gpu`
+/// without them is refused, and a library call without them is told so.
+#[test]
+fn the_nvtx_projection_without_its_parts_is_refused_or_said() {
+    let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.perfetto-trace");
+    let (input_s, out_s) = (input.to_str().unwrap(), out.to_str().unwrap());
+    for (only, needs) in [
+        ("nvtx_gpu", "cuda and nvtx"),
+        ("nvtx_gpu,cuda", "nvtx:"),
+        ("nvtx_gpu,nvtx", "cuda:"),
+    ] {
+        let (ok, code, stderr) = run(&["convert", input_s, "-o", out_s, "--only", only]);
+        assert!(!ok && code == 2, "{only}: {stderr}");
+        assert!(
+            stderr.contains(&format!("--only nvtx_gpu needs {needs}")),
+            "{only}: {stderr}"
+        );
+        assert!(!out.exists());
+    }
+    let (ok, _, stderr) = run(&[
+        "convert",
+        input_s,
+        "-o",
+        out_s,
+        "--only",
+        "nvtx_gpu,cuda,nvtx",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(support::convert::check_trace(&out).count("nvtx_gpu") > 0);
+    let mut without_cuda = Options::default();
+    without_cuda.parts = Parts::all().without(Part::Cuda);
+    let (_, summary) = convert(&input, &without_cuda);
+    assert!(
+        summary.warnings().iter().any(
+            |w| w.starts_with("nvtx_gpu is not in the trace") && w.contains("cuda is left out")
+        ),
+        "{:?}",
+        summary.warnings()
+    );
+}
+
+/// The warning is printed in every mode that converts: a file alone, and
+/// each file of a directory, named after it.
+#[test]
+fn a_window_outside_the_events_is_said_for_a_file_and_in_a_directory() {
+    let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("in");
+    std::fs::create_dir(&tree).unwrap();
+    let linked = tree.join("run.sqlite");
+    std::os::unix::fs::symlink(&input, &linked).unwrap();
+    let expected = format!(
+        "nsys2perfetto: warning: {}: --time 200ms:400ms matches no event: the report's events span ",
+        linked.display()
+    );
+    let alone = dir.path().join("alone.perfetto-trace");
+    let out = dir.path().join("out/");
+    for args in [
+        vec![linked.to_str().unwrap(), "-o", alone.to_str().unwrap()],
+        vec![tree.to_str().unwrap(), "-o", out.to_str().unwrap()],
+    ] {
+        let mut all = vec!["convert", "--time", "0.2s:0.4s"];
+        all.extend(args);
+        let (ok, _, stderr) = run(&all);
+        assert!(ok, "{stderr}");
+        assert_eq!(stderr.matches(&expected).count(), 1, "{all:?}: {stderr}");
+    }
+}

@@ -657,3 +657,64 @@ fn profiles_a_series_and_measures_it() {
     let svg = std::fs::read_to_string(d.join("plot.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("kernel:.*"), "{svg}");
 }
+
+/// What would fail `--series` after every run was profiled fails it before
+/// the first: a value given twice, an unknown kind of pattern, a table or
+/// plot in a directory that does not exist. The nsys here records each
+/// call: it must never be called.
+#[test]
+fn a_series_that_would_fail_after_profiling_is_refused_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nsys = d.join("nsys");
+    executable(
+        &nsys,
+        "#!/bin/sh\necho called >> \"$(dirname \"$0\")/called\"\nexit 1\n",
+    );
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--series", "batch=8,8", "--events", "sgemm"],
+            "batch=8 is given twice",
+        ),
+        (
+            &["--series", "batch=8,16", "--events", "kernal:sgemm"],
+            "unknown kind \"kernal:\"",
+        ),
+        (
+            &[
+                "--series",
+                "batch=8,16",
+                "--events",
+                "sgemm",
+                "--svg",
+                "nodir/p.svg",
+            ],
+            "directory nodir does not exist",
+        ),
+        (
+            &[
+                "--series",
+                "batch=8,16",
+                "--events",
+                "sgemm",
+                "--table",
+                "nodir/t.csv",
+            ],
+            "directory nodir does not exist",
+        ),
+    ];
+    for (series, says) in cases {
+        let out = Command::new(BIN)
+            .current_dir(d)
+            .args(["profile", "--nsys"])
+            .arg(&nsys)
+            .args(series)
+            .args(["--", "echo", "$p"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{series:?}: {stderr}");
+        assert!(stderr.contains(says), "{series:?}: {stderr}");
+        assert!(!d.join("called").exists(), "{series:?}: nsys was run");
+    }
+}

@@ -665,7 +665,10 @@ fn bad_command_lines_fail_in_one_line_and_write_nothing() {
     let export = export.to_str().unwrap();
     let missing = dir.path().join("missing.sqlite");
     let missing = missing.to_str().unwrap();
-    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+    let svg_in_nodir = dir.path().join("nodir/plot.svg");
+    let svg_in_nodir = svg_in_nodir.to_str().unwrap().to_owned();
+    let cases: Vec<(Vec<&str>, i32, &str)> =
+        vec![
         (
             (vec!["--param", "batch=8", export, "--events", "nvtx:(forward"]),
             2,
@@ -707,6 +710,26 @@ fn bad_command_lines_fail_in_one_line_and_write_nothing() {
             1,
             "cannot read",
         ),
+        (
+            (vec!["--param", "batch=8", export, "--events", "kernal:sgemm"]),
+            2,
+            "unknown kind \"kernal:\" (the kinds: kernel:, api:, cudnn:, cublas:, nvtx:, nvtx-gpu:",
+        ),
+        (
+            (vec!["--param", "batch=8", export, "--events", "NVTX:forward"]),
+            2,
+            "unknown kind \"NVTX:\"",
+        ),
+        (
+            (vec!["--param", "batch=8", export, "--events", "Api:cudaFree"]),
+            2,
+            "unknown kind \"Api:\"",
+        ),
+        (
+            (vec!["--param", "batch=8", export, "--events", "x", "--svg", &svg_in_nodir]),
+            2,
+            "nodir does not exist",
+        ),
     ];
     for (case, status, says) in cases {
         let out = Command::new(BIN)
@@ -724,6 +747,50 @@ fn bad_command_lines_fail_in_one_line_and_write_nothing() {
             .filter(|l| l.starts_with("nsys2perfetto: error: "));
         assert_eq!(errors.count(), 1, "one line: {stderr}");
         assert!(!table.exists(), "{case:?} wrote the table");
+    }
+}
+
+/// What would fail a series at its end, or at its second report, fails it
+/// before the first report is read: an output in a directory that does not
+/// exist, a report of a later value that is not there.
+#[test]
+fn outputs_and_reports_are_checked_before_any_report_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = shared_dir().join("fixtures/sqlite/cori_run1_report1.sqlite");
+    std::os::unix::fs::symlink(&export, dir.path().join("run_1.sqlite")).unwrap();
+    let template = dir.path().join("run_$p.sqlite");
+    let template = template.to_str().unwrap();
+    let nodir = dir.path().join("nodir");
+    let in_nodir = nodir.join("t.csv");
+    let table = dir.path().join("t.csv");
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+        (
+            vec!["--values", "1", "-o", in_nodir.to_str().unwrap()],
+            2,
+            format!("directory {} does not exist", nodir.display()),
+        ),
+        (
+            vec!["--values", "1,2", "-o", table.to_str().unwrap()],
+            1,
+            format!("cannot read {}", dir.path().join("run_2.sqlite").display()),
+        ),
+        (
+            vec!["--values", "1,1", "-o", table.to_str().unwrap()],
+            2,
+            "p=1 is given twice".to_owned(),
+        ),
+    ];
+    for (case, status, says) in cases {
+        let out = Command::new(BIN)
+            .args(["series", "--pattern", template, "--events", "cpush"])
+            .args(&case)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "{case:?}: {stderr}");
+        assert!(stderr.contains(&says), "{case:?}: {stderr}");
+        assert!(!stderr.contains("p=1: "), "nothing measured: {stderr}");
+        assert!(!table.exists() && !nodir.exists());
     }
 }
 

@@ -41,9 +41,11 @@ pub(super) fn write<W: Write>(
         t.group(ANALYSIS_GROUP, || {
             let mut spec = TrackSpec::new(None, "Analysis");
             spec.description = Some(format!(
-                "What the rules of nsys analyze find (gaps over {} ms, chunks of {} \
+                "What the rules of nsys analyze find (gaps over {}, chunks of {} \
                  below {}% GPU use): a track per rule",
-                thresholds.gap_ms, thresholds.util_chunks, thresholds.util_percent
+                crate::filter::duration_text(thresholds.gap_ns),
+                thresholds.util_chunks,
+                thresholds.util_percent
             ));
             spec
         })

@@ -31,6 +31,7 @@ mod stacks;
 mod summary;
 mod threads;
 mod typed_gpu;
+mod unmatched;
 
 use std::io::Write;
 
@@ -131,6 +132,7 @@ pub(crate) fn convert_into<W: Write + Send>(
         .flat_map(|p| p.tables(report))
         .collect();
     summary.unconverted = report.unconverted(|table| excluded.iter().any(|t| t == table));
+    summary.kept_nothing = unmatched::kept_nothing(report, options, &summary)?;
     Ok(summary)
 }
 

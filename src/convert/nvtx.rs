@@ -41,6 +41,14 @@ pub(super) fn write<W: Write>(
             let text = e.text.as_ref().map(|t| t.as_str());
             if !keeps_nvtx(filter, meta, e.pid, e.domain, text) {
                 summary.filter_out(NVTX);
+                // Its projection is left out with it, and counted so.
+                let start = trace_time(e.start);
+                if let (Some(feed), Some(start)) = (feed.as_deref_mut(), start) {
+                    if e.kind != NvtxKind::Mark && e.end_tid.is_none() {
+                        let end = e.end.and_then(trace_time).map(|end| end.max(start));
+                        feed.send_left_out(start, end, (e.pid, e.tid));
+                    }
+                }
                 return Ok(());
             }
         }

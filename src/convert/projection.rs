@@ -88,6 +88,10 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         summary: &mut Summary,
     ) -> Result<(), Failure> {
         while let Some(p) = self.projector.next_ready() {
+            if p.range.data.is_left_out() {
+                summary.filter_out(NVTX_GPU);
+                continue;
+            }
             self.write(&p, gpu, meta)?;
             summary.count(NVTX_GPU);
         }

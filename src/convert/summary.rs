@@ -60,6 +60,11 @@ pub struct Summary {
     /// Events the filter left out, by category (by table for tables whose
     /// rows are not slices).
     pub filtered_out: BTreeMap<String, u64>,
+    /// Filters that match no event of the report (a process, GPU or NVTX
+    /// domain it has no events of, a time window outside its events), and
+    /// parts that cannot be made of the parts chosen: a line each, saying
+    /// what the report holds instead.
+    pub kept_nothing: Vec<String>,
 }
 
 impl Summary {
@@ -92,6 +97,7 @@ impl Summary {
             event_records_without_call,
             json_flows_on_nested,
             filtered_out,
+            kept_nothing,
         } = other;
         for (category, n) in filtered_out {
             *self.filtered_out.entry(category).or_default() += n;
@@ -120,6 +126,16 @@ impl Summary {
         self.event_waits_before_record += event_waits_before_record;
         self.event_records_without_call += event_records_without_call;
         self.json_flows_on_nested += json_flows_on_nested;
+        self.kept_nothing.extend(kept_nothing);
+    }
+
+    /// Whether the trace holds no event at all: no slice, counter value,
+    /// CPU sample or context switch.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.slices.values().all(|n| *n == 0)
+            && self.counter_values == 0
+            && self.cpu_samples == 0
+            && self.sched_events == 0
     }
 
     /// An event's start as a trace time, or `None` for a start before time
@@ -168,6 +184,7 @@ impl Summary {
                     .to_owned(),
             );
         }
+        w.extend(self.kept_nothing.iter().cloned());
         let negative: u64 = self.before_time_zero.values().sum();
         if negative > 0 {
             w.push(format!(

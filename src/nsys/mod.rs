@@ -34,6 +34,7 @@ pub(crate) mod metrics;
 pub(crate) mod names;
 pub(crate) mod nvtx;
 pub(crate) mod overhead;
+mod present;
 mod row_filter;
 mod scan;
 mod schema;
@@ -53,6 +54,7 @@ use rusqlite::Connection;
 
 pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
+pub(crate) use present::Owner;
 pub(crate) use row_filter::RowFilter;
 pub(crate) use scan::Streamed;
 pub(crate) use schema::Schema;

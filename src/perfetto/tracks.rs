@@ -65,7 +65,8 @@ pub struct Scope {
     /// without theirs, and it has no context switches to write.
     pub drop_cpus: bool,
     /// Put before the names of the scope's top-level tracks (its processes,
-    /// its GPUs), as `label: name`.
+    /// its GPUs), as `label: name`; a process's name then ends with its
+    /// pid before `pid_offset` is added, as `label: name (pid N)`.
     pub label: Option<String>,
 }
 
@@ -207,11 +208,14 @@ impl Tracks {
             return id;
         }
         let shifted = self.shifted(pid.into()) as i32;
+        // A labelled scope's pids may be moved apart from another scope's:
+        // its process names keep the pid the source knows.
+        let name = match self.label {
+            Some(_) => format!("{} (pid {pid})", name()),
+            None => name(),
+        };
         let id = self.push(
-            Kind::Process {
-                pid: shifted,
-                name: name(),
-            },
+            Kind::Process { pid: shifted, name },
             self.mix([pid as u64, u64::MAX]),
         );
         self.processes.insert(pid, id);

@@ -165,8 +165,10 @@ impl FromStr for Rule {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Thresholds {
-    /// [`Rule::GpuGaps`]: gaps longer than this many milliseconds.
-    pub gap_ms: u64,
+    /// [`Rule::GpuGaps`]: gaps longer than this many nanoseconds (500 ms
+    /// by default; [`parse_duration`](crate::analyze::parse_duration) reads
+    /// `500ms`, `1.5ms`, `200us`).
+    pub gap_ns: u64,
     /// [`Rule::GpuTimeUtil`]: chunks whose GPU time use is below this percentage.
     pub util_percent: u32,
     /// [`Rule::GpuTimeUtil`]: the number of equal chunks each device's time
@@ -177,7 +179,7 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Self {
-            gap_ms: 500,
+            gap_ns: 500_000_000,
             util_percent: 50,
             util_chunks: 30,
         }
@@ -449,7 +451,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
     let call_names = report.string_ids_like(&call_patterns(rules))?;
     let needs_ops = rules.iter().any(|&r| r != Rule::CudaApiSync);
     let mut launches = PendingCalls::default();
-    let mut gaps = gpu_gaps::Gaps::new(thresholds.gap_ms.saturating_mul(1_000_000) as i64);
+    let mut gaps = gpu_gaps::Gaps::new(i64::try_from(thresholds.gap_ns).unwrap_or(i64::MAX));
     let reads_calls = rules.iter().any(|r| r.reads_calls());
     if reads_calls || needs_ops {
         report.for_each_gpu_work(

@@ -22,12 +22,19 @@ pub(crate) struct Name {
     /// Set when the batch is sent, before the receiving side sees the range.
     names: Arc<OnceLock<String>>,
     at: std::ops::Range<usize>,
+    /// A range a filter left out, projected only to be counted.
+    left_out: bool,
 }
 
 impl Name {
     pub(crate) fn as_str(&self) -> &str {
         let names = self.names.get().expect("a batch's names go with it");
         &names[self.at.clone()]
+    }
+
+    /// Whether the range was sent by [`RangeFeed::send_left_out`].
+    pub(crate) fn is_left_out(&self) -> bool {
+        self.left_out
     }
 }
 
@@ -125,16 +132,37 @@ impl RangeFeed<Name> {
     ) {
         let at = self.names.len();
         self.names.push_str(name);
-        let name = Name {
+        let at = at..self.names.len();
+        self.send_range(start, end, (pid, tid), at, false);
+    }
+
+    /// A range of thread (pid, tid) that a filter left out: it is projected
+    /// as the others are, so that its projection can be counted as left out
+    /// too, and has no name.
+    pub(crate) fn send_left_out(&mut self, start: u64, end: Option<u64>, (pid, tid): (u32, u32)) {
+        self.send_range(start, end, (pid, tid), 0..0, true);
+    }
+
+    /// A range whose name is at `at` in the batch's names.
+    fn send_range(
+        &mut self,
+        start: u64,
+        end: Option<u64>,
+        (pid, tid): (u32, u32),
+        at: std::ops::Range<usize>,
+        left_out: bool,
+    ) {
+        let data = Name {
             names: Arc::clone(&self.batch_names),
-            at: at..self.names.len(),
+            at,
+            left_out,
         };
         self.send(Range {
             start,
             end,
             pid,
             tid,
-            data: name,
+            data,
         });
     }
 }

@@ -115,7 +115,7 @@ pub fn measure_series(
     options: &Options,
     progress: &mut dyn FnMut(&SeriesRun),
 ) -> Result<Series> {
-    check(parameter, runs, patterns)?;
+    check_series(parameter, runs, patterns)?;
     let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
     for run in runs {
         // Small reports finish before SQLite looks at the flag: look here too.
@@ -138,8 +138,12 @@ pub fn measure_series(
     })
 }
 
-/// Refuses a series that cannot be measured or drawn, before any report is read.
-fn check(parameter: &str, runs: &[SeriesRun], patterns: &[EventPattern]) -> Result<()> {
+/// Refuses a series that cannot be measured or drawn (no name, no run, no
+/// pattern, an empty value, a value given twice) with an
+/// [`Error::InvalidOption`], reading no report: [`measure_series`] checks
+/// so first, and a caller that makes the reports (profiling a command per
+/// value) can check before it does.
+pub fn check_series(parameter: &str, runs: &[SeriesRun], patterns: &[EventPattern]) -> Result<()> {
     let invalid = |m: String| Err(Error::InvalidOption(m));
     if parameter.trim().is_empty() {
         return invalid("the parameter of a series needs a name".into());
@@ -304,7 +308,7 @@ mod tests {
     fn a_value_given_twice_is_refused_before_reading() {
         let p = [EventPattern::parse("gemm").unwrap()];
         let runs = [SeriesRun::new("8", "a"), SeriesRun::new("8", "b")];
-        let e = check("batch", &runs, &p).unwrap_err().to_string();
+        let e = check_series("batch", &runs, &p).unwrap_err().to_string();
         assert_eq!(e, "batch=8 is given twice (a and b)");
     }
 

@@ -48,9 +48,11 @@ impl EventKind {
 /// A regular expression over the names of one kind of event.
 ///
 /// Written `KIND:REGEX`, with `KIND` one of `kernel`, `api`, `cudnn`,
-/// `cublas`, `nvtx`, `nvtx-gpu`; without a known prefix, a pattern is over
-/// kernel names (which may themselves hold colons: a prefix followed by a
-/// second colon, as in `cudnn::detail::.*`, is part of the name). The regular
+/// `cublas`, `nvtx`, `nvtx-gpu`; without a prefix, a pattern is over kernel
+/// names (which may themselves hold colons: a word followed by a second
+/// colon, as in `cudnn::detail::.*`, is part of the name). Any other word
+/// followed by one colon (`kernal:`, `NVTX:`) is refused as a misspelt
+/// prefix: `kernel:` takes a kernel name that starts so. The regular
 /// expression matches anywhere in a name unless anchored (`^...$`).
 #[derive(Clone, Debug)]
 pub struct EventPattern {
@@ -60,17 +62,28 @@ pub struct EventPattern {
 }
 
 impl EventPattern {
-    /// Parses `kind:regex` (see [`EventPattern`]); a regex that does not compile is an [`Error::InvalidOption`](crate::Error::InvalidOption).
+    /// Parses `kind:regex` (see [`EventPattern`]); an unknown prefix, or a
+    /// regex that does not compile, is an
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption).
     pub fn parse(text: &str) -> Result<EventPattern> {
-        let (kind, expression) = EventKind::PREFIXES
-            .iter()
-            .find_map(|&(kind, prefix)| {
-                text.strip_prefix(prefix)
-                    // `cudnn::` opens a C++ name, not a pattern of cuDNN calls.
-                    .filter(|rest| !rest.starts_with(':'))
-                    .map(|rest| (kind, rest))
-            })
-            .unwrap_or((EventKind::Kernel, text));
+        let prefixed = EventKind::PREFIXES.iter().find_map(|&(kind, prefix)| {
+            text.strip_prefix(prefix)
+                // `cudnn::` opens a C++ name, not a pattern of cuDNN calls.
+                .filter(|rest| !rest.starts_with(':'))
+                .map(|rest| (kind, rest))
+        });
+        let (kind, expression) = match (prefixed, unknown_prefix(text)) {
+            (Some(known), _) => known,
+            (None, Some(prefix)) => {
+                let known: Vec<&str> = EventKind::PREFIXES.iter().map(|(_, p)| *p).collect();
+                return Err(Error::InvalidOption(format!(
+                    "event pattern {text:?}: unknown kind {prefix:?} (the kinds: {}; \
+                     kernel:{text} for a kernel name that starts so)",
+                    known.join(", ")
+                )));
+            }
+            (None, None) => (EventKind::Kernel, text),
+        };
         let regex = Regex::new(expression).map_err(|e| {
             // The regex crate's message spans lines, pointing at the error.
             let why = e.to_string().lines().last().unwrap_or_default().to_owned();
@@ -100,6 +113,18 @@ impl EventPattern {
     pub fn matches(&self, name: &str) -> bool {
         self.regex.is_match(name)
     }
+}
+
+/// The prefix `text` starts with when it is none of the known ones: a word
+/// (a letter, then letters, digits, `-` or `_`) and one colon, as a
+/// misspelt `kernal:` or `NVTX:`. A word and two colons opens a C++ name.
+fn unknown_prefix(text: &str) -> Option<&str> {
+    let word = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .unwrap_or(text.len());
+    let starts_with_letter = text.starts_with(|c: char| c.is_ascii_alphabetic());
+    let rest = &text[word..];
+    (starts_with_letter && rest.starts_with(':') && !rest.starts_with("::")).then(|| &text[..=word])
 }
 
 impl FromStr for EventPattern {
@@ -141,6 +166,29 @@ mod tests {
             EventPattern::parse("api:cudaMemcpy").unwrap().kind(),
             EventKind::CudaApi
         );
+    }
+
+    #[test]
+    fn an_unknown_prefix_is_refused_naming_the_kinds() {
+        for text in [
+            "kernal:sgemm",
+            "NVTX:forward",
+            "Api:cudaFree",
+            "nvtx_gpu:step",
+        ] {
+            let e = EventPattern::parse(text).unwrap_err().to_string();
+            assert!(e.contains("unknown kind"), "{text}: {e}");
+            for (_, prefix) in EventKind::PREFIXES {
+                assert!(e.contains(prefix), "{text}: {e}");
+            }
+        }
+        // Colons that are no prefix: C++ names, regex syntax.
+        for text in ["at::native::vectorized", "(?i:gemm)", "sgemm", "a|b:c"] {
+            let p = EventPattern::parse(text).unwrap();
+            assert_eq!(p.kind(), EventKind::Kernel, "{text}");
+        }
+        let p = EventPattern::parse("kernel:kernal:sgemm").unwrap();
+        assert!(p.matches("kernal:sgemm_128"));
     }
 
     #[test]

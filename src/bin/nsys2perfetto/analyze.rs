@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use nsys2perfetto::analyze::{analyze_file, save_findings, write_findings, Rule, Thresholds};
+use nsys2perfetto::analyze::{
+    analyze_file, parse_duration, save_findings, write_findings, Rule, Thresholds,
+};
 use nsys2perfetto::stats::TableFormat;
 use nsys2perfetto::Options;
 
@@ -45,8 +47,10 @@ pub struct Args {
           allow_negative_numbers = true)]
     rows: usize,
 
-    /// gpu_gaps: gaps longer than this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = Thresholds::default().gap_ms)]
+    /// gpu_gaps: gaps longer than this, in ns, us, ms or s (`500ms`,
+    /// `1.5ms`, `200us`); a number without a unit is in milliseconds, as
+    /// nsys takes it (default: 500ms).
+    #[arg(long, value_name = "TIME", default_value = "500ms", value_parser = gap)]
     gap: u64,
 
     /// gpu_time_util: chunks in which the GPU is in use less than this
@@ -66,6 +70,16 @@ pub struct Args {
     nsys: PathBuf,
 }
 
+/// `--gap`: a duration in nanoseconds; a bare number is milliseconds, as
+/// for `nsys analyze`'s `gap=` and this flag before it took units.
+fn gap(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    match text.parse::<f64>() {
+        Ok(_) => parse_duration(&format!("{text}ms")),
+        Err(_) => parse_duration(text),
+    }
+}
+
 /// `--rows`: a count, where 0 and nsys's -1 mean all (0 here).
 fn row_limit(text: &str) -> Result<usize, String> {
     match text.trim() {
@@ -77,12 +91,15 @@ fn row_limit(text: &str) -> Result<usize, String> {
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.output {
+        crate::paths::writable(path).map_err(crate::Usage)?;
+    }
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,
     };
     let mut thresholds = Thresholds::default();
-    thresholds.gap_ms = args.gap;
+    thresholds.gap_ns = args.gap;
     thresholds.util_percent = args.util_threshold;
     thresholds.util_chunks = args.chunks;
     let mut options = Options::default();

@@ -49,6 +49,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    args.table.check()?;
+    if let Some(trace) = &args.trace {
+        crate::paths::writable(trace).map_err(crate::Usage)?;
+    }
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());

@@ -135,8 +135,28 @@ impl Encoding {
 }
 
 impl Selection {
-    /// The parts these flags keep.
-    pub fn parts(&self) -> Parts {
+    /// The parts these flags keep, or why they contradict themselves:
+    /// `--only nvtx_gpu` without the parts the projection is made of.
+    pub fn parts(&self) -> Result<Parts, String> {
+        let sources = [Part::Cuda, Part::Nvtx];
+        if self.only.contains(&Part::NvtxGpu) {
+            let missing: Vec<&str> = sources
+                .into_iter()
+                .filter(|p| !self.only.contains(p) || self.exclude.contains(p))
+                .map(Part::name)
+                .collect();
+            if !missing.is_empty() {
+                return Err(format!(
+                    "--only nvtx_gpu needs {}: the NVTX projection is made of the cuda and \
+                     nvtx parts (--only cuda,nvtx,nvtx_gpu)",
+                    missing.join(" and ")
+                ));
+            }
+        }
+        Ok(self.chosen())
+    }
+
+    fn chosen(&self) -> Parts {
         let chosen = match self.only.is_empty() {
             true => Parts::all(),
             false => Part::ALL
@@ -233,7 +253,9 @@ impl Conversion {
             filters,
         } = self;
         let mut options = Options::default();
-        options.parts = selection.parts();
+        options.parts = selection
+            .parts()
+            .map_err(nsys2perfetto::Error::InvalidOption)?;
         options.findings = findings.then(Thresholds::default);
         options.filter = filters.filter()?;
         Ok(options)

@@ -19,6 +19,7 @@ mod conversion;
 mod convert;
 mod merge;
 mod open;
+mod paths;
 mod profile;
 mod series;
 mod signals;

@@ -68,7 +68,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     args.encoding
         .apply(&mut options, Some(&args.output))
         .map_err(Usage)?;
-    options.parts = args.selection.parts();
+    options.parts = args.selection.parts().map_err(Usage)?;
     options.nsys = args.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let mut merge = MergeOptions::default();

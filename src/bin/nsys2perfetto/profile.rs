@@ -1,7 +1,7 @@
 //! `profile`: a command profiled by nsys, its report converted.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -77,7 +77,8 @@ pub struct Args {
 #[command(next_help_heading = "Series")]
 struct Sweep {
     /// Profile the command once per value, `$p` in the command standing for
-    /// it (`--series batch=8,16,32 -- python train.py --batch $p`); then
+    /// it (`--series batch=8,16,32 -- python train.py --batch '$p'`, quoted
+    /// so that the shell leaves it); then
     /// measure --events across the runs as `series` does. The reports are
     /// NAME_VALUE (-o NAME, default run).
     #[arg(long, value_name = "NAME=V,...", requires = "events")]
@@ -203,6 +204,13 @@ fn profile_and_convert(
     }
 }
 
+/// The report name of the run with `value` (without extension): NAME_VALUE.
+fn run_name(base: &Path, value: &str) -> PathBuf {
+    let mut name = base.as_os_str().to_owned();
+    name.push(format!("_{value}"));
+    PathBuf::from(name)
+}
+
 /// `--series NAME=V,...`: the command profiled once per value, then the
 /// events measured across the reports. Ends with the first run's non-zero
 /// status, if any.
@@ -212,6 +220,7 @@ fn run_series(
     options: &Options,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
+    let base = args.output.clone().unwrap_or_else(|| PathBuf::from("run"));
     let plan = || -> Result<(String, Vec<String>, Vec<EventPattern>), String> {
         let (name, values) = series
             .split_once('=')
@@ -229,12 +238,20 @@ fn run_series(
             .events
             .iter()
             .map(|p| EventPattern::parse(p).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
-        let values = values.split(',').map(str::to_owned).collect();
+            .collect::<Result<Vec<_>, _>>()?;
+        let values: Vec<String> = values.split(',').map(str::to_owned).collect();
+        // Each run's report, named before it is made: a value given twice
+        // or an output that cannot be written is refused before the first
+        // run, not after the last.
+        let runs: Vec<SeriesRun> = values
+            .iter()
+            .map(|v| SeriesRun::new(v.clone(), run_name(&base, v)))
+            .collect();
+        let outputs = [args.sweep.table.as_deref(), args.sweep.svg.as_deref()];
+        crate::series::check_before_measuring(name, &runs, &patterns, outputs)?;
         Ok((name.to_owned(), values, patterns))
     };
     let (parameter, values, patterns) = plan().map_err(Usage)?;
-    let base = args.output.clone().unwrap_or_else(|| PathBuf::from("run"));
     let mut runs = Vec::new();
     let mut status = 0;
     for value in &values {
@@ -247,9 +264,7 @@ fn run_series(
             })
             .collect();
         let mut profile = NsysProfile::new(command);
-        let mut name = base.clone().into_os_string();
-        name.push(format!("_{value}"));
-        profile.output = Some(PathBuf::from(name));
+        profile.output = Some(run_name(&base, value));
         if !args.quiet {
             eprintln!("{parameter}={value}:");
         }

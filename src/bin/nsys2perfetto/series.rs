@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use nsys2perfetto::series::{measure_series, EventPattern, Series, SeriesRun};
+use nsys2perfetto::series::{check_series, measure_series, EventPattern, Series, SeriesRun};
 use nsys2perfetto::{check_output_not_input, Error, Options};
 
 use crate::signals::Signals;
@@ -32,28 +32,8 @@ pub struct Args {
           action = clap::ArgAction::Append, required_unless_present = "pattern")]
     param: Vec<String>,
 
-    /// The reports of the runs, named by a template in which `$p` stands for
-    /// the value (`run_$p.sqlite`); with --values.
-    #[arg(
-        long,
-        value_name = "TEMPLATE",
-        requires = "values",
-        conflicts_with = "param"
-    )]
-    pattern: Option<String>,
-
-    /// The values `$p` of --pattern takes, in order.
-    #[arg(
-        long,
-        value_name = "V,...",
-        value_delimiter = ',',
-        requires = "pattern"
-    )]
-    values: Vec<String>,
-
-    /// The name of the parameter with --pattern (default: p).
-    #[arg(long, value_name = "NAME", requires = "pattern")]
-    name: Option<String>,
+    #[command(flatten)]
+    template: Template,
 
     /// Event patterns, one row of the table and one line of the plot each.
     #[arg(long, required = true, num_args = 1.., value_name = "PATTERN")]
@@ -76,8 +56,30 @@ pub struct Args {
     quiet: bool,
 }
 
+/// The runs as a template and its values, instead of --param.
+#[derive(clap::Args)]
+#[group(requires_all = ["pattern", "values"], conflicts_with = "param")]
+struct Template {
+    /// The reports of the runs, named by a template in which `$p` stands for
+    /// the value (`run_$p.sqlite`); with --values.
+    #[arg(long, value_name = "TEMPLATE")]
+    pattern: Option<String>,
+
+    /// The values `$p` of --pattern takes, in order.
+    #[arg(long, value_name = "V,...", value_delimiter = ',')]
+    values: Vec<String>,
+
+    /// The name of the parameter with --pattern (default: p).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+}
+
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let (parameter, runs, patterns) = plan(&args).map_err(Usage)?;
+    // A report that is not there fails the run before the first is measured.
+    for run in &runs {
+        crate::paths::present(&run.input).map_err(anyhow::Error::msg)?;
+    }
     let mut options = Options::default();
     options.nsys = args.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
@@ -108,15 +110,19 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
         .iter()
         .map(|p| EventPattern::parse(p).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
-    let (parameter, runs) = match &args.pattern {
+    let (parameter, runs) = match &args.template.pattern {
         Some(template) => {
             if !template.contains("$p") {
                 return Err(format!(
                     "--pattern {template:?} has no $p to stand for the value"
                 ));
             }
-            let name = args.name.clone().unwrap_or_else(|| "p".to_owned());
-            (name, SeriesRun::from_template(template, &args.values))
+            let name = args.template.name.clone();
+            let name = name.unwrap_or_else(|| "p".to_owned());
+            (
+                name,
+                SeriesRun::from_template(template, &args.template.values),
+            )
         }
         None => {
             let mut parameter: Option<String> = None;
@@ -159,7 +165,24 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
     if args.output.is_some() && args.output == args.svg {
         return Err("-o and --svg name the same file".into());
     }
+    check_before_measuring(&parameter, &runs, &patterns, outputs)?;
     Ok((parameter, runs, patterns))
+}
+
+/// Refuses, before the first report is measured (or profiled), a series
+/// that would fail later: a value given twice, an output that cannot be
+/// written.
+pub fn check_before_measuring(
+    parameter: &str,
+    runs: &[SeriesRun],
+    patterns: &[EventPattern],
+    outputs: [Option<&Path>; 2],
+) -> Result<(), String> {
+    check_series(parameter, runs, patterns).map_err(|e| e.to_string())?;
+    for output in outputs.into_iter().flatten() {
+        crate::paths::writable(output)?;
+    }
+    Ok(())
 }
 
 /// Writes the table (to standard output without a file, or for `-`) and

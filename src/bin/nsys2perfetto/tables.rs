@@ -34,6 +34,15 @@ pub struct TableOutput {
 }
 
 impl TableOutput {
+    /// Refuses, before any report is read, an output file that cannot be
+    /// written.
+    pub fn check(&self) -> Result<(), crate::Usage> {
+        match &self.output {
+            Some(path) => crate::paths::writable(path).map_err(crate::Usage),
+            None => Ok(()),
+        }
+    }
+
     /// Writes the tables of each report, named by its source, to the file
     /// or to standard output, with names as long as [`TableOutput::fit`]
     /// allows.

@@ -1,0 +1,199 @@
+//! What a conversion's filters and parts keep nothing of: a `--pid`,
+//! `--gpu` or `--nvtx-domain` that no event of the report is of, a time
+//! window outside its events, the NVTX projection without the parts it is
+//! made of. Each is said with what the report holds instead, so that an
+//! empty trace is not taken for an empty report.
+
+use crate::analysis::Failure;
+use crate::filter::duration_text;
+use crate::nsys::{Owner, Report};
+use crate::{Options, Part, Parts, TimeWindow};
+
+use super::threads::process_name;
+use super::Summary;
+
+/// At most this many processes are named where a `--pid` matches nothing.
+const NAMED: usize = 8;
+
+/// A line for each filter, or part, of `options` that keeps nothing of
+/// `report`, given what the conversion wrote (`summary`).
+pub(super) fn kept_nothing(
+    report: &Report,
+    options: &Options,
+    summary: &Summary,
+) -> Result<Vec<String>, Failure> {
+    let filter = &options.filter;
+    let mut lines = Vec::new();
+    lines.extend(pids(report, &filter.pids)?);
+    lines.extend(gpus(report, &filter.gpus)?);
+    lines.extend(nvtx_domains(report, &filter.nvtx_domains)?);
+    if !filter.is_empty() && summary.holds_nothing() {
+        lines.extend(nothing_kept(report, filter.time, lines.is_empty())?);
+    }
+    lines.extend(projection_without_its_parts(options.parts));
+    Ok(lines)
+}
+
+/// A line for each of `pids` that no event is of.
+fn pids(report: &Report, pids: &[u32]) -> Result<Vec<String>, Failure> {
+    let ids: Vec<i64> = pids.iter().map(|p| i64::from(*p)).collect();
+    let missing = without_events(report, Owner::Process, &ids)?;
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let there = processes(report)?;
+    let line = |pid| format!("--pid {pid} matches no event: {there}");
+    Ok(missing.into_iter().map(line).collect())
+}
+
+/// A line for each of `gpus` that no event is of.
+fn gpus(report: &Report, gpus: &[i64]) -> Result<Vec<String>, Failure> {
+    let missing = without_events(report, Owner::Gpu, gpus)?;
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let with_events = report.events_by(Owner::Gpu)?;
+    let meta = report.meta();
+    let there = match with_events.is_empty() {
+        true => "the report has no GPU events".to_owned(),
+        false => {
+            let named: Vec<String> = with_events
+                .keys()
+                .map(|g| match meta.gpus.get(g) {
+                    Some(name) => format!("{g} ({name})"),
+                    None => g.to_string(),
+                })
+                .collect();
+            format!("the GPUs with events are {}", named.join(", "))
+        }
+    };
+    let line = |gpu| format!("--gpu {gpu} matches no event: {there}");
+    Ok(missing.into_iter().map(line).collect())
+}
+
+/// Those of `ids` (of processes or GPUs) that no event of `report` is of.
+fn without_events(report: &Report, owner: Owner, ids: &[i64]) -> Result<Vec<i64>, Failure> {
+    let mut missing = Vec::new();
+    for &id in ids {
+        if !report.has_events_of(owner, id)? {
+            missing.push(id);
+        }
+    }
+    Ok(missing)
+}
+
+/// A line for each of `domains` that the report has no events in.
+fn nvtx_domains(report: &Report, domains: &[String]) -> Result<Vec<String>, Failure> {
+    if domains.is_empty() {
+        return Ok(Vec::new());
+    }
+    let there = report.nvtx_domain_names()?;
+    let listed = match there.is_empty() {
+        true => "the report has no NVTX events".to_owned(),
+        false => {
+            let names: Vec<&str> = there.iter().map(String::as_str).collect();
+            format!("its NVTX domains are {}", names.join(", "))
+        }
+    };
+    Ok(domains
+        .iter()
+        .filter(|d| !there.contains(*d))
+        .map(|d| format!("--nvtx-domain {d} matches no event: {listed}"))
+        .collect())
+}
+
+/// Why filters kept nothing, where no filter alone was found to match
+/// nothing (`unexplained`) or the time window is outside the events.
+fn nothing_kept(
+    report: &Report,
+    window: TimeWindow,
+    unexplained: bool,
+) -> Result<Option<String>, Failure> {
+    let span = report.event_span()?;
+    let outside = span.is_some_and(|(first, last)| {
+        window.end.is_some_and(|end| end < first) || window.start.is_some_and(|s| s > last)
+    });
+    let span_text = match span {
+        Some((first, last)) => format!(
+            "the report's events span {} to {} of the session",
+            seconds(first),
+            seconds(last)
+        ),
+        None => "the report has no events".to_owned(),
+    };
+    Ok(if outside {
+        Some(format!(
+            "--time {} matches no event: {span_text}",
+            window_text(window)
+        ))
+    } else if unexplained {
+        let mut line = "the filters keep no event: the trace is empty".to_owned();
+        if !window.is_everything() {
+            line.push_str(&format!(" ({span_text})"));
+        }
+        Some(line)
+    } else {
+        None
+    })
+}
+
+/// The line for the NVTX projection chosen without the parts it is made
+/// of.
+fn projection_without_its_parts(parts: Parts) -> Option<String> {
+    if !parts.has(Part::NvtxGpu) {
+        return None;
+    }
+    let missing: Vec<&str> = [Part::Cuda, Part::Nvtx]
+        .into_iter()
+        .filter(|p| !parts.has(*p))
+        .map(Part::name)
+        .collect();
+    let left_out = match missing.as_slice() {
+        [] => return None,
+        [one] => format!("{one} is"),
+        _ => "both are".to_owned(),
+    };
+    Some(format!(
+        "nvtx_gpu is not in the trace: the NVTX projection is made of the cuda and nvtx \
+         parts, and {left_out} left out"
+    ))
+}
+
+/// "the processes with events are 112 (python3), 111 (python3) and 150
+/// more", those with the most events first.
+fn processes(report: &Report) -> Result<String, Failure> {
+    let mut counts: Vec<(i64, u64)> = report.events_by(Owner::Process)?.into_iter().collect();
+    if counts.is_empty() {
+        return Ok("no event of the report is of a process".to_owned());
+    }
+    counts.sort_by_key(|&(pid, n)| (std::cmp::Reverse(n), pid));
+    let meta = report.meta();
+    let named: Vec<String> = counts
+        .iter()
+        .take(NAMED)
+        .map(|&(pid, _)| format!("{pid} ({})", process_name(meta, pid as u32)))
+        .collect();
+    let more = match counts.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Ok(format!(
+        "the processes with events are {}{more}",
+        named.join(", ")
+    ))
+}
+
+/// Session time `ns` in seconds, to the microsecond: `155.360412s`.
+fn seconds(ns: i64) -> String {
+    format!("{:.6}s", ns as f64 / 1e9)
+}
+
+/// A window as `--time` takes it: `200ms:400ms`, `1.5s:`.
+fn window_text(window: TimeWindow) -> String {
+    let side = |t: Option<i64>| {
+        t.map_or(String::new(), |t| {
+            duration_text(t.max(0) as u64).replace(' ', "")
+        })
+    };
+    format!("{}:{}", side(window.start), side(window.end))
+}
