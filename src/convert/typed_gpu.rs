@@ -217,6 +217,8 @@ fn dim3(d: [Option<i64>; 3]) -> Option<[u32; 3]> {
 
 /// A GPU of `TARGET_INFO_GPU` as `GpuInfo` shows it.
 fn describe(gpu: ReportedGpu) -> GpuDevice {
+    let info = gpu.info;
+    let capability = info.compute_capability();
     let mut extra = vec![("nsys_device_id".to_owned(), gpu.id.to_string())];
     let mut add = |key: &str, value: Option<String>| {
         if let Some(v) = value {
@@ -224,26 +226,32 @@ fn describe(gpu: ReportedGpu) -> GpuDevice {
         }
     };
     let number = |v: Option<i64>| v.map(|v| v.to_string());
-    add("cuda_device", number(gpu.cuda_device));
-    add("sm_count", number(gpu.sm_count));
-    add("memory_bytes", number(gpu.memory_bytes));
-    add("memory_bandwidth_bytes_per_s", number(gpu.memory_bandwidth));
-    add("clock_hz", number(gpu.clock_hz));
-    add("l2_cache_bytes", number(gpu.l2_cache_bytes));
+    add("cuda_device", number(info.cu_device));
+    add("sm_count", number(info.sm_count));
+    add("memory_bytes", number(info.total_memory));
+    add(
+        "memory_bandwidth_bytes_per_s",
+        number(info.memory_bandwidth),
+    );
+    add("clock_hz", number(info.clock_rate));
+    add("l2_cache_bytes", number(info.l2_cache_size));
     add(
         "compute_capability",
-        gpu.compute_capability.map(|(a, b)| format!("{a}.{b}")),
+        capability.map(|(a, b)| format!("{a}.{b}")),
     );
     GpuDevice {
-        name: gpu.name.unwrap_or_else(|| format!("GPU {}", gpu.id)),
+        name: info.name.unwrap_or_else(|| format!("GPU {}", gpu.id)),
         vendor: "NVIDIA".to_owned(),
-        model: gpu.chip.unwrap_or_default(),
-        architecture: gpu
-            .compute_capability
+        model: info.chip_name.unwrap_or_default(),
+        architecture: capability
             .map(|(a, b)| format!("sm_{a}{b}"))
             .unwrap_or_default(),
-        uuid: gpu.uuid.as_deref().and_then(uuid_bytes).unwrap_or_default(),
-        pci_bdf: gpu.pci_bus.unwrap_or_default(),
+        uuid: info
+            .uuid
+            .as_deref()
+            .and_then(uuid_bytes)
+            .unwrap_or_default(),
+        pci_bdf: info.bus_location.unwrap_or_default(),
         extra,
     }
 }

@@ -1,36 +1,53 @@
 //! What `TARGET_INFO_GPU` says of each GPU besides its name: its UUID, PCI
 //! address, chip, compute capability, SMs and memory.
 
+use super::columns::{columns, ReadRow, TakeAll};
+use super::meta::GPUS;
 use super::Report;
 
-/// `TARGET_INFO_GPU` (the GPUs, by the `deviceId` of the activity tables).
-const GPUS: &str = "TARGET_INFO_GPU";
+columns! {
+    /// What `TARGET_INFO_GPU` says of a GPU besides its id; a column an
+    /// export lacks is NULL.
+    pub(crate) struct GpuInfoColumns = GPU_INFO {
+        name: Option<String> = optional("name"),
+        /// `domain:bus:device.function`.
+        bus_location: Option<String> = optional("busLocation"),
+        /// Hex digits in dashed groups, as the export writes it.
+        uuid: Option<String> = optional("uuid"),
+        /// GA100, AD104, ...
+        chip_name: Option<String> = optional("chipName"),
+        compute_major: Option<i64> = optional("computeMajor"),
+        compute_minor: Option<i64> = optional("computeMinor"),
+        sm_count: Option<i64> = optional("smCount"),
+        /// Bytes.
+        total_memory: Option<i64> = optional("totalMemory"),
+        /// Bytes per second.
+        memory_bandwidth: Option<i64> = optional("memoryBandwidth"),
+        /// Hz.
+        clock_rate: Option<i64> = optional("clockRate"),
+        /// Bytes.
+        l2_cache_size: Option<i64> = optional("l2CacheSize"),
+        /// The CUDA device ordinal.
+        cu_device: Option<i64> = optional("cuDevice"),
+    }
+    /// One GPU's row of `TARGET_INFO_GPU`.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct GpuInfo;
+}
 
-/// One GPU of `TARGET_INFO_GPU`; columns an export lacks are `None`.
+/// One GPU of `TARGET_INFO_GPU`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct GpuDevice {
     /// The `deviceId` of its work in the activity tables.
     pub id: i64,
-    pub name: Option<String>,
-    /// `busLocation`: `domain:bus:device.function`.
-    pub pci_bus: Option<String>,
-    /// `uuid`, as the export writes it (hex digits in dashed groups).
-    pub uuid: Option<String>,
-    /// `chipName`: GA100, AD104, ...
-    pub chip: Option<String>,
+    pub info: GpuInfo,
+}
+
+impl GpuInfo {
     /// `computeMajor`, `computeMinor`.
-    pub compute_capability: Option<(i64, i64)>,
-    pub sm_count: Option<i64>,
-    /// `totalMemory`, bytes.
-    pub memory_bytes: Option<i64>,
-    /// `memoryBandwidth`, bytes per second.
-    pub memory_bandwidth: Option<i64>,
-    /// `clockRate`, Hz.
-    pub clock_hz: Option<i64>,
-    /// `l2CacheSize`, bytes.
-    pub l2_cache_bytes: Option<i64>,
-    /// `cuDevice`: the CUDA device ordinal.
-    pub cuda_device: Option<i64>,
+    pub(crate) fn compute_capability(&self) -> Option<(i64, i64)> {
+        self.compute_major.zip(self.compute_minor)
+    }
 }
 
 impl Report {
@@ -41,18 +58,7 @@ impl Report {
             return Ok(Vec::new());
         };
         let id = s.first_of::<i64>(&["id", "deviceId"]);
-        let name = s.optional::<String>("name");
-        let bus = s.optional::<String>("busLocation");
-        let uuid = s.optional::<String>("uuid");
-        let chip = s.optional::<String>("chipName");
-        let major = s.optional::<i64>("computeMajor");
-        let minor = s.optional::<i64>("computeMinor");
-        let sms = s.optional::<i64>("smCount");
-        let memory = s.optional::<i64>("totalMemory");
-        let bandwidth = s.optional::<i64>("memoryBandwidth");
-        let clock = s.optional::<i64>("clockRate");
-        let l2 = s.optional::<i64>("l2CacheSize");
-        let cu_device = s.optional::<i64>("cuDevice");
+        let info = GPU_INFO.take_all(&mut s);
         if !self.readable(&s) {
             return Ok(Vec::new());
         }
@@ -67,17 +73,7 @@ impl Report {
             }
             gpus.push(GpuDevice {
                 id,
-                name: name.get(r)?,
-                pci_bus: bus.get(r)?,
-                uuid: uuid.get(r)?,
-                chip: chip.get(r)?,
-                compute_capability: major.get(r)?.zip(minor.get(r)?),
-                sm_count: sms.get(r)?,
-                memory_bytes: memory.get(r)?,
-                memory_bandwidth: bandwidth.get(r)?,
-                clock_hz: clock.get(r)?,
-                l2_cache_bytes: l2.get(r)?,
-                cuda_device: cu_device.get(r)?,
+                info: info.read(r)?,
             });
             Ok(())
         })?;

@@ -23,7 +23,7 @@ pub(crate) const SYSTEM_ENV: &str = "TARGET_INFO_SYSTEM_ENV";
 /// `(pid, name)` of each process.
 const PROCESSES: &str = "PROCESSES";
 /// The GPUs, by the `deviceId` of the activity tables.
-const GPUS: &str = "TARGET_INFO_GPU";
+pub(crate) const GPUS: &str = "TARGET_INFO_GPU";
 
 /// A CUDA context as `TARGET_INFO_CUDA_CONTEXT_INFO` records it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -22,9 +22,9 @@ use super::intern::{Interned, StaticInterner};
 use super::proto::{
     gpu_info, interned_gpu_render_stage_specification::RenderStageCategory,
     interned_graphics_context::Api, EventName, GpuInfo, InternedGpuRenderStageSpecification,
-    InternedGraphicsContext, InternedString,
+    InternedGraphicsContext,
 };
-use super::sequence::SequenceWriter;
+use super::sequence::{write_value, SequenceWriter, ValueFields};
 use super::slice::{Arg, ArgValue};
 use super::wire;
 
@@ -256,6 +256,15 @@ mod field {
     pub(super) const ARG_DOUBLE: u32 = 5;
     pub(super) const ARG_STRING: u32 = 6;
     pub(super) const ARG_STRING_IID: u32 = 7;
+    /// A launch arg has no bool field: a bool is written as a uint.
+    pub(super) const LAUNCH_ARG_VALUE: super::ValueFields = super::ValueFields {
+        bool: ARG_UINT,
+        uint: ARG_UINT,
+        int: ARG_INT,
+        double: ARG_DOUBLE,
+        string: ARG_STRING,
+        string_iid: ARG_STRING_IID,
+    };
     pub(super) const INTERNED_IID: u32 = 1;
     pub(super) const INTERNED_NAME: u32 = 2;
     pub(super) const KERNEL_DEMANGLED_NAME: u32 = 3;
@@ -404,25 +413,8 @@ impl<W: Write> SequenceWriter<'_, W> {
             for arg in work.args {
                 wire::message(b, field::LAUNCH_ARGS, |b| {
                     wire::uint(b, field::ARG_NAME_IID, gpu.arg_name_iid(arg.name));
-                    match arg.value {
-                        ArgValue::Int(v) => wire::int(b, field::ARG_INT, v),
-                        ArgValue::Uint(v) => wire::uint(b, field::ARG_UINT, v),
-                        ArgValue::Bool(v) => wire::uint(b, field::ARG_UINT, v.into()),
-                        ArgValue::Double(v) => wire::double(b, field::ARG_DOUBLE, v),
-                        ArgValue::Str(v) => match arg_strings.intern(v) {
-                            Interned::Inline => wire::bytes(b, field::ARG_STRING, v.as_bytes()),
-                            Interned::New(iid) => {
-                                interned
-                                    .debug_annotation_string_values
-                                    .push(InternedString {
-                                        iid: Some(iid),
-                                        str: Some(v.as_bytes().to_vec()),
-                                    });
-                                wire::uint(b, field::ARG_STRING_IID, iid);
-                            }
-                            Interned::Known(iid) => wire::uint(b, field::ARG_STRING_IID, iid),
-                        },
-                    }
+                    let fields = &field::LAUNCH_ARG_VALUE;
+                    write_value(b, arg.value, fields, arg_strings, interned);
                 });
             }
         });

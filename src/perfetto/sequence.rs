@@ -598,25 +598,57 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
                 });
             }
             wire::uint(b, ANNOTATION_NAME_IID, iid);
-            match arg.value {
-                ArgValue::Bool(v) => wire::uint(b, ANNOTATION_BOOL, u64::from(v)),
-                ArgValue::Uint(v) => wire::uint(b, ANNOTATION_UINT, v),
-                ArgValue::Int(v) => wire::int(b, ANNOTATION_INT, v),
-                ArgValue::Double(v) => wire::double(b, ANNOTATION_DOUBLE, v),
-                ArgValue::Str(v) => match arg_strings.intern(v) {
-                    Interned::Inline => wire::bytes(b, ANNOTATION_STRING, v.as_bytes()),
-                    Interned::New(iid) => {
-                        interned
-                            .debug_annotation_string_values
-                            .push(InternedString {
-                                iid: Some(iid),
-                                str: Some(v.as_bytes().to_vec()),
-                            });
-                        wire::uint(b, ANNOTATION_STRING_IID, iid);
-                    }
-                    Interned::Known(iid) => wire::uint(b, ANNOTATION_STRING_IID, iid),
-                },
-            }
+            write_value(b, arg.value, &ANNOTATION_VALUE, arg_strings, interned);
         });
+    }
+}
+
+/// The fields of a message that holds an arg's value: a debug annotation's,
+/// or a GPU launch arg's (which has no bool: it is written as a uint).
+pub(super) struct ValueFields {
+    pub bool: u32,
+    pub uint: u32,
+    pub int: u32,
+    pub double: u32,
+    pub string: u32,
+    pub string_iid: u32,
+}
+
+const ANNOTATION_VALUE: ValueFields = ValueFields {
+    bool: ANNOTATION_BOOL,
+    uint: ANNOTATION_UINT,
+    int: ANNOTATION_INT,
+    double: ANNOTATION_DOUBLE,
+    string: ANNOTATION_STRING,
+    string_iid: ANNOTATION_STRING_IID,
+};
+
+/// Writes `value` in its field of `fields`; a string goes by its interned id
+/// (sent in `interned` the first time) unless it is written inline.
+pub(super) fn write_value(
+    b: &mut Vec<u8>,
+    value: ArgValue,
+    fields: &ValueFields,
+    arg_strings: &mut Interner,
+    interned: &mut InternedData,
+) {
+    match value {
+        ArgValue::Bool(v) => wire::uint(b, fields.bool, u64::from(v)),
+        ArgValue::Uint(v) => wire::uint(b, fields.uint, v),
+        ArgValue::Int(v) => wire::int(b, fields.int, v),
+        ArgValue::Double(v) => wire::double(b, fields.double, v),
+        ArgValue::Str(v) => match arg_strings.intern(v) {
+            Interned::Inline => wire::bytes(b, fields.string, v.as_bytes()),
+            Interned::New(iid) => {
+                interned
+                    .debug_annotation_string_values
+                    .push(InternedString {
+                        iid: Some(iid),
+                        str: Some(v.as_bytes().to_vec()),
+                    });
+                wire::uint(b, fields.string_iid, iid);
+            }
+            Interned::Known(iid) => wire::uint(b, fields.string_iid, iid),
+        },
     }
 }

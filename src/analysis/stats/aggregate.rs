@@ -341,6 +341,16 @@ impl<K: Clone + SpillKey> Ranked<K> {
 mod tests {
     use super::*;
 
+    /// A xorshift generator: the same numbers from the same seed, run after run.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     fn stats(values: &[i64]) -> Stats {
         let mut v = ValueSets::default();
         values.iter().for_each(|&x| v.add(0, x));
@@ -392,13 +402,7 @@ mod tests {
 
     #[test]
     fn statistics_equal_the_sorted_definition() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         for n in [1usize, 2, 3, 10, 511, 512, 513, 514, 4000, 20_001] {
             for spread in [1u64, 100, 1 << 20, 1 << 40] {
                 let values: Vec<i64> = (0..n)
@@ -479,13 +483,7 @@ mod tests {
 
     #[test]
     fn groups_past_those_held_are_spilled_and_ranked_alike() {
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x1234_5678_9abc_def1u64);
         // A few groups of many values (more distinct ones than a set keeps:
         // their medians spill too), many of a few; totals that tie.
         let rows: Vec<((String, bool), i64)> = (0..60_000)

@@ -165,21 +165,21 @@ impl Table {
         rows: &dyn RowSource,
     ) -> io::Result<()> {
         match format {
-            TableFormat::Csv => self.write_csv(out, files, rows),
+            TableFormat::Csv => {
+                out.write_all(csv_marker(&self.title, &self.name, files).as_bytes())?;
+                self.write_csv(out, rows)
+            }
             TableFormat::Table => self.write_aligned(out, files, fit, rows),
-            TableFormat::Json => self.write_json(out, files, rows),
+            TableFormat::Json => {
+                out.write_all(json_head(&self.name, &self.title, files).as_bytes())?;
+                self.write_json(out, rows)
+            }
         }
     }
 
-    /// The CSV of `nsys stats --format csv`, after a line that says which
-    /// summary of which report it is.
-    fn write_csv(
-        &self,
-        out: &mut dyn Write,
-        files: &[String],
-        rows: &dyn RowSource,
-    ) -> io::Result<()> {
-        out.write_all(csv_marker(&self.title, &self.name, files).as_bytes())?;
+    /// The CSV of `nsys stats --format csv` (after the line that says which
+    /// summary of which report it is).
+    fn write_csv(&self, out: &mut dyn Write, rows: &dyn RowSource) -> io::Result<()> {
         let mut line = String::new();
         let mut put = |out: &mut dyn Write, cells: &mut dyn Iterator<Item = String>| {
             line.clear();
@@ -268,13 +268,7 @@ impl Table {
         })
     }
 
-    fn write_json(
-        &self,
-        out: &mut dyn Write,
-        files: &[String],
-        rows: &dyn RowSource,
-    ) -> io::Result<()> {
-        out.write_all(json_head(&self.name, &self.title, files).as_bytes())?;
+    fn write_json(&self, out: &mut dyn Write, rows: &dyn RowSource) -> io::Result<()> {
         let keys: Vec<String> = self
             .columns
             .iter()
