@@ -65,6 +65,8 @@ fn stream_of(trace: &Checked, slice: &Slice) -> Option<i64> {
 /// A stream recording an event that another stream and the host wait on.
 fn record_and_waits(s: &mut Synth, sync_ids: bool) {
     let id = |n: i64| sync_ids.then_some(n);
+    // The GPU, as every export lists it: that of the synchronizations.
+    s.gpu(0, "NVIDIA H100 80GB HBM3");
     s.api(MAIN, 1_000..1_100, "cudaEventRecord_v3020").corr(10);
     s.event_record(COMPUTE, 5).corr(10).sync_id(id(1));
     s.api(MAIN, 1_200..1_300, "cudaStreamWaitEvent_v3020")

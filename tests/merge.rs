@@ -573,6 +573,8 @@ fn waits_on_events_recorded_before_the_capture_are_said_once_with_the_total() {
                     stream: 7,
                 };
                 s.session_start(1_700_000_000_000_000_000 + i64::from(rank) * 1_000);
+                // The GPU, as every export lists it: that of the synchronization.
+                s.gpu(0, "NVIDIA H100 80GB HBM3");
                 s.api(main, 1_000..1_100, "cudaStreamWaitEvent_v3020")
                     .corr(20);
                 s.sync(stream, 1_010..1_090, STREAM_WAIT_EVENT)
