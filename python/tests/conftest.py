@@ -64,8 +64,12 @@ def cli(*args: object, check: bool = True) -> subprocess.CompletedProcess:
 
 
 def cli_csv(*args: object) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of the CSV table the program prints."""
-    rows = list(csv.reader(io.StringIO(cli(*args, "--format", "csv").stdout)))
+    """The header and rows of the CSV table the program prints, after its
+    marker line (``# TITLE (NAME) of FILE``)."""
+    text = cli(*args, "--format", "csv").stdout
+    marker, _, table = text.partition("\n")
+    assert marker.startswith("# ") and ") of " in marker, f"{args}: no marker line: {marker!r}"
+    rows = list(csv.reader(io.StringIO(table)))
     assert rows, f"{args}: no CSV"
     return rows[0], rows[1:]
 
