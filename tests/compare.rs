@@ -412,21 +412,7 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
     ) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("both.perfetto-trace");
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
-        .args(["compare", "--format", "csv", "--trace"])
-        .arg(&trace)
-        .args([&a, &b])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let merged = support::convert::check_trace(&trace);
-    merged.assert_valid();
+    let merged = compared_trace(&a, &b);
     let label = |s: &support::checker::Slice| {
         let root = merged.root_of(s.track);
         let name = match (root.pid, root.tid) {
@@ -482,21 +468,7 @@ fn the_trace_of_both_runs_names_each_process_with_its_real_pid() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(pids.len(), 2);
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("both.perfetto-trace");
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
-        .args(["compare", "--format", "csv", "--trace"])
-        .arg(&trace)
-        .args([&a, &a])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let merged = support::convert::check_trace(&trace);
-    merged.assert_valid();
+    let merged = compared_trace(&a, &a);
     let processes: BTreeMap<i32, String> = merged
         .tracks
         .values()
@@ -639,4 +611,24 @@ fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("kernel, graph, api, nvtx"), "{stderr}");
+}
+
+/// The trace `compare --trace` writes of `a` and `b`, checked as valid.
+fn compared_trace(a: &Path, b: &Path) -> support::checker::Checked {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("both.perfetto-trace");
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["compare", "--format", "csv", "--trace"])
+        .arg(&trace)
+        .args([a, b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = support::convert::check_trace(&trace);
+    merged.assert_valid();
+    merged
 }
