@@ -109,8 +109,10 @@ pub mod stats {
     //! # Ok::<(), nsys2perfetto::Error>(())
     //! ```
     pub use crate::analysis::stats::{
-        summarize, summarize_file, Cell, Fit, Stats, StatsReport, Table, TableFormat,
+        summarize, summarize_file, summarize_with, Cell, Fit, Stats, StatsReport, Table,
+        TableFormat,
     };
+    pub use crate::nsys::names::{group_name, RangeNames};
     pub use crate::workflows::output::{
         save_summaries, save_tables, write_summaries, write_tables,
     };
@@ -122,8 +124,8 @@ pub mod compare {
     //! by kind and largest first ([`top_by_kind`]), as a
     //! [`Table`](crate::stats::Table) ([`comparison_table`]).
     pub use crate::analysis::stats::{
-        compare, compare_files, comparison_table, run_summary, top_by_kind, Difference, Kind,
-        RunSummary, Side,
+        compare, compare_files, comparison_table, run_summary, run_summary_with, top_by_kind,
+        Difference, Kind, RunSummary, Side,
     };
 }
 
@@ -148,8 +150,8 @@ pub mod series {
     //! ([`measure_series`]), written as a CSV table or an SVG plot
     //! ([`Series`]).
     pub use crate::analysis::series::{
-        check_series, measure_events, measure_series, EventKind, EventPattern, Series, SeriesCell,
-        SeriesRun,
+        check_series, measure_events, measure_events_with, measure_series, EventKind, EventPattern,
+        Series, SeriesCell, SeriesRun,
     };
 }
 
@@ -189,6 +191,11 @@ pub struct Options {
     pub findings: Option<analyze::Thresholds>,
     /// How GPU work is written (Perfetto's format only: JSON has slices).
     pub gpu_model: GpuModel,
+    /// How the summaries of [`stats`], [`compare`] and [`series`] name NVTX
+    /// ranges: as recorded (nsys's definition, the default), or grouped, so
+    /// that the instances of one operator sum together
+    /// ([`stats::group_name`]). Traces keep every name as recorded.
+    pub range_names: stats::RangeNames,
 }
 
 /// How a Perfetto trace holds kernels, memcpys, memsets and graph runs.
@@ -261,6 +268,7 @@ impl Default for Options {
             format: Format::Perfetto,
             findings: None,
             gpu_model: GpuModel::TrackEvent,
+            range_names: stats::RangeNames::Recorded,
         }
     }
 }

@@ -20,7 +20,7 @@ use super::stats::Stats;
 use super::stats::{api_groups, graph_groups, kernel_groups, nvtx_groups};
 use super::stats::{ApiRecords, StatsReport};
 use super::stats::{Cell, Table};
-use crate::nsys::names::api_stats_name;
+use crate::nsys::names::{api_stats_name, RangeNames};
 
 /// What is compared of one report: its kernels, whole CUDA graphs, API calls
 /// and NVTX ranges by name, and its GPU time (kernels, whole graphs and
@@ -46,12 +46,18 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// Reads what is compared of `report`, in one pass over each table.
+    /// Reads what is compared of `report`, in one pass over each table,
+    /// its NVTX ranges named as recorded.
     pub fn of(report: &Report) -> crate::Result<RunSummary> {
-        Self::read(report).map_err(|e| e.of(report.path()))
+        Self::of_with(report, RangeNames::Recorded)
     }
 
-    fn read(report: &Report) -> Result<RunSummary, Failure> {
+    /// [`RunSummary::of`], its NVTX ranges named as `names` says.
+    pub fn of_with(report: &Report, names: RangeNames) -> crate::Result<RunSummary> {
+        Self::read(report, names).map_err(|e| e.of(report.path()))
+    }
+
+    fn read(report: &Report, names: RangeNames) -> Result<RunSummary, Failure> {
         let kernels = kernel_groups(report)?;
         let mut memory_time: i128 = 0;
         report.each_memory_row(|m| memory_time += i128::from(m.end - m.start))?;
@@ -59,13 +65,13 @@ impl RunSummary {
         let kernel_time: i128 = kernels.iter().chain(&graphs).map(|(_, s)| s.total).sum();
         // Push/pop and start/end ranges of one name are one row here, and so
         // are API names with and without a version suffix.
-        let nvtx = nvtx_groups(report, |_| true)?
+        let nvtx = nvtx_groups(report, names, |_| true)?
             .into_iter()
             .map(|((name, _), stats)| (name, stats));
         let api = api_groups(report, ApiRecords::Calls)?
             .into_iter()
             .map(|(name, stats)| (api_stats_name(&name).to_owned(), stats));
-        let (nvtx_projected, gpu_span) = projected_by_name(report)?;
+        let (nvtx_projected, gpu_span) = projected_by_name(report, names)?;
         Ok(RunSummary {
             kernels,
             graphs,

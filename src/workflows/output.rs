@@ -83,7 +83,7 @@ fn summaries_into(
         let files = [input.display().to_string()];
         crate::workflows::with_report(input, options, |report| {
             for summary in which {
-                let (table, rows) = summary.computed(report)?;
+                let (table, rows) = summary.computed(report, options.range_names)?;
                 // A failed read of a temporary file says so in its cause.
                 tables.write(out, &files, &table, &*rows).map_err(failed)?;
             }

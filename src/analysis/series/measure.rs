@@ -16,17 +16,19 @@ use crate::analysis::stats::ValueSets;
 use crate::analysis::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
-use crate::nsys::names::api_stats_name;
+use crate::nsys::names::{api_stats_name, RangeNames};
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, RowFilter, Streamed};
 
 use super::pattern::{EventKind, EventPattern};
 use super::SeriesCell;
 
-/// The cells of `report`, one per pattern, in the order of `patterns`.
+/// The cells of `report`, one per pattern, in the order of `patterns`;
+/// NVTX patterns match range names as `names` says.
 pub(super) fn measure(
     report: &Report,
     patterns: &[EventPattern],
+    names: RangeNames,
 ) -> Result<Vec<SeriesCell>, Failure> {
     // A set of durations per pattern, by index.
     let mut durations = ValueSets::default();
@@ -55,7 +57,14 @@ pub(super) fn measure(
     };
     if nvtx_gpu.is_empty() {
         if !nvtx.is_empty() {
-            nvtx_pass(report, &mut nvtx, &mut nvtx_gpu, &mut durations, None)?;
+            nvtx_pass(
+                report,
+                names,
+                &mut nvtx,
+                &mut nvtx_gpu,
+                &mut durations,
+                None,
+            )?;
         }
         cuda(None, &mut durations)?;
     } else {
@@ -70,6 +79,7 @@ pub(super) fn measure(
                 let mut nvtx_durations = ValueSets::default();
                 nvtx_pass(
                     report,
+                    names,
                     &mut nvtx,
                     &mut nvtx_gpu,
                     &mut nvtx_durations,
@@ -110,9 +120,10 @@ pub(super) fn measure(
 
 /// The NVTX pass: durations of the ranges `nvtx` patterns match, and, to
 /// `projected`, the ranges `nvtx_gpu` patterns match (in start order), with
-/// those patterns.
+/// those patterns; each range's name as `names` says.
 fn nvtx_pass(
     report: &Report,
+    names: RangeNames,
     nvtx: &mut Matcher<'_>,
     nvtx_gpu: &mut Matcher<'_>,
     durations: &mut ValueSets,
@@ -124,7 +135,7 @@ fn nvtx_pass(
         if e.kind == NvtxKind::Mark {
             return Ok(());
         }
-        let name = e.text.as_ref().map_or("", |t| t.as_str());
+        let name = names.of(e.text.as_ref().map_or("", |t| t.as_str()));
         if let Some(end) = e.end {
             for &p in nvtx.matching_text(name) {
                 durations.add(p, end - e.start);

@@ -18,6 +18,7 @@ pub use pattern::{EventKind, EventPattern};
 
 use crate::analysis::stats::Stats;
 use crate::error::{Error, Result};
+use crate::nsys::names::RangeNames;
 use crate::workflows::output;
 use crate::{nsys, Options};
 
@@ -100,14 +101,27 @@ pub struct Series {
 }
 
 /// Measures the events of `report` that match each of `patterns`: one cell
-/// per pattern, in their order.
+/// per pattern, in their order. Patterns match NVTX ranges by their names
+/// as recorded.
 pub fn measure_events(report: &nsys::Report, patterns: &[EventPattern]) -> Result<Vec<SeriesCell>> {
-    measure::measure(report, patterns).map_err(|e| e.of(report.path()))
+    measure_events_with(report, patterns, RangeNames::Recorded)
+}
+
+/// [`measure_events`], `nvtx:` and `nvtx-gpu:` patterns matching each
+/// range's name as `names` says (with [`RangeNames::Grouped`],
+/// `nvtx:^aten::mm$` matches `aten::mm, op_id = 317126`).
+pub fn measure_events_with(
+    report: &nsys::Report,
+    patterns: &[EventPattern],
+    names: RangeNames,
+) -> Result<Vec<SeriesCell>> {
+    measure::measure(report, patterns, names).map_err(|e| e.of(report.path()))
 }
 
 /// Measures each run of a series, in turn, streaming over its report;
 /// `progress` hears of each run as it starts. `options` gives the nsys CLI
-/// that exports reports, and the flag that stops the work.
+/// that exports reports, the flag that stops the work, and how NVTX ranges
+/// are named (`range_names`).
 pub fn measure_series(
     parameter: &str,
     runs: &[SeriesRun],
@@ -177,7 +191,9 @@ fn measure_file(
     patterns: &[EventPattern],
     options: &Options,
 ) -> Result<Vec<SeriesCell>> {
-    crate::workflows::with_report(input, options, |report| measure_events(report, patterns))
+    crate::workflows::with_report(input, options, |report| {
+        measure_events_with(report, patterns, options.range_names)
+    })
 }
 
 impl Series {

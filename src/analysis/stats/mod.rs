@@ -32,6 +32,7 @@ pub(crate) use table::{csv_marker, json_head, json_key, json_tail, RowSource};
 pub use table::{Cell, Fit, Table, TableFormat};
 
 use crate::error::Result;
+use crate::nsys::names::RangeNames;
 use crate::nsys::Report;
 
 /// Computes `which` summaries of `report`, in that order.
@@ -63,7 +64,21 @@ use crate::nsys::Report;
 /// # Ok::<(), nsys2perfetto::Error>(())
 /// ```
 pub fn summarize(report: &Report, which: &[StatsReport]) -> Result<Vec<Table>> {
-    which.iter().map(|r| r.compute(report)).collect()
+    summarize_with(report, which, RangeNames::Recorded)
+}
+
+/// [`summarize`], NVTX ranges named as `names` says: with
+/// [`RangeNames::Grouped`], the ranges of one operator are one row however
+/// their instances are decorated (see [`group_name`](crate::stats::group_name)).
+pub fn summarize_with(
+    report: &Report,
+    which: &[StatsReport],
+    names: RangeNames,
+) -> Result<Vec<Table>> {
+    which
+        .iter()
+        .map(|r| r.compute_with(report, names))
+        .collect()
 }
 
 /// What [`compare`] compares of `report`.
@@ -71,24 +86,33 @@ pub fn run_summary(report: &Report) -> Result<RunSummary> {
     RunSummary::of(report)
 }
 
+/// [`run_summary`], NVTX ranges named as `names` says.
+pub fn run_summary_with(report: &Report, names: RangeNames) -> Result<RunSummary> {
+    RunSummary::of_with(report, names)
+}
+
 /// [`summarize`] for the report or export at `input` (a report is exported
-/// with `options.nsys` first; `options.cancel` stops it).
+/// with `options.nsys` first; `options.cancel` stops it), NVTX ranges named
+/// as `options.range_names` says.
 pub fn summarize_file(
     input: &std::path::Path,
     which: &[StatsReport],
     options: &crate::Options,
 ) -> Result<Vec<Table>> {
-    crate::workflows::with_report(input, options, |report| summarize(report, which))
+    crate::workflows::with_report(input, options, |report| {
+        summarize_with(report, which, options.range_names)
+    })
 }
 
 /// The summaries of `a` and `b` that [`compare`] compares, each a report or
-/// an export.
+/// an export, NVTX ranges named as `options.range_names` says.
 pub fn compare_files(
     a: &std::path::Path,
     b: &std::path::Path,
     options: &crate::Options,
 ) -> Result<(RunSummary, RunSummary)> {
-    let a = crate::workflows::with_report(a, options, run_summary)?;
-    let b = crate::workflows::with_report(b, options, run_summary)?;
+    let summary = |report: &Report| run_summary_with(report, options.range_names);
+    let a = crate::workflows::with_report(a, options, summary)?;
+    let b = crate::workflows::with_report(b, options, summary)?;
     Ok((a, b))
 }

@@ -22,6 +22,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::analysis::projection::{streamed, Projector, Range, RangeFeed};
 use crate::analysis::Failure;
 use crate::nsys::cuda::{self, CudaEvent};
+use crate::nsys::names::RangeNames;
 use crate::nsys::nvtx::{self, NvtxKind};
 use crate::nsys::{Report, RowFilter, Streamed};
 
@@ -80,11 +81,13 @@ struct Group {
 type Keys = Vec<(String, bool)>;
 
 /// Sends the ranges that can be projected, in start order, with their place
-/// in the tree of ranges, and returns the keys their groups index. `last`
-/// is where ranges never ended end. Memory holds the ranges still open on
-/// each thread (candidate parents) and the keys.
+/// in the tree of ranges, and returns the keys their groups index, each
+/// name as `names` says. `last` is where ranges never ended end. Memory
+/// holds the ranges still open on each thread (candidate parents) and the
+/// keys.
 fn send_ranges(
     report: &Report,
+    names: RangeNames,
     last: Option<i64>,
     feed: &mut RangeFeed<RangeInfo>,
 ) -> Result<Keys, Failure> {
@@ -127,7 +130,8 @@ fn send_ranges(
             return Ok(());
         };
         let domain = domains.get(&(e.pid, e.domain)).map_or("", String::as_str);
-        let name = format!("{domain}:{}", e.text.as_ref().map_or("", |t| t.as_str()));
+        let text = e.text.as_ref().map_or("", |t| t.as_str());
+        let name = format!("{domain}:{}", names.of(text));
         let push_pop = e.kind == NvtxKind::PushPop;
         let key = (name, push_pop);
         let group = match key_index.get(&key) {
@@ -162,20 +166,22 @@ fn send_ranges(
     Ok(keys)
 }
 
-/// Projects the NVTX ranges of `report` (as [`send_ranges`] sends them;
-/// `last` is where ranges never ended end) onto its CUDA stream: `see` is
+/// Projects the NVTX ranges of `report` (as [`send_ranges`] sends them,
+/// named as `names` says; `last` is where ranges never ended end) onto its
+/// CUDA stream: `see` is
 /// shown each CUDA event before the projector takes it, `take` is called
 /// after each event and at the end to take the ranges done. Returns the
 /// ranges' group keys.
 fn project(
     report: &Report,
+    names: RangeNames,
     last: i64,
     mut see: impl FnMut(&CudaEvent<'_>),
     mut take: impl FnMut(&mut Projector<RangeInfo>),
 ) -> Result<Keys, Failure> {
     let (keys, ()) = streamed(
         u64::try_from(last).ok(),
-        |feed| send_ranges(report, Some(last), feed),
+        |feed| send_ranges(report, names, Some(last), feed),
         |projector| {
             report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 if let Streamed::Event(event) = streamed {
@@ -222,7 +228,10 @@ fn style(push_pop: bool) -> &'static str {
     }
 }
 
-pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+pub(super) fn nvtx_gpu_proj_sum(
+    report: &Report,
+    names: RangeNames,
+) -> Result<Vec<Vec<Cell>>, Failure> {
     // No NVTX row, no range.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok(Vec::new());
@@ -250,7 +259,7 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failu
             }
         }
     };
-    let keys = project(report, last, |_| {}, take)?;
+    let keys = project(report, names, last, |_| {}, take)?;
     groups.resize_with(keys.len(), Group::default);
 
     let mut projected = projected.finish()?;
@@ -282,14 +291,18 @@ pub(super) fn nvtx_gpu_proj_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failu
 }
 
 /// The projected GPU time of the NVTX ranges of `report` by `domain:name`
-/// (both styles together), as [`nvtx_gpu_proj_sum`] totals it: each range's
+/// (both styles together; each name as `names` says), as
+/// [`nvtx_gpu_proj_sum`] totals it: each range's
 /// time from its first GPU operation's start to its last one's end. With
 /// it, the span of the report's GPU work: from the first start of a kernel,
 /// memcpy or memset to the last end (0 in an export without NVTX data).
 ///
 /// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
 /// holds a few batches, the open and waiting ranges, and the names.
-pub(crate) fn projected_by_name(report: &Report) -> Result<(Vec<(String, i128)>, i128), Failure> {
+pub(crate) fn projected_by_name(
+    report: &Report,
+    names: RangeNames,
+) -> Result<(Vec<(String, i128)>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
@@ -313,7 +326,7 @@ pub(crate) fn projected_by_name(report: &Report) -> Result<(Vec<(String, i128)>,
             *last = (*last).max(end);
         }
     };
-    let keys = project(report, last, see, take)?;
+    let keys = project(report, names, last, see, take)?;
     let mut by_name: FxHashMap<String, i128> = FxHashMap::default();
     for (group, total) in totals.into_iter().enumerate() {
         *by_name.entry(keys[group].0.clone()).or_default() += total;
@@ -366,7 +379,7 @@ struct KernelGroup {
 /// in (each enclosing range, nested ones included) and by launching thread,
 /// as nsys 2025.3 sums them. Kernels launched outside every range make rows
 /// of their own, with no range.
-pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> {
+pub(super) fn nvtx_kern_sum(report: &Report, names: RangeNames) -> Result<Vec<Vec<Cell>>, Failure> {
     // Like nsys, nothing without NVTX data, kernels or CUDA API calls.
     let needs = [nvtx::TABLE, cuda::KERNEL, cuda::RUNTIME];
     if !needs.iter().all(|t| report.has_table(t)) {
@@ -400,7 +413,7 @@ pub(super) fn nvtx_kern_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
     };
     let (keys, ()) = streamed(
         open_until,
-        |feed| send_ranges(report, last, feed),
+        |feed| send_ranges(report, names, last, feed),
         |projector| {
             report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 let Streamed::Event(event) = streamed else {

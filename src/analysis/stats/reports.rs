@@ -3,7 +3,7 @@
 
 use crate::analysis::{missing, Failure, Needs};
 use crate::nsys::metrics::UM_CPU_FAULTS;
-use crate::nsys::names::{api_stats_name, memcpy_stats_name, MEMSET_STATS_NAME};
+use crate::nsys::names::{api_stats_name, memcpy_stats_name, RangeNames, MEMSET_STATS_NAME};
 use crate::nsys::{cpu, cuda, nvtx, Report};
 
 use super::aggregate::{Groups, Ranked, Stats};
@@ -122,9 +122,14 @@ impl StatsReport {
         }
     }
 
-    /// Computes the summary of `report`.
+    /// Computes the summary of `report`, its NVTX ranges named as recorded.
     pub fn compute(self, report: &Report) -> crate::Result<Table> {
-        let (mut table, rows) = self.computed(report)?;
+        self.compute_with(report, RangeNames::Recorded)
+    }
+
+    /// Computes the summary of `report`, its NVTX ranges named as `names` says.
+    pub fn compute_with(self, report: &Report, names: RangeNames) -> crate::Result<Table> {
+        let (mut table, rows) = self.computed(report, names)?;
         rows.each(&mut |row| {
             table.rows.push(row.to_vec());
             Ok(())
@@ -136,8 +141,12 @@ impl StatsReport {
     /// Computes the summary of `report`: its table without rows, and its
     /// rows, in memory or set aside in a temporary file where they are
     /// many (see `spill`).
-    pub(crate) fn computed(self, report: &Report) -> crate::Result<(Table, Rows)> {
-        let rows = self.rows(report).map_err(|e| e.of(report.path()))?;
+    pub(crate) fn computed(
+        self,
+        report: &Report,
+        names: RangeNames,
+    ) -> crate::Result<(Table, Rows)> {
+        let rows = self.rows(report, names).map_err(|e| e.of(report.path()))?;
         let no_data = match rows.is_empty() {
             true => missing(report, self.needs()),
             false => None,
@@ -174,23 +183,25 @@ impl StatsReport {
         }
     }
 
-    fn rows(self, report: &Report) -> Result<Rows, Failure> {
+    fn rows(self, report: &Report, names: RangeNames) -> Result<Rows, Failure> {
         Ok(match self {
             StatsReport::CudaApiSum => api_sum(report)?,
             StatsReport::GpuKernSum => kernel_sum(report)?,
             StatsReport::GpuMemTimeSum => memory_sum(report, Measure::Time)?,
             StatsReport::GpuMemSizeSum => memory_sum(report, Measure::Size)?,
             StatsReport::GpuSum => gpu_sum(report)?,
-            StatsReport::NvtxSum => nvtx_sum(report, |_| true, true)?,
-            StatsReport::NvtxPushPopSum => nvtx_sum(report, |push_pop| push_pop, false)?,
-            StatsReport::NvtxStartEndSum => nvtx_sum(report, |push_pop| !push_pop, false)?,
+            StatsReport::NvtxSum => nvtx_sum(report, names, |_| true, true)?,
+            StatsReport::NvtxPushPopSum => nvtx_sum(report, names, |push_pop| push_pop, false)?,
+            StatsReport::NvtxStartEndSum => nvtx_sum(report, names, |push_pop| !push_pop, false)?,
             StatsReport::OsrtSum => osrt_sum(report)?,
             StatsReport::KernExecSum => Box::new(super::launches::kern_exec_sum(report)?),
             StatsReport::OpenAccSum => openacc_sum(report)?,
             StatsReport::UmCpuPageFaultsSum => Box::new(cpu_page_faults_sum(report)?),
             StatsReport::OpenMpEventSum => openmp_sum(report)?,
-            StatsReport::NvtxGpuProjSum => Box::new(super::nvtx_gpu::nvtx_gpu_proj_sum(report)?),
-            StatsReport::NvtxKernSum => Box::new(super::nvtx_gpu::nvtx_kern_sum(report)?),
+            StatsReport::NvtxGpuProjSum => {
+                Box::new(super::nvtx_gpu::nvtx_gpu_proj_sum(report, names)?)
+            }
+            StatsReport::NvtxKernSum => Box::new(super::nvtx_gpu::nvtx_kern_sum(report, names)?),
         })
     }
 
@@ -501,18 +512,21 @@ fn gpu_sum(report: &Report) -> Result<Rows, Failure> {
 /// NVTX ranges of one `domain:name` and style: (name, push/pop).
 pub(crate) type RangeGroup = (String, bool);
 
-/// NVTX range durations by (`domain:name`, push/pop): the default domain
-/// has an empty name, so its ranges read `:name`. A range open at the end
-/// of the capture lasts until the last time of any NVTX row.
+/// NVTX range durations by (`domain:name`, push/pop), each name as `names`
+/// says: the default domain has an empty name, so its ranges read `:name`.
+/// A range open at the end of the capture lasts until the last time of any
+/// NVTX row.
 pub(crate) fn nvtx_groups(
     report: &Report,
+    names: RangeNames,
     style: impl Fn(bool) -> bool,
 ) -> Result<Vec<(RangeGroup, Stats)>, Failure> {
-    nvtx_grouped(report, style)?.finish()
+    nvtx_grouped(report, names, style)?.finish()
 }
 
 fn nvtx_grouped(
     report: &Report,
+    names: RangeNames,
     style: impl Fn(bool) -> bool,
 ) -> Result<Groups<RangeGroup>, Failure> {
     let last = report.nvtx_last_time()?;
@@ -521,7 +535,7 @@ fn nvtx_grouped(
         if !style(r.push_pop) {
             return;
         }
-        let name = format!("{}:{}", r.domain.unwrap_or(""), r.text);
+        let name = format!("{}:{}", r.domain.unwrap_or(""), names.of(&r.text));
         let end = r.end.or(last).unwrap_or(r.start);
         groups.add_span(&(name, r.push_pop), r.start, end);
     })?;
@@ -530,11 +544,12 @@ fn nvtx_grouped(
 
 fn nvtx_sum(
     report: &Report,
+    names: RangeNames,
     style: impl Fn(bool) -> bool,
     style_column: bool,
 ) -> Result<Rows, Failure> {
     Ok(time_rows(
-        nvtx_grouped(report, style)?.rank()?,
+        nvtx_grouped(report, names, style)?.rank()?,
         move |(name, push_pop): RangeGroup| {
             let style = if push_pop { "PushPop" } else { "StartEnd" };
             match style_column {

@@ -7,6 +7,7 @@ use nsys2perfetto::compare::{compare, compare_files, comparison_table, top_by_ki
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
 use nsys2perfetto::Options;
 
+use crate::grouping::Grouping;
 use crate::interrupted_reading;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
@@ -36,6 +37,9 @@ pub struct Args {
     top: Option<usize>,
 
     #[command(flatten)]
+    grouping: Grouping,
+
+    #[command(flatten)]
     table: TableOutput,
 
     /// Also write a Perfetto trace holding both runs, as process groups
@@ -56,6 +60,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
+    options.range_names = args.grouping.range_names();
     let (a, b) = compare_files(&args.a, &args.b, &options).map_err(interrupted_reading)?;
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),

@@ -17,6 +17,7 @@ mod batch;
 mod compare;
 mod conversion;
 mod convert;
+mod grouping;
 mod merge;
 mod open;
 mod paths;

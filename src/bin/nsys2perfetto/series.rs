@@ -8,6 +8,7 @@ use std::sync::Arc;
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, Series, SeriesRun};
 use nsys2perfetto::{check_output_not_input, Error, Options};
 
+use crate::grouping::Grouping;
 use crate::signals::Signals;
 use crate::{Interrupted, Usage};
 
@@ -38,6 +39,9 @@ pub struct Args {
     /// Event patterns, one row of the table and one line of the plot each.
     #[arg(long, required = true, num_args = 1.., value_name = "PATTERN")]
     events: Vec<String>,
+
+    #[command(flatten)]
+    grouping: Grouping,
 
     /// Where the CSV table goes (default: standard output).
     #[arg(short, long, value_name = "FILE")]
@@ -83,6 +87,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
+    options.range_names = args.grouping.range_names();
     let quiet = args.quiet;
     let mut progress = |run: &SeriesRun| {
         if !quiet {

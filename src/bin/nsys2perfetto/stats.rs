@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 
+use crate::grouping::Grouping;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
 
@@ -29,6 +30,9 @@ pub struct Args {
     report: Vec<StatsReport>,
 
     #[command(flatten)]
+    grouping: Grouping,
+
+    #[command(flatten)]
     table: TableOutput,
 
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
@@ -45,6 +49,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
+    options.range_names = args.grouping.range_names();
     args.table.write_summaries(&args.inputs, &which, &options)?;
     Ok(ExitCode::SUCCESS)
 }
