@@ -453,3 +453,59 @@ fn series_projections_by_grouped_name_are_those_of_the_recorded_names() {
     // As recorded, no range is named `aten::mm` alone.
     assert_eq!(recorded[2].count, 0);
 }
+
+/// More grouped names than `stats` holds in memory (16 384): those past them
+/// are grouped in its temporary database, and the rows still equal SQL's.
+#[test]
+fn grouped_names_past_the_groups_held_in_memory_equal_sql() {
+    const NAMES: usize = 20_000;
+    let thread = support::synth::Thread { pid: 7, tid: 7 };
+    let (_dir, export) = support::convert::synthetic(|s| {
+        let mut at = 0i64;
+        // Each name twice, with op ids of their own; a third time at the
+        // end for every tenth, so that groups past the first 16 384 hold
+        // ranges from both sides of the limit.
+        for pass in 0..3 {
+            for i in (0..NAMES).filter(|i| pass < 2 || i % 10 == 0) {
+                let op_id = pass * NAMES + i;
+                let duration = 100 + (op_id as i64 * 7_919) % 9_900;
+                let name = format!("layer_{i}.forward, seq = {i}, op_id = {op_id}");
+                s.nvtx_push_pop(thread, at..at + duration, &name);
+                at += 10_000;
+            }
+        }
+    });
+    let expected = ranges_by_sql(&export, false);
+    assert_eq!(expected.len(), NAMES);
+    let csv = run(&[
+        "stats",
+        "--group-names",
+        "--format",
+        "csv",
+        "--report",
+        "nvtx_sum",
+        export.to_str().unwrap(),
+    ]);
+    let rows = table_rows(&csv);
+    let header = &rows[0];
+    let at = |name| column(header, name);
+    let ours: Sums = rows[1..]
+        .iter()
+        .map(|row| {
+            (
+                (row[at("Style")].clone(), row[at("Range")].clone()),
+                (
+                    row[at("Instances")].parse().unwrap(),
+                    row[at("Total Time (ns)")].parse().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(ours, expected);
+    // Largest total first.
+    let totals: Vec<i128> = rows[1..]
+        .iter()
+        .map(|r| r[at("Total Time (ns)")].parse().unwrap())
+        .collect();
+    assert!(totals.windows(2).all(|w| w[0] >= w[1]));
+}
