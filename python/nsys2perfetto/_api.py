@@ -76,7 +76,9 @@ def _table(args: list[Any], backend: str, *, csv_flag: bool = True) -> Any:
 def stats(report: PathLike, report_name: str, *, backend: str = "pandas", **options: Any) -> Any:
     """One summary of `nsys stats` (``"cuda_gpu_kern_sum"``, ``"nvtx_sum"``,
     or its old name ``"gpukernsum"``...) of a report, as a DataFrame with the
-    columns of ``nsys2perfetto stats --format csv``."""
+    columns of ``nsys2perfetto stats --format csv``. ``group_names=True``
+    sums NVTX ranges by group name (``aten::mm, op_id = 317126`` as
+    ``aten::mm``; see ``stats --help``)."""
     return _table(["stats", report, "--report", report_name, *_cli.flags(options)], backend)
 
 
@@ -94,7 +96,8 @@ def compare(a: PathLike, b: PathLike, *, backend: str = "pandas", **options: Any
     """What changed between two runs (kernels, CUDA graphs, API calls, NVTX
     ranges), as a DataFrame with the columns of ``nsys2perfetto compare
     --format csv``. Options: ``kind=["kernel", "nvtx"]``, ``top=N``,
-    ``trace="both.perfetto-trace"``."""
+    ``trace="both.perfetto-trace"``, ``group_names=True`` (NVTX ranges by
+    group name, as for `stats`)."""
     return _table(["compare", a, b, *_cli.flags(options)], backend)
 
 
@@ -110,7 +113,9 @@ def series(
     `runs` maps each value of the parameter `name` to its report, in order;
     `events` are `series`' patterns (``"gemm"``, ``"api:^cudaMemcpy"``,
     ``"nvtx:forward"``, ``"nvtx-gpu:step"``). A DataFrame with the columns of
-    ``nsys2perfetto series``' CSV; ``svg="plot.svg"`` also draws the plot."""
+    ``nsys2perfetto series``' CSV; ``svg="plot.svg"`` also draws the plot;
+    ``group_names=True`` matches NVTX patterns against group names, as for
+    `stats`."""
     if isinstance(events, str):
         events = [events]
     params: list[Any] = []
