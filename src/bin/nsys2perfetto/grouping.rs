@@ -6,13 +6,14 @@ use nsys2perfetto::stats::RangeNames;
 /// How NVTX ranges are named where they are summed.
 #[derive(clap::Args)]
 pub struct Grouping {
-    /// Sum NVTX ranges by the name of their operator: without the
-    /// decorations PyTorch's emit_nvtx appends (`, seq = N`, `, op_id = N`,
-    /// `, sizes = [...]`, `, input_op_ids = [...]`), then without a number
-    /// that ends the name after `#` or a space (`ProfilerStep#12`, `step 4`).
-    /// `aten::mm, op_id = 317126` counts as `aten::mm`. Numbers after `_` and
-    /// inside names stay, and so do kernel and API names. Default: every
-    /// range by its name as recorded, as nsys sums them.
+    /// Name NVTX ranges by their operator where they are summed or matched:
+    /// without the decorations PyTorch's emit_nvtx appends (`, seq = N`,
+    /// `, op_id = N`, `, sizes = [...]`, `, input_op_ids = [...]`), then
+    /// without a number that ends the name after `#` or a space
+    /// (`ProfilerStep#12`, `step 4`). `aten::mm, op_id = 317126` counts as
+    /// `aten::mm`. Numbers after `_` and inside names stay, and so do kernel
+    /// and API names. Default: every range by its name as recorded, as nsys
+    /// sums them.
     #[arg(long)]
     group_names: bool,
 }
