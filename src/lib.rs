@@ -153,6 +153,18 @@ pub mod series {
     };
 }
 
+pub mod steps {
+    //! Steps across the ranks of a job ([`measure_steps`]): per step (an
+    //! NVTX range a [`StepPattern`] picks, as `ProfilerStep*`), each rank's
+    //! duration and GPU busy time, the slowest rank and by how much, and the
+    //! skew over the run ([`JobSteps`]), written as Markdown, JSON or an
+    //! HTML fragment with an SVG chart.
+    pub use crate::analysis::steps::{
+        measure_steps, JobSteps, RankSteps, RunSkew, Slowest, Step, StepMatch, StepOptions,
+        StepPattern, StepTime,
+    };
+}
+
 pub mod profile {
     //! Profiling a command with `nsys profile` ([`NsysProfile`]), making sure
     //! a report comes out of it: where nsys could not import its raw capture
