@@ -12,7 +12,7 @@ use nsys2perfetto::merge::{merge_files, AlignedOn, Labels, MergeOptions, RankFro
 use nsys2perfetto::Options;
 
 use support::checker::Checked;
-use support::fixtures::{cori_exports, require, Need};
+use support::fixtures::cori_exports;
 
 /// A slice as a rank's own conversion has it: (category, name, ts, dur).
 type Event = (String, String, u64, u64);

@@ -57,7 +57,9 @@ fn busy_union(export: &Path, pid: Option<u32>) -> Vec<(i64, i64)> {
             "SELECT start, end FROM {table} WHERE ?1 IS NULL OR (globalPid >> 24) & 16777215 = ?1"
         );
         let mut stmt = db.prepare(&sql).unwrap();
-        let rows = stmt.query_map([pid], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        let rows = stmt
+            .query_map([pid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
         work.extend(rows.map(Result::unwrap));
     }
     work.sort_unstable();
@@ -101,7 +103,11 @@ fn check_against_source(job: &JobSteps, ranks: &[(&Path, u32, Vec<SqlStep>)]) {
         let union = busy_union(export, Some(*pid));
         assert_eq!(rank.gpu_busy_ns, total(&union), "{}", rank.label);
         // The rank's steps, in the job's order, are its ranges in start order.
-        let mine: Vec<_> = job.steps.iter().filter_map(|s| s.times[r].as_ref()).collect();
+        let mine: Vec<_> = job
+            .steps
+            .iter()
+            .filter_map(|s| s.times[r].as_ref())
+            .collect();
         assert_eq!(mine.len(), steps.len());
         for (time, (_, name, start, end)) in mine.iter().zip(steps) {
             assert_eq!(
@@ -133,7 +139,10 @@ fn check_against_source(job: &JobSteps, ranks: &[(&Path, u32, Vec<SqlStep>)]) {
         let median = (sorted[(n - 1) / 2] + sorted[n / 2]) as f64 / 2.0;
         let s = step.slowest.as_ref().unwrap();
         assert_eq!(s.rank, first_longest, "{}", step.name);
-        assert_eq!(step.times[s.fastest_rank].as_ref().unwrap().duration_ns, shortest);
+        assert_eq!(
+            step.times[s.fastest_rank].as_ref().unwrap().duration_ns,
+            shortest
+        );
         assert_eq!(s.skew_ns, longest - shortest);
         assert_eq!(s.median_ns, median);
         assert_eq!(s.lead_over_median_ns, longest as f64 - median);
@@ -175,7 +184,10 @@ fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
     assert!(job.steps.is_empty());
     assert_eq!(job.skew.steps_compared, 0);
     for (i, (rank, export)) in job.ranks.iter().zip(&exports).enumerate() {
-        assert!(sql_steps(export, "*").is_empty(), "no NVTX in Cori's exports");
+        assert!(
+            sql_steps(export, "*").is_empty(),
+            "no NVTX in Cori's exports"
+        );
         let expected = match host(export) {
             Some(host) => format!("rank {} ({host})", i + 1),
             None => format!("rank {}", i + 1),
@@ -201,8 +213,10 @@ fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
     }
     let notes = job.notes();
     assert_eq!(notes.len(), 8, "{notes:?}");
-    assert!(notes.iter().all(|n| n.contains("no NVTX range matching \"ProfilerStep*\"")
-        && n.contains("its report has no NVTX range")));
+    assert!(notes
+        .iter()
+        .all(|n| n.contains("no NVTX range matching \"ProfilerStep*\"")
+            && n.contains("its report has no NVTX range")));
     let markdown = rendered(&job, JobSteps::write_markdown);
     assert!(markdown.contains("0 steps"), "{markdown}");
     assert!(markdown.contains(&notes[7]), "{markdown}");
@@ -250,7 +264,11 @@ fn two_processes_of_one_report_are_two_ranks_matched_by_order() {
     let Some(export) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
     };
-    let job = measure(&[export.clone()], "aten::linear*", Labels::default());
+    let job = measure(
+        std::slice::from_ref(&export),
+        "aten::linear*",
+        Labels::default(),
+    );
     let all = sql_steps(&export, "aten::linear*");
     let mut pids: Vec<u32> = all.iter().map(|s| s.0).collect();
     pids.dedup();
@@ -274,7 +292,10 @@ fn two_processes_of_one_report_are_two_ranks_matched_by_order() {
     assert_eq!(job.matched_by, StepMatch::Order);
     check_against_source(&job, &ranks);
     let host = host(&export).unwrap();
-    assert_eq!(job.ranks[0].label, format!("rank 0 ({host}) pid {}", pids[0]));
+    assert_eq!(
+        job.ranks[0].label,
+        format!("rank 0 ({host}) pid {}", pids[0])
+    );
     assert_eq!(job.ranks[1].gpus.len(), 1);
     assert_ne!(job.ranks[0].gpus, job.ranks[1].gpus, "a GPU each");
 }
@@ -308,7 +329,11 @@ fn synthetic_rank(path: &Path, pid: u32, steps: i64, slow: f64, clock: i64, skip
         s.kernel(on(8), at + 300_000..at + 500_000, "attention");
         s.memcpy(on(7), at + 600_000..at + 650_000, HTOD);
         s.memset(on(8), at + 640_000..at + 660_000);
-        s.kernel(on(7), at + length - 50_000..at + length + 50_000, "allreduce");
+        s.kernel(
+            on(7),
+            at + length - 50_000..at + length + 50_000,
+            "allreduce",
+        );
         at += length + 100_000;
     }
     // Another process's work, on the same GPU, counts for no step.
@@ -343,11 +368,22 @@ fn a_slow_rank_and_a_missing_step_in_a_synthetic_job() {
     let ranks: Vec<(&Path, u32, Vec<SqlStep>)> = inputs
         .iter()
         .enumerate()
-        .map(|(r, p)| (p.as_path(), 100 + 10 * r as u32, sql_steps(p, "ProfilerStep*")))
+        .map(|(r, p)| {
+            (
+                p.as_path(),
+                100 + 10 * r as u32,
+                sql_steps(p, "ProfilerStep*"),
+            )
+        })
         .collect();
     check_against_source(&job, &ranks);
     let names: Vec<&str> = job.steps.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, (0..6).map(|i| format!("ProfilerStep#{i}")).collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        (0..6)
+            .map(|i| format!("ProfilerStep#{i}"))
+            .collect::<Vec<_>>()
+    );
     assert_eq!(job.steps[3].missing(), [3]);
     assert_eq!(job.skew.slowest_most_often, Some(2));
     assert_eq!(job.skew.slowest_count, [0, 0, 6, 0]);
@@ -359,10 +395,17 @@ fn a_slow_rank_and_a_missing_step_in_a_synthetic_job() {
     let markdown = rendered(&job, JobSteps::write_markdown);
     assert!(markdown.contains(note), "{markdown}");
     assert!(markdown.contains("| ProfilerStep#3 | "), "{markdown}");
-    assert!(markdown.contains("Slowest most often: rank 2, in 6 of 6 steps."), "{markdown}");
+    assert!(
+        markdown.contains("Slowest most often: rank 2, in 6 of 6 steps."),
+        "{markdown}"
+    );
     let html = rendered(&job, JobSteps::write_html);
     assert_eq!(html.matches("class=\"bar slowest\"").count(), 6);
-    assert_eq!(html.matches("class=\"missing\"").count(), 2, "chart and table");
+    assert_eq!(
+        html.matches("class=\"missing\"").count(),
+        2,
+        "chart and table"
+    );
     check_json(&job);
     check_in_chromium(&job, dir.path());
 }
@@ -378,7 +421,10 @@ fn a_pattern_that_matches_nothing_names_what_exists() {
     assert!(job.steps.is_empty());
     let notes = job.notes();
     assert_eq!(notes.len(), 1);
-    assert!(notes[0].contains("no NVTX range matching \"Step*\""), "{notes:?}");
+    assert!(
+        notes[0].contains("no NVTX range matching \"Step*\""),
+        "{notes:?}"
+    );
     assert!(notes[0].contains("\"ProfilerStep#0\""), "{notes:?}");
     assert!(notes[0].contains("\"forward\""), "{notes:?}");
 }
@@ -390,13 +436,19 @@ fn bad_options_are_refused_before_reading() {
     assert!(e.to_string().contains("no report"), "{e}");
     let mut options = options;
     options.labels = Labels::Given(vec!["a".into()]);
-    let inputs = [PathBuf::from("/nonexistent/a"), PathBuf::from("/nonexistent/b")];
+    let inputs = [
+        PathBuf::from("/nonexistent/a"),
+        PathBuf::from("/nonexistent/b"),
+    ];
     let e = measure_steps(&inputs, &options, &Options::default(), &mut |_| {}).unwrap_err();
     assert_eq!(e.to_string(), "1 labels for 2 reports");
     assert!(StepPattern::new("").is_err());
 }
 
-fn rendered(job: &JobSteps, write: fn(&JobSteps, &mut dyn std::io::Write) -> std::io::Result<()>) -> String {
+fn rendered(
+    job: &JobSteps,
+    write: fn(&JobSteps, &mut dyn std::io::Write) -> std::io::Result<()>,
+) -> String {
     let mut out = Vec::new();
     write(job, &mut out).unwrap();
     String::from_utf8(out).unwrap()
@@ -423,14 +475,24 @@ fn check_json(job: &JobSteps) {
         return;
     };
     use std::io::Write;
-    python.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    python
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
     let out = python.wait_with_output().unwrap();
     assert!(out.status.success(), "not JSON: {json}");
     let by = match job.matched_by {
         StepMatch::Name => "name",
         StepMatch::Order => "order",
     };
-    let mut expected = format!("{} {by} {} {}\n", job.pattern, job.ranks.len(), job.steps.len());
+    let mut expected = format!(
+        "{} {by} {} {}\n",
+        job.pattern,
+        job.ranks.len(),
+        job.steps.len()
+    );
     for (r, rank) in job.ranks.iter().enumerate() {
         expected += &format!(
             "{} {} {} {}\n",
@@ -442,14 +504,23 @@ fn check_json(job: &JobSteps) {
         let times: Vec<String> = step
             .times
             .iter()
-            .map(|t| py_none(t.as_ref().map(|t| format!("({}, {})", t.duration_ns, t.gpu_busy_ns))))
+            .map(|t| {
+                py_none(
+                    t.as_ref()
+                        .map(|t| format!("({}, {})", t.duration_ns, t.gpu_busy_ns)),
+                )
+            })
             .collect();
         expected += &format!(
             "{} [{}] {:?} {}\n",
             step.name,
             times.join(", "),
             step.missing(),
-            py_none(step.slowest.as_ref().map(|s| format!("({}, {})", s.rank, s.skew_ns)))
+            py_none(
+                step.slowest
+                    .as_ref()
+                    .map(|s| format!("({}, {})", s.rank, s.skew_ns))
+            )
         );
     }
     expected += &format!(
@@ -488,14 +559,27 @@ fn check_in_chromium(job: &JobSteps, dir: &Path) {
     std::fs::write(&html, page).unwrap();
     let run = |args: &[String]| {
         let out = Command::new(&chromium)
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
-            .arg(format!("--user-data-dir={}", dir.join("chromium").display()))
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.join("chromium").display()
+            ))
             .args(args)
             .arg(format!("file://{}", html.display()))
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out
     };
     let dom = run(&["--dump-dom".into()]);
@@ -507,10 +591,15 @@ fn check_in_chromium(job: &JobSteps, dir: &Path) {
     let dom = String::from_utf8_lossy(&dom.stdout);
     let slowest = job.steps.iter().filter(|s| s.slowest.is_some()).count();
     assert!(
-        dom.contains(&format!("data-check=\"errors=0 svg=1 slowest={slowest} width=")),
+        dom.contains(&format!(
+            "data-check=\"errors=0 svg=1 slowest={slowest} width="
+        )),
         "{dom}"
     );
     let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("steps-chart.png");
-    run(&[format!("--screenshot={}", png.display()), "--window-size=1100,900".into()]);
+    run(&[
+        format!("--screenshot={}", png.display()),
+        "--window-size=1100,900".into(),
+    ]);
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
 }

@@ -434,12 +434,7 @@ pub(crate) fn check_labels(labels: &Labels, reports: usize) -> Result<()> {
 
 /// Names the report at `input`, the `place`-th of the inputs, as `labels`
 /// say: the one rule of every command over the reports of a job.
-pub(crate) fn named(
-    report: &Report,
-    input: &Path,
-    place: usize,
-    labels: &Labels,
-) -> Result<Named> {
+pub(crate) fn named(report: &Report, input: &Path, place: usize, labels: &Labels) -> Result<Named> {
     let host = report.hostname().map_err(|e| damaged(input, e))?;
     let (label, rank) = match labels {
         Labels::Given(labels) => (labels[place].clone(), None),

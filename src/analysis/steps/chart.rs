@@ -59,7 +59,10 @@ pub(super) fn svg(job: &JobSteps) -> String {
         s,
         r#"<svg class="job-steps-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="11" role="img" aria-label="Step durations per rank">"#
     );
-    let _ = writeln!(s, r#"<rect width="{width}" height="{height}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<rect width="{width}" height="{height}" fill="white"/>"#
+    );
     // The legend, above the plot.
     let _ = writeln!(
         s,
@@ -106,6 +109,11 @@ pub(super) fn svg(job: &JobSteps) -> String {
             let (class, color) = match slowest == Some(r) {
                 true => ("bar slowest", SLOWEST_COLOR),
                 false => ("bar", RANK_COLOR),
+            };
+            // A hairline between the bars of a group, where they are wide enough.
+            let bar = match bar > 4.0 {
+                true => bar - 1.0,
+                false => bar,
             };
             let top = y(t.duration_ns as f64);
             let busy_top = y(t.gpu_busy_ns.min(t.duration_ns) as f64);

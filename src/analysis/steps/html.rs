@@ -16,7 +16,7 @@ impl JobSteps {
             out,
             "<style>.job-steps table{{border-collapse:collapse;margin:8px 0}}\
              .job-steps th,.job-steps td{{border:1px solid #ccc;padding:2px 6px}}\
-             .job-steps td.num{{text-align:right}}.job-steps td.slowest{{color:#c0392b;font-weight:bold}}\
+             .job-steps td.num{{text-align:right;white-space:nowrap}}.job-steps td.slowest{{color:#c0392b;font-weight:bold}}\
              .job-steps td.missing{{color:#888}}</style>"
         )?;
         writeln!(
@@ -63,7 +63,10 @@ impl JobSteps {
             for rank in &self.ranks {
                 write!(out, "<th>{}</th>", escape(&rank.label))?;
             }
-            writeln!(out, "<th>Slowest</th><th>Over median</th><th>Skew</th></tr>")?;
+            writeln!(
+                out,
+                "<th>Slowest</th><th>Over median</th><th>Skew</th></tr>"
+            )?;
             for step in &self.steps {
                 write!(out, "<tr><td>{}</td>", escape(&step.name))?;
                 let slowest = step.slowest.as_ref().map(|s| s.rank);

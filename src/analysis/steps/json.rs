@@ -68,7 +68,12 @@ impl JobSteps {
         }
         write!(out, "],\"steps\":[")?;
         for (i, step) in self.steps.iter().enumerate() {
-            write!(out, "{}{{\"name\":{},\"times\":[", comma(i), json_string(&step.name))?;
+            write!(
+                out,
+                "{}{{\"name\":{},\"times\":[",
+                comma(i),
+                json_string(&step.name)
+            )?;
             for (r, time) in step.times.iter().enumerate() {
                 match time {
                     Some(t) => write!(
@@ -83,17 +88,17 @@ impl JobSteps {
                     None => write!(out, "{}null", comma(r))?,
                 }
             }
-            write!(out, "],\"missing\":[{}],\"slowest\":", list(step.missing().iter()))?;
+            write!(
+                out,
+                "],\"missing\":[{}],\"slowest\":",
+                list(step.missing().iter())
+            )?;
             match &step.slowest {
                 Some(s) => write!(
                     out,
                     "{{\"rank\":{},\"fastest_rank\":{},\"median_ns\":{},\
                      \"lead_over_median_ns\":{},\"skew_ns\":{}}}}}",
-                    s.rank,
-                    s.fastest_rank,
-                    s.median_ns,
-                    s.lead_over_median_ns,
-                    s.skew_ns
+                    s.rank, s.fastest_rank, s.median_ns, s.lead_over_median_ns, s.skew_ns
                 )?,
                 None => write!(out, "null}}")?,
             }

@@ -109,10 +109,11 @@ fn slowest(times: &[Option<StepTime>]) -> Option<Slowest> {
         .iter()
         .copied()
         .fold(present[0], |a, b| if b.1 > a.1 { b } else { a });
-    let (fastest_rank, shortest) = present
-        .iter()
-        .copied()
-        .fold(present[0], |a, b| if b.1 < a.1 { b } else { a });
+    let (fastest_rank, shortest) =
+        present
+            .iter()
+            .copied()
+            .fold(present[0], |a, b| if b.1 < a.1 { b } else { a });
     let mut durations: Vec<u64> = present.iter().map(|p| p.1).collect();
     durations.sort_unstable();
     let n = durations.len();

@@ -96,11 +96,7 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
             let steps: Vec<StepTime> = steps
                 .into_iter()
                 .map(|s| {
-                    let end = s
-                        .end
-                        .or(last_nvtx_time)
-                        .unwrap_or(s.start)
-                        .max(s.start);
+                    let end = s.end.or(last_nvtx_time).unwrap_or(s.start).max(s.start);
                     StepTime {
                         name: s.name,
                         start_ns: s.start,
@@ -109,8 +105,7 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
                     }
                 })
                 .collect();
-            let ranges =
-                StepRanges::new(steps.iter().map(|s| (s.start_ns, s.end_ns())));
+            let ranges = StepRanges::new(steps.iter().map(|s| (s.start_ns, s.end_ns())));
             (pid, steps, open, ranges)
         })
         .collect();

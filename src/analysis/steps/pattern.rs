@@ -23,8 +23,7 @@ impl StepPattern {
     pub fn new(text: &str) -> Result<StepPattern> {
         if text.is_empty() {
             return Err(Error::InvalidOption(
-                "the step pattern is empty (a glob over NVTX range names, as ProfilerStep*)"
-                    .into(),
+                "the step pattern is empty (a glob over NVTX range names, as ProfilerStep*)".into(),
             ));
         }
         let mut expression = String::with_capacity(text.len() + 8);
