@@ -85,7 +85,7 @@ pub(super) fn svg(job: &JobSteps) -> String {
             LEFT + PLOT_WIDTH,
             LEFT - 6.0,
             at + 4.0,
-            ms(ns)
+            tick_label(ns, tick)
         );
     }
     let group = PLOT_WIDTH / steps.len().max(1) as f64;
@@ -128,13 +128,20 @@ pub(super) fn svg(job: &JobSteps) -> String {
             );
         }
         if g % label_every == 0 {
-            let chars = ((group * label_every as f64) / CHAR_WIDTH).floor().max(3.0) as usize;
+            // Names too long for their room are told by their place among
+            // the steps, the name in the tooltip.
+            let chars = ((group * label_every as f64) / CHAR_WIDTH).floor() as usize;
+            let label = match step.name.chars().count() <= chars {
+                true => step.name.clone(),
+                false => format!("#{}", chosen[g] + 1),
+            };
             let _ = writeln!(
                 s,
-                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle"><title>{}</title>{}</text>"#,
                 LEFT + (g as f64 + 0.5) * group,
                 TOP + PLOT_HEIGHT + 16.0,
-                escape(&shorten(&step.name, chars))
+                escape(&step.name),
+                escape(&label)
             );
         }
     }
@@ -166,14 +173,16 @@ fn ticks(largest: f64) -> (f64, usize) {
     (tick, (largest / tick).ceil().max(1.0) as usize)
 }
 
-fn shorten(text: &str, chars: usize) -> String {
-    match text.chars().count() > chars {
-        true => {
-            let kept: String = text.chars().take(chars.saturating_sub(1)).collect();
-            format!("{kept}…")
-        }
-        false => text.to_owned(),
-    }
+/// A tick's time in the unit of the tick size (ticks are 1, 2 or 5 times a
+/// power of ten: whole numbers of that unit).
+fn tick_label(ns: f64, tick: f64) -> String {
+    let (unit, name) = match tick {
+        t if t >= 1e9 => (1e9, "s"),
+        t if t >= 1e6 => (1e6, "ms"),
+        t if t >= 1e3 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    };
+    format!("{:.0} {name}", ns / unit)
 }
 
 /// Text for XML and HTML: markup characters as entities.
@@ -205,5 +214,14 @@ mod tests {
         assert_eq!(ticks(0.0), (1e6, 1));
         let (tick, n) = ticks(123_456.0);
         assert!(tick * n as f64 >= 123_456.0 && (2..=5).contains(&n));
+    }
+
+    #[test]
+    fn tick_labels_are_whole_numbers_of_the_unit_of_the_tick() {
+        assert_eq!(tick_label(4e8, 1e8), "400 ms");
+        assert_eq!(tick_label(0.0, 2e5), "0 µs");
+        assert_eq!(tick_label(6e5, 2e5), "600 µs");
+        assert_eq!(tick_label(1.5e10, 5e9), "15 s");
+        assert_eq!(tick_label(40.0, 20.0), "40 ns");
     }
 }

@@ -66,6 +66,7 @@ pub enum StepMatch {
 
 /// One rank's time in one step.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StepTime {
     /// The range's name on this rank.
     pub name: String,
@@ -87,6 +88,7 @@ impl StepTime {
 
 /// The slowest rank of a step, among the ranks that ran it (two at least).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Slowest {
     /// The slowest rank, by index into [`JobSteps::ranks`] (the first given
     /// of those equally slow).
@@ -104,6 +106,7 @@ pub struct Slowest {
 
 /// One step of the job.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Step {
     /// Its name: the name all ranks share when matched by name, else the
     /// first rank's that has it.
@@ -166,6 +169,7 @@ pub struct RankSteps {
 
 /// The skew of the whole run.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct RunSkew {
     /// The steps two ranks or more ran.
     pub steps_compared: usize,
@@ -182,6 +186,7 @@ pub struct RunSkew {
 
 /// A job's steps, rank by rank.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct JobSteps {
     /// The step pattern, as written.
     pub pattern: String,
