@@ -14,10 +14,10 @@
 //! their own: [`directories`] (trees of reports, several at a time),
 //! [`merge`] (several reports in one trace), [`stats`], [`compare`],
 //! [`analyze`] and [`series`] (what `nsys stats` and `nsys analyze` compute,
-//! two runs compared, event times across runs), [`profile`] (running `nsys
-//! profile`), [`serve`] (a trace handed to ui.perfetto.dev) and [`perfetto`]
-//! (the trace writer). An export need not be a file: here one is built in
-//! memory.
+//! two runs compared, event times across runs), [`steps`] (steps across the
+//! ranks of a job), [`profile`] (running `nsys profile`), [`serve`] (a trace
+//! handed to ui.perfetto.dev) and [`perfetto`] (the trace writer). An export
+//! need not be a file: here one is built in memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};
