@@ -14,10 +14,10 @@
 //! their own: [`directories`] (trees of reports, several at a time),
 //! [`merge`] (several reports in one trace), [`stats`], [`compare`],
 //! [`analyze`] and [`series`] (what `nsys stats` and `nsys analyze` compute,
-//! two runs compared, event times across runs), [`profile`] (running `nsys
-//! profile`), [`serve`] (a trace handed to ui.perfetto.dev) and [`perfetto`]
-//! (the trace writer). An export need not be a file: here one is built in
-//! memory.
+//! two runs compared, event times across runs), [`steps`] (steps across the
+//! ranks of a job), [`profile`] (running `nsys profile`), [`serve`] (a trace
+//! handed to ui.perfetto.dev) and [`perfetto`] (the trace writer). An export
+//! need not be a file: here one is built in memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};
@@ -152,6 +152,18 @@ pub mod series {
     pub use crate::analysis::series::{
         check_series, measure_events, measure_events_with, measure_series, EventKind, EventPattern,
         Series, SeriesCell, SeriesRun,
+    };
+}
+
+pub mod steps {
+    //! Steps across the ranks of a job ([`measure_steps`]): per step (an
+    //! NVTX range a [`StepPattern`] picks, as `ProfilerStep*`), each rank's
+    //! duration and GPU busy time, the slowest rank and by how much, and the
+    //! skew over the run ([`JobSteps`]), written as Markdown, JSON or an
+    //! HTML fragment with an SVG chart.
+    pub use crate::analysis::steps::{
+        measure_steps, JobSteps, RankSteps, RunSkew, Slowest, Step, StepMatch, StepOptions,
+        StepPattern, StepTime,
     };
 }
 

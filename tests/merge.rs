@@ -12,31 +12,7 @@ use nsys2perfetto::merge::{merge_files, AlignedOn, Labels, MergeOptions, RankFro
 use nsys2perfetto::Options;
 
 use support::checker::Checked;
-use support::fixtures::{require, Need};
-
-/// The exports of the Cori job's first `ranks` ranks: report1's from
-/// ../shared, the others exported here by nsys from their .qdrep reports.
-fn cori_exports(dir: &Path, ranks: usize) -> Option<Vec<PathBuf>> {
-    let shared = require(Need::Shared)?;
-    let nsys = require(Need::Nsys)?;
-    let fixtures = shared.join("fixtures");
-    let mut exports = vec![fixtures.join("sqlite/cori_run1_report1.sqlite")];
-    for rank in 2..=ranks {
-        let report = fixtures.join(format!("reports/cori_run1_report{rank}.qdrep"));
-        let export = dir.join(format!("cori_run1_report{rank}.sqlite"));
-        let status = std::process::Command::new(&nsys)
-            .args(["export", "--type", "sqlite", "--output"])
-            .arg(&export)
-            .arg(&report)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "nsys export {}", report.display());
-        exports.push(export);
-    }
-    Some(exports)
-}
+use support::fixtures::cori_exports;
 
 /// A slice as a rank's own conversion has it: (category, name, ts, dur).
 type Event = (String, String, u64, u64);

@@ -1,7 +1,7 @@
 //! What the commands other than conversion compute from a report: the
 //! summaries of `nsys stats` (`stats`), the findings of `nsys analyze`
 //! (`analyze`), the comparison of two runs (`compare`), event times across
-//! runs (`series`), and the NVTX GPU projection they and the conversion share
+//! runs (`series`), steps across the ranks of a job (`steps`), and the NVTX GPU projection they and the conversion share
 //! (`projection`). They read through `nsys/`; the only trace they write
 //! (findings in a trace) goes through `perfetto/`.
 
@@ -12,6 +12,7 @@ mod needs;
 pub(crate) mod projection;
 pub(crate) mod series;
 pub(crate) mod stats;
+pub(crate) mod steps;
 
 pub(crate) use failure::Failure;
 pub(crate) use needs::{missing, Needs};

@@ -9,7 +9,7 @@ use super::columns::{columns, ReadRow, TakeAll, Taken};
 use super::graphs::GraphCreation;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::row_filter::RowFilter;
-use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::scan::{order_key, NoPrescan, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{Col, Row, Select};
 use super::strings::StringTable;
 use super::Report;
@@ -313,7 +313,10 @@ impl Report {
         // GPU activity tables come first: their pre-scan finds the places and
         // counts the work of each launch, before any call is read.
         let mut prescan = GpuPrescan::default();
-        let mut scans = self.gpu_scans(&mut prescan.columns);
+        let mut scans = self.gpu_scans(
+            &[KERNEL, MEMCPY, MEMSET, SYNC, GRAPH_TRACE],
+            Some(&mut prescan.columns),
+        );
         scans.extend(self.api_scans());
         scans.extend(self.graph_creation_scans());
         self.stream(scans, prescan, filter, f)
@@ -333,12 +336,34 @@ impl Report {
             .collect()
     }
 
+    /// Calls `f` with every kernel, memcpy, memset and CUDA graph run (of
+    /// graphs traced whole) of the report, in time order: the work that keeps
+    /// a GPU busy. No API call, no synchronization, no pre-scan.
+    pub(crate) fn for_each_gpu_op<E>(
+        &self,
+        filter: &RowFilter,
+        mut f: impl FnMut(CudaEvent<'_>) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<rusqlite::Error>,
+    {
+        let scans = self.gpu_scans(&GPU_OP_TABLES, None);
+        self.stream(scans, NoPrescan, filter, |streamed| match streamed {
+            Streamed::Event(event) => f(event),
+            Streamed::Prescanned(()) => Ok(()),
+        })
+    }
+
     /// The scans of the GPU activity tables; `prescan` gets the columns each
     /// one's pre-scan reads, by scan.
-    fn gpu_scans(&self, prescan: &mut Vec<PlaceColumns>) -> Vec<TableScan<'_, CudaEvent<'_>>> {
+    fn gpu_scans(
+        &self,
+        tables: &[&str],
+        mut prescan: Option<&mut Vec<PlaceColumns>>,
+    ) -> Vec<TableScan<'_, CudaEvent<'_>>> {
         let strings = &self.strings;
         let mut scans = Vec::new();
-        for table in [KERNEL, MEMCPY, MEMSET, SYNC, GRAPH_TRACE] {
+        for &table in tables {
             let Some(mut s) = self.select(table) else {
                 continue;
             };
@@ -355,9 +380,14 @@ impl Report {
             if !self.readable(&s) {
                 continue;
             }
-            let mut places = Select::new(&self.schema, table);
-            prescan.push(PlaceColumns::declare(&mut places, &pid));
-            scans.push(scan.prescan(&places));
+            match prescan.as_deref_mut() {
+                Some(prescan) => {
+                    let mut places = Select::new(&self.schema, table);
+                    prescan.push(PlaceColumns::declare(&mut places, &pid));
+                    scans.push(scan.prescan(&places));
+                }
+                None => scans.push(scan),
+            }
         }
         scans
     }

@@ -199,15 +199,7 @@ pub fn merge_files(
             inputs.len()
         )));
     }
-    if let Labels::Given(labels) = &merge.labels {
-        if labels.len() != inputs.len() {
-            return Err(Error::InvalidOption(format!(
-                "{} labels for {} reports",
-                labels.len(),
-                inputs.len()
-            )));
-        }
-    }
+    check_labels(&merge.labels, inputs.len())?;
     if let Some(level) = options.gzip.filter(|l| !(1..=9).contains(l)) {
         return Err(Error::InvalidOption(format!(
             "gzip level {level} is not between 1 and 9"
@@ -403,18 +395,7 @@ impl Facts {
                 input.display()
             )));
         }
-        let host = report.hostname().map_err(|e| damaged(input, e))?;
-        let (label, rank) = match &merge.labels {
-            Labels::Given(labels) => (labels[place].clone(), None),
-            Labels::Ranks { from_name } => {
-                let (rank, from) = rank_of(report, input, from_name.as_ref(), place);
-                let label = match &host {
-                    Some(host) => format!("rank {rank} ({host})"),
-                    None => format!("rank {rank}"),
-                };
-                (label, Some((rank, from)))
-            }
-        };
+        let Named { label, rank, host } = named(report, input, place, &merge.labels)?;
         let read = |e| damaged(input, e);
         let first_gpu_work = match merge.alignment {
             Alignment::FirstGpuWork => report.first_gpu_time().map_err(read)?,
@@ -430,6 +411,43 @@ impl Facts {
             host,
         })
     }
+}
+
+/// What a report of several is called: its label, its rank (with
+/// [`Labels::Ranks`]) and its host.
+pub(crate) struct Named {
+    pub label: String,
+    pub rank: Option<(i64, RankFrom)>,
+    pub host: Option<String>,
+}
+
+/// Refuses given labels that are not one for each of `reports`.
+pub(crate) fn check_labels(labels: &Labels, reports: usize) -> Result<()> {
+    match labels {
+        Labels::Given(labels) if labels.len() != reports => Err(Error::InvalidOption(format!(
+            "{} labels for {reports} reports",
+            labels.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Names the report at `input`, the `place`-th of the inputs, as `labels`
+/// say: the one rule of every command over the reports of a job.
+pub(crate) fn named(report: &Report, input: &Path, place: usize, labels: &Labels) -> Result<Named> {
+    let host = report.hostname().map_err(|e| damaged(input, e))?;
+    let (label, rank) = match labels {
+        Labels::Given(labels) => (labels[place].clone(), None),
+        Labels::Ranks { from_name } => {
+            let (rank, from) = rank_of(report, input, from_name.as_ref(), place);
+            let label = match &host {
+                Some(host) => format!("rank {rank} ({host})"),
+                None => format!("rank {rank}"),
+            };
+            (label, Some((rank, from)))
+        }
+    };
+    Ok(Named { label, rank, host })
 }
 
 fn rank_of(

@@ -1,0 +1,371 @@
+//! Steps across the ranks of a job: per step (an NVTX range chosen by a
+//! [`StepPattern`], as `ProfilerStep*`), each rank's duration and GPU busy
+//! time, the slowest rank and by how much, and the skew over the run.
+//!
+//! Each report is read on its own, streamed (see `measure`): its steps, the
+//! NVTX ranges the pattern matches, by process; then its GPU work (kernels,
+//! memcpys, memsets, graphs traced whole) in start order, whose union per
+//! process is clipped to that process's steps. A rank is a report's process
+//! that recorded steps, named as `merge` names the report (plus its pid
+//! where a report holds several such processes); a report with no step is
+//! one rank with none, and says which ranges it has. Steps of different
+//! ranks are matched by name or by order (see `matching`), and a step some
+//! rank lacks is said, not dropped. Durations are wall time, each rank on
+//! its own clock: the ranks need no common time line.
+//!
+//! [`JobSteps`] is written as Markdown ([`JobSteps::write_markdown`]), JSON
+//! ([`JobSteps::write_json`]) and an HTML fragment with an SVG chart
+//! ([`JobSteps::write_html`]).
+
+mod busy;
+mod chart;
+mod html;
+mod json;
+mod markdown;
+mod matching;
+mod measure;
+mod pattern;
+
+use std::path::{Path, PathBuf};
+
+pub use pattern::StepPattern;
+
+use crate::error::{Error, Result};
+use crate::workflows::merge::{check_labels, named, Labels, Named, RankFrom};
+use crate::Options;
+
+/// What to measure: which ranges are steps, and how ranks are named.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct StepOptions {
+    /// The NVTX ranges that are steps.
+    pub pattern: StepPattern,
+    /// How the reports are named, as `merge` names them.
+    pub labels: Labels,
+}
+
+impl StepOptions {
+    /// Steps matched by `pattern`, ranks named by their rank.
+    pub fn new(pattern: StepPattern) -> Self {
+        Self {
+            pattern,
+            labels: Labels::default(),
+        }
+    }
+}
+
+/// How the steps of different ranks were matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepMatch {
+    /// By the step's name: each rank's names are distinct and mostly
+    /// shared (`ProfilerStep#12` is step `ProfilerStep#12` on every rank).
+    Name,
+    /// By order: the first step of each rank is step 1, and so on.
+    Order,
+}
+
+/// One rank's time in one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StepTime {
+    /// The range's name on this rank.
+    pub name: String,
+    /// Its start, on the rank's own clock (ns).
+    pub start_ns: i64,
+    /// Its duration, wall time (ns).
+    pub duration_ns: u64,
+    /// The time within it at least one of the rank's GPUs was busy with the
+    /// rank's work (ns).
+    pub gpu_busy_ns: u64,
+}
+
+impl StepTime {
+    /// Its end, on the rank's own clock (ns).
+    pub fn end_ns(&self) -> i64 {
+        self.start_ns.saturating_add_unsigned(self.duration_ns)
+    }
+}
+
+/// The slowest rank of a step, among the ranks that ran it (two at least).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Slowest {
+    /// The slowest rank, by index into [`JobSteps::ranks`] (the first given
+    /// of those equally slow).
+    pub rank: usize,
+    /// The fastest.
+    pub fastest_rank: usize,
+    /// The median duration of the ranks (the mean of the middle two for an
+    /// even number), ns.
+    pub median_ns: f64,
+    /// How much longer the slowest took than the median, ns.
+    pub lead_over_median_ns: f64,
+    /// How much longer the slowest took than the fastest: the step's skew, ns.
+    pub skew_ns: u64,
+}
+
+/// One step of the job.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Step {
+    /// Its name: the name all ranks share when matched by name, else the
+    /// first rank's that has it.
+    pub name: String,
+    /// Each rank's time, by index into [`JobSteps::ranks`]; `None` where the
+    /// rank lacks the step.
+    pub times: Vec<Option<StepTime>>,
+    /// Its slowest rank, where two ranks or more ran it.
+    pub slowest: Option<Slowest>,
+}
+
+impl Step {
+    fn new(name: String, ranks: usize) -> Self {
+        Self {
+            name,
+            times: vec![None; ranks],
+            slowest: None,
+        }
+    }
+
+    /// The ranks that lack it, by index.
+    pub fn missing(&self) -> Vec<usize> {
+        (0..self.times.len())
+            .filter(|&r| self.times[r].is_none())
+            .collect()
+    }
+}
+
+/// One rank of the job.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RankSteps {
+    /// What it is called: its report's label as `merge` makes it, with its
+    /// pid where its report holds several ranks.
+    pub label: String,
+    /// Its report.
+    pub input: PathBuf,
+    /// With [`Labels::Ranks`], its report's rank and where that came from.
+    pub rank: Option<(i64, RankFrom)>,
+    /// The process that recorded its steps; `None` for a report without steps.
+    pub pid: Option<u32>,
+    /// Its steps.
+    pub steps: usize,
+    /// Of those, the ones still open when the capture stopped: they end at
+    /// the report's last NVTX time, as nsys ends them.
+    pub open_steps: usize,
+    /// The GPUs its work ran on (its process's; the report's without steps).
+    pub gpus: Vec<i64>,
+    /// The union of that work over the whole capture (ns).
+    pub gpu_busy_ns: u64,
+    /// The NVTX ranges of its report, steps or not.
+    pub nvtx_ranges: u64,
+    /// The first few distinct names of its report's ranges that are not
+    /// steps: what exists where the pattern matched nothing.
+    pub other_names: Vec<String>,
+    /// GPU work of its report whose process the export does not say, while
+    /// several processes have steps: counted in no step.
+    pub unattributed_gpu_ops: u64,
+}
+
+/// The skew of the whole run.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RunSkew {
+    /// The steps two ranks or more ran.
+    pub steps_compared: usize,
+    /// Their mean skew (slowest less fastest), ns; `None` without one.
+    pub mean_skew_ns: Option<f64>,
+    /// The step of the largest skew, by index into [`JobSteps::steps`], and
+    /// that skew (ns).
+    pub max_skew: Option<(usize, u64)>,
+    /// How many steps each rank was slowest in.
+    pub slowest_count: Vec<usize>,
+    /// The rank slowest in the most steps (the first given, of a tie).
+    pub slowest_most_often: Option<usize>,
+}
+
+/// A job's steps, rank by rank.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct JobSteps {
+    /// The step pattern, as written.
+    pub pattern: String,
+    /// How steps of different ranks were matched.
+    pub matched_by: StepMatch,
+    /// The ranks, in the order of their reports.
+    pub ranks: Vec<RankSteps>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// Over the run.
+    pub skew: RunSkew,
+}
+
+impl JobSteps {
+    /// The number of (step, rank) places without a time: steps some rank lacks.
+    pub fn missing(&self) -> usize {
+        self.steps.iter().map(|s| s.missing().len()).sum()
+    }
+}
+
+/// Measures the steps of the reports or exports at `inputs`, each in turn
+/// (`.nsys-rep`/`.qdrep` reports exported with `options.nsys` first);
+/// `progress` hears of each as it starts.
+pub fn measure_steps(
+    inputs: &[PathBuf],
+    steps: &StepOptions,
+    options: &Options,
+    progress: &mut dyn FnMut(&Path),
+) -> Result<JobSteps> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidOption("no report to measure steps in".into()));
+    }
+    check_labels(&steps.labels, inputs.len())?;
+    let mut ranks = Vec::new();
+    let mut times = Vec::new();
+    for (place, input) in inputs.iter().enumerate() {
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: input.clone(),
+            });
+        }
+        progress(input);
+        let (name, measured) = crate::workflows::with_report(input, options, |report| {
+            let name = named(report, input, place, &steps.labels)?;
+            let measured =
+                measure::measure(report, &steps.pattern).map_err(|e| e.of(report.path()))?;
+            Ok((name, measured))
+        })?;
+        add_ranks(input, name, measured, &mut ranks, &mut times);
+    }
+    let (matched_by, steps_matched) = matching::match_steps(times);
+    let skew = matching::run_skew(&steps_matched, ranks.len());
+    Ok(JobSteps {
+        pattern: steps.pattern.text().to_owned(),
+        matched_by,
+        ranks,
+        steps: steps_matched,
+        skew,
+    })
+}
+
+/// The ranks of one report: one per process with steps, or one without.
+fn add_ranks(
+    input: &Path,
+    name: Named,
+    measured: measure::Measured,
+    ranks: &mut Vec<RankSteps>,
+    times: &mut Vec<Vec<StepTime>>,
+) {
+    let rank = |label: String, pid: Option<u32>| RankSteps {
+        label,
+        input: input.to_owned(),
+        rank: name.rank,
+        pid,
+        steps: 0,
+        open_steps: 0,
+        gpus: measured.gpus.clone(),
+        gpu_busy_ns: measured.gpu_busy_ns,
+        nvtx_ranges: measured.nvtx_ranges,
+        other_names: measured.other_names.clone(),
+        unattributed_gpu_ops: measured.unattributed_ops,
+    };
+    if measured.processes.is_empty() {
+        ranks.push(rank(name.label.clone(), None));
+        times.push(Vec::new());
+        return;
+    }
+    let several = measured.processes.len() > 1;
+    for process in measured.processes {
+        let label = match several {
+            true => format!("{} pid {}", name.label, process.pid),
+            false => name.label.clone(),
+        };
+        ranks.push(RankSteps {
+            steps: process.steps.len(),
+            open_steps: process.open_steps,
+            gpus: process.gpus,
+            gpu_busy_ns: process.gpu_busy_ns,
+            ..rank(label, Some(process.pid))
+        });
+        times.push(process.steps);
+    }
+}
+
+impl JobSteps {
+    /// What a reader must be told beside the numbers, one sentence each:
+    /// ranks without steps (and what ranges they have), steps some rank
+    /// lacks, steps still open at the end of a capture, GPU work of no
+    /// known process.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let pattern = &self.pattern;
+        for rank in &self.ranks {
+            if rank.pid.is_some() {
+                continue;
+            }
+            let what = match rank.nvtx_ranges {
+                0 => "its report has no NVTX range".to_owned(),
+                n => format!(
+                    "its report's {n} NVTX range{} include {}",
+                    plural(n as usize),
+                    rank.other_names
+                        .iter()
+                        .map(|n| format!("\"{n}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            notes.push(format!(
+                "{} has no NVTX range matching \"{pattern}\": {what}.",
+                rank.label
+            ));
+        }
+        for step in &self.steps {
+            let missing = step.missing();
+            if !missing.is_empty() && missing.len() < self.ranks.len() {
+                let labels: Vec<&str> = missing
+                    .iter()
+                    .map(|&r| self.ranks[r].label.as_str())
+                    .collect();
+                notes.push(format!(
+                    "Step \"{}\" is missing on {}.",
+                    step.name,
+                    labels.join(", ")
+                ));
+            }
+        }
+        for rank in &self.ranks {
+            if rank.open_steps > 0 {
+                notes.push(format!(
+                    "{}: {} step{} still open when the capture stopped, ended at its last NVTX time.",
+                    rank.label,
+                    rank.open_steps,
+                    plural(rank.open_steps)
+                ));
+            }
+            // Said once per report, which may hold several ranks.
+            let first_of_report = self.ranks.iter().find(|r| r.input == rank.input);
+            if rank.unattributed_gpu_ops > 0 && first_of_report == Some(rank) {
+                notes.push(format!(
+                    "{}: {} GPU operation{} of its report name no process and count in no step.",
+                    rank.label,
+                    rank.unattributed_gpu_ops,
+                    plural(rank.unattributed_gpu_ops as usize)
+                ));
+            }
+        }
+        notes
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    match n {
+        1 => "",
+        _ => "s",
+    }
+}
+
+/// Nanoseconds as milliseconds, to the microsecond.
+fn ms(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
