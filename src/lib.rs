@@ -141,6 +141,22 @@ pub mod analyze {
     pub use crate::workflows::output::save_findings;
 }
 
+pub mod report {
+    //! Where the GPU time of a run went, on one page ([`report()`],
+    //! [`report_file`]): per GPU, busy time and idle time split into
+    //! host-bound and waiting, with the longest idle stretches and what the
+    //! CPU threads did then; time by kind of work ([`KindPattern`]);
+    //! communication overlapped by computation; launch delays; the top
+    //! kernels and NVTX scopes; `analyze`'s findings. Written as HTML,
+    //! Markdown or JSON ([`save_page`]); two runs' headline numbers side by
+    //! side ([`summary_table`]).
+    pub use crate::analysis::report::{
+        report, report_file, save_page, summary_table, write_page, GpuUse, IdleStretch,
+        KindPattern, KindTime, LaunchDelays, NamedTime, NvtxScopes, PageFormat, ReportOptions,
+        RuleFindings, RunReport, ThreadActivity,
+    };
+}
+
 pub mod series {
     //! How the time of chosen events ([`EventPattern`]) changes across runs
     //! that differ in one parameter ([`SeriesRun`]): per run and pattern, the
