@@ -2,7 +2,7 @@
 //! its busy share and idle split, per kind of work its share of GPU time,
 //! communication overlap, and the launch delay's median and p90 per kind,
 //! with the difference B minus A. A measure one run lacks (a GPU, a kind)
-//! is empty on that side, and has no difference.
+//! is empty on that side, and has no difference; one neither has is no row.
 
 use std::collections::BTreeSet;
 
@@ -116,18 +116,20 @@ pub fn summary_table(a: &RunReport, b: &RunReport) -> Table {
     }
     let rows = measures
         .into_iter()
-        .map(|(name, key, f)| {
+        .filter_map(|(name, key, f)| {
             let (va, vb) = (f(a, &key), f(b, &key));
+            // Neither run has it (no communication kernels in either): no row.
+            va.or(vb)?;
             let difference = match (va, vb) {
                 (Some(va), Some(vb)) => vb.minus(va),
                 _ => Cell::Empty,
             };
-            vec![
+            Some(vec![
                 Cell::Text(name),
                 va.map_or(Cell::Empty, Value::cell),
                 vb.map_or(Cell::Empty, Value::cell),
                 difference,
-            ]
+            ])
         })
         .collect();
     Table {
