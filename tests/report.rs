@@ -763,3 +763,13 @@ fn the_html_page_opens_in_chromium_without_console_errors() {
     let dom = String::from_utf8_lossy(&out.stdout);
     assert!(dom.contains("Findings") && dom.contains("<svg"), "{dom}");
 }
+
+#[test]
+fn nvtx_without_gpu_work_is_skipped_and_says_why() {
+    let run = report_of(|s| {
+        s.nvtx_push_pop(MAIN, 100..200, "forward");
+    });
+    assert!(run.gpus.is_empty() && run.kinds.is_empty());
+    let why = run.nvtx.skipped.as_deref().unwrap();
+    assert!(why.contains("no GPU work"), "{why}");
+}

@@ -108,6 +108,7 @@ fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunRepo
     let mut pass = gpu::GpuPass::new(kinds, options.idle_stretches);
     pass.run(report)?;
     let capture = report.capture_span()?.or(pass.events);
+    let gpus_seen = !pass.devices.is_empty();
 
     let gaps: Vec<gpu::Gap> = pass.devices.values().flat_map(|d| d.gaps.clone()).collect();
     let mut stretches = covering::idle_stretches(report, &gaps)?.into_iter();
@@ -187,13 +188,19 @@ fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunRepo
         launches,
         top_kernels,
         kernel_time,
-        nvtx: nvtx_scopes(report, options.top)?,
+        nvtx: nvtx_scopes(report, options.top, !gpus_seen)?,
         findings: findings(report, options.findings).map_err(Read::Refused)?,
     })
 }
 
 /// The NVTX ranges with most projected GPU time, by grouped name.
-fn nvtx_scopes(report: &Report, top: usize) -> std::result::Result<NvtxScopes, Failure> {
+/// Without GPU work, no range can have launched any: the projection (whose
+/// memory grows with the number of distinct range names) is not run.
+fn nvtx_scopes(
+    report: &Report,
+    top: usize,
+    no_gpu_work: bool,
+) -> std::result::Result<NvtxScopes, Failure> {
     let skipped = |why: &str| NvtxScopes {
         skipped: Some(why.to_owned()),
         ..NvtxScopes::default()
@@ -201,6 +208,11 @@ fn nvtx_scopes(report: &Report, top: usize) -> std::result::Result<NvtxScopes, F
     if !report.has_table(crate::nsys::nvtx::TABLE) {
         return Ok(skipped(
             "the export has no NVTX_EVENTS table (no NVTX ranges were recorded)",
+        ));
+    }
+    if no_gpu_work {
+        return Ok(skipped(
+            "the export has no GPU work (kernel, memcpy, memset) to project NVTX ranges onto",
         ));
     }
     let (projected, gpu_span) = projected_by_name(report)?;
