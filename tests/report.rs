@@ -773,3 +773,26 @@ fn nvtx_without_gpu_work_is_skipped_and_says_why() {
     let why = run.nvtx.skipped.as_deref().unwrap();
     assert!(why.contains("no GPU work"), "{why}");
 }
+
+#[test]
+fn several_reports_make_one_section_each() {
+    let (dir, a) = synthetic(|s| {
+        s.kernel(S1, 1_000..2_000, "sm90_gemm").corr(1);
+    });
+    let b = dir.path().join("b.sqlite");
+    let mut synth = Synth::new(&b);
+    synth.kernel(S1, 1_000..4_000, "sm90_gemm").corr(1);
+    synth.finish();
+    let out = binary().arg("report").arg(&a).arg(&b).output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8_lossy(&out.stdout);
+    let runs: Vec<&str> = page.lines().filter(|l| l.starts_with("# ")).collect();
+    assert_eq!(
+        runs,
+        [format!("# {}", a.display()), format!("# {}", b.display())]
+    );
+    // Each section holds its own run's busy time.
+    let sections: Vec<&str> = page.split("\n# ").collect();
+    assert!(sections[0].contains("| Busy | 1.000 µs"), "{}", sections[0]);
+    assert!(sections[1].contains("| Busy | 3.000 µs"), "{}", sections[1]);
+}
