@@ -14,7 +14,8 @@
 //! their own: [`directories`] (trees of reports, several at a time),
 //! [`merge`] (several reports in one trace), [`stats`], [`compare`],
 //! [`analyze`] and [`series`] (what `nsys stats` and `nsys analyze` compute,
-//! two runs compared, event times across runs), [`profile`] (running `nsys
+//! two runs compared, event times across runs), [`report`] (where a run's GPU
+//! time went, on one page), [`profile`] (running `nsys
 //! profile`), [`serve`] (a trace handed to ui.perfetto.dev) and [`perfetto`]
 //! (the trace writer). An export need not be a file: here one is built in
 //! memory.
