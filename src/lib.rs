@@ -14,10 +14,11 @@
 //! their own: [`directories`] (trees of reports, several at a time),
 //! [`merge`] (several reports in one trace), [`stats`], [`compare`],
 //! [`analyze`] and [`series`] (what `nsys stats` and `nsys analyze` compute,
-//! two runs compared, event times across runs), [`steps`] (steps across the
-//! ranks of a job), [`profile`] (running `nsys profile`), [`serve`] (a trace
-//! handed to ui.perfetto.dev) and [`perfetto`] (the trace writer). An export
-//! need not be a file: here one is built in memory.
+//! two runs compared, event times across runs), [`report`] (where a run's GPU
+//! time went, on one page), [`steps`] (steps across the ranks of a job),
+//! [`profile`] (running `nsys profile`), [`serve`] (a trace handed to
+//! ui.perfetto.dev) and [`perfetto`] (the trace writer). An export need not
+//! be a file: here one is built in memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};
@@ -141,6 +142,22 @@ pub mod analyze {
     };
     pub use crate::filter::parse_duration;
     pub use crate::workflows::output::save_findings;
+}
+
+pub mod report {
+    //! Where the GPU time of a run went, on one page ([`report()`],
+    //! [`report_file`]): per GPU, busy time and idle time split into
+    //! host-bound and waiting, with the longest idle stretches and what the
+    //! CPU threads did then; time by kind of work ([`KindPattern`]);
+    //! communication overlapped by computation; launch delays; the top
+    //! kernels and NVTX scopes; `analyze`'s findings. Written as HTML,
+    //! Markdown or JSON ([`save_page`]); two runs' headline numbers side by
+    //! side ([`summary_table`]).
+    pub use crate::analysis::report::{
+        report, report_file, save_page, summary_table, write_page, GpuUse, IdleStretch,
+        KindPattern, KindTime, LaunchDelays, NamedTime, NvtxScopes, PageFormat, ReportOptions,
+        RuleFindings, RunReport, ThreadActivity,
+    };
 }
 
 pub mod series {

@@ -10,6 +10,7 @@ pub(crate) mod compare;
 mod failure;
 mod needs;
 pub(crate) mod projection;
+pub(crate) mod report;
 pub(crate) mod series;
 pub(crate) mod stats;
 pub(crate) mod steps;

@@ -43,6 +43,7 @@ mod span;
 mod strings;
 mod tables;
 mod version;
+pub(crate) mod windows;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};

@@ -27,7 +27,7 @@ pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::projected_by_name;
 pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
-pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups};
+pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups, top_kernel_groups};
 pub(crate) use table::{csv_marker, json_head, json_key, json_string, json_tail, RowSource};
 pub use table::{Cell, Fit, Table, TableFormat};
 

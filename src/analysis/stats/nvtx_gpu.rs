@@ -307,15 +307,17 @@ pub(crate) fn projected_by_name(
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
     };
-    let mut totals: Vec<i128> = Vec::new();
+    // `None`: no range of the group was projected (it launched no GPU work),
+    // so the group is no row, as in `nvtx_gpu_proj_sum`.
+    let mut totals: Vec<Option<i128>> = Vec::new();
     let mut span: Option<(i64, i64)> = None;
     let take = |projector: &mut Projector<RangeInfo>| {
         while let Some(p) = projector.next_ready() {
             let group = p.range.data.group as usize;
             if totals.len() <= group {
-                totals.resize(group + 1, 0);
+                totals.resize(group + 1, None);
             }
-            totals[group] += i128::from(p.last - p.first);
+            *totals[group].get_or_insert(0) += i128::from(p.last - p.first);
         }
     };
     let see = |event: &CudaEvent| {
@@ -329,6 +331,7 @@ pub(crate) fn projected_by_name(
     let keys = project(report, names, last, see, take)?;
     let mut by_name: FxHashMap<String, i128> = FxHashMap::default();
     for (group, total) in totals.into_iter().enumerate() {
+        let Some(total) = total else { continue };
         *by_name.entry(keys[group].0.clone()).or_default() += total;
     }
     let span = span.map_or(0, |(first, last)| i128::from(last) - i128::from(first));

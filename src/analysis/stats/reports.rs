@@ -407,6 +407,24 @@ fn kernel_grouped(report: &Report) -> Result<Groups<String>, Failure> {
     Ok(groups)
 }
 
+/// The `n` kernel names with most total time, ranked as `cuda_gpu_kern_sum`
+/// ranks them, and the total of every kernel: memory holds `n` groups more
+/// than the summary does, however many names there are.
+pub(crate) fn top_kernel_groups(
+    report: &Report,
+    n: usize,
+) -> Result<(Vec<(String, Stats)>, i128), Failure> {
+    let ranked = kernel_grouped(report)?.rank()?;
+    let mut top = Vec::new();
+    ranked.each(&mut |name, stats| {
+        if top.len() < n {
+            top.push((name, *stats));
+        }
+        Ok(())
+    })?;
+    Ok((top, ranked.total))
+}
+
 /// Runs of whole CUDA graphs by graph, named as in the trace.
 pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();

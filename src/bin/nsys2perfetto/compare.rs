@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use nsys2perfetto::compare::{compare, compare_files, comparison_table, top_by_kind, Kind};
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
+use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
 use nsys2perfetto::Options;
 
 use crate::grouping::Grouping;
@@ -36,6 +37,13 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     top: Option<usize>,
 
+    /// Instead of the rows by name, the headline numbers of `report` side
+    /// by side: per GPU its busy share and idle split (host-bound, waiting),
+    /// communication overlap, and per kind of work its share of GPU time
+    /// and launch delay (median, p90), with B minus A.
+    #[arg(long, conflicts_with_all = ["kinds", "top"])]
+    summary: bool,
+
     #[command(flatten)]
     grouping: Grouping,
 
@@ -61,6 +69,15 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
     options.range_names = args.grouping.range_names();
+    if args.summary {
+        let report_options = ReportOptions::default();
+        let read = |path: &PathBuf| report_file(path, &report_options, &options);
+        let a = read(&args.a).map_err(interrupted_reading)?;
+        let b = read(&args.b).map_err(interrupted_reading)?;
+        let files = vec![args.a.display().to_string(), args.b.display().to_string()];
+        args.table.write(&[(files, vec![summary_table(&a, &b)])])?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let (a, b) = compare_files(&args.a, &args.b, &options).map_err(interrupted_reading)?;
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),

@@ -22,6 +22,7 @@ mod merge;
 mod open;
 mod paths;
 mod profile;
+mod report;
 mod series;
 mod signals;
 mod stats;
@@ -47,6 +48,7 @@ enum Command {
     Analyze(analyze::Args),
     Compare(compare::Args),
     Series(series::Args),
+    Report(report::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(args, &signals),
         Command::Compare(args) => compare::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
+        Command::Report(args) => report::run(args, &signals),
     };
     match ran {
         Ok(status) => status,

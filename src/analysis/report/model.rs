@@ -1,0 +1,177 @@
+//! What a report says of one run: plain values, each section a field, for
+//! the page writers and for programs (`--format json`).
+
+/// One run's answers.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RunReport {
+    /// The input, as given.
+    pub path: String,
+    /// The capture's start and end (ns, the export's clock), where the
+    /// export records them; else from the first to the last CUDA event.
+    pub capture: Option<(i64, i64)>,
+    /// Per GPU, by device number.
+    pub gpus: Vec<GpuUse>,
+    /// The time line buckets' width (ns) and the first's start, shared by
+    /// every GPU's [`GpuUse::busy_over_time`].
+    pub timeline: (i64, i64),
+    /// GPU time by kind of work, every GPU together, largest first.
+    pub kinds: Vec<KindTime>,
+    /// Launch call time and launch-to-start delay, per kind of work.
+    pub launches: Vec<LaunchDelays>,
+    /// The kernels with most GPU time, by name.
+    pub top_kernels: Vec<NamedTime>,
+    /// The summed time of every kernel.
+    pub kernel_time: i128,
+    /// The NVTX ranges with most projected GPU time, names grouped.
+    pub nvtx: NvtxScopes,
+    /// What the rules of `analyze` found.
+    pub findings: Vec<RuleFindings>,
+}
+
+/// How one GPU spent the run.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct GpuUse {
+    /// `deviceId`.
+    pub device: i64,
+    /// Its name, where the export records it.
+    pub name: Option<String>,
+    /// The first start and the last end of its work.
+    pub first_start: i64,
+    /// See `first_start`.
+    pub last_end: i64,
+    /// The union of its kernels, memcpys, memsets and whole-graph runs.
+    pub busy: i64,
+    /// Idle time between its first and last work with no work launched for
+    /// it yet: the host had not asked (see the module's doc).
+    pub host_bound: i64,
+    /// Idle time in which the work that ended the idleness had been
+    /// launched already: it waited (behind a synchronization, a copy, the
+    /// launch's own latency).
+    pub waiting: i64,
+    /// Idle time ended by work whose launch call the export lacks.
+    pub unattributed: i64,
+    /// The union of its communication kernels.
+    pub communication: i64,
+    /// Of `communication`, the time in which a computing kernel ran too.
+    pub overlapped: i64,
+    /// The longest idle stretches, longest first.
+    pub largest_idle: Vec<IdleStretch>,
+    /// Busy and waiting time per time line bucket (see [`RunReport::timeline`]).
+    pub busy_over_time: Vec<i64>,
+    /// See `busy_over_time`.
+    pub waiting_over_time: Vec<i64>,
+}
+
+impl GpuUse {
+    /// From its first work's start to its last work's end.
+    pub fn span(&self) -> i64 {
+        self.last_end - self.first_start
+    }
+}
+
+/// An idle stretch of a GPU, and what the CPU threads did meanwhile.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct IdleStretch {
+    /// Start and end, ns.
+    pub start: i64,
+    /// See `start`.
+    pub end: i64,
+    /// From when the stretch was waiting: the start of the call that
+    /// launched the work ending it (clamped to the stretch); `None` where
+    /// that call is not in the export.
+    pub waiting_from: Option<i64>,
+    /// The process whose work ended it.
+    pub pid: Option<u32>,
+    /// What each of that process's threads did: the call and the NVTX
+    /// range that overlapped the stretch most, threads busiest first.
+    pub threads: Vec<ThreadActivity>,
+}
+
+/// What one thread did during an idle stretch.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ThreadActivity {
+    /// The thread id.
+    pub tid: u32,
+    /// Its name, where recorded.
+    pub name: Option<String>,
+    /// The CUDA API call that overlapped the stretch most, and by how much.
+    pub call: Option<(String, i64)>,
+    /// The NVTX range that overlapped the stretch most (the innermost of
+    /// equals), and by how much.
+    pub range: Option<(String, i64)>,
+}
+
+/// GPU time of one kind of work.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct KindTime {
+    /// The kind (`GEMM`, `memcpy Host-to-Device`).
+    pub kind: String,
+    /// Summed durations (concurrent work adds up).
+    pub time: i128,
+    /// How many operations.
+    pub count: u64,
+}
+
+/// Launch overhead of one kind of work: quantiles by nearest rank, within
+/// 1/128 of the exact values (a bounded histogram).
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct LaunchDelays {
+    /// The kind of work.
+    pub kind: String,
+    /// Launch calls, each counted once, under the kind of its first work.
+    pub calls: u64,
+    /// The calls' durations: median, p90, p99.
+    pub call_time: [i64; 3],
+    /// Operations with their launch call.
+    pub launched: u64,
+    /// From the launch call's end to the work's start (0 where the work
+    /// started before the call returned): median, p90, p99.
+    pub delay: [i64; 3],
+}
+
+/// A name and its time.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct NamedTime {
+    /// The name.
+    pub name: String,
+    /// Its time, ns.
+    pub time: i128,
+    /// How many instances, where counted.
+    pub count: Option<u64>,
+}
+
+/// The NVTX scopes section.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct NvtxScopes {
+    /// Why there is none, where the section could not be made.
+    pub skipped: Option<String>,
+    /// By projected GPU time (first start to last end of the GPU work
+    /// launched within each range), ranges of one grouped name summed.
+    pub top: Vec<NamedTime>,
+    /// The span of the run's GPU work, which shares are of.
+    pub gpu_span: i128,
+}
+
+/// What one rule of `analyze` found.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RuleFindings {
+    /// The rule's name (`gpu_gaps`).
+    pub rule: String,
+    /// What it finds, as a heading.
+    pub title: String,
+    /// How many findings.
+    pub count: usize,
+    /// Why it did not run, where it did not.
+    pub skipped: Option<String>,
+    /// The first few, in the rule's order (longest first), each as a line.
+    pub top: Vec<String>,
+}

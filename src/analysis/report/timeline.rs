@@ -1,0 +1,102 @@
+//! Busy and waiting time over the run, per GPU, in a fixed number of equal
+//! buckets from the first GPU work on: the buckets start 1 µs wide and
+//! double (neighbours merged) whenever work passes the last, so memory is
+//! the same for any length of run.
+
+/// How many buckets a GPU's time line has.
+pub(super) const BUCKETS: usize = 240;
+
+/// Time of each state per bucket, for one GPU.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Lane {
+    pub busy: Vec<i64>,
+    pub waiting: Vec<i64>,
+}
+
+/// The time lines of every GPU, on buckets they share.
+#[derive(Debug)]
+pub(super) struct Timeline {
+    pub origin: Option<i64>,
+    pub width: i64,
+    pub lanes: Vec<Lane>,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Self {
+            origin: None,
+            width: 1000,
+            lanes: Vec::new(),
+        }
+    }
+}
+
+/// Which state a stretch of time is in.
+#[derive(Clone, Copy)]
+pub(super) enum State {
+    Busy,
+    Waiting,
+}
+
+impl Timeline {
+    /// Adds `[start, end)` in `state` to lane `lane` (made if new). Starts
+    /// come in ascending order, so none lies before the origin.
+    pub(super) fn add(&mut self, lane: usize, state: State, start: i64, end: i64) {
+        if end <= start {
+            return;
+        }
+        let origin = *self.origin.get_or_insert(start);
+        let start = start.max(origin);
+        while end - origin > self.width * BUCKETS as i64 {
+            self.double();
+        }
+        if self.lanes.len() <= lane {
+            self.lanes.resize_with(lane + 1, || Lane {
+                busy: vec![0; BUCKETS],
+                waiting: vec![0; BUCKETS],
+            });
+        }
+        let buckets = match state {
+            State::Busy => &mut self.lanes[lane].busy,
+            State::Waiting => &mut self.lanes[lane].waiting,
+        };
+        let mut at = start;
+        while at < end {
+            let i = ((at - origin) / self.width) as usize;
+            let bucket_end = origin + (i as i64 + 1) * self.width;
+            let piece_end = end.min(bucket_end);
+            buckets[i] += piece_end - at;
+            at = piece_end;
+        }
+    }
+
+    fn double(&mut self) {
+        for lane in &mut self.lanes {
+            for buckets in [&mut lane.busy, &mut lane.waiting] {
+                for i in 0..BUCKETS / 2 {
+                    buckets[i] = buckets[2 * i] + buckets[2 * i + 1];
+                }
+                buckets[BUCKETS / 2..].fill(0);
+            }
+        }
+        self.width *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_is_kept_whole_as_buckets_widen() {
+        let mut t = Timeline::default();
+        t.add(0, State::Busy, 10_000, 12_500);
+        t.add(1, State::Waiting, 11_000, 11_200);
+        t.add(0, State::Busy, 5_000_000, 5_000_300);
+        let busy: i64 = t.lanes[0].busy.iter().sum();
+        assert_eq!(busy, 2_800);
+        assert_eq!(t.lanes[1].waiting.iter().sum::<i64>(), 200);
+        assert!(t.width * BUCKETS as i64 >= 5_000_300 - 10_000);
+        assert_eq!(t.lanes[0].busy[0], 2_500);
+    }
+}
