@@ -50,7 +50,19 @@ impl Gpus {
             let id = reported.id;
             ids.insert(id, trace.gpu(describe(reported)));
         }
-        Ok(Self { model, ids })
+        let mut gpus = Self { model, ids };
+        if model == GpuModel::Typed {
+            // The GPUs the report knows only by name, here, once: GPU work
+            // and counters, written on two threads, find them declared.
+            let mut named: Vec<i64> = report.meta().gpus.keys().copied().collect();
+            named.sort_unstable();
+            for device in named {
+                gpus.ids
+                    .entry(device)
+                    .or_insert_with(|| trace.gpu(unlisted(report.meta(), device)));
+            }
+        }
+        Ok(gpus)
     }
 
     /// The id of GPU `device`; a GPU `TARGET_INFO_GPU` does not list is
@@ -61,19 +73,26 @@ impl Gpus {
         meta: &Metadata,
         device: i64,
     ) -> GpuId {
-        *self.ids.entry(device).or_insert_with(|| {
-            let name = meta
-                .gpus
-                .get(&device)
-                .cloned()
-                .unwrap_or_else(|| format!("GPU {device}"));
-            seq.gpu(GpuDevice {
-                name,
-                vendor: "NVIDIA".to_owned(),
-                extra: vec![("nsys_device_id".to_owned(), device.to_string())],
-                ..Default::default()
-            })
-        })
+        *self
+            .ids
+            .entry(device)
+            .or_insert_with(|| seq.gpu(unlisted(meta, device)))
+    }
+}
+
+/// A GPU `TARGET_INFO_GPU` does not list, with the name the report gives it
+/// elsewhere, if any.
+fn unlisted(meta: &Metadata, device: i64) -> GpuDevice {
+    let name = meta
+        .gpus
+        .get(&device)
+        .cloned()
+        .unwrap_or_else(|| format!("GPU {device}"));
+    GpuDevice {
+        name,
+        vendor: "NVIDIA".to_owned(),
+        extra: vec![("nsys_device_id".to_owned(), device.to_string())],
+        ..Default::default()
     }
 }
 
