@@ -11,6 +11,9 @@
 //! and `registers_per_thread`, `shared_mem_static`, `shared_mem_dynamic`,
 //! `grid_size`, `workgroup_size`, `thread_count`; every slice has `device`
 //! and `stream`, by which the GPU-by-process view nests streams.
+//!
+//! The report's GPUs (`Gpus`) are in the trace in both models: the
+//! TrackEvent trace has them in trace_processor's `gpu` table too.
 
 use std::io::Write;
 
