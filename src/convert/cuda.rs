@@ -21,7 +21,7 @@ use super::projection::{Projector, RangeSource};
 use super::stacks::Frames;
 use super::summary::Summary;
 use super::threads::thread_track;
-use super::typed_gpu::{TypedGpu, Work};
+use super::typed_gpu::{Gpus, TypedGpu, Work};
 use super::{trace_time, RowTicker};
 use crate::analysis::Failure;
 use crate::nsys::cpu::ChainFrame;
@@ -35,12 +35,13 @@ pub(super) const SYNC: &str = "cuda_sync";
 pub(super) const GRAPH: &str = "cuda_graph";
 
 /// How CUDA activity is written.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct CudaModel {
     /// What makes this report's flow ids (and GPU event ids) its own.
     pub(super) namespace: u64,
-    /// Where GPU work goes: TrackEvent slices, or Perfetto's GPU model.
-    pub(super) gpu: GpuModel,
+    /// The report's GPUs in the trace, and where GPU work goes: TrackEvent
+    /// slices, or Perfetto's GPU model.
+    pub(super) gpus: Gpus,
 }
 
 /// Writes the CUDA activity on `seq` and, given a sequence and the NVTX
@@ -56,8 +57,9 @@ pub(super) fn write<'s, W: Write>(
 ) -> Result<(), Failure> {
     let CudaModel {
         namespace,
-        gpu: gpu_model,
+        mut gpus,
     } = model;
+    let gpu_model = gpus.model;
     let in_nvtx = match filter.filter() {
         Some(f) if f.gpu_in_nvtx => Some(NvtxSpans::read(report, filter)?),
         _ => None,
@@ -84,7 +86,8 @@ pub(super) fn write<'s, W: Write>(
             let places = with_context_devices(places, &mapper.devices);
             mapper.gpu = GpuTracks::new(mapper.seq, report.meta(), &places);
             if gpu_model == GpuModel::Typed {
-                mapper.typed = Some(TypedGpu::new(mapper.seq, report, &places, namespace)?);
+                let typed = TypedGpu::new(mapper.seq, report, &mut gpus, &places, namespace);
+                mapper.typed = Some(typed);
             }
             Ok(())
         }
@@ -184,6 +187,7 @@ impl<W: Write> Mapper<'_, '_, W> {
             Some(_) => self.flow_ids.len(),
             None => 0,
         };
+
         let end = self.end_of(start, call.end);
         let mut args = Vec::with_capacity(5);
         if let Some(corr) = call.correlation_id {

@@ -10,7 +10,7 @@
 //! says. Percentages, warps, workloads and requests are stored as named.
 
 use crate::nsys::metrics::MetricValue;
-use crate::perfetto::{CounterUnit, CounterValue};
+use crate::perfetto::{CounterUnit, CounterValue, GpuCounterGroup, GpuCounterUnit};
 
 /// A metric's unit, and what turns its samples into it.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +54,19 @@ impl MetricUnit {
         }
     }
 
+    /// The unit as a GPU counter has it: those Perfetto names (percent and
+    /// frequencies); the others (warps, requests, ...) stay in the name.
+    pub(super) fn gpu_unit(&self) -> GpuCounterUnit {
+        match (&self.unit, self.hertz) {
+            (_, Some(1.0)) => GpuCounterUnit::Hertz,
+            (_, Some(1e3)) => GpuCounterUnit::Kilohertz,
+            (_, Some(1e6)) => GpuCounterUnit::Megahertz,
+            (_, Some(1e9)) => GpuCounterUnit::Gigahertz,
+            (CounterUnit::Named(unit), _) if unit == "%" => GpuCounterUnit::Percent,
+            _ => GpuCounterUnit::None,
+        }
+    }
+
     /// A sample, as stored, in the metric's unit.
     pub(super) fn value(&self, stored: MetricValue) -> CounterValue {
         let as_stored = match stored {
@@ -71,6 +84,22 @@ impl MetricUnit {
             true => CounterValue::Double(v / hertz),
             false => as_stored,
         }
+    }
+}
+
+/// The group of the GPU metric named `name`, where its name tells: clocks
+/// are the GPU's own, DRAM, PCIe and NVLink traffic is memory, SMs, warps
+/// and tensor cores are compute.
+pub(super) fn metric_group(name: &str) -> Option<GpuCounterGroup> {
+    let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+    if has(&["Clock"]) {
+        Some(GpuCounterGroup::System)
+    } else if has(&["DRAM", "PCIe", "NVLink", "NVLINK", "Memory", "BAR1", "L2"]) {
+        Some(GpuCounterGroup::Memory)
+    } else if has(&["SM", "Warp", "Tensor", "Compute", "GR Active"]) {
+        Some(GpuCounterGroup::Compute)
+    } else {
+        None
     }
 }
 
@@ -94,6 +123,45 @@ mod tests {
             CounterUnit::Named("Avg Warps per Cycle".into())
         );
         assert_eq!(unit("Unallocated Warps"), CounterUnit::Unspecified);
+    }
+
+    #[test]
+    fn gpu_counters_name_the_units_perfetto_knows() {
+        let unit = |name| MetricUnit::of(name).gpu_unit();
+        assert_eq!(unit("SMs Active [Throughput %]"), GpuCounterUnit::Percent);
+        assert_eq!(unit("GPC Clock Frequency [MHz]"), GpuCounterUnit::Megahertz);
+        assert_eq!(unit("Clock [GHz]"), GpuCounterUnit::Gigahertz);
+        assert_eq!(unit("Clock [Hz]"), GpuCounterUnit::Hertz);
+        assert_eq!(
+            unit("PCIe Read Requests to BAR1 [Requests]"),
+            GpuCounterUnit::None
+        );
+        assert_eq!(unit("Unallocated Warps"), GpuCounterUnit::None);
+    }
+
+    #[test]
+    fn metric_groups_come_from_the_name() {
+        assert_eq!(
+            metric_group("GPC Clock Frequency [MHz]"),
+            Some(GpuCounterGroup::System)
+        );
+        assert_eq!(
+            metric_group("DRAM Read Bandwidth [Throughput %]"),
+            Some(GpuCounterGroup::Memory)
+        );
+        assert_eq!(
+            metric_group("PCIe RX Throughput [Throughput %]"),
+            Some(GpuCounterGroup::Memory)
+        );
+        assert_eq!(
+            metric_group("SMs Active [Throughput %]"),
+            Some(GpuCounterGroup::Compute)
+        );
+        assert_eq!(
+            metric_group("Tensor Active [Throughput %]"),
+            Some(GpuCounterGroup::Compute)
+        );
+        assert_eq!(metric_group("Something else"), None);
     }
 
     #[test]

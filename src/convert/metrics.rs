@@ -1,6 +1,7 @@
 //! GPU metrics, CUDA memory use and memory pools as counter tracks in each
 //! GPU's group; unified-memory page faults as slices (GPU faults, in the GPU's
-//! group) and instants (CPU faults, on the process).
+//! group) and instants (CPU faults, on the process). In Perfetto's own GPU
+//! model, GPU metrics and CUDA memory use are GPU counters of their GPU.
 
 use std::io::Write;
 
@@ -9,16 +10,18 @@ use rustc_hash::FxHashMap;
 use crate::nsys::metrics::{DeviceEvent, MetricValue};
 use crate::nsys::Metadata;
 use crate::perfetto::{
-    Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackId,
-    TrackSpec,
+    Arg, ArgValue, CounterUnit, CounterValue, GpuCounter, GpuCounterGroup, GpuCounterSpec,
+    GpuCounterUnit, SequenceWriter, Slice, SliceTrack, Stacking, TrackId, TrackSpec,
 };
+use crate::GpuModel;
 
 use super::gpu::device_group;
 use super::memory_pools::{MemoryPools, MEMORY_POOL};
-use super::metric_units::MetricUnit;
+use super::metric_units::{metric_group, MetricUnit};
 use super::part_writer::{PartWriter, Written};
 use super::summary::Summary;
 use super::threads::process_track;
+use super::typed_gpu::Gpus;
 use super::{trace_time, Failure};
 
 pub(super) const GPU_METRICS: &str = "gpu_metrics";
@@ -36,6 +39,7 @@ pub(super) fn write<W: Write>(part: PartWriter<'_, '_, '_, W>) -> Written {
     let mut mapper = Mapper {
         seq: part.seq,
         summary: part.summary,
+        gpus: part.gpus,
         meta: report.meta(),
         names: report.gpu_metric_names()?,
         metrics: FxHashMap::default(),
@@ -62,10 +66,12 @@ struct Mapper<'a, 's, W: Write> {
     names: FxHashMap<(i64, i64), String>,
     seq: &'a mut SequenceWriter<'s, W>,
     summary: &'a mut Summary,
-    /// A counter track per (metric set, metric), and the metric's unit.
-    metrics: FxHashMap<(i64, i64), (TrackId, MetricUnit)>,
-    /// Per (device, pid), its counter track and the bytes in use.
-    memory: FxHashMap<(i64, u32), (TrackId, i64)>,
+    /// The GPUs, and whether metrics and memory use are GPU counters.
+    gpus: &'a mut Gpus,
+    /// A counter per (metric set, metric), and the metric's unit.
+    metrics: FxHashMap<(i64, i64), (Counter, MetricUnit)>,
+    /// Per (device, pid), its counter and the bytes in use.
+    memory: FxHashMap<(i64, u32), (Counter, i64)>,
     gpu_faults: FxHashMap<i64, SliceTrack>,
     cpu_faults: FxHashMap<u32, SliceTrack>,
     pools: MemoryPools,
@@ -161,28 +167,41 @@ impl<W: Write> Mapper<'_, '_, W> {
         value: MetricValue,
     ) -> Result<(), Failure> {
         let n = self.metrics.len() as i32;
-        let (track, unit) = match self.metrics.get(&(type_id, metric_id)) {
+        let (counter, unit) = match self.metrics.get(&(type_id, metric_id)) {
             Some(known) => known,
             None => {
                 // The metric set's low byte is the GPU.
                 let device = type_id & 0xFF;
-                let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
                 let name = self
                     .names
                     .get(&(type_id, metric_id))
                     .cloned()
                     .unwrap_or_else(|| format!("GPU metric {metric_id}"));
                 let unit = MetricUnit::of(&name);
-                let mut spec = TrackSpec::new(Some(group), name);
-                spec.rank = Some(METRICS_RANK + n);
-                let t = self.seq.add_counter_track(spec, unit.unit.clone());
+                let counter = match self.gpus.model {
+                    GpuModel::Typed => {
+                        let spec = GpuCounterSpec {
+                            group: metric_group(&name),
+                            unit: unit.gpu_unit(),
+                            name,
+                            description: None,
+                        };
+                        self.gpu_counter(device, spec)
+                    }
+                    GpuModel::TrackEvent => {
+                        let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
+                        let mut spec = TrackSpec::new(Some(group), name);
+                        spec.rank = Some(METRICS_RANK + n);
+                        Counter::Track(self.seq.add_counter_track(spec, unit.unit.clone()))
+                    }
+                };
                 self.metrics
                     .entry((type_id, metric_id))
-                    .or_insert((t, unit))
+                    .or_insert((counter, unit))
             }
         };
         let value = unit.value(value);
-        self.seq.counter(*track, ts, value)?;
+        counter.write(self.seq, ts, value)?;
         self.summary.counter_values += 1;
         Ok(())
     }
@@ -190,8 +209,8 @@ impl<W: Write> Mapper<'_, '_, W> {
     /// `change` bytes allocated (or freed, when negative) by `pid` on `device`.
     fn memory(&mut self, ts: u64, device: i64, pid: u32, change: i64) -> Result<(), Failure> {
         *self.memory_in_use(device, pid) += change;
-        let (track, total) = self.memory[&(device, pid)];
-        self.seq.counter(track, ts, CounterValue::Int(total))?;
+        let (counter, total) = self.memory[&(device, pid)];
+        counter.write(self.seq, ts, CounterValue::Int(total))?;
         self.summary.counter_values += 1;
         Ok(())
     }
@@ -200,22 +219,40 @@ impl<W: Write> Mapper<'_, '_, W> {
     /// the first change.
     fn memory_in_use(&mut self, device: i64, pid: u32) -> &mut i64 {
         if !self.memory.contains_key(&(device, pid)) {
-            let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
             let name = format!(
                 "CUDA memory: {} (pid {pid})",
                 super::threads::process_name(self.meta, pid)
             );
-            let mut spec = TrackSpec::new(Some(group), name);
-            spec.rank = Some(MEMORY_RANK);
-            spec.description = Some(
-                "Device memory the process allocated during the capture, less what it freed"
-                    .to_owned(),
-            );
-            let track = self.seq.add_counter_track(spec, CounterUnit::Bytes);
-            self.memory.insert((device, pid), (track, 0));
+            let description =
+                "Device memory the process allocated during the capture, less what it freed";
+            let counter = match self.gpus.model {
+                GpuModel::Typed => {
+                    let spec = GpuCounterSpec {
+                        name,
+                        description: Some(description.to_owned()),
+                        unit: GpuCounterUnit::Bytes,
+                        group: Some(GpuCounterGroup::Memory),
+                    };
+                    self.gpu_counter(device, spec)
+                }
+                GpuModel::TrackEvent => {
+                    let group = self.seq.with_tracks(|t| device_group(t, self.meta, device));
+                    let mut spec = TrackSpec::new(Some(group), name);
+                    spec.rank = Some(MEMORY_RANK);
+                    spec.description = Some(description.to_owned());
+                    Counter::Track(self.seq.add_counter_track(spec, CounterUnit::Bytes))
+                }
+            };
+            self.memory.insert((device, pid), (counter, 0));
         }
         let (_, total) = self.memory.get_mut(&(device, pid)).expect("made above");
         total
+    }
+
+    /// A GPU counter of `device`.
+    fn gpu_counter(&mut self, device: i64, spec: GpuCounterSpec) -> Counter {
+        let gpu = self.gpus.id(self.seq, self.meta, device);
+        Counter::Gpu(self.seq.gpu_counter(gpu, spec))
     }
 
     fn gpu_faults(
@@ -258,6 +295,27 @@ impl<W: Write> Mapper<'_, '_, W> {
         self.seq.slice(track, &slice)?;
         self.summary.count(UNIFIED_MEMORY);
         Ok(())
+    }
+}
+
+/// Where a counter's values go: a counter track, or a GPU counter.
+#[derive(Clone, Copy)]
+enum Counter {
+    Track(TrackId),
+    Gpu(GpuCounter),
+}
+
+impl Counter {
+    fn write<W: Write>(
+        self,
+        seq: &mut SequenceWriter<'_, W>,
+        ts: u64,
+        value: CounterValue,
+    ) -> std::io::Result<()> {
+        match self {
+            Counter::Track(track) => seq.counter(track, ts, value),
+            Counter::Gpu(counter) => seq.gpu_counter_value(counter, ts, value),
+        }
     }
 }
 

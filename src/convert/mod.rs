@@ -112,7 +112,7 @@ pub(crate) fn convert_into<W: Write + Send>(
         findings.as_ref(),
         cuda::CudaModel {
             namespace,
-            gpu: *gpu_model,
+            gpus: typed_gpu::Gpus::declare(trace, report, *gpu_model)?,
         },
         &mut |rows_read| {
             progress(Progress {

@@ -6,6 +6,7 @@ use std::io::Write;
 use crate::nsys::{Report, RowFilter};
 use crate::perfetto::SequenceWriter;
 
+use super::typed_gpu::Gpus;
 use super::{RowTicker, Summary};
 use crate::analysis::Failure;
 
@@ -17,6 +18,8 @@ pub(super) struct PartWriter<'a, 's, 'r, W: Write> {
     pub filter: &'a RowFilter,
     pub seq: &'a mut SequenceWriter<'s, W>,
     pub summary: &'a mut Summary,
+    /// The report's GPUs in the trace, and the GPU model.
+    pub gpus: &'a mut Gpus,
     pub rows: &'a mut RowTicker<'r>,
 }
 

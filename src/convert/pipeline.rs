@@ -68,6 +68,7 @@ use crate::worker::outcome;
 use super::cuda::{self, CudaModel};
 use super::part_writer::{PartWriter, Written};
 use super::projection::{self, RangeFeed, RangeSource};
+use super::typed_gpu::Gpus;
 use super::{findings, nvtx};
 use super::{Part, Parts, Summary};
 use crate::analysis::Failure;
@@ -105,9 +106,10 @@ pub(super) fn run<W: Write + Send>(
             })
         })?;
         let mut to = counts;
+        let mut cpu_gpus = model.gpus.clone();
         let cpu = start(scope, "cpu", move || {
             counted(&mut to, |rows| {
-                write_cpu(report, filter, cpu_sequences, rows)
+                write_cpu(report, filter, cpu_sequences, &mut cpu_gpus, rows)
             })
         })?;
         let mut reporter = Reporter {
@@ -220,6 +222,7 @@ fn write_cpu<'t, W: Write>(
     report: &Report,
     filter: &RowFilter,
     mut sequences: Sequences<'t, W>,
+    gpus: &mut Gpus,
     rows: &mut RowTicker<'_>,
 ) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
@@ -232,6 +235,7 @@ fn write_cpu<'t, W: Write>(
             filter,
             seq,
             summary: &mut summary,
+            gpus,
             rows,
         })?;
         seq.drain()?;

@@ -11,6 +11,9 @@
 //! and `registers_per_thread`, `shared_mem_static`, `shared_mem_dynamic`,
 //! `grid_size`, `workgroup_size`, `thread_count`; every slice has `device`
 //! and `stream`, by which the GPU-by-process view nests streams.
+//!
+//! The report's GPUs (`Gpus`) are in the trace in both models: the
+//! TrackEvent trace has them in trace_processor's `gpu` table too.
 
 use std::io::Write;
 
@@ -19,15 +22,82 @@ use rustc_hash::FxHashMap;
 use crate::analysis::Failure;
 use crate::nsys::cuda::{GpuCommon, GpuPlace, Kernel, PlaceWork};
 use crate::nsys::gpu_devices::GpuDevice as ReportedGpu;
-use crate::nsys::Report;
+use crate::nsys::{Metadata, Report};
 use crate::perfetto::{
     Arg, ArgValue, ComputeKernel, GpuContext, GpuDevice, GpuId, GpuQueue, GpuStage, GpuWork,
-    SequenceWriter,
+    SequenceWriter, Trace,
 };
+use crate::GpuModel;
 
 use super::flows::mix;
 use super::gpu::stream_names;
 use super::threads::process_name;
+
+/// The GPUs of a report in the trace (`GpuInfo`, trace_processor's `gpu`
+/// table), by the report's device id, in both GPU models; and the model.
+#[derive(Clone, Debug)]
+pub(super) struct Gpus {
+    pub(super) model: GpuModel,
+    ids: FxHashMap<i64, GpuId>,
+}
+
+impl Gpus {
+    /// Adds the GPUs of `TARGET_INFO_GPU` to `trace`.
+    pub(super) fn declare<W: Write>(
+        trace: &Trace<W>,
+        report: &Report,
+        model: GpuModel,
+    ) -> Result<Self, Failure> {
+        let mut ids = FxHashMap::default();
+        for reported in report.gpu_devices()? {
+            let id = reported.id;
+            ids.insert(id, trace.gpu(describe(reported)));
+        }
+        let mut gpus = Self { model, ids };
+        if model == GpuModel::Typed {
+            // The GPUs the report knows only by name, here, once: GPU work
+            // and counters, written on two threads, find them declared.
+            let mut named: Vec<i64> = report.meta().gpus.keys().copied().collect();
+            named.sort_unstable();
+            for device in named {
+                gpus.ids
+                    .entry(device)
+                    .or_insert_with(|| trace.gpu(unlisted(report.meta(), device)));
+            }
+        }
+        Ok(gpus)
+    }
+
+    /// The id of GPU `device`; a GPU `TARGET_INFO_GPU` does not list is
+    /// added with what the report says of it elsewhere.
+    pub(super) fn id<W: Write>(
+        &mut self,
+        seq: &mut SequenceWriter<'_, W>,
+        meta: &Metadata,
+        device: i64,
+    ) -> GpuId {
+        *self
+            .ids
+            .entry(device)
+            .or_insert_with(|| seq.gpu(unlisted(meta, device)))
+    }
+}
+
+/// A GPU `TARGET_INFO_GPU` does not list, with the name the report gives it
+/// elsewhere, if any.
+fn unlisted(meta: &Metadata, device: i64) -> GpuDevice {
+    let name = meta
+        .gpus
+        .get(&device)
+        .cloned()
+        .unwrap_or_else(|| format!("GPU {device}"));
+    GpuDevice {
+        name,
+        vendor: "NVIDIA".to_owned(),
+        extra: vec![("nsys_device_id".to_owned(), device.to_string())],
+        ..Default::default()
+    }
+}
 
 /// Where each place's work goes.
 pub(super) struct TypedGpu {
@@ -61,37 +131,21 @@ pub(super) struct Work<'a, 'k> {
 }
 
 impl TypedGpu {
-    /// Declares the GPUs, contexts and queues of `places` on `seq`.
+    /// Declares the contexts and queues of `places` on `seq`, on the GPUs of `gpus`.
     pub(super) fn new<W: Write>(
         seq: &mut SequenceWriter<'_, W>,
         report: &Report,
+        gpus: &mut Gpus,
         places: &[PlaceWork],
         namespace: u64,
-    ) -> Result<Self, Failure> {
+    ) -> Self {
         let meta = report.meta();
-        let mut gpus = FxHashMap::default();
-        for reported in report.gpu_devices()? {
-            let id = reported.id;
-            gpus.insert(id, seq.gpu(describe(reported)));
-        }
         let mut contexts = FxHashMap::default();
         let mut typed = FxHashMap::default();
         let mut process_names = FxHashMap::default();
         for (work, (name, description)) in places.iter().zip(stream_names(meta, places)) {
             let place = work.place;
-            let gpu = *gpus.entry(place.device).or_insert_with(|| {
-                let name = meta
-                    .gpus
-                    .get(&place.device)
-                    .cloned()
-                    .unwrap_or_else(|| format!("GPU {}", place.device));
-                seq.gpu(GpuDevice {
-                    name,
-                    vendor: "NVIDIA".to_owned(),
-                    extra: vec![("nsys_device_id".to_owned(), place.device.to_string())],
-                    ..Default::default()
-                })
-            });
+            let gpu = gpus.id(seq, meta, place.device);
             let context = *contexts
                 .entry((place.pid, place.context))
                 .or_insert_with(|| {
@@ -113,12 +167,12 @@ impl TypedGpu {
                 },
             );
         }
-        Ok(Self {
+        Self {
             places: typed,
             process_names,
             namespace,
             unlinked: 0,
-        })
+        }
     }
 
     /// Writes `work` on its place's queue.

@@ -26,6 +26,7 @@ use super::proto::{
 };
 use super::sequence::{write_value, SequenceWriter, ValueFields};
 use super::slice::{Arg, ArgValue};
+use super::trace::Trace;
 use super::wire;
 
 /// A GPU, as `GpuInfo` describes it (empty strings are left out).
@@ -330,11 +331,18 @@ fn dim3(buf: &mut Vec<u8>, field: u32, [x, y, z]: [u32; 3]) {
     });
 }
 
-impl<W: Write> SequenceWriter<'_, W> {
+impl<W: Write> Trace<W> {
     /// Adds `device` to the trace's GPUs (one with a UUID already there is
     /// that GPU) and returns its id.
+    pub fn gpu(&self, device: GpuDevice) -> GpuId {
+        self.lock().gpus.gpu(device)
+    }
+}
+
+impl<W: Write> SequenceWriter<'_, W> {
+    /// Adds `device` to the trace's GPUs, as [`Trace::gpu`] does.
     pub fn gpu(&mut self, device: GpuDevice) -> GpuId {
-        self.trace.lock().gpus.gpu(device)
+        self.trace.gpu(device)
     }
 
     /// A new hardware queue named `name`, its track's name in the UI.

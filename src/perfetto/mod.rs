@@ -13,11 +13,13 @@
 //!   and a scheduler that puts overlapping slices on sibling lanes and writes every
 //!   BEGIN/END in time order; CPU samples with interned call stacks; context
 //!   switches as ftrace `sched_switch` events; GPU work in Perfetto's own GPU
-//!   model (`gpu` module), as render stage events on hardware queues.
+//!   model (`gpu` module), as render stage events on hardware queues, and
+//!   GPU counters (`gpu_counters`).
 //! - `json` transcodes the trace, as it is written, into Chrome's trace
 //!   event JSON.
 
 mod gpu;
+mod gpu_counters;
 mod intern;
 pub(crate) mod json;
 mod lanes;
@@ -43,6 +45,7 @@ pub mod proto {
 }
 
 pub use gpu::{ComputeKernel, GpuContext, GpuDevice, GpuId, GpuQueue, GpuStage, GpuWork};
+pub use gpu_counters::{GpuCounter, GpuCounterGroup, GpuCounterSpec, GpuCounterUnit};
 pub use lanes::{SliceTrack, Stacking};
 pub use sched::{ContextSwitch, EndState, Task};
 pub use sequence::SequenceWriter;

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use prost::Message;
 
 use super::gpu::{GpuInterning, CORRELATION_SUBMISSION_IDS, TRACK_EVENT_GPU_CORRELATION};
+use super::gpu_counters::GpuCounters;
 use super::intern::{Interned, Interner, StaticInterner};
 use super::lanes::{Lanes, SliceTrack, Stacking, OPEN};
 use super::packets::encode_packet;
@@ -94,6 +95,7 @@ pub struct SequenceWriter<'t, W: Write> {
     stacks: StackInterner,
     /// GPU queues, contexts, kernels and launch argument names.
     pub(super) gpu: GpuInterning,
+    pub(super) gpu_counters: GpuCounters,
     /// Interned entries not yet sent: they ride on the next packet.
     pub(super) interned: InternedData,
     lanes: Lanes,
@@ -120,6 +122,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             arg_strings: Interner::default(),
             stacks: StackInterner::default(),
             gpu: GpuInterning::default(),
+            gpu_counters: GpuCounters::default(),
             interned: InternedData::default(),
             lanes: Lanes::default(),
             uuids: Vec::new(),
@@ -432,6 +435,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         self.arg_strings.clear();
         self.stacks = StackInterner::default();
         self.gpu.clear();
+        self.gpu_counters.clear();
         self.push_and_maybe_flush(&restart_packet(self.id))
     }
 
@@ -548,7 +552,8 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             && i.mapping_paths.is_empty()
             && i.mappings.is_empty()
             && i.graphics_contexts.is_empty()
-            && i.gpu_specifications.is_empty());
+            && i.gpu_specifications.is_empty()
+            && i.gpu_counter_descriptors.is_empty());
         pending.then(|| std::mem::take(&mut self.interned))
     }
 

@@ -230,6 +230,7 @@ impl<W: Write> Transcoder<W> {
                 Data::PerfSample(_)
                 | Data::FtraceEvents(_)
                 | Data::GpuRenderStageEvent(_)
+                | Data::GpuCounterEvent(_)
                 | Data::GpuInfo(_),
             ) => {
                 self.json.stats.skipped_packets += 1;
