@@ -1,6 +1,7 @@
-//! A job's steps through the library, for benchmarks and a look at the
-//! renderings until a command writes them: Markdown (or JSON, or the HTML
-//! fragment) of the steps the glob picks in the reports given.
+//! A job's steps alone through the library (`report --step` writes them
+//! with the rest of the page), for benchmarks of the steps pass by itself:
+//! Markdown (or JSON, or the HTML fragment) of the steps the glob picks in
+//! the reports given.
 //!
 //! ```sh
 //! cargo run --release --example job_steps -- 'ProfilerStep*' rank0.sqlite rank1.sqlite

@@ -152,11 +152,13 @@ pub mod report {
     //! communication overlapped by computation; launch delays; the top
     //! kernels and NVTX scopes; `analyze`'s findings. Written as HTML,
     //! Markdown or JSON ([`save_page`]); two runs' headline numbers side by
-    //! side ([`summary_table`]).
+    //! side ([`summary_table`]). Several runs of one job make one [`Page`]
+    //! ([`report_files`]), with the job's steps across its ranks where
+    //! [`ReportOptions::steps`] names them (see [`crate::steps`]).
     pub use crate::analysis::report::{
-        report, report_file, save_page, summary_table, write_page, GpuUse, IdleStretch,
-        KindPattern, KindTime, LaunchDelays, NamedTime, NvtxScopes, PageFormat, ReportOptions,
-        RuleFindings, RunReport, ThreadActivity,
+        report, report_file, report_files, save_page, summary_table, write_page, GpuUse,
+        IdleStretch, KindPattern, KindTime, LaunchDelays, NamedTime, NvtxScopes, Page, PageFormat,
+        ReportOptions, RuleFindings, RunReport, ThreadActivity,
     };
 }
 

@@ -807,3 +807,89 @@ fn several_reports_make_one_section_each() {
     assert!(sections[0].contains("| Busy | 1.000 µs"), "{}", sections[0]);
     assert!(sections[1].contains("| Busy | 3.000 µs"), "{}", sections[1]);
 }
+
+/// `report --step`: the job's steps (whose numbers `tests/steps.rs` checks
+/// against the source) head the page in every format, and each run's
+/// section is the one it has without them; each report is read once.
+#[test]
+fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
+    use nsys2perfetto::report::{report_files, write_page, PageFormat};
+    use nsys2perfetto::steps::{measure_steps, StepOptions, StepPattern};
+    let (Some(whole), Some(node)) = (
+        fixture("h100_torch_graph_whole.sqlite"),
+        fixture("h100_torch_graph_node.sqlite"),
+    ) else {
+        return;
+    };
+    let inputs = vec![whole, node];
+    let steps = StepOptions::new(StepPattern::new("step *").unwrap());
+    let alone = measure_steps(&inputs, &steps, &Options::default(), &mut |_| {}).unwrap();
+    let mut with_steps = ReportOptions::default();
+    with_steps.steps = Some(steps);
+    let mut read = Vec::new();
+    let page = report_files(&inputs, &with_steps, &Options::default(), &mut |p| {
+        read.push(p.to_owned())
+    })
+    .unwrap();
+    assert_eq!(read, inputs, "each report read once, in order");
+    assert_eq!(page.steps.as_ref(), Some(&alone));
+    assert!(alone.steps.len() >= 5);
+    let without = report_files(
+        &inputs,
+        &ReportOptions::default(),
+        &Options::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(without.steps.is_none());
+
+    let mut steps_md = Vec::new();
+    alone.write_markdown(&mut steps_md).unwrap();
+    let mut steps_json = Vec::new();
+    alone.write_json(&mut steps_json).unwrap();
+    let steps_json = String::from_utf8(steps_json).unwrap();
+    for (format, flag) in [
+        (PageFormat::Markdown, "md"),
+        (PageFormat::Json, "json"),
+        (PageFormat::Html, "html"),
+    ] {
+        let mut expected_runs = Vec::new();
+        write_page(&mut expected_runs, &without, format).unwrap();
+        let out = binary()
+            .args(["report", "--step", "step *", "--format", flag])
+            .args(&inputs)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let runs = String::from_utf8(expected_runs).unwrap();
+        match format {
+            PageFormat::Markdown => {
+                let steps_md = String::from_utf8(steps_md.clone()).unwrap();
+                assert_eq!(text, format!("{steps_md}\n{runs}"));
+            }
+            PageFormat::Json => {
+                let runs = runs.trim_end().strip_suffix('}').unwrap();
+                assert_eq!(
+                    text,
+                    format!("{runs}, \"steps\": {}}}\n", steps_json.trim_end())
+                );
+            }
+            _ => {
+                assert!(text.contains("<section class=\"job-steps\">"));
+                assert!(text.find("job-steps").unwrap() < text.find("<h1>").unwrap());
+            }
+        }
+    }
+    // --rank-from-name needs --step.
+    let out = binary()
+        .args(["report", "--rank-from-name", "(\\d+)"])
+        .args(&inputs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -28,10 +28,11 @@ mod sketch;
 mod summary;
 mod timeline;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::analyze::{analyze, Finding, Place, Rule, Thresholds};
 use crate::analysis::stats::{projected_by_name, top_kernel_groups};
+use crate::analysis::steps::{Job, JobSteps, StepOptions};
 use crate::analysis::Failure;
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
@@ -57,6 +58,9 @@ pub struct ReportOptions {
     pub top: usize,
     /// How many findings of each rule are told.
     pub findings: usize,
+    /// The steps of the job the runs make (an NVTX range pattern, as
+    /// `ProfilerStep*`), measured across them as ranks; `None`: no job view.
+    pub steps: Option<StepOptions>,
 }
 
 impl Default for ReportOptions {
@@ -66,6 +70,7 @@ impl Default for ReportOptions {
             idle_stretches: 5,
             top: 10,
             findings: 3,
+            steps: None,
         }
     }
 }
@@ -89,6 +94,54 @@ pub fn report_file(
         let mut run = report(r, report_options)?;
         run.path = path.display().to_string();
         Ok(run)
+    })
+}
+
+/// A page: the report of each run, and, where [`ReportOptions::steps`]
+/// asks, the steps of the job the runs make.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Page {
+    /// A report per run, in the order of the inputs.
+    pub runs: Vec<RunReport>,
+    /// The job's steps across the runs, its ranks.
+    pub steps: Option<JobSteps>,
+}
+
+/// The page of the reports or exports at `inputs`, each read once (a
+/// report is exported with `options.nsys` first; `options.cancel` stops
+/// the work); `progress` hears of each input as it starts.
+pub fn report_files(
+    inputs: &[PathBuf],
+    report_options: &ReportOptions,
+    options: &crate::Options,
+    progress: &mut dyn FnMut(&Path),
+) -> Result<Page> {
+    let mut job = match &report_options.steps {
+        Some(steps) => Some(Job::new(steps, inputs.len())?),
+        None => None,
+    };
+    let mut runs = Vec::with_capacity(inputs.len());
+    for (place, input) in inputs.iter().enumerate() {
+        if options.cancelled() {
+            return Err(crate::Error::Interrupted {
+                path: input.clone(),
+            });
+        }
+        progress(input);
+        let run = crate::workflows::with_report(input, options, |r| {
+            let mut run = report(r, report_options)?;
+            run.path = input.display().to_string();
+            if let Some(job) = &mut job {
+                job.add(r, input, place)?;
+            }
+            Ok(run)
+        })?;
+        runs.push(run);
+    }
+    Ok(Page {
+        runs,
+        steps: job.map(Job::finish),
     })
 }
 

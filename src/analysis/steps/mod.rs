@@ -216,12 +216,7 @@ pub fn measure_steps(
     options: &Options,
     progress: &mut dyn FnMut(&Path),
 ) -> Result<JobSteps> {
-    if inputs.is_empty() {
-        return Err(Error::InvalidOption("no report to measure steps in".into()));
-    }
-    check_labels(&steps.labels, inputs.len())?;
-    let mut ranks = Vec::new();
-    let mut times = Vec::new();
+    let mut job = Job::new(steps, inputs.len())?;
     for (place, input) in inputs.iter().enumerate() {
         if options.cancelled() {
             return Err(Error::Interrupted {
@@ -229,23 +224,60 @@ pub fn measure_steps(
             });
         }
         progress(input);
-        let (name, measured) = crate::workflows::with_report(input, options, |report| {
-            let name = named(report, input, place, &steps.labels)?;
-            let measured =
-                measure::measure(report, &steps.pattern).map_err(|e| e.of(report.path()))?;
-            Ok((name, measured))
-        })?;
-        add_ranks(input, name, measured, &mut ranks, &mut times);
+        crate::workflows::with_report(input, options, |report| job.add(report, input, place))?;
     }
-    let (matched_by, steps_matched) = matching::match_steps(times);
-    let skew = matching::run_skew(&steps_matched, ranks.len());
-    Ok(JobSteps {
-        pattern: steps.pattern.text().to_owned(),
-        matched_by,
-        ranks,
-        steps: steps_matched,
-        skew,
-    })
+    Ok(job.finish())
+}
+
+/// The steps of a job, measured one open report at a time, for commands
+/// that read each report for more than its steps (`report --step`).
+pub(crate) struct Job<'o> {
+    steps: &'o StepOptions,
+    ranks: Vec<RankSteps>,
+    times: Vec<Vec<StepTime>>,
+}
+
+impl<'o> Job<'o> {
+    /// A job of `reports` reports; refuses labels that do not fit them.
+    pub(crate) fn new(steps: &'o StepOptions, reports: usize) -> Result<Self> {
+        if reports == 0 {
+            return Err(Error::InvalidOption("no report to measure steps in".into()));
+        }
+        check_labels(&steps.labels, reports)?;
+        Ok(Job {
+            steps,
+            ranks: Vec::new(),
+            times: Vec::new(),
+        })
+    }
+
+    /// Measures the steps of `report`, read from `input`, the job's
+    /// `place`-th report (from 0).
+    pub(crate) fn add(
+        &mut self,
+        report: &crate::nsys::Report,
+        input: &Path,
+        place: usize,
+    ) -> Result<()> {
+        let name = named(report, input, place, &self.steps.labels)?;
+        let measured =
+            measure::measure(report, &self.steps.pattern).map_err(|e| e.of(report.path()))?;
+        add_ranks(input, name, measured, &mut self.ranks, &mut self.times);
+        Ok(())
+    }
+
+    /// The steps matched across the ranks, and the skew over the run.
+    pub(crate) fn finish(self) -> JobSteps {
+        let (matched_by, steps_matched) = matching::match_steps(self.times);
+        let skew = matching::run_skew(&steps_matched, self.ranks.len());
+        JobSteps {
+            pattern: self.steps.pattern.text().to_owned(),
+            matched_by,
+            ranks: self.ranks,
+            steps: steps_matched,
+            skew,
+        }
+    }
 }
 
 /// The ranks of one report: one per process with steps, or one without.

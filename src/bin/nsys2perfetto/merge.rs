@@ -59,7 +59,7 @@ pub struct Args {
 }
 
 /// `--rank-from-name`'s pattern, or why it is none, in one line.
-fn parse_regex(s: &str) -> Result<RankPattern, String> {
+pub fn parse_regex(s: &str) -> Result<RankPattern, String> {
     RankPattern::new(s).map_err(|e| e.to_string())
 }
 

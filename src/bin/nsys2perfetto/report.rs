@@ -6,9 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use nsys2perfetto::merge::{Labels, RankPattern};
 use nsys2perfetto::report::{
-    report_file, save_page, write_page, KindPattern, PageFormat, ReportOptions,
+    report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
 };
+use nsys2perfetto::steps::{StepOptions, StepPattern};
 use nsys2perfetto::{check_output_not_input, Options};
 
 use crate::interrupted_reading;
@@ -18,7 +20,9 @@ use crate::signals::Signals;
 /// waiting) with the longest idle stretches and what the CPU threads did
 /// then; GPU time by kind of kernel; communication overlapped by
 /// computation; launch delays; the top kernels and NVTX scopes; the
-/// findings of `analyze`. Several reports: a section each.
+/// findings of `analyze`. Several reports: a section each, and with
+/// `--step`, the job they make: per step each rank's time and GPU busy time,
+/// the slowest rank and the skew.
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
@@ -41,6 +45,20 @@ pub struct Args {
     /// given more than once.
     #[arg(long = "kind", value_name = "NAME=REGEX")]
     kinds: Vec<KindPattern>,
+
+    /// The job's steps: the NVTX ranges whose names match this glob (`*`
+    /// any text, `?` one character; e.g. 'ProfilerStep*'), each report a
+    /// rank (each process with steps, where a report holds several). Steps
+    /// are matched across ranks by name where names carry an index, else
+    /// by order.
+    #[arg(long, value_name = "PATTERN", value_parser = parse_step)]
+    step: Option<StepPattern>,
+
+    /// With --step, where a report's MPI_RANKS table does not give its rank:
+    /// take it from the file name with this regex (its first group, or the
+    /// whole match), as `merge` does; else the file's place, from 0.
+    #[arg(long, value_name = "REGEX", requires = "step", value_parser = crate::merge::parse_regex)]
+    rank_from_name: Option<RankPattern>,
 
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
@@ -73,24 +91,33 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.cancel = Some(signals.cancel.clone());
     let mut report_options = ReportOptions::default();
     report_options.kinds = args.kinds;
-    let runs = args
-        .inputs
-        .iter()
-        .map(|input| report_file(input, &report_options, &options).map_err(interrupted_reading))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    report_options.steps = args.step.map(|pattern| {
+        let mut steps = StepOptions::new(pattern);
+        steps.labels = Labels::Ranks {
+            from_name: args.rank_from_name,
+        };
+        steps
+    });
+    let page = report_files(&args.inputs, &report_options, &options, &mut |_| {})
+        .map_err(interrupted_reading)?;
     match &output {
         Some(path) => {
-            save_page(path, &runs, format)?;
-            eprintln!("{} run(s) -> {}", runs.len(), path.display());
+            save_page(path, &page, format)?;
+            eprintln!("{} run(s) -> {}", page.runs.len(), path.display());
         }
         None => {
-            let mut page = Vec::new();
-            write_page(&mut page, &runs, format).expect("writing to memory");
+            let mut text = Vec::new();
+            write_page(&mut text, &page, format).expect("writing to memory");
             let mut out = std::io::stdout().lock();
-            out.write_all(&page)
+            out.write_all(&text)
                 .and_then(|()| out.flush())
                 .context("cannot write standard output")?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--step`'s glob, or why it is none, in one line.
+fn parse_step(s: &str) -> Result<StepPattern, String> {
+    StepPattern::new(s).map_err(|e| e.to_string())
 }

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::super::model::RunReport;
+use super::super::Page;
 use super::blocks::{run_blocks, Block};
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;line-height:1.4}\
@@ -13,8 +13,9 @@ table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #ddd;pad
 th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 li{margin:3px 0}svg{display:block;margin:8px 0;max-width:100%;height:auto}td{overflow-wrap:anywhere}p{margin:6px 0}";
 
-pub(super) fn write(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
-    let title = match runs {
+pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
+    let runs = &page.runs;
+    let title = match runs.as_slice() {
         [one] => format!("GPU time report: {}", one.path),
         _ => format!("GPU time report: {} runs", runs.len()),
     };
@@ -23,6 +24,9 @@ pub(super) fn write(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style></head><body>\n",
         escape(&title)
     )?;
+    if let Some(steps) = &page.steps {
+        steps.write_html(out)?;
+    }
     for run in runs {
         writeln!(out, "<section>")?;
         for block in run_blocks(run) {

@@ -1,4 +1,5 @@
 //! The page as one JSON object for programs (CI): `{"runs": [RUN, ...]}`,
+//! and `"steps": STEPS` (the shape of `JobSteps::write_json`) with `--step`;
 //! times in nanoseconds on the export's clock, shares in percent. The shape
 //! of a run is [`RunReport`]'s, field by field (README shows it).
 
@@ -7,11 +8,19 @@ use std::io::{self, Write};
 use crate::analysis::stats::json_string;
 
 use super::super::model::{IdleStretch, NamedTime, RunReport};
+use super::super::Page;
 use super::percent;
 
-pub(super) fn write(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
-    let runs: Vec<String> = runs.iter().map(run).collect();
-    writeln!(out, "{{\"runs\": [{}]}}", runs.join(", "))
+pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
+    let runs: Vec<String> = page.runs.iter().map(run).collect();
+    write!(out, "{{\"runs\": [{}]", runs.join(", "))?;
+    if let Some(steps) = &page.steps {
+        let mut json = Vec::new();
+        steps.write_json(&mut json)?;
+        let json = String::from_utf8_lossy(&json);
+        write!(out, ", \"steps\": {}", json.trim_end())?;
+    }
+    writeln!(out, "}}")
 }
 
 fn opt<T: ToString>(v: Option<T>) -> String {

@@ -3,11 +3,15 @@
 
 use std::io::{self, Write};
 
-use super::super::model::RunReport;
+use super::super::Page;
 use super::blocks::{run_blocks, Block};
 
-pub(super) fn write(out: &mut dyn Write, runs: &[RunReport]) -> io::Result<()> {
-    for (i, run) in runs.iter().enumerate() {
+pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
+    if let Some(steps) = &page.steps {
+        steps.write_markdown(out)?;
+        writeln!(out)?;
+    }
+    for (i, run) in page.runs.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }

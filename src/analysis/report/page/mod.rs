@@ -15,6 +15,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 use super::model::{GpuUse, RunReport};
+use super::Page;
 
 /// What a page is written as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,19 +68,20 @@ pub(super) const SECTIONS: [&str; 6] = [
     "Findings",
 ];
 
-/// Writes the page of `runs` to `out`.
-pub fn write_page(out: &mut dyn Write, runs: &[RunReport], format: PageFormat) -> io::Result<()> {
+/// Writes `page` to `out`: the job's steps first, where it has them, then
+/// a section per run.
+pub fn write_page(out: &mut dyn Write, page: &Page, format: PageFormat) -> io::Result<()> {
     match format {
-        PageFormat::Html => html::write(out, runs),
-        PageFormat::Markdown => markdown::write(out, runs),
-        PageFormat::Json => json::write(out, runs),
+        PageFormat::Html => html::write(out, page),
+        PageFormat::Markdown => markdown::write(out, page),
+        PageFormat::Json => json::write(out, page),
     }
 }
 
 /// [`write_page`] into the file at `path`, which appears only when complete.
-pub fn save_page(path: &Path, runs: &[RunReport], format: PageFormat) -> Result<()> {
+pub fn save_page(path: &Path, page: &Page, format: PageFormat) -> Result<()> {
     crate::workflows::output::write_atomically(path, |out| {
-        write_page(out, runs, format).map_err(|cause| Error::Output {
+        write_page(out, page, format).map_err(|cause| Error::Output {
             path: path.to_owned(),
             cause,
         })
