@@ -87,6 +87,7 @@ PY
     once "x$scale floor-read" target/release/examples/read_floor "$input"
     once "x$scale floor-gzip" target/release/examples/gzip_floor "$WORK/out_x$scale.pb"
     once "x$scale stats" "$OURS" stats "$input" --report "$STATS_REPORTS" --format csv -o "$WORK/stats_x$scale.csv"
+    once "x$scale report" "$OURS" report "$input" -o "$WORK/report_x$scale.json"
     if command -v nsys >/dev/null; then
       once "x$scale nsys-stats" nsys stats -q --format csv --report "$STATS_REPORTS" \
         --force-overwrite true -o "$WORK/nsys_stats_x$scale" "$input"

@@ -20,7 +20,7 @@ for line in open(sizes_path):
     sizes[(parts[0], parts[1])] = [int(p) for p in parts[2:]]
 
 scales = sorted({s for s, _ in runs}, key=lambda s: int(s[1:]))
-tools = ["nsys2perfetto", "nsys-chrome", "floor-read", "floor-gzip", "one-core", "stats", "nsys-stats"]
+tools = ["nsys2perfetto", "nsys-chrome", "floor-read", "floor-gzip", "one-core", "stats", "report", "nsys-stats"]
 print("| input | tool | wall median (min-max) s | CPU (user+sys) median s | peak RSS median (min-max) MB | runs |")
 print("|---|---|---|---|---|---|")
 med = {}
