@@ -1,13 +1,15 @@
 //! What the commands other than conversion compute from a report: the
 //! summaries of `nsys stats` (`stats`), the findings of `nsys analyze`
 //! (`analyze`), the comparison of two runs (`compare`), event times across
-//! runs (`series`), steps across the ranks of a job (`steps`), and the NVTX GPU projection they and the conversion share
-//! (`projection`). They read through `nsys/`; the only trace they write
+//! runs (`series`), where the GPU time went (`report`), steps across the
+//! ranks of a job (`steps`), and the NVTX GPU projection they and the
+//! conversion share (`projection`). They read through `nsys/`; the only trace they write
 //! (findings in a trace) goes through `perfetto/`.
 
 pub(crate) mod analyze;
 pub(crate) mod compare;
 mod failure;
+pub(crate) mod markup;
 mod needs;
 pub(crate) mod projection;
 pub(crate) mod report;

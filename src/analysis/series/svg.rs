@@ -6,6 +6,7 @@
 //! at each value; otherwise the values are evenly spaced, in the order given.
 //! The y axis starts at zero, in the time unit that suits the largest total.
 
+use crate::analysis::markup::escape;
 use std::fmt::Write;
 
 use super::{Series, SeriesCell};
@@ -277,23 +278,6 @@ fn shorten(text: &str) -> String {
         }
         false => text.to_owned(),
     }
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 cannot hold at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The time axis: linear from zero to a round number at or above the

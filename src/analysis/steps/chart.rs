@@ -6,6 +6,7 @@
 //! Past [`MAX_STEPS`] steps, the chart holds those of largest skew, in step
 //! order, and says so; the tables keep every step.
 
+use crate::analysis::markup::escape;
 use std::fmt::Write;
 
 use super::{ms, JobSteps, Step};
@@ -183,24 +184,6 @@ fn tick_label(ns: f64, tick: f64) -> String {
         _ => (1.0, "ns"),
     };
     format!("{:.0} {name}", ns / unit)
-}
-
-/// Text for XML and HTML: markup characters as entities.
-pub(super) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Characters XML 1.0 cannot hold at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

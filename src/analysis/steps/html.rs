@@ -4,8 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::chart::{self, escape};
+use super::chart;
 use super::{ms, JobSteps};
+use crate::analysis::markup::escape;
 
 impl JobSteps {
     /// Writes the steps as an HTML `<section class="job-steps">`, to put in

@@ -1,6 +1,7 @@
 //! The page as one self-contained HTML file: styles inline, charts as
 //! inline SVG, no script and nothing fetched.
 
+use crate::analysis::markup::escape;
 use std::io::{self, Write};
 
 use super::super::Page;
@@ -35,21 +36,6 @@ pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
         writeln!(out, "</section>")?;
     }
     writeln!(out, "</body></html>")
-}
-
-/// Text made safe in HTML.
-pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn render(out: &mut dyn Write, block: &Block) -> io::Result<()> {

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::super::model::RunReport;
-use super::html::escape;
 use super::{duration, percent};
+use crate::analysis::markup::escape;
 
 /// Distinct for the common forms of colour blindness, and on white (Tableau 10).
 const COLORS: [&str; 10] = [
