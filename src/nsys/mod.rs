@@ -409,6 +409,26 @@ impl Report {
     }
 }
 
+impl Report {
+    /// Runs `sql` on a read-only connection of its own (so a stream open on
+    /// the report's connection is not disturbed), stopped once the report's
+    /// cancel flag is set, and calls `f` with each row.
+    pub(crate) fn each_row_apart<E: From<rusqlite::Error>>(
+        &self,
+        sql: &str,
+        mut f: impl FnMut(&rusqlite::Row<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let conn = scan::open_read_only(&self.uri)?;
+        watch(&conn, self.cancel.as_ref());
+        let mut stmt = conn.prepare(sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            f(row)?;
+        }
+        Ok(())
+    }
+}
+
 /// Stops `conn`'s queries once `cancel` is set.
 fn watch(conn: &Connection, cancel: Option<&Arc<AtomicBool>>) {
     if let Some(cancel) = cancel {

@@ -5,7 +5,7 @@ use rusqlite::types::ValueRef;
 use super::columns::{columns, TakeAll, Taken};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::{list, RowFilter};
-use super::scan::{self, order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{any_of, quote, Col, Row, Select};
 use super::Report;
 
@@ -297,11 +297,7 @@ impl Report {
             quote(TABLE),
             all.join(" AND ")
         );
-        let conn = scan::open_read_only(&self.uri)?;
-        super::watch(&conn, self.cancel.as_ref());
-        let mut stmt = conn.prepare(&sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
+        self.each_row_apart(&sql, |r| {
             let gtid = c.global_tid.get(r)?;
             let text = match c.text.raw(r)? {
                 ValueRef::Text(t) => std::str::from_utf8(t).ok(),
@@ -314,9 +310,8 @@ impl Report {
                 end: c.end.get(r)?,
                 domain: c.domain_id.get(r)?.unwrap_or(0),
                 text,
-            })?;
-        }
-        Ok(())
+            })
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use super::cuda::{calls_themselves_sql, API, DRIVER, RUNTIME};
 use super::ids::{pid_of, tid_of};
 use super::names::api_stats_name;
 use super::select::quote;
-use super::{scan, Report};
+use super::Report;
 
 /// A CUDA API call as the readers of windows see it.
 pub(crate) struct WindowCall<'r> {
@@ -67,11 +67,7 @@ impl Report {
                 filter.push_str(&calls_themselves_sql());
             }
             let sql = format!("SELECT {} FROM {} WHERE {filter}", s.sql(), quote(table));
-            let conn = scan::open_read_only(&self.uri)?;
-            super::watch(&conn, self.cancel.as_ref());
-            let mut stmt = conn.prepare(&sql)?;
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
+            self.each_row_apart(&sql, |r| {
                 let gtid = c.global_tid.get(r)?;
                 f(WindowCall {
                     pid: pid_of(gtid),
@@ -80,7 +76,8 @@ impl Report {
                     end: c.end.get(r)?,
                     name: api_stats_name(self.strings.name(c.name_id.get(r)?)),
                 });
-            }
+                Ok::<(), rusqlite::Error>(())
+            })?;
         }
         Ok(())
     }
