@@ -213,7 +213,7 @@ fn nvtx(run: &RunReport, blocks: &mut Vec<Block>) {
         return;
     }
     blocks.push(Block::Paragraph(format!(
-        "Projected GPU time: from the first start to the last end of the GPU work launched within each range; share of the span of the run's GPU work ({}). Names grouped: per-instance decorations such as \", op_id = N\" are cut.",
+        "Projected GPU time: from the first start to the last end of the GPU work launched within each range; share of the span of the run's GPU work ({}). Names grouped as --group-names groups them: per-instance decorations such as \", op_id = N\" and a number ending the name (\"step 4\", \"ProfilerStep#12\") are cut.",
         duration(run.nvtx.gpu_span)
     )));
     let rows = run
