@@ -9,6 +9,7 @@ package (the same as ``cargo install nsys2perfetto``)::
     trace = n2p.convert("run.nsys-rep")                  # run.perfetto-trace
     kernels = n2p.stats("run.sqlite", "cuda_gpu_kern_sum")  # a pandas DataFrame
     changes = n2p.compare("a.sqlite", "b.sqlite", backend="polars")
+    page = n2p.report("run.sqlite")                      # GPU busy/idle, kinds, ... as a dict
     n2p.open_in_notebook(trace)                          # a button for ui.perfetto.dev
 
 Options are the command's flags, dashes written as underscores. A failure
@@ -18,7 +19,7 @@ program, which removes what it was writing, and raises KeyboardInterrupt.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._api import Profiled, analyze, compare, convert, merge, profile, series, stats
+from ._api import Profiled, analyze, compare, convert, merge, profile, report, series, stats
 from ._cli import Error, Nsys2PerfettoWarning, program
 from ._notebook import PerfettoButton, open_in_notebook
 
@@ -38,6 +39,7 @@ __all__ = [
     "merge",
     "open_in_notebook",
     "profile",
+    "report",
     "program",
     "series",
     "stats",

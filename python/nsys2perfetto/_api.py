@@ -92,6 +92,29 @@ def analyze(report: PathLike, *, backend: str = "pandas", **options: Any) -> Any
     return _table(["analyze", report, *_cli.flags(options)], backend)
 
 
+def report(
+    reports: PathLike | Iterable[PathLike], out: PathLike | None = None, **options: Any
+) -> Any:
+    """Where the GPU time of each run went: the page of ``nsys2perfetto
+    report``. Without `out`, returns the page as a dict, the program's JSON
+    (``{"runs": [...]}``, with ``"steps"`` where ``step="ProfilerStep*"`` is
+    given); with `out` (``.html``, ``.md`` or ``.json``), writes the page
+    there and returns its path. Options are `report`'s flags: ``kind=
+    ["attention=flash|fmha"]``, ``step="ProfilerStep*"``,
+    ``rank_from_name=r"rank(\\d+)"``, ``nsys="/path/to/nsys"``."""
+    import json
+
+    if isinstance(reports, (str, os.PathLike)):
+        reports = [reports]
+    if out is not None:
+        _cli.run(["report", *reports, "-o", out, *_cli.flags(options)])
+        return Path(out)
+    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+        page = Path(directory) / "page.json"
+        _cli.run(["report", *reports, "-o", page, *_cli.flags(options)])
+        return json.loads(page.read_text(encoding="utf-8"))
+
+
 def compare(a: PathLike, b: PathLike, *, backend: str = "pandas", **options: Any) -> Any:
     """What changed between two runs (kernels, CUDA graphs, API calls, NVTX
     ranges), as a DataFrame with the columns of ``nsys2perfetto compare

@@ -97,6 +97,21 @@ def test_merge_writes_the_clis_trace(sqlite, tmp_path):
     assert trace.read_bytes() == (tmp_path / "cli.perfetto-trace").read_bytes()
 
 
+def test_report_is_the_clis_page(sqlite, tmp_path):
+    import json
+
+    reports = [sqlite("h100_torch_graph_node"), sqlite("h100_torch_graph_whole")]
+    page = nsys2perfetto.report(reports, step="step *")
+    said = json.loads(cli("report", *reports, "--step", "step *", "--format", "json").stdout)
+    assert page == said
+    assert [run["path"] for run in page["runs"]] == [str(r) for r in reports]
+    assert len(page["steps"]["steps"]) >= 5
+    one = nsys2perfetto.report(reports[0], kind=["mine=gemm"])
+    assert "steps" not in one and any(k["kind"] == "mine" for k in one["runs"][0]["kinds"])
+    html = nsys2perfetto.report(reports[0], tmp_path / "page.html")
+    assert html == tmp_path / "page.html" and html.read_text().startswith("<!DOCTYPE html>")
+
+
 def _cli_error(*args: object) -> tuple[str, int]:
     run = cli(*args, check=False)
     lines = run.stderr.splitlines()
