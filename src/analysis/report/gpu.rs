@@ -84,6 +84,9 @@ pub(super) struct GpuPass {
     pub events: Option<(i64, i64)>,
     pending: FxHashMap<(u32, i64), Launch>,
     keep_gaps: usize,
+    /// The kind of a memcpy by its `copyKind` (`None`: not recorded), so
+    /// that each copy finds it without naming it again.
+    memcpy_kinds: FxHashMap<Option<i64>, usize>,
 }
 
 /// The work of one GPU operation that the pass needs.
@@ -109,6 +112,7 @@ impl GpuPass {
             events: None,
             pending: FxHashMap::default(),
             keep_gaps,
+            memcpy_kinds: FxHashMap::default(),
         }
     }
 
@@ -145,10 +149,17 @@ impl GpuPass {
                     .kinds
                     .of_kernel(k.demangled_name.unwrap_or(k.short_name)),
                 CudaEvent::Memcpy(m) => {
-                    let direction = m.own.copy_kind.and_then(|k| copy_kinds.get(&k));
-                    match direction {
-                        Some(d) => self.kinds.named(&format!("memcpy {d}")),
-                        None => self.kinds.named("memcpy"),
+                    let copy_kind = m.own.copy_kind;
+                    match self.memcpy_kinds.get(&copy_kind) {
+                        Some(&kind) => kind,
+                        None => {
+                            let kind = match copy_kind.and_then(|k| copy_kinds.get(&k)) {
+                                Some(d) => self.kinds.named(&format!("memcpy {d}")),
+                                None => self.kinds.named("memcpy"),
+                            };
+                            self.memcpy_kinds.insert(copy_kind, kind);
+                            kind
+                        }
                     }
                 }
                 CudaEvent::Memset(_) => self.kinds.named("memset"),
