@@ -9,7 +9,9 @@
 //! stream runs its work in order, as soon as both the launch and the previous
 //! work on the stream allow.
 
-#[path = "../tests/support/synth.rs"]
+// The tests' builder of synthetic exports, of which this example uses a part.
+#[allow(dead_code)]
+#[path = "../tests/it/support/synth.rs"]
 mod synth;
 
 use std::collections::HashMap;

@@ -6,7 +6,9 @@
 //! cargo run --release --example distinct_names -- OUTPUT.sqlite 1000000
 //! ```
 
-#[path = "../tests/support/synth.rs"]
+// The tests' builder of synthetic exports, of which this example uses a part.
+#[allow(dead_code)]
+#[path = "../tests/it/support/synth.rs"]
 mod synth;
 
 use std::path::Path;

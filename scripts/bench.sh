@@ -126,5 +126,5 @@ done
 
 # Fidelity on the largest input: the same checks as the fixtures.
 largest=$(echo $SCALES | tr ' ' '\n' | sort -n | tail -1)
-NSYS2PERFETTO_SCALED="$WORK/h100_x$largest.sqlite" cargo test --release --quiet --test scale -- --ignored --nocapture 2>&1 |
+NSYS2PERFETTO_SCALED="$WORK/h100_x$largest.sqlite" cargo test --release --quiet --test it scale:: -- --ignored --nocapture 2>&1 |
   grep -E "slices, .* flows checked|test result" | tee -a "$WORK/results.md"

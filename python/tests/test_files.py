@@ -341,7 +341,7 @@ def _executable(path: Path, text: str) -> None:
 
 
 def test_profile_gives_the_report_and_its_trace(fixtures, tmp_path, monkeypatch):
-    """As far as profile can be tested without a GPU (as tests/profile.rs):
+    """As far as profile can be tested without a GPU (as tests/it/profile.rs):
     a stand-in nsys that leaves its raw capture, the install's importer
     making the report, the real nsys exporting it; the command's status."""
     real = shutil.which("nsys")

@@ -31,7 +31,7 @@ SUMMARIES = [
 @pytest.mark.parametrize("summary", SUMMARIES)
 def test_stats_are_nvidias_summaries(fixtures, sqlite, summary, backend):
     """Each summary of the H100 export is, cell for cell, what nsys 2025.3
-    wrote for the same report (and so the CLI's CSV, which tests/stats.rs
+    wrote for the same report (and so the CLI's CSV, which tests/it/stats.rs
     holds to the same files)."""
     stored = fixtures / "nsys-2025.3-stats" / f"h100_torch_graph_node_{summary}.csv"
     with open(stored, newline="") as f:
