@@ -7,6 +7,7 @@ use std::path::PathBuf;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto = "proto/perfetto_trace.proto";
     println!("cargo:rerun-if-changed={proto}");
+    declare_shared_fixtures();
     let descriptors = protox::compile([proto], ["proto"])?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(
@@ -15,4 +16,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     prost_build::Config::new().compile_fds(descriptors)?;
     Ok(())
+}
+
+/// Sets `cfg(shared_fixtures)` where ../shared/fixtures is beside the checkout: the tests
+/// that read it are ignored without it, with the reason, so that a run counts them as
+/// ignored rather than passing them empty. Only its presence is watched: a path that does
+/// not exist would make cargo run this script again on every build.
+fn declare_shared_fixtures() {
+    println!("cargo::rustc-check-cfg=cfg(shared_fixtures)");
+    let fixtures = "../shared/fixtures";
+    if std::path::Path::new(fixtures).is_dir() {
+        println!("cargo::rustc-cfg=shared_fixtures");
+        println!("cargo:rerun-if-changed={fixtures}");
+    }
 }

@@ -33,6 +33,7 @@ mod overhead;
 mod profile;
 mod progress;
 mod projection;
+mod readme;
 mod report;
 mod reports;
 mod scale;

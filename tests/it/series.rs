@@ -315,7 +315,7 @@ fn read_svg(bytes: &[u8]) -> Svg {
             }
             Event::GeneralRef(r) => {
                 // An entity inside text: kept as its character.
-                let c = match r.as_ref() {
+                let c = match &r[..] {
                     b"amp" => "&",
                     b"lt" => "<",
                     b"gt" => ">",
