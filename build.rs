@@ -18,14 +18,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Sets `cfg(shared_fixtures)` where ../shared/fixtures is beside the checkout: the tests
+/// Sets `cfg(shared_fixtures)` where ../shared/fixtures is beside the checkout (or
+/// `$NSYS2PERFETTO_SHARED/fixtures` is): the tests
 /// that read it are ignored without it, with the reason, so that a run counts them as
 /// ignored rather than passing them empty. Only its presence is watched: a path that does
 /// not exist would make cargo run this script again on every build.
 fn declare_shared_fixtures() {
     println!("cargo::rustc-check-cfg=cfg(shared_fixtures)");
-    let fixtures = "../shared/fixtures";
-    if std::path::Path::new(fixtures).is_dir() {
+    println!("cargo:rerun-if-env-changed=NSYS2PERFETTO_SHARED");
+    let shared = match std::env::var("NSYS2PERFETTO_SHARED") {
+        Ok(dir) if !dir.is_empty() => dir,
+        _ => "../shared".to_owned(),
+    };
+    let fixtures = format!("{shared}/fixtures");
+    if std::path::Path::new(&fixtures).is_dir() {
         println!("cargo::rustc-cfg=shared_fixtures");
         println!("cargo:rerun-if-changed={fixtures}");
     }

@@ -7,6 +7,8 @@
 //! ```
 
 // The tests' builder of synthetic exports, of which this example uses a part.
+#[path = "../tests/it/support/distinct_names.rs"]
+mod distinct_names;
 #[allow(dead_code)]
 #[path = "../tests/it/support/synth.rs"]
 mod synth;
@@ -23,5 +25,5 @@ fn main() {
         eprintln!("distinct_names: NAMES must be a whole number");
         std::process::exit(2);
     };
-    synth::distinct_nvtx_names(Path::new(output), names);
+    distinct_names::distinct_nvtx_names(Path::new(output), names);
 }

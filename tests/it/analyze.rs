@@ -2,7 +2,6 @@
 //! here on a copy of each fixture) and the stored outputs of nsys 2025.3
 //! for the two H100 fixtures.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -139,6 +138,10 @@ fn compare(what: &str, rule: Rule, ours: &[Finding], rows: &[Row]) -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn findings_equal_those_of_nsys_2022_4() {
     let Some(files) = fixtures::all() else { return };
     if fixtures::require(Need::Nsys).is_none() {
@@ -169,6 +172,10 @@ fn findings_equal_those_of_nsys_2022_4() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn gaps_and_utilization_equal_those_of_nsys_with_other_thresholds() {
     let Some(files) = fixtures::all() else { return };
     if fixtures::require(Need::Nsys).is_none() {
@@ -196,6 +203,10 @@ fn gaps_and_utilization_equal_those_of_nsys_with_other_thresholds() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn findings_equal_those_of_nsys_2025_3_on_the_h100_fixtures() {
     let Some(shared) = fixtures::require(Need::Shared) else {
         return;
@@ -238,6 +249,10 @@ fn findings_equal_those_of_nsys_2025_3_on_the_h100_fixtures() {
 type Written = (String, u64, u64, Vec<i64>);
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
     use crate::support::checker::Value;
     // Findings of every rule that finds something in the fixtures: pageable
@@ -256,7 +271,8 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         options.findings = Some(Thresholds::default());
         let (with, summary) = crate::support::convert::convert(&file, &options);
         assert!(with.errors.is_empty(), "{name}: {:?}", with.errors);
-        let (without, _) = crate::support::convert::convert(&file, &nsys2perfetto::Options::default());
+        let (without, _) =
+            crate::support::convert::convert(&file, &nsys2perfetto::Options::default());
 
         let report = Report::open(&file).unwrap();
         let found = found_in(&report, &Rule::ALL, &Thresholds::default());
@@ -367,6 +383,10 @@ fn cli(args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_analyze_command_prints_every_finding_and_refuses_bad_input_in_one_line() {
     let Some(file) = fixtures::fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -587,6 +607,10 @@ fn profiler_overhead_counts_as_gpu_work_as_in_nsys() {
 /// nsys does ("SKIPPED: ... does not contain the required CUDA data"), in
 /// every format; so does a summary of `stats` with no rows for that reason.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn rules_without_their_data_are_skipped_with_the_reason_in_every_format() {
     let (Some(node), Some(empty)) = (
         fixtures::fixture("h100_torch_graph_node.sqlite"),

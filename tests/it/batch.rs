@@ -1,7 +1,6 @@
 //! `convert DIR`: every report below a directory, converted in parallel;
 //! one broken file fails alone.
 
-
 use std::path::Path;
 use std::process::Command;
 
@@ -42,6 +41,10 @@ fn set_modified(path: &Path, time: std::time::SystemTime) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_directory_converts_every_report_below_and_one_failure_fails_alone() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -93,8 +96,10 @@ fn a_directory_converts_every_report_below_and_one_failure_fails_alone() {
         assert!(trace.is_file(), "{} missing", trace.display());
         let checked = crate::support::convert::check_trace(&trace);
         checked.assert_valid();
-        let (single, _) =
-            crate::support::convert::convert(&input.join(source), &nsys2perfetto::Options::default());
+        let (single, _) = crate::support::convert::convert(
+            &input.join(source),
+            &nsys2perfetto::Options::default(),
+        );
         assert_eq!(checked.slices.len(), single.slices.len(), "{source}");
         let events: u64 = checked.slices.len() as u64;
         // The file's row of the table (its warnings, printed before the
@@ -116,6 +121,10 @@ fn a_directory_converts_every_report_below_and_one_failure_fails_alone() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn without_o_traces_go_beside_their_reports() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -175,6 +184,10 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn two_directories_that_would_write_one_trace_are_refused_before_converting() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -205,6 +218,10 @@ fn two_directories_that_would_write_one_trace_are_refused_before_converting() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_directory_conversion_prints_each_files_warnings_and_counts_them() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -257,6 +274,10 @@ fn a_directory_conversion_prints_each_files_warnings_and_counts_them() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn an_export_as_new_as_its_report_is_converted_in_its_place_without_nsys() {
     let Some(shared) = require(Need::Shared) else {
         return;

@@ -2,17 +2,16 @@
 //! (the same program on two GPUs), and a report against itself, where every
 //! change is zero.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::fixtures::{fixture, require, Need};
+use crate::support::source::{has_column, has_table, open};
 use nsys2perfetto::compare::{compare, comparison_table, run_summary, Kind, RunSummary};
 use nsys2perfetto::stats::Cell;
 use nsys2perfetto::Report;
 use rusqlite::Connection;
-use crate::support::fixtures::{fixture, require, Need};
-use crate::support::source::{has_column, has_table, open};
 
 /// (count, total) by name.
 type Groups = BTreeMap<String, (u64, i128)>;
@@ -265,6 +264,10 @@ fn check(a_path: &Path, b_path: &Path) -> (usize, usize) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn two_ranks_of_one_job_differ_as_sql_over_their_exports_says() {
     let (Some(shared), Some(rank1), Some(_)) = (
         require(Need::Shared),
@@ -299,6 +302,10 @@ fn two_ranks_of_one_job_differ_as_sql_over_their_exports_says() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_report_against_itself_changes_nothing() {
     let Some(path) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -337,6 +344,10 @@ fn a_report_against_itself_changes_nothing() {
 /// Two captures of one program (CUDA graph launched whole, or node by
 /// node): NVTX ranges with their GPU time on both sides, as nsys projects it.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn two_captures_differ_in_nvtx_gpu_time_as_nsys_projects_it() {
     let (Some(node), Some(whole)) = (
         fixture("h100_torch_graph_node.sqlite"),
@@ -404,6 +415,10 @@ fn the_command_prints_a_report_against_itself_as_no_change() {
 /// `A: ` or `B: `, their first GPU work at the same time, and every slice of
 /// each run there.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work() {
     let (Some(a), Some(b)) = (
         fixture("h100_torch_graph_node.sqlite"),
@@ -436,7 +451,8 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
         }
     }
     for (side, input) in [("A: ", &a), ("B: ", &b)] {
-        let (single, _) = crate::support::convert::convert(input, &nsys2perfetto::Options::default());
+        let (single, _) =
+            crate::support::convert::convert(input, &nsys2perfetto::Options::default());
         assert_eq!(
             count.get(side),
             Some(&single.slices.len()),
@@ -451,6 +467,10 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
 /// stay two (B's pids moved apart from A's), and each is named with the pid
 /// its report records, as SQL over the export finds it.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_trace_of_both_runs_names_each_process_with_its_real_pid() {
     let Some(a) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -493,6 +513,10 @@ fn the_trace_of_both_runs_names_each_process_with_its_real_pid() {
 /// its backtrace (`--cudabacktrace`), is one call: a report with such
 /// records against itself counts each call once, as SQL over the calls does.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn calls_recorded_twice_for_their_backtrace_count_once() {
     if let Some(path) = fixture("pipit_saxpy_mpi_cuda_rank0.sqlite") {
         let calls: Groups = summary(&path)
@@ -548,6 +572,10 @@ fn calls_recorded_twice_for_their_backtrace_count_once() {
 /// and "Total Change (%)" is the change in percent of A's total: one-time
 /// setup calls no longer outrank the kernels, which come first.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
     let (Some(node), Some(whole)) = (
         fixture("h100_torch_graph_node.sqlite"),

@@ -2,14 +2,13 @@
 //! stacks, CPU samples with theirs, and context switches, compared with SQL
 //! over the source written here. Fresh clones without ../shared skip.
 
-
 use std::collections::BTreeMap;
 
-use rusqlite::Connection;
 use crate::support::checker::Checked;
 use crate::support::convert::convert;
 use crate::support::sched::SchedSlice;
 use crate::support::source::{has_table, open, source_totals};
+use rusqlite::Connection;
 
 /// A call chain as "outermost;...;innermost" function names, by SQL.
 fn chains(db: &Connection, table: &str) -> BTreeMap<i64, String> {
@@ -163,6 +162,10 @@ fn sched_intervals(db: &Connection) -> Vec<SchedSlice> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn osrt_samples_and_scheduling_match_the_source() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -235,6 +238,10 @@ fn osrt_samples_and_scheduling_match_the_source() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn excluded_parts_are_left_out() {
     let Some(files) = crate::support::fixtures::all() else {
         return;

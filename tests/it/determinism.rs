@@ -2,7 +2,6 @@
 //! that write its sequences happen to interleave: each sequence is written
 //! whole, in sequence-id order, after the descriptors of every track in use.
 
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -123,6 +122,10 @@ fn the_demo_converts_to_the_same_bytes_every_time() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn real_reports_convert_to_the_same_bytes_every_time() {
     // CUDA, NVTX (with its GPU projection), OS runtime, samples, context
     // switches and metrics: every thread of the conversion has work.
@@ -139,6 +142,10 @@ fn real_reports_convert_to_the_same_bytes_every_time() {
 /// Conversions side by side: each one's threads are scheduled around the
 /// others', so their sequences fill up in other orders than alone.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn conversions_side_by_side_give_the_same_bytes() {
     let input = fixture("llama3_real_inference_simulation.sqlite").unwrap_or_else(demo);
     let alone = convert(&input, &Options::default());

@@ -6,7 +6,6 @@
 //! (`eventSyncId`, and the event's latest earlier record in older exports);
 //! the real fixtures are checked against SQL over their tables.
 
-
 use std::path::PathBuf;
 
 use crate::support::checker::{Checked, Slice, Value};
@@ -247,6 +246,10 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn fixtures_link_every_wait_whose_record_they_hold() {
     for input in fixtures() {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
@@ -294,6 +297,10 @@ fn fixtures_link_every_wait_whose_record_they_hold() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_h100_capture_links_its_event_queries_and_stream_waits() {
     let Some(input) = fixtures()
         .into_iter()

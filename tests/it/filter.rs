@@ -2,16 +2,15 @@
 //! source export with the same condition finds, says how many it left out,
 //! and leaves a trace that imports cleanly (no flow without both ends).
 
-
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use nsys2perfetto::{Filter, Options, Part, Parts, Summary, TimeWindow};
-use rusqlite::Connection;
 use crate::support::checker::{Checked, Value};
 use crate::support::convert::{convert, convert_into};
 use crate::support::fixtures::fixture;
 use crate::support::source::{gpu_of_row_sql, has_column, has_table, open, CUDA_TABLES};
+use nsys2perfetto::{Filter, Options, Part, Parts, Summary, TimeWindow};
+use rusqlite::Connection;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
@@ -57,6 +56,10 @@ fn filtered_out(summary: &Summary, category: &str) -> u64 {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_time_window_keeps_what_overlaps_it_and_clips_slices_at_its_edges() {
     for name in [
         "h100_torch_graph_node.sqlite",
@@ -138,6 +141,10 @@ fn a_time_window_keeps_what_overlaps_it_and_clips_slices_at_its_edges() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn memory_use_in_a_window_counts_what_was_allocated_before_it() {
     let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -187,6 +194,10 @@ fn memory_use_in_a_window_counts_what_was_allocated_before_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn pids_keep_their_own_processes_only() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -229,6 +240,10 @@ fn pids_keep_their_own_processes_only() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn gpus_keep_the_work_of_their_devices_and_launches_link_to_it_alone() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -271,6 +286,10 @@ fn gpus_keep_the_work_of_their_devices_and_launches_link_to_it_alone() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn kernels_by_name_keep_the_matching_ones_and_their_flows() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -340,6 +359,10 @@ fn nvtx_matching(db: &Connection, keep: impl Fn(&str, i64) -> bool) -> (u64, u64
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn nvtx_names_keep_the_matching_ranges() {
     for (name, pattern) in [
         ("nsys-ai_h100_2gpu_1s.sqlite", "^aten::(mul|add)"),
@@ -363,6 +386,10 @@ fn nvtx_names_keep_the_matching_ranges() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn an_nvtx_domain_keeps_its_own_events() {
     let Some(input) = fixture("pipit_saxpy_mpi_cuda_rank0.sqlite") else {
         return;
@@ -388,6 +415,10 @@ fn an_nvtx_domain_keeps_its_own_events() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn filters_combine_and_no_filter_changes_nothing() {
     let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -435,6 +466,10 @@ fn run(args: &[&str]) -> (bool, i32, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_command_line_takes_filters_and_refuses_bad_ones_in_one_line() {
     let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -549,6 +584,10 @@ fn launched_by_sql(call: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn gpu_in_nvtx_keeps_the_calls_inside_kept_ranges_and_what_they_launched() {
     for (name, regex, glob) in [
         ("h100_torch_graph_node.sqlite", "^step", "step*"),
@@ -790,6 +829,10 @@ fn assert_kept_as_sql(name: &str, input: &std::path::Path, filters: &[Kept]) -> 
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn gpu_in_nvtx_with_a_time_window_keeps_the_work_of_kept_ranges_that_overlaps_it() {
     let mut launched_before_window = 0;
     for (name, regex, glob) in [
@@ -859,6 +902,10 @@ fn gpu_in_nvtx_with_a_time_window_keeps_the_work_of_kept_ranges_that_overlaps_it
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn every_pair_of_filters_keeps_what_both_keep() {
     let name = "nsys-ai_h100_2gpu_1s.sqlite";
     let Some(input) = fixture(name) else { return };
@@ -1013,6 +1060,10 @@ fn event_span_text(db: &Connection) -> (String, String) {
 /// and GPUs with events, its NVTX domains, the span of its events (each
 /// found by SQL here); filters that match say nothing.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn filters_that_match_nothing_say_what_the_report_holds() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -1125,6 +1176,10 @@ fn filters_that_match_nothing_say_what_the_report_holds() {
 /// With NVTX ranges left out by name or domain, their projections are
 /// counted as left out too: kept and left out make the unfiltered count.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn projections_of_the_ranges_left_out_are_counted_as_filtered_out() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -1151,6 +1206,10 @@ fn projections_of_the_ranges_left_out_are_counted_as_filtered_out() {
 /// The projection is made of the cuda and nvtx parts: `--only nvtx_gpu`
 /// without them is refused, and a library call without them is told so.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_nvtx_projection_without_its_parts_is_refused_or_said() {
     let Some(input) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -1196,6 +1255,10 @@ fn the_nvtx_projection_without_its_parts_is_refused_or_said() {
 /// The warning is printed in every mode that converts: a file alone, and
 /// each file of a directory, named after it.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_window_outside_the_events_is_said_for_a_file_and_in_a_directory() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;

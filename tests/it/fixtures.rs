@@ -6,7 +6,6 @@
 //! have them too. Fresh clones have no ../shared: then these tests say so
 //! and skip.
 
-
 use std::path::Path;
 
 use crate::support::checker::{self, Checked};
@@ -19,6 +18,10 @@ fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn every_fixture_converts_faithfully() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -134,6 +137,10 @@ fn every_fixture_converts_faithfully() {
 /// Synchronizations record no GPU (exports write 0): on the 2-GPU capture,
 /// those of the process whose kernels all run on GPU 1 must be there too.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn gpu_work_lands_on_the_gpu_of_its_context() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -189,6 +196,10 @@ fn imported_totals(imported: &crate::support::tp::Imported, category: &str) -> (
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn correlation_ids_shared_by_two_processes_link_within_each() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -216,6 +227,10 @@ fn correlation_ids_shared_by_two_processes_link_within_each() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 #[allow(clippy::approx_constant)] // 2.718281828 is the payload the demo recorded
 fn nvtx_domains_categories_payloads_and_threads_of_the_c_demo() {
     let Some(input) = fixture("nvtx_c_full.sqlite") else {
@@ -297,6 +312,10 @@ fn nvtx_domains_categories_payloads_and_threads_of_the_c_demo() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn wall_clock_comes_from_the_session_start() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -313,6 +332,10 @@ fn wall_clock_comes_from_the_session_start() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn nothing_of_the_profiled_machines_environment_is_written() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -382,6 +405,10 @@ fn nothing_of_the_profiled_machines_environment_is_written() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn traces_of_two_ranks_concatenate_without_collisions() {
     let (Some(a), Some(b)) = (
         fixture("cori_run1_report1.sqlite"),

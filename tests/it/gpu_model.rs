@@ -7,18 +7,17 @@
 //! source and the TrackEvent trace's counters; the TrackEvent trace's `gpu`
 //! rows, against `TARGET_INFO_GPU`.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use nsys2perfetto::{GpuModel, Options};
-use rusqlite::types::Value;
-use rusqlite::Connection;
 use crate::support::convert::{convert_imported, trace_processor};
 use crate::support::source::{has_column, has_table, open, source_totals};
 use crate::support::synth::global_pid;
 use crate::support::tp::Totals;
+use nsys2perfetto::{GpuModel, Options};
+use rusqlite::types::Value;
+use rusqlite::Connection;
 
 /// Our category, the stage description its typed slices carry, its table.
 const CATEGORIES: [(&str, &str, &str); 4] = [
@@ -53,7 +52,10 @@ fn query(binary: &Path, trace: &Path, sql: &str) -> Vec<Vec<String>> {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).expect("UTF-8 CSV");
-    crate::support::nsys::csv_rows(&text).into_iter().skip(1).collect()
+    crate::support::nsys::csv_rows(&text)
+        .into_iter()
+        .skip(1)
+        .collect()
 }
 
 /// Everything the typed trace is judged on, in one import: rows of (kind,
@@ -183,6 +185,10 @@ fn source_contexts(db: &Connection) -> Option<BTreeMap<String, u64>> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn typed_gpu_work_matches_the_source_and_the_trackevent_trace_on_every_fixture() {
     let Some(fixtures) = crate::support::fixtures::all() else {
         return;
@@ -410,6 +416,10 @@ fn numeric(text: &str) -> f64 {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_gpu_plugins_queries_find_kernels_with_launch_statistics_and_the_stream_nesting() {
     let Some(fixture) = crate::support::fixtures::fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -555,6 +565,10 @@ fn gpu_work(binary: &Path, trace: &Path, model: GpuModel) -> (u64, u64, Vec<Vec<
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn merge_filters_and_findings_keep_the_same_gpu_work_in_both_models() {
     let (Some(a), Some(b)) = (
         crate::support::fixtures::fixture("nsys-ai_h100_2gpu_1s.sqlite"),

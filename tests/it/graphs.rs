@@ -2,7 +2,6 @@
 //! `CUDA_GRAPH_NODE_EVENTS`): instants on the calling thread's "CUDA graphs"
 //! track, whose ids lead from a graph's GPU work to where it was made.
 
-
 use std::collections::BTreeSet;
 
 use crate::support::checker::{Checked, Slice, Value};
@@ -123,6 +122,10 @@ fn graph_tables_without_id_columns_still_convert() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn fixtures_show_every_graph_creation() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -149,6 +152,10 @@ fn fixtures_show_every_graph_creation() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_h100_graphs_lead_from_their_gpu_work_to_their_creation() {
     let Some(files) = crate::support::fixtures::all() else {
         return;

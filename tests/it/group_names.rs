@@ -9,19 +9,18 @@
 //! each of 16 582 distinct names), dlprof_nsys_profile (`, seq = N`) and
 //! h100_torch_graph_node (`step 0` to `step 5`).
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::support::fixtures::fixture;
+use crate::support::nsys::{csv_rows, unmarked};
+use crate::support::source::open;
 use nsys2perfetto::compare::{compare, run_summary_with};
 use nsys2perfetto::stats::{summarize_with, Cell, RangeNames, StatsReport, Table};
 use nsys2perfetto::Report;
 use regex::Regex;
-use crate::support::fixtures::fixture;
-use crate::support::nsys::{csv_rows, unmarked};
-use crate::support::source::open;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
@@ -129,6 +128,10 @@ fn column(header: &[String], name: &str) -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn stats_sums_ranges_by_grouped_name_as_sql_does() {
     let Some(fixtures) = pytorch_fixtures() else {
         return;
@@ -181,6 +184,10 @@ fn stats_sums_ranges_by_grouped_name_as_sql_does() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn without_the_flag_every_recorded_name_is_a_row() {
     let Some(fixtures) = pytorch_fixtures() else {
         return;
@@ -236,6 +243,10 @@ fn summed(
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn projected_summaries_by_grouped_name_add_up_their_recorded_rows() {
     let Some(fixtures) = pytorch_fixtures() else {
         return;
@@ -313,6 +324,10 @@ fn compared_nvtx(a: &Path, b: &Path) -> BTreeMap<String, [(i128, i128); 2]> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn compare_matches_operators_across_runs_by_grouped_name() {
     let Some(fixtures) = pytorch_fixtures() else {
         return;
@@ -374,6 +389,10 @@ fn compare_matches_operators_across_runs_by_grouped_name() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn series_patterns_match_grouped_names() {
     let Some(fixtures) = pytorch_fixtures() else {
         return;
@@ -423,6 +442,10 @@ fn series_patterns_match_grouped_names() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn series_projections_by_grouped_name_are_those_of_the_recorded_names() {
     let Some(fixtures) = pytorch_fixtures() else {
         return;

@@ -1,15 +1,14 @@
 //! Chrome trace event JSON (`--format json`): imported by trace_processor,
 //! it must give what the protobuf trace of the same report gives.
 
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nsys2perfetto::{convert_file, Format, Options, Part, Parts};
 use crate::support::fixtures::{self, Need};
 use crate::support::synth::{GpuStream, Thread};
 use crate::support::tp;
+use nsys2perfetto::{convert_file, Format, Options, Part, Parts};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
@@ -108,6 +107,10 @@ fn assert_json_imports_as_protobuf(binary: &Path, input: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn json_of_real_reports_imports_as_their_protobuf_does() {
     let Some(binary) = fixtures::require(Need::TraceProcessor) else {
         return;
@@ -142,6 +145,10 @@ const COMPUTE: GpuStream = GpuStream {
 };
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn flows_leave_their_launch_and_a_launch_that_starts_with_a_nested_call_is_told() {
     let Some(binary) = fixtures::require(Need::TraceProcessor) else {
         return;
@@ -202,6 +209,10 @@ fn cli(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_output_name_picks_json_and_gzip() {
     let Some(input) = fixtures::fixture("dlprof_nsys_profile.sqlite") else {
         return;
@@ -239,6 +250,10 @@ fn the_output_name_picks_json_and_gzip() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_library_gzips_json_at_the_level_asked() {
     let Some(input) = fixtures::fixture("nvtx_c_full.sqlite") else {
         return;
@@ -297,6 +312,10 @@ impl std::io::Write for Full {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn an_output_that_fails_midway_fails_the_json_conversion_with_its_error() {
     let Some(input) = fixtures::fixture("dlprof_nsys_profile.sqlite") else {
         return;
@@ -316,6 +335,10 @@ fn an_output_that_fails_midway_fails_the_json_conversion_with_its_error() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn samples_and_context_switches_are_told_as_not_in_json() {
     let Some(input) = fixtures::fixture("nvtx_c_full.sqlite") else {
         return;

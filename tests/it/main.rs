@@ -39,6 +39,5 @@ mod reports;
 mod scale;
 mod series;
 mod stats;
-mod stats_memory;
 mod steps;
 mod trace_processor;

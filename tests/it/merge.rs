@@ -3,7 +3,6 @@
 //! of the session starts the reports record; traces converted one by one
 //! and concatenated.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -59,6 +58,10 @@ fn session_start(export: &Path) -> i64 {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_ranks_of_a_job_merge_into_one_trace_with_every_event_exact() {
     let dir = tempfile::tempdir().unwrap();
     let Some(exports) = cori_exports(dir.path(), 8) else {
@@ -160,6 +163,10 @@ fn the_ranks_of_a_job_merge_into_one_trace_with_every_event_exact() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_report_merged_with_itself_collides_with_nothing() {
     let Some(input) = crate::support::fixtures::fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -198,6 +205,10 @@ fn a_report_merged_with_itself_collides_with_nothing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn an_export_without_a_session_start_is_aligned_on_its_first_event() {
     // openacc_report12 has no TARGET_INFO_SESSION_START_TIME; cori's has.
     let (Some(without), Some(with)) = (
@@ -362,6 +373,10 @@ fn import_errors(trace: &Path) -> Option<BTreeMap<String, u64>> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn concatenated_ranks_of_one_node_mix_their_cpus_unless_sched_is_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let Some(exports) = cori_exports(dir.path(), 2) else {
@@ -448,6 +463,10 @@ fn a_scope_shifts_every_timestamp_and_names_its_top_level_tracks() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_merge_command_prints_each_rank_and_refuses_bad_input_in_one_line() {
     let (Some(a), Some(b)) = (
         crate::support::fixtures::fixture("nsys-ai_mock.sqlite"),
@@ -494,6 +513,10 @@ fn the_merge_command_prints_each_rank_and_refuses_bad_input_in_one_line() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn reports_whose_cpus_do_not_fit_leave_their_context_switches_out_and_say_so() {
     // 119 CPUs each: the 9th report's would end above CPU 1023, the most
     // trace_processor takes.

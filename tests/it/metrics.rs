@@ -2,11 +2,10 @@
 //! synthetic exports built to the documented schema, and CUDA memory use and
 //! pools from the real H100 capture that has them.
 
-
-use rusqlite::types::Value;
 use crate::support::checker::Value as Arg;
 use crate::support::convert::convert;
 use crate::support::synth::{global_pid, Synth};
+use rusqlite::types::Value;
 
 #[test]
 fn counters_and_faults_land_in_their_gpu_group() {
@@ -323,6 +322,10 @@ fn memory_pools_are_counters_and_operations_in_their_gpu_group() {
 /// counter value per allocation or free, each the process's running total on
 /// its GPU, and one operation per pool event, against SQL over the export.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn cuda_memory_of_the_h100_capture_is_every_allocation_and_free() {
     let Some(input) = crate::support::fixtures::fixture("h100_torch_graph_node.sqlite") else {
         return;

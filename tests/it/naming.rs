@@ -1,7 +1,6 @@
 //! Tracks are named for what they are, alike on every GPU and in every
 //! process, on the real reports in ../shared/fixtures.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::support::checker::Checked;
@@ -34,6 +33,10 @@ fn stream_names(trace: &Checked) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn work_on_no_stream_is_named_so() {
     let Some(trace) = convert("h100_torch_graph_node.sqlite") else {
         return;
@@ -50,6 +53,10 @@ fn work_on_no_stream_is_named_so() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn streams_are_named_alike_on_every_gpu() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -86,6 +93,10 @@ fn streams_are_named_alike_on_every_gpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn two_processes_on_two_gpus_name_their_streams_with_the_pid() {
     let Some(trace) = convert("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -96,6 +107,10 @@ fn two_processes_on_two_gpus_name_their_streams_with_the_pid() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn nsys_markers_without_a_thread_sit_on_their_process() {
     let Some(input) = fixture("abacus_report1.sqlite") else {
         return;
@@ -132,6 +147,10 @@ fn nsys_markers_without_a_thread_sit_on_their_process() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn ranks_started_by_nsys_are_named_by_their_program() {
     let Some(trace) = convert("cori_run1_report1.sqlite") else {
         return;

@@ -3,7 +3,6 @@
 //! a report converted first; trace_processor_shell for big traces; bad
 //! input refused with nothing left running.
 
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -304,6 +303,10 @@ fn ctrl_c_frees_the_port() {
 /// trace_processor_shell on the port, which answers the UI's RPC status
 /// request; Ctrl-C stops it and frees the port.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn big_traces_go_to_trace_processor() {
     let Some(tp) = require(Need::TraceProcessor) else {
         return;

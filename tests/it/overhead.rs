@@ -3,7 +3,6 @@
 //! (`DIAGNOSTIC_EVENT`) as instants, in a top-level "nsys" group; and event
 //! tables that nothing converts, named in a warning.
 
-
 use crate::support::checker::{Checked, Slice, Value};
 use crate::support::convert::{convert, convert_synthetic, synthetic};
 use crate::support::source::{has_table, instant_totals, open, source_totals};
@@ -205,6 +204,10 @@ fn event_tables_nothing_reads_are_named_with_their_rows() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn fixtures_show_all_their_overhead_and_diagnostics() {
     let Some(files) = crate::support::fixtures::all() else {
         return;
@@ -266,6 +269,10 @@ fn fixtures_show_all_their_overhead_and_diagnostics() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_h100_capture_shows_its_warnings_and_where_nsys_cost_time() {
     let Some(input) = crate::support::fixtures::all().and_then(|files| {
         files

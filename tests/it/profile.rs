@@ -1,7 +1,6 @@
 //! `profile`: a command run under the real nsys, its report converted; the
 //! raw capture imported where nsys could not; Ctrl-C leaves nothing behind.
 
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -102,7 +101,9 @@ fn executable(path: &Path, text: &str) {
 fn nvtx_demo() -> Option<tempfile::TempDir> {
     require(Need::Nsys)?;
     let Some(include) = nvtx_include() else {
-        crate::support::fixtures::skip("no NVTX headers beside nsys (target-linux-x64/nvtx/include)");
+        crate::support::fixtures::skip(
+            "no NVTX headers beside nsys (target-linux-x64/nvtx/include)",
+        );
         return None;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -227,6 +228,10 @@ cp "$REAL_REPORT" "$out"
 /// it into the report, which is converted; the raw capture goes, and the
 /// command's exit code comes out.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn imports_a_raw_capture_with_the_installs_importer() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -588,6 +593,10 @@ exit $status
 /// (nsys is a stand-in here: a real one is tested above, and a series of
 /// real sessions only multiplies the chance that nsys 2022.4 hangs.)
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn profiles_a_series_and_measures_it() {
     let Some(shared) = require(Need::Shared) else {
         return;

@@ -5,7 +5,6 @@
 //! has, each with its projections written out (and nsys's, where nsys is at
 //! hand, equal to them).
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -108,6 +107,10 @@ fn uint_arg(slice: &Slice, name: &str) -> u64 {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn projected_ranges_equal_nsys_nvtxgpuproj() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -149,6 +152,10 @@ fn projected_ranges_equal_nsys_nvtxgpuproj() {
 /// The H100 captures were made with nsys 2025.3, whose own projection of them
 /// is stored beside them: it must agree too (2022.4's is compared above).
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn projected_ranges_equal_nsys_2025_3_on_the_h100_captures() {
     let Some(shared) = require(Need::Shared) else {
         return;

@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 use crate::support::fixtures::{require, Need};
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn readme_examples_print_what_the_readme_says() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -35,7 +39,10 @@ fn readme_examples_print_what_the_readme_says() {
     std::fs::copy(repo.join("README.md"), &readme).unwrap();
 
     trycmd::TestCases::new()
-        .register_bin("nsys2perfetto", PathBuf::from(env!("CARGO_BIN_EXE_nsys2perfetto")))
+        .register_bin(
+            "nsys2perfetto",
+            PathBuf::from(env!("CARGO_BIN_EXE_nsys2perfetto")),
+        )
         .env("NO_COLOR", "1")
         .case(&readme)
         .run();

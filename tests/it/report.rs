@@ -8,19 +8,18 @@
 //! communication beside computation on two GPUs, a GPU idle behind a
 //! synchronization, no NVTX.
 
-
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::Command;
 
-use nsys2perfetto::report::{report, report_file, summary_table, ReportOptions, RunReport};
-use nsys2perfetto::stats::Cell;
-use nsys2perfetto::{Options, Report};
-use rusqlite::Connection;
 use crate::support::convert::synthetic;
 use crate::support::fixtures::{fixture, require, skip, Need};
 use crate::support::source::{has_table, open};
 use crate::support::synth::{GpuStream, Synth, Thread, HTOD};
+use nsys2perfetto::report::{report, report_file, summary_table, ReportOptions, RunReport};
+use nsys2perfetto::stats::Cell;
+use nsys2perfetto::{Options, Report};
+use rusqlite::Connection;
 
 /// A GPU operation as SQL reads it.
 #[derive(Clone, Debug)]
@@ -345,6 +344,10 @@ fn check_against_source(path: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn h100_captures_match_their_source() {
     for name in [
         "h100_torch_graph_node.sqlite",
@@ -356,6 +359,10 @@ fn h100_captures_match_their_source() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn two_gpus_of_two_processes_match_their_source() {
     let Some(path) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -392,6 +399,10 @@ fn nvidia_projection(capture: &str) -> Option<BTreeMap<String, i128>> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn nvtx_scopes_are_nvidias_projection() {
     for capture in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
         let Some(path) = fixture(&format!("{capture}.sqlite")) else {
@@ -410,6 +421,10 @@ fn nvtx_scopes_are_nvidias_projection() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn pytorch_names_group_in_the_nvtx_scopes() {
     let Some(path) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -665,6 +680,10 @@ fn bad_command_lines_fail_on_one_line_and_write_nothing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn compare_summary_puts_both_runs_headlines_side_by_side() {
     let Some(a) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -729,6 +748,10 @@ fn compare_summary_puts_both_runs_headlines_side_by_side() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_html_page_opens_in_chromium_without_console_errors() {
     let Some(path) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
@@ -811,6 +834,10 @@ fn several_reports_make_one_section_each() {
 /// against the source) head the page in every format, and each run's
 /// section is the one it has without them; each report is read once.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
     use nsys2perfetto::report::{report_files, write_page, PageFormat};
     use nsys2perfetto::steps::{measure_steps, StepOptions, StepPattern};

@@ -2,7 +2,6 @@
 //! nsys (.ci/install-nsys installs 2022.4) and ../shared; without either they
 //! say why and skip, except in CI, which must have both.
 
-
 use std::path::{Path, PathBuf};
 
 use crate::support::fixtures::{require, Need};
@@ -15,6 +14,10 @@ fn reports_dir() -> Option<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn reports_convert_like_their_sqlite_exports() {
     let Some(dir) = reports_dir() else { return };
     let sqlite = dir.join("../sqlite");
@@ -44,6 +47,10 @@ fn reports_convert_like_their_sqlite_exports() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_report_too_new_for_nsys_names_both_versions() {
     let Some(dir) = reports_dir() else { return };
     let report = dir.join("jax-toolbox_cuda_graph_pdl_stream_capture.nsys-rep");
@@ -219,6 +226,10 @@ fn exports_name_the_nsys_that_captured_them() {
 /// are on GPU 5 with the rank's kernels, `--gpu 5` keeps them all and
 /// `--gpu 0` none.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_rank_s_synchronizations_are_on_its_gpu_and_kept_by_it() {
     let Some(dir) = reports_dir() else { return };
     let report = dir.join("cori_run1_report5.qdrep");
@@ -356,6 +367,10 @@ fn an_export_out_of_space_names_the_temporary_directory() {
 /// export and for the temporary files of a conversion and of `analyze`.
 #[cfg(unix)]
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_missing_temporary_directory_is_said_not_to_exist() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -400,6 +415,10 @@ fn a_missing_temporary_directory_is_said_not_to_exist() {
 /// container may lack; then it says so and skips).
 #[cfg(target_os = "linux")]
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_real_export_out_of_space_names_the_temporary_directory() {
     let Some(reports) = reports_dir() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,6 @@
 //! ranges, NVTX ranges projected onto the GPU, cuDNN and cuBLAS calls. The
 //! CSV and the SVG are read back: the SVG as XML, its structure checked.
 
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -443,6 +442,10 @@ fn cori_ranks(dir: &Path) -> Option<(Vec<SeriesRun>, Vec<PathBuf>)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_cori_ranks_as_a_series_match_sql_over_each_rank() {
     let dir = tempfile::tempdir().unwrap();
     let Some((runs, exports)) = cori_ranks(dir.path()) else {
@@ -485,6 +488,10 @@ fn the_cori_ranks_as_a_series_match_sql_over_each_rank() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn nvtx_ranges_and_their_gpu_projections_match_sql() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -588,6 +595,10 @@ fn library_calls_and_demangled_names_of_a_synthetic_series() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_command_writes_the_table_and_the_plot() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -798,6 +809,10 @@ fn outputs_and_reports_are_checked_before_any_report_is_measured() {
 /// replaced by a file.
 #[cfg(unix)]
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_pipe_as_output_is_written_into_and_stays_a_pipe() {
     use std::os::unix::fs::FileTypeExt;
     let Some(export) = crate::support::fixtures::fixture("cori_run1_report1.sqlite") else {
@@ -851,6 +866,10 @@ fn a_cancelled_series_stops_with_interrupted() {
 /// `nvtx-gpu:.*` counts and sums the projections `nsys stats --report
 /// nvtxgpuproj` lists, run here on each fixture with NVTX ranges and GPU work.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn nvtx_gpu_cells_equal_the_projections_of_nsys_stats() {
     let Some(shared) = require(Need::Shared) else {
         return;

@@ -7,16 +7,15 @@
 //! its rows are mapped onto 2025.3's before they are compared, and each
 //! mapping is named below.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use nsys2perfetto::stats::{summarize, Cell, StatsReport, Table};
-use nsys2perfetto::Report;
 use crate::support::convert::synthetic;
 use crate::support::fixtures::{all, require, Need};
 use crate::support::synth::Thread;
+use nsys2perfetto::stats::{summarize, Cell, StatsReport, Table};
+use nsys2perfetto::Report;
 
 /// The summaries and their names in nsys 2022.4.
 const OLD_NAMES: [(StatsReport, &str); 15] = [
@@ -399,6 +398,10 @@ fn kernel_has_pid(fixture: &Path) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn every_summary_equals_nsys_2022_on_every_fixture() {
     let (Some(fixtures), Some(_)) = (all(), require(Need::Nsys)) else {
         return;
@@ -441,6 +444,10 @@ fn every_summary_equals_nsys_2022_on_every_fixture() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character() {
     let Some(shared) = require(Need::Shared) else {
         return;
@@ -627,6 +634,10 @@ fn bad_input_is_one_line_and_a_failing_status() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_report_is_exported_with_nsys_first() {
     let (Some(shared), Some(_)) = (require(Need::Shared), require(Need::Nsys)) else {
         return;
@@ -706,6 +717,10 @@ fn openacc_openmp_and_cpu_page_fault_summaries_equal_nsys_2022_on_a_synthetic_ex
 /// nsys cuts them (output not to a terminal); `--wide` keeps them whole, as
 /// CSV does; `compare` likewise.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn long_names_are_cut_in_tables_unless_wide() {
     let Some(file) = crate::support::fixtures::fixture("h100_torch_graph_node.sqlite") else {
         return;

@@ -3,7 +3,6 @@
 //! and a plain interval union here); the slowest rank, its lead and the
 //! skew recomputed from those; the renderings read back.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -170,6 +169,10 @@ fn host(export: &Path) -> Option<String> {
 /// merge names it, with its GPU work's union over the capture, and the
 /// renderings say that no range matched and that the reports have none.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
     let dir = tempfile::tempdir().unwrap();
     let Some(exports) = cori_exports(dir.path(), 8) else {
@@ -226,6 +229,10 @@ fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
 /// node) as two ranks: steps `step 0`..`step 5` match by name, and every
 /// number equals the source's.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn steps_of_the_h100_captures_match_by_name_and_equal_the_source() {
     let (Some(whole), Some(node)) = (
         fixture("h100_torch_graph_whole.sqlite"),
@@ -259,6 +266,10 @@ fn steps_of_the_h100_captures_match_by_name_and_equal_the_source() {
 /// One report of two processes, a GPU each: two ranks. Their `aten::linear`
 /// ranges carry per-process op ids, so they match by order.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn two_processes_of_one_report_are_two_ranks_matched_by_order() {
     let Some(export) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;

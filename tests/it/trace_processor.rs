@@ -2,17 +2,16 @@
 //! it, has the numbers of a trace built here packet by packet, reports what is
 //! wrong with a broken one, and any disagreement with the checker fails.
 
-
 use std::path::{Path, PathBuf};
 
+use crate::support::checker;
+use crate::support::fixtures::{require, Need};
+use crate::support::tp::{self, Totals};
 use nsys2perfetto::perfetto::proto::{
     trace_packet, track_event, EventCategory, EventName, InternedData, ThreadDescriptor, Trace,
     TracePacket, TrackDescriptor, TrackEvent,
 };
 use prost::Message;
-use crate::support::checker;
-use crate::support::fixtures::{require, Need};
-use crate::support::tp::{self, Totals};
 
 const THREAD_TRACK: u64 = 10;
 
@@ -89,6 +88,10 @@ fn write(dir: &Path, packets: Vec<TracePacket>) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_sound_trace_imports_as_the_checker_decoded_it() {
     let Some(binary) = require(Need::TraceProcessor) else {
         return;
@@ -138,6 +141,10 @@ fn a_sound_trace_imports_as_the_checker_decoded_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn import_problems_and_disagreements_are_reported() {
     let Some(binary) = require(Need::TraceProcessor) else {
         return;

@@ -2,7 +2,6 @@
 //! ../shared, and the `nsys` CLI. A fresh clone has none of them: there tests
 //! say so and skip. CI must have them all, so there a missing one fails.
 
-
 use std::path::{Path, PathBuf};
 
 /// Something a test needs that a checkout may lack.
@@ -31,6 +30,11 @@ pub fn test_name() -> String {
 
 /// Says on stderr that the running test skips, and why; in CI, fails instead.
 /// Written to stderr directly: libtest would hide an `eprintln!` of a test that passes.
+///
+/// A test that needs ../shared/fixtures as a whole is ignored where it is absent
+/// (`cfg(shared_fixtures)`, set by build.rs), and counted so by libtest; this is for what
+/// is found missing at run time (nsys, a Python module, part of a test's checks), and the
+/// run ends by saying how many tests skipped something.
 pub fn skip(reason: &str) {
     let test = test_name();
     if in_ci() {
@@ -38,11 +42,36 @@ pub fn skip(reason: &str) {
     }
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIP {test}: {reason}");
+    let mut skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if skipped.is_empty() {
+        // SAFETY: registers a function of no arguments that only reads a static.
+        unsafe { libc::atexit(say_what_was_skipped) };
+    }
+    skipped.insert(test);
 }
 
-/// ../shared, beside this checkout.
+/// The tests that skipped something at run time.
+static SKIPPED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// At exit, after libtest's own count: how many tests skipped some of their checks.
+extern "C" fn say_what_was_skipped() {
+    use std::io::Write;
+    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped at run time: {} test(s) left out some or all of their checks ({}); each said why on a SKIP line",
+        skipped.len(),
+        skipped.iter().cloned().collect::<Vec<_>>().join(", ")
+    );
+}
+
+/// ../shared beside this checkout, or `$NSYS2PERFETTO_SHARED` (as for the Python tests).
 pub fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")
+    match std::env::var_os("NSYS2PERFETTO_SHARED") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+    }
 }
 
 /// Where `need` is (the ../shared directory, the `nsys` command, the

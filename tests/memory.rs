@@ -2,16 +2,23 @@
 //! (PyTorch puts an op id in each): memory stays flat in every format, and
 //! the summary still equals SQL over the export, row for row and in order.
 //!
-//! Its own test file: the peak memory of the command is its own process's,
-//! measured as the command ends (`wait4`), with no other test's commands
-//! running in this process.
+//! A test binary of its own, apart from `tests/it`: the peak memory `wait4` gives for a
+//! command includes the memory of the process that started it (the child's peak starts
+//! from its parent's when it is spawned), so the tests that measure it run in a small
+//! process where no other test holds memory.
 
+// The builder of synthetic exports the integration tests use, of which this uses a part.
+#[path = "it/support/distinct_names.rs"]
+mod distinct_names;
+#[allow(dead_code)]
+#[path = "it/support/synth.rs"]
+mod synth;
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use distinct_names::{distinct_nvtx_name, distinct_nvtx_names};
 use rusqlite::Connection;
-use crate::support::synth::{distinct_nvtx_name, distinct_nvtx_names};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
