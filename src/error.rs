@@ -62,6 +62,16 @@ pub enum Error {
         cause: DatabaseError,
     },
 
+    /// A file of measured steps (`report --step --measure-only`) that
+    /// cannot be combined.
+    #[error("{}: {reason}", path.display())]
+    StepsFile {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+
     /// A report needs exporting, and nsys could not be run.
     #[error(
         "cannot convert {} without nsys: {reason}; install Nsight Systems, pass --nsys PATH, \

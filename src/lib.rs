@@ -180,9 +180,14 @@ pub mod steps {
     //! duration and GPU busy time, the slowest rank and by how much, and the
     //! skew over the run ([`JobSteps`]), written as Markdown, JSON or an
     //! HTML fragment with an SVG chart.
+    //!
+    //! The per-report part, [`measure_report_steps`], returns data
+    //! ([`ReportSteps`], JSON by serde) that [`combine_steps`] combines into
+    //! the same job: reports measured apart, on other machines.
     pub use crate::analysis::steps::{
-        measure_steps, JobSteps, RankSteps, RunSkew, Slowest, Step, StepMatch, StepOptions,
-        StepPattern, StepTime,
+        combine_steps, measure_report_steps, measure_steps, save_report_steps, JobSteps,
+        ProcessSteps, RankSteps, ReportSteps, RunSkew, Slowest, Step, StepMatch, StepOptions,
+        StepPattern, StepTime, MEASURED_KIND, MEASURED_VERSION,
     };
 }
 
@@ -190,7 +195,7 @@ pub mod profile {
     //! Profiling a command with `nsys profile` ([`NsysProfile`]), making sure
     //! a report comes out of it: where nsys could not import its raw capture
     //! itself, the `QdstrmImporter` of the same install does it.
-    pub use crate::nsys_cli::{NsysProfile, Profiled};
+    pub use crate::nsys_cli::{LongWait, NsysProfile, Profiled};
 }
 
 /// The default gzip level of traces. Measured on a 1.4 M-event trace (see

@@ -7,4 +7,4 @@ mod export;
 mod profile;
 
 pub(crate) use export::{export_to_sqlite, REPORT_MAGIC};
-pub use profile::{NsysProfile, Profiled};
+pub use profile::{LongWait, NsysProfile, Profiled};

@@ -34,6 +34,39 @@ pub struct NsysProfile {
     /// Overwrite a report of the same name; without it, one is refused
     /// before nsys runs.
     pub overwrite: bool,
+    /// How long nsys may go on after its command ended (or, where the
+    /// command was never seen, after nsys started) before the caller is told
+    /// what is being waited for ([`NsysProfile::run_telling`]).
+    pub wait_notice: Duration,
+}
+
+/// A long wait for nsys, told once: nsys 2022.4 now and then never ends
+/// after its command has, and then only stopping it helps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LongWait {
+    /// How long nsys has run.
+    pub nsys_running: Duration,
+    /// How long ago its command ended, where it was seen running; `None`
+    /// where no command of nsys's was seen running.
+    pub command_ended: Option<Duration>,
+}
+
+impl std::fmt::Display for LongWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.command_ended {
+            Some(ago) => format!("the command ended {} s ago", ago.as_secs()),
+            None => format!(
+                "nsys has run {} s and no command of it is running",
+                self.nsys_running.as_secs()
+            ),
+        };
+        write!(
+            f,
+            "{what}; waiting for nsys to write its report (a long capture can take minutes; \
+             nsys 2022.4 sometimes never ends here): Ctrl-C stops nsys and keeps nothing"
+        )
+    }
 }
 
 /// What a profiling run left.
@@ -65,6 +98,7 @@ impl NsysProfile {
             output: None,
             nsys_args: Vec::new(),
             overwrite: false,
+            wait_notice: WAIT_NOTICE,
         }
     }
 
@@ -95,6 +129,16 @@ impl NsysProfile {
     /// what it wrote is removed; the run then fails with
     /// [`Error::ProfilingInterrupted`].
     pub fn run(&self, cancel: Option<&AtomicBool>) -> Result<Profiled> {
+        self.run_telling(cancel, &mut |_| {})
+    }
+
+    /// [`NsysProfile::run`], telling `told` once when nsys goes on
+    /// [`NsysProfile::wait_notice`] after its command ended.
+    pub fn run_telling(
+        &self,
+        cancel: Option<&AtomicBool>,
+        told: &mut dyn FnMut(LongWait),
+    ) -> Result<Profiled> {
         let Some(program) = self.command.first() else {
             return Err(Error::InvalidOption("no command to profile".into()));
         };
@@ -139,7 +183,7 @@ impl NsysProfile {
                 _ => format!("{} could not be run: {}", self.nsys.display(), plain(&e)),
             },
         })?;
-        let status = match wait(&mut child, cancel) {
+        let status = match wait_for_nsys(&mut child, cancel, self.wait_notice, told) {
             Waited::Exited(status) => {
                 end_session_agent(child.id());
                 status
@@ -263,6 +307,114 @@ fn wait(child: &mut Child, cancel: Option<&AtomicBool>) -> Waited {
             return Waited::Cancelled;
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// The default of [`NsysProfile::wait_notice`].
+const WAIT_NOTICE: Duration = Duration::from_secs(30);
+
+/// How often nsys's command is looked for.
+const LOOK: Duration = Duration::from_millis(500);
+
+/// [`wait`] for nsys, telling `told` once when it has gone on `notice`
+/// after its command ended.
+fn wait_for_nsys(
+    nsys: &mut Child,
+    cancel: Option<&AtomicBool>,
+    notice: Duration,
+    told: &mut dyn FnMut(LongWait),
+) -> Waited {
+    let started = Instant::now();
+    let mut next_look = started;
+    let (mut seen, mut ended) = (false, None);
+    let mut said = false;
+    loop {
+        match nsys.try_wait() {
+            Ok(Some(status)) => return Waited::Exited(status),
+            Ok(None) => {}
+            Err(e) => return Waited::Failed(e),
+        }
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Waited::Cancelled;
+        }
+        let now = Instant::now();
+        if !said && now >= next_look {
+            next_look = now + LOOK;
+            let running = command_running(nsys.id());
+            match running {
+                Some(true) => (seen, ended) = (true, None),
+                Some(false) if seen => ended = ended.or(Some(now)),
+                _ => {}
+            }
+            // Unseen: a command too short to be seen, or none yet.
+            let since = match (running, seen) {
+                (Some(false), true) => ended,
+                (Some(false), false) => Some(started),
+                _ => None,
+            };
+            if let Some(since) = since.filter(|&at| now.duration_since(at) >= notice) {
+                said = true;
+                told(LongWait {
+                    nsys_running: now.duration_since(started),
+                    command_ended: seen.then(|| now.duration_since(since)),
+                });
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Whether the command of the nsys of pid `nsys` runs: a process below
+/// nsys in a session of its own (nsys's launcher starts the command so);
+/// `None` where processes cannot be looked at.
+fn command_running(nsys: u32) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        // (pid, parent, session) of every process.
+        let mut processes = Vec::new();
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // After the name in parentheses: state, parent, group, session.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if let (Some(Ok(parent)), Some(Ok(session))) = (
+                fields.get(1).map(|f| f.parse::<u32>()),
+                fields.get(3).map(|f| f.parse::<u32>()),
+            ) {
+                processes.push((pid, parent, session));
+            }
+        }
+        let mut below = vec![nsys];
+        let mut i = 0;
+        while i < below.len() {
+            let parent = below[i];
+            for &(pid, p, session) in &processes {
+                if p == parent && !below.contains(&pid) {
+                    if session == pid {
+                        return Some(true);
+                    }
+                    below.push(pid);
+                }
+            }
+            i += 1;
+        }
+        Some(false)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = nsys;
+        None
     }
 }
 

@@ -436,10 +436,29 @@ pub(crate) fn check_labels(labels: &Labels, reports: usize) -> Result<()> {
 /// say: the one rule of every command over the reports of a job.
 pub(crate) fn named(report: &Report, input: &Path, place: usize, labels: &Labels) -> Result<Named> {
     let host = report.hostname().map_err(|e| damaged(input, e))?;
+    Ok(named_from(input, host, mpi_rank(report), place, labels))
+}
+
+/// The rank a report's `MPI_RANKS` table gives, where it names one only.
+pub(crate) fn mpi_rank(report: &Report) -> Option<i64> {
+    let mut ranks = report.meta().mpi_ranks.values().flatten();
+    let first = *ranks.next()?;
+    ranks.all(|&r| r == first).then_some(first)
+}
+
+/// [`named`] from what it reads of a report: its host and [`mpi_rank`],
+/// for a report measured elsewhere.
+pub(crate) fn named_from(
+    input: &Path,
+    host: Option<String>,
+    mpi_rank: Option<i64>,
+    place: usize,
+    labels: &Labels,
+) -> Named {
     let (label, rank) = match labels {
         Labels::Given(labels) => (labels[place].clone(), None),
         Labels::Ranks { from_name } => {
-            let (rank, from) = rank_of(report, input, from_name.as_ref(), place);
+            let (rank, from) = rank_of(mpi_rank, input, from_name.as_ref(), place);
             let label = match &host {
                 Some(host) => format!("rank {rank} ({host})"),
                 None => format!("rank {rank}"),
@@ -447,20 +466,17 @@ pub(crate) fn named(report: &Report, input: &Path, place: usize, labels: &Labels
             (label, Some((rank, from)))
         }
     };
-    Ok(Named { label, rank, host })
+    Named { label, rank, host }
 }
 
 fn rank_of(
-    report: &Report,
+    mpi_rank: Option<i64>,
     input: &Path,
     from_name: Option<&RankPattern>,
     place: usize,
 ) -> (i64, RankFrom) {
-    let mut ranks = report.meta().mpi_ranks.values().flatten();
-    if let Some(&first) = ranks.next() {
-        if ranks.all(|&r| r == first) {
-            return (first, RankFrom::MpiRanks);
-        }
+    if let Some(rank) = mpi_rank {
+        return (rank, RankFrom::MpiRanks);
     }
     let name = input
         .file_name()

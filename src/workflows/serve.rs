@@ -1,6 +1,13 @@
 //! Handing a trace to ui.perfetto.dev: a one-file HTTP server on
 //! 127.0.0.1, the address the UI is allowed to fetch from, that answers the
 //! UI's origin only and stops once the trace was fetched whole.
+//!
+//! The UI's page may fetch over plain HTTP from `http://127.0.0.1:9001`
+//! only: its Content-Security-Policy (`connect-src`, set in Perfetto's
+//! `ui/src/frontend/index.ts`) names that address for trace_processor's
+//! RPC. Its flag "Relax Content Security Policy for 127.0.0.1:*"
+//! (`cspAllowAnyWebsocketPort`) puts the port of the UI URL's `rpc_port`
+//! argument there instead.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -18,6 +25,10 @@ pub const UI_ORIGIN: &str = "https://ui.perfetto.dev";
 /// The port the UI fetches traces from, and where it looks for a
 /// trace_processor of its own.
 pub const DEFAULT_PORT: u16 = 9001;
+
+/// The UI's flag that lets it fetch from the port its URL's `rpc_port`
+/// names instead of [`DEFAULT_PORT`].
+pub const UI_PORT_FLAG: &str = "https://ui.perfetto.dev/#!/flags/cspAllowAnyWebsocketPort";
 
 /// A trace file served once on 127.0.0.1.
 pub struct TraceServer {
@@ -78,14 +89,24 @@ impl TraceServer {
         format!("http://127.0.0.1:{}{}", self.local_addr().port(), self.path)
     }
 
-    /// The UI's URL that opens the trace.
+    /// The UI's URL that opens the trace: from a port other than
+    /// [`DEFAULT_PORT`], with that port as `rpc_port`, which the UI fetches
+    /// from only with its flag [`UI_PORT_FLAG`] on.
     pub fn ui_url(&self) -> String {
-        format!("{UI_ORIGIN}/#!/?url={}", self.trace_url())
+        match self.local_addr().port() {
+            DEFAULT_PORT => format!("{UI_ORIGIN}/#!/?url={}", self.trace_url()),
+            port => format!("{UI_ORIGIN}/#!/?rpc_port={port}&url={}", self.trace_url()),
+        }
     }
 
     /// Answers requests until the trace was sent whole once, or `cancel` is
     /// set. Preflight requests (OPTIONS) are answered along the way;
-    /// requests from another origin, or for another path, are refused.
+    /// requests from another origin, or for another path, are refused. The
+    /// trace goes only to a CORS request from the UI's origin: a request
+    /// without that `Origin` (a page's `<img>` or `no-cors` fetch of another
+    /// site sends none, nor does a browser's own navigation), or whose
+    /// `Sec-Fetch-Mode` is not `cors`, is refused before it counts as the
+    /// one fetch.
     /// The port is freed when the server is dropped.
     pub fn serve(self, cancel: &AtomicBool) -> Result<Served> {
         let failed = |e: io::Error| Error::Serve {
@@ -150,7 +171,18 @@ impl TraceServer {
         let mut out = stream;
         let origin_ok = request.origin.as_deref().is_none_or(|o| o == UI_ORIGIN);
         let target = request.target.split(['?', '#']).next().unwrap_or("");
+        let from_the_ui = request.origin.as_deref() == Some(UI_ORIGIN)
+            && request.fetch_mode.as_deref().is_none_or(|m| m == "cors");
         let answered = match request.method.as_str() {
+            "GET" | "HEAD" if target == self.path && !from_the_ui => {
+                respond(
+                    &mut out,
+                    "403 Forbidden",
+                    &cors_headers(&request),
+                    "only ui.perfetto.dev may fetch this trace: open the URL `open` printed\n",
+                )?;
+                Answered::Other
+            }
             _ if !origin_ok => {
                 respond(
                     &mut out,
@@ -229,6 +261,9 @@ struct Request {
     method: String,
     target: String,
     origin: Option<String>,
+    /// `Sec-Fetch-Mode`: `cors` for the UI's fetch, `no-cors` for a
+    /// page's `<img>` or opaque fetch, `navigate` for a browser's tab.
+    fetch_mode: Option<String>,
     request_headers: Option<String>,
     private_network: bool,
 }
@@ -243,6 +278,7 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
         method: String::new(),
         target: String::new(),
         origin: None,
+        fetch_mode: None,
         request_headers: None,
         private_network: false,
     };
@@ -278,6 +314,7 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<Request>> {
             let value = value.trim().to_owned();
             match name.trim().to_ascii_lowercase().as_str() {
                 "origin" => request.origin = Some(value),
+                "sec-fetch-mode" => request.fetch_mode = Some(value.to_ascii_lowercase()),
                 "access-control-request-headers" => request.request_headers = Some(value),
                 "access-control-request-private-network" => {
                     request.private_network = value.eq_ignore_ascii_case("true")
@@ -363,6 +400,9 @@ pub enum TraceKind {
     GzipTrace,
     /// A Perfetto trace, raw protobuf.
     Trace,
+    /// A trace in Chrome's JSON trace event format (as `convert --format
+    /// json` writes), which the UI reads as well.
+    ChromeJson,
     /// An Nsight Systems report or SQLite export, to convert first.
     Report,
 }
@@ -374,21 +414,26 @@ pub fn trace_kind(path: &Path) -> Result<TraceKind> {
         Err(Error::UnknownFormat { .. } | Error::AlreadyTrace { .. }) => {}
         Err(e) => return Err(e),
     }
-    let mut head = [0u8; 2];
+    let mut head = Vec::with_capacity(64);
     let unreadable = |cause| Error::Unreadable {
         path: path.to_owned(),
         cause,
     };
     File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
+        .and_then(|f| f.take(64).read_to_end(&mut head))
         .map_err(unreadable)?;
-    match head {
-        [0x1f, 0x8b] => Ok(TraceKind::GzipTrace),
+    // JSON's first character, after a byte order mark and white space.
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
+    let json_start = text.iter().find(|b| !b.is_ascii_whitespace());
+    match (head.as_slice(), json_start) {
+        ([0x1f, 0x8b, ..], _) => Ok(TraceKind::GzipTrace),
         // A trace's first field is a TracePacket (field 1, length-delimited).
-        [0x0a, _] => Ok(TraceKind::Trace),
+        ([0x0a, _, ..], _) => Ok(TraceKind::Trace),
+        // An object ({"traceEvents": ...}) or an array of events.
+        (_, Some(b'{' | b'[')) => Ok(TraceKind::ChromeJson),
         _ => Err(Error::Serve {
             reason: format!(
-                "{} is neither a Perfetto trace nor an Nsight Systems report or export",
+                "{} is neither a Perfetto trace, a JSON trace nor an Nsight Systems report or export",
                 path.display()
             ),
         }),

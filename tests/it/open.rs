@@ -199,11 +199,40 @@ fn serves_a_trace_once_to_the_ui_only() {
         &[("Origin", UI)],
     );
     assert_eq!(elsewhere.status, 404);
+    // Without the UI's origin in CORS mode, the trace is refused and the one
+    // fetch not spent: another site's <img> (cross-site, no-cors, no
+    // Origin), a tab opened on the URL, a bare client, a no-cors request
+    // of the UI's page.
+    let refused: [&[(&str, &str)]; 4] = [
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "no-cors"),
+            ("Sec-Fetch-Dest", "image"),
+        ],
+        &[("Sec-Fetch-Site", "none"), ("Sec-Fetch-Mode", "navigate")],
+        &[],
+        &[("Origin", UI), ("Sec-Fetch-Mode", "no-cors")],
+    ];
+    for headers in refused {
+        for method in ["GET", "HEAD"] {
+            let answer = request(connect(&mut child, port), method, path, headers);
+            assert_eq!(answer.status, 403, "{method} {headers:?}");
+        }
+    }
 
     // A connection that never asks anything (as browsers open) holds
     // nothing up.
     let idle = connect(&mut child, port);
-    let fetched = request(connect(&mut child, port), "GET", path, &[("Origin", UI)]);
+    let fetched = request(
+        connect(&mut child, port),
+        "GET",
+        path,
+        &[
+            ("Origin", UI),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "cors"),
+        ],
+    );
     assert_eq!(fetched.status, 200);
     assert_eq!(fetched.header("Access-Control-Allow-Origin"), Some(UI));
     assert_eq!(
@@ -214,10 +243,18 @@ fn serves_a_trace_once_to_the_ui_only() {
     let (status, stderr) = finish(child);
     drop(idle);
     assert!(status.success(), "{stderr}");
+    // The UI fetches from 9001 only, from another port with its flag on,
+    // which reads the port from rpc_port.
+    assert_ne!(port, 9001);
     assert!(
         stderr.contains(&format!(
-            "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:{port}{path}"
+            "https://ui.perfetto.dev/#!/?rpc_port={port}&url=http://127.0.0.1:{port}{path}"
         )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fetches from 127.0.0.1:9001 only")
+            && stderr.contains("https://ui.perfetto.dev/#!/flags/cspAllowAnyWebsocketPort"),
         "{stderr}"
     );
     // The UI fetches from 9001 only: the tunnel ends there, whatever the port.
@@ -266,7 +303,7 @@ fn converts_a_report_first() {
         connect(&mut child, port),
         "GET",
         "/demo.perfetto-trace",
-        &[],
+        &[("Origin", UI)],
     );
     assert_eq!(fetched.status, 200);
     assert!(fetched.body == std::fs::read(&expected).unwrap());
@@ -277,6 +314,35 @@ fn converts_a_report_first() {
         0,
         "left in TMPDIR"
     );
+    assert!(port_is_free(port));
+}
+
+/// A JSON trace (`convert --format json`, Chrome's trace event format) is
+/// served as it is, as the UI reads it.
+#[test]
+fn serves_a_json_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("demo.json");
+    let status = Command::new(BIN)
+        .args(["convert", "-q", "--format", "json"])
+        .arg(demo())
+        .arg("-o")
+        .arg(&trace)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let port = free_port();
+    let mut child = spawn_open(&trace, port, &[]);
+    let fetched = request(
+        connect(&mut child, port),
+        "GET",
+        "/demo.json",
+        &[("Origin", UI)],
+    );
+    assert_eq!(fetched.status, 200);
+    assert!(fetched.body == std::fs::read(&trace).unwrap());
+    let (status, stderr) = finish(child);
+    assert!(status.success(), "{stderr}");
     assert!(port_is_free(port));
 }
 
@@ -420,8 +486,9 @@ fn refuses_bad_input() {
 
 /// Chromium (Debian's, headless), where installed: a page of another origin
 /// cannot read the trace (the server refuses it, and the browser's CORS
-/// check fails) while the server stays up; the browser then fetches the
-/// trace itself, and `open` ends. Without Chromium it skips and says so
+/// check fails), nor spend its one fetch by a `no-cors` request (which
+/// carries no Origin) or by opening the URL itself, while the server stays
+/// up; the UI's request then gets it, and `open` ends. Without Chromium it skips and says so
 /// (CI installs it, so there it fails instead).
 #[test]
 fn headless_chromium_is_refused_elsewhere_and_fetches_it() {
@@ -468,32 +535,142 @@ fn headless_chromium_is_refused_elsewhere_and_fetches_it() {
          .then(r=>r.arrayBuffer()).then(b=>document.body.textContent='read '+b.byteLength)\
          .catch(e=>document.body.textContent='refused')</script></body>"
     );
-    let mut other_origin = browser(&page);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while other_origin.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(-(other_origin.id() as libc::pid_t), libc::SIGKILL) };
-            panic!("chromium did not finish the page in two minutes");
+    let dom_of = |mut page: Child| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while page.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                // SAFETY: kill(2) has no memory-safety preconditions.
+                unsafe { libc::kill(-(page.id() as libc::pid_t), libc::SIGKILL) };
+                panic!("chromium did not finish the page in two minutes");
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let dom = other_origin.wait_with_output().unwrap();
-    let dom = String::from_utf8_lossy(&dom.stdout);
+        let dom = page.wait_with_output().unwrap();
+        String::from_utf8_lossy(&dom.stdout).into_owned()
+    };
+    let dom = dom_of(browser(&page));
     assert!(dom.contains("refused"), "{dom}");
     assert!(
         child.try_wait().unwrap().is_none(),
         "open ended on a refused fetch"
     );
+    // Another site's page (http://localhost:P, cross-site to 127.0.0.1)
+    // with the trace as an image and a no-cors fetch: requests without
+    // Origin. It cannot read them, but they must not take the trace from
+    // the UI either.
+    let site = OnePage::serve(&format!(
+        "<body><img src='http://127.0.0.1:{port}/demo.perfetto-trace'><script>\
+         fetch('http://127.0.0.1:{port}/demo.perfetto-trace',{{mode:'no-cors'}})\
+         .then(r=>document.body.append('sent '+r.type))\
+         .catch(e=>document.body.append('failed'))</script></body>"
+    ));
+    let dom = dom_of(browser(&format!("http://localhost:{}/", site.port)));
+    assert!(
+        dom.contains("sent opaque") || dom.contains("failed"),
+        "{dom}"
+    );
+    assert!(
+        site.served() > 0,
+        "chromium never loaded the other site's page"
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "open served its one fetch to another site's no-cors request"
+    );
+    // A tab opened on the trace's URL.
+    let dom = dom_of(browser(&format!(
+        "http://127.0.0.1:{port}/demo.perfetto-trace"
+    )));
+    assert!(dom.contains("only ui.perfetto.dev may fetch"), "{dom}");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "open served its one fetch to a tab"
+    );
 
-    // Chromium downloads the trace and then waits: it is stopped once
-    // `open` has ended.
-    let fetching = browser(&format!("http://127.0.0.1:{port}/demo.perfetto-trace"));
+    // The UI's request, as Chromium sends it from ui.perfetto.dev.
+    let fetched = request(
+        connect(&mut child, port),
+        "GET",
+        "/demo.perfetto-trace",
+        &[
+            ("Origin", UI),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "cors"),
+        ],
+    );
+    assert_eq!(fetched.status, 200);
     let (status, stderr) = finish(child);
-    // SAFETY: as above.
-    unsafe { libc::kill(-(fetching.id() as libc::pid_t), libc::SIGKILL) };
-    let _ = fetching.wait_with_output();
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("the trace was fetched"), "{stderr}");
     assert!(port_is_free(port));
+}
+
+/// A web site of one page, on 127.0.0.1 (reached as `localhost`, another
+/// site than 127.0.0.1), served by a thread until dropped.
+struct OnePage {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    served: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl OnePage {
+    fn serve(html: &str) -> OnePage {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let served = Arc::new(AtomicUsize::new(0));
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{html}",
+            html.len()
+        );
+        let (stopped, count) = (Arc::clone(&stop), Arc::clone(&served));
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        stream
+                            .set_read_timeout(Some(Duration::from_secs(5)))
+                            .unwrap();
+                        let mut head = Vec::new();
+                        let mut byte = [0u8; 1];
+                        while !head.ends_with(b"\r\n\r\n") {
+                            match stream.read(&mut byte) {
+                                Ok(1) => head.push(byte[0]),
+                                _ => break,
+                            }
+                        }
+                        let _ = stream.write_all(response.as_bytes());
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        OnePage {
+            port,
+            stop,
+            served,
+            thread: Some(thread),
+        }
+    }
+
+    /// How many requests it answered.
+    fn served(&self) -> usize {
+        self.served.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for OnePage {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

@@ -12,7 +12,8 @@ use crate::support::fixtures::{require, Need};
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// A C program with NVTX ranges: `outer` around three `inner`, a mark
-/// `done`, then the exit code its first argument names.
+/// `done`, then the exit code its first argument names, a second later (so
+/// that `profile` sees it run, and tells a hang from its end).
 const NVTX_PROGRAM: &str = r#"
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 3; i++) { nvtxRangePushA("inner"); usleep(2000); nvtxRangePop(); }
   nvtxMarkA("done");
   nvtxRangePop();
+  sleep(1);
   return argc > 1 ? atoi(argv[1]) : 0;
 }
 "#;
@@ -54,36 +56,79 @@ fn nvtx_include() -> Option<PathBuf> {
 /// sessions share one session manager.
 static NSYS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs the binary in `dir`, or `None` when nsys hung: nsys 2022.4 now and
-/// then never ends after the command has (seen here on a loaded machine,
-/// with or without this tool). A run still going after 90 s is stopped
-/// with SIGINT, which must end it cleanly (exit status 130).
+/// How long nsys may go on after its command ended before a run counts as
+/// hung: a good run of these tests' small programs ends a few seconds after
+/// its command.
+const HANG_AFTER_S: &str = "15";
+
+/// Runs `profile` in `dir` with `args` (its own, after `profile`), or `None`
+/// when nsys hung: nsys 2022.4 now and then never ends after the command has
+/// (seen here on a loaded machine, with or without this tool). A hang is
+/// what `profile` says of it, [`HANG_AFTER_S`] after the command ended; the
+/// run is then stopped with SIGINT, which must end it cleanly (exit status
+/// 130). A run still going after 5 minutes fails the test.
 fn run_watched(dir: &Path, args: &[&str]) -> Option<Output> {
+    use std::io::{BufRead, Read};
     let mut child = Command::new(BIN)
         .current_dir(dir)
+        .args(["profile", "--wait-notice", HANG_AFTER_S])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(90);
+    let (lines, heard) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut said = Vec::new();
+    let mut hung = false;
     while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
+        assert!(Instant::now() < deadline, "profile ran 5 minutes: {said:?}");
+        match heard.recv_timeout(Duration::from_millis(50)) {
+            Ok(line) => {
+                hung |= line.contains("waiting for nsys to write its report");
+                said.push(line);
+            }
+            Err(_) => continue,
+        }
+        if hung {
             signal(&child, libc::SIGINT);
-            let out = child.wait_with_output().unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(
-                out.status.code(),
-                Some(130),
-                "stopped after a hang: {stderr}"
-            );
-            eprintln!("{args:?}: nsys hung; stopped: {stderr}");
+            let status = child.wait().unwrap();
+            reader.join().unwrap();
+            said.extend(heard.try_iter());
+            assert_eq!(status.code(), Some(130), "stopped after a hang: {said:?}");
+            eprintln!("{args:?}: nsys hung; stopped: {said:?}");
             return None;
         }
-        std::thread::sleep(Duration::from_millis(50));
     }
-    Some(child.wait_with_output().unwrap())
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    said.extend(heard.try_iter());
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    let mut stderr = said.join("\n").into_bytes();
+    if !stderr.is_empty() {
+        stderr.push(b'\n');
+    }
+    Some(Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 fn signal(child: &Child, signal: i32) {
@@ -140,16 +185,7 @@ fn profiles_a_c_program_and_its_nvtx_ranges() {
     };
     let d = dir.path();
     let _one_session = NSYS.lock().unwrap_or_else(|e| e.into_inner());
-    let args = [
-        "profile",
-        "-t",
-        "nvtx,osrt",
-        "-o",
-        "run",
-        "--",
-        "./nvtx_demo",
-        "3",
-    ];
+    let args = ["-t", "nvtx,osrt", "-o", "run", "--", "./nvtx_demo", "3"];
     // Three tries: a hang of nsys is nsys's (and is cleaned up after, which
     // run_watched checks); three in a row fail the test.
     let out = (0..3)
@@ -725,4 +761,89 @@ fn a_series_that_would_fail_after_profiling_is_refused_before_it() {
         assert!(stderr.contains(says), "{series:?}: {stderr}");
         assert!(!d.join("called").exists(), "{series:?}: nsys was run");
     }
+}
+
+/// A stand-in for nsys 2022.4's hang: it runs the command in a session of
+/// its own (as nsys's launcher does), then never ends, its helper's pid in
+/// `$FAKE_NSYS_PID`.
+const HANGING_NSYS: &str = r#"#!/bin/sh
+shift; shift; shift
+setsid "$@" &
+wait
+sleep 300 &
+echo $! > "$FAKE_NSYS_PID.tmp"
+mv "$FAKE_NSYS_PID.tmp" "$FAKE_NSYS_PID"
+wait
+"#;
+
+/// nsys that goes on after its command ended: once the notice's time has
+/// passed, it is said what is waited for and how to stop it; Ctrl-C then
+/// stops nsys (status 130).
+#[test]
+fn a_hanging_nsys_is_said_with_how_to_stop_it() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nsys = d.join("nsys");
+    executable(&nsys, HANGING_NSYS);
+    let pid_file = d.join("nsys.pid");
+    let mut child = Command::new(BIN)
+        .current_dir(d)
+        .args(["profile", "-o", "run", "--wait-notice", "1", "--nsys"])
+        .arg(&nsys)
+        .args(["--", "sleep", "1"])
+        .env("FAKE_NSYS_PID", &pid_file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines, heard) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            if lines.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut said = Vec::new();
+    let notice = loop {
+        match heard.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) if line.contains("the command ended") => break line,
+            Ok(line) => said.push(line),
+            Err(e) => {
+                let _ = child.kill();
+                panic!("no word of the wait in a minute ({e}): {said:?}");
+            }
+        }
+    };
+    assert!(
+        notice.starts_with("nsys2perfetto: note: the command ended ")
+            && notice.contains("waiting for nsys to write its report")
+            && notice.contains("Ctrl-C stops nsys"),
+        "{notice}"
+    );
+    assert!(said.is_empty(), "{said:?}");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still waiting for nsys"
+    );
+    signal(&child, libc::SIGINT);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let rest: Vec<String> = heard.iter().collect();
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert!(
+        rest[0].contains("interrupted while profiling sleep"),
+        "{rest:?}"
+    );
+    let helper: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(helper) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!alive(helper), "nsys's child {helper} still runs");
 }

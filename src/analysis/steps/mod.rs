@@ -24,14 +24,19 @@ mod json;
 mod markdown;
 mod matching;
 mod measure;
+mod measured;
 mod pattern;
 
 use std::path::{Path, PathBuf};
 
+pub use measured::{
+    save_report_steps, ProcessSteps, ReportSteps, KIND as MEASURED_KIND,
+    VERSION as MEASURED_VERSION,
+};
 pub use pattern::StepPattern;
 
 use crate::error::{Error, Result};
-use crate::workflows::merge::{check_labels, named, Labels, Named, RankFrom};
+use crate::workflows::merge::{check_labels, named_from, Labels, Named, RankFrom};
 use crate::Options;
 
 /// What to measure: which ranges are steps, and how ranks are named.
@@ -65,7 +70,7 @@ pub enum StepMatch {
 }
 
 /// One rank's time in one step.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct StepTime {
     /// The range's name on this rank.
@@ -229,6 +234,34 @@ pub fn measure_steps(
     Ok(job.finish())
 }
 
+/// Measures the steps of the report or export at `input` on its own: the
+/// per-report part of [`measure_steps`], which a worker computes and
+/// returns as data ([`ReportSteps`]) for [`combine_steps`].
+pub fn measure_report_steps(
+    input: &Path,
+    pattern: &StepPattern,
+    options: &Options,
+) -> Result<ReportSteps> {
+    crate::workflows::with_report(input, options, |report| {
+        ReportSteps::measure(report, input, pattern)
+    })
+}
+
+/// The job the steps of its reports make, each measured on its own
+/// ([`measure_report_steps`]) and given in the order of the reports: the
+/// cross-rank part of [`measure_steps`], with the same numbers. Ranks are
+/// named by `steps.labels` from each report's path, host and MPI rank, and
+/// its place here. Steps measured with another pattern than `steps`'s are
+/// refused.
+pub fn combine_steps(measured: Vec<ReportSteps>, steps: &StepOptions) -> Result<JobSteps> {
+    let mut job = Job::new(steps, measured.len())?;
+    for (place, report) in measured.into_iter().enumerate() {
+        let from = report.input_path();
+        job.add_measured(report, place, &from)?;
+    }
+    Ok(job.finish())
+}
+
 /// The steps of a job, measured one open report at a time, for commands
 /// that read each report for more than its steps (`report --step`).
 pub(crate) struct Job<'o> {
@@ -259,10 +292,39 @@ impl<'o> Job<'o> {
         input: &Path,
         place: usize,
     ) -> Result<()> {
-        let name = named(report, input, place, &self.steps.labels)?;
-        let measured =
-            measure::measure(report, &self.steps.pattern).map_err(|e| e.of(report.path()))?;
-        add_ranks(input, name, measured, &mut self.ranks, &mut self.times);
+        let measured = ReportSteps::measure(report, input, &self.steps.pattern)?;
+        self.add_measured(measured, place, input)
+    }
+
+    /// Adds the steps of the job's `place`-th report (from 0), measured on
+    /// their own (read from `from`); refuses those measured with another
+    /// pattern.
+    pub(crate) fn add_measured(
+        &mut self,
+        measured: ReportSteps,
+        place: usize,
+        from: &Path,
+    ) -> Result<()> {
+        let pattern = self.steps.pattern.text();
+        if measured.pattern != pattern {
+            return Err(Error::StepsFile {
+                path: from.to_owned(),
+                reason: format!(
+                    "the steps of {} were measured as \"{}\", not \"{pattern}\": \
+                     measure them again with --step '{pattern}'",
+                    measured.input, measured.pattern
+                ),
+            });
+        }
+        let input = measured.input_path();
+        let name = named_from(
+            &input,
+            measured.host.clone(),
+            measured.mpi_rank,
+            place,
+            &self.steps.labels,
+        );
+        add_ranks(&input, name, measured, &mut self.ranks, &mut self.times);
         Ok(())
     }
 
@@ -284,7 +346,7 @@ impl<'o> Job<'o> {
 fn add_ranks(
     input: &Path,
     name: Named,
-    measured: measure::Measured,
+    measured: ReportSteps,
     ranks: &mut Vec<RankSteps>,
     times: &mut Vec<Vec<StepTime>>,
 ) {
@@ -299,7 +361,7 @@ fn add_ranks(
         gpu_busy_ns: measured.gpu_busy_ns,
         nvtx_ranges: measured.nvtx_ranges,
         other_names: measured.other_names.clone(),
-        unattributed_gpu_ops: measured.unattributed_ops,
+        unattributed_gpu_ops: measured.unattributed_gpu_ops,
     };
     if measured.processes.is_empty() {
         ranks.push(rank(name.label.clone(), None));

@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail};
 
 use nsys2perfetto::serve::{
     estimated_tab_memory, spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer,
-    BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN,
+    BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN, UI_PORT_FLAG,
 };
 use nsys2perfetto::{convert_file, Error, Options};
 
@@ -26,13 +26,16 @@ use crate::{human_bytes, Interrupted};
 /// accelerator, until Ctrl-C.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A Perfetto trace, or a report or export to convert first (into a
+    /// A Perfetto trace (gzipped or not), a JSON trace (Chrome's trace
+    /// event format), or a report or export to convert first (into a
     /// temporary file, removed afterwards).
     #[arg(value_name = "TRACE_OR_REPORT")]
     input: PathBuf,
 
-    /// The port on 127.0.0.1 (the UI fetches from 9001 only; another port
-    /// suits a tunnel or a test).
+    /// The port on 127.0.0.1. The UI fetches from 9001 only (its
+    /// Content-Security-Policy), from another port only with its flag
+    /// "Relax Content Security Policy for 127.0.0.1:*" on; another port
+    /// suits a tunnel to 9001 of the browser's machine.
     #[arg(long, default_value_t = DEFAULT_PORT)]
     port: u16,
 
@@ -104,6 +107,14 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         eprintln!("opened {url}");
     } else {
         eprintln!("open {url}");
+    }
+    let port = server.local_addr().port();
+    if port != DEFAULT_PORT {
+        crate::note(format_args!(
+            "ui.perfetto.dev fetches from 127.0.0.1:{DEFAULT_PORT} only (its Content-Security-Policy): \
+             from port {port} it fetches only with its flag \"Relax Content Security Policy for \
+             127.0.0.1:*\" on ({UI_PORT_FLAG}), then reading the port from the URL's rpc_port"
+        ));
     }
     if !opened || std::env::var_os("SSH_CONNECTION").is_some() {
         eprintln!(

@@ -58,6 +58,11 @@ pub struct Args {
     #[command(flatten)]
     conversion: Conversion,
 
+    /// Seconds nsys may go on after its command ended before it is said
+    /// what is being waited for (default 30; for tests).
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    wait_notice: Option<u64>,
+
     /// The command to profile and its arguments (after `--` when it has
     /// options of its own).
     #[arg(
@@ -147,10 +152,16 @@ fn profile_and_convert(
         let e = Error::ReportExists { path: trace_path };
         return Err(anyhow!("{e} (-o NAME, --force)"));
     }
-    let profiled = profile.run(Some(&signals.cancel)).map_err(|e| match e {
-        Error::ReportExists { .. } => anyhow!("{e} (-o NAME, --force)"),
-        e => e.into(),
-    })?;
+    if let Some(seconds) = args.wait_notice {
+        profile.wait_notice = std::time::Duration::from_secs(seconds);
+    }
+    let told = &mut |wait| crate::note(format_args!("{wait}"));
+    let profiled = profile
+        .run_telling(Some(&signals.cancel), told)
+        .map_err(|e| match e {
+            Error::ReportExists { .. } => anyhow!("{e} (-o NAME, --force)"),
+            e => e.into(),
+        })?;
     let report = profiled.report;
     if !quiet {
         if let Some(importer) = &profiled.imported_by {

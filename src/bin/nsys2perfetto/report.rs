@@ -1,7 +1,7 @@
 //! `report`: where the GPU time of each run went, on one page.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -10,7 +10,7 @@ use nsys2perfetto::merge::{Labels, RankPattern};
 use nsys2perfetto::report::{
     report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
 };
-use nsys2perfetto::steps::{StepOptions, StepPattern};
+use nsys2perfetto::steps::{measure_report_steps, save_report_steps, StepOptions, StepPattern};
 use nsys2perfetto::{check_output_not_input, Options};
 
 use crate::interrupted_reading;
@@ -26,7 +26,8 @@ use crate::signals::Signals;
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
-    /// are exported first with the nsys CLI.
+    /// are exported first with the nsys CLI. With --step, also files of
+    /// steps measured by --measure-only, in place of their reports.
     #[arg(required = true, value_name = "REPORT")]
     inputs: Vec<PathBuf>,
 
@@ -60,12 +61,24 @@ pub struct Args {
     #[arg(long, value_name = "REGEX", requires = "step", value_parser = crate::merge::parse_regex)]
     rank_from_name: Option<RankPattern>,
 
+    /// With --step: only measure each report's steps, and write them as
+    /// data for `report --step` to combine later in place of the reports
+    /// (JSON, "kind": "nsys2perfetto.rank-steps"): a line per report (JSON
+    /// Lines) to standard output or -o FILE; with -o DIR, an existing
+    /// directory, a file per report, DIR/NAME.steps.json after the report's
+    /// file name. Ranks are named when combined.
+    #[arg(long, requires = "step", conflicts_with_all = ["format", "kinds", "rank_from_name"])]
+    measure_only: bool,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    if args.measure_only {
+        return measure_only(args, signals);
+    }
     let format = match (&args.format, &args.output) {
         (Some(format), _) => *format,
         (None, Some(path)) if path.as_os_str() != "-" => {
@@ -113,6 +126,103 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                 .and_then(|()| out.flush())
                 .context("cannot write standard output")?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where `--measure-only` writes.
+enum Measured {
+    /// JSON Lines to standard output.
+    Stdout,
+    /// JSON Lines into one file.
+    File(PathBuf),
+    /// A file per report, at these paths.
+    Files(Vec<PathBuf>),
+}
+
+/// `report --step P --measure-only`: each report's steps as data, written
+/// as each is measured (to a file of its own) or once all are (one file).
+fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    let pattern = args.step.expect("--measure-only requires --step");
+    let out = match args.output {
+        None => Measured::Stdout,
+        Some(path) if path.as_os_str() == "-" => Measured::Stdout,
+        Some(dir) if dir.is_dir() => {
+            let paths: Vec<PathBuf> = args
+                .inputs
+                .iter()
+                .map(|input| {
+                    let name = input.file_name().unwrap_or(input.as_os_str());
+                    dir.join(Path::new(name).with_extension("steps.json"))
+                })
+                .collect();
+            for (i, path) in paths.iter().enumerate() {
+                if let Some(j) = paths[..i].iter().position(|p| p == path) {
+                    return Err(crate::Usage(format!(
+                        "{} and {} would both be measured into {}: give their steps a \
+                         directory each, or -o FILE for all in one",
+                        args.inputs[j].display(),
+                        args.inputs[i].display(),
+                        path.display()
+                    ))
+                    .into());
+                }
+                check_output_not_input(path, &args.inputs)
+                    .map_err(|e| crate::Usage(e.to_string()))?;
+            }
+            Measured::Files(paths)
+        }
+        Some(dir) if dir.as_os_str().to_string_lossy().ends_with('/') => {
+            let e = nsys2perfetto::Error::NoOutputDirectory {
+                path: dir.clone(),
+                dir,
+            };
+            return Err(crate::Usage(e.to_string()).into());
+        }
+        Some(path) => {
+            crate::paths::writable(&path).map_err(crate::Usage)?;
+            check_output_not_input(&path, &args.inputs).map_err(|e| crate::Usage(e.to_string()))?;
+            Measured::File(path)
+        }
+    };
+    for input in &args.inputs {
+        crate::paths::present(input).map_err(crate::Usage)?;
+    }
+    let mut options = Options::default();
+    options.nsys = args.nsys;
+    options.cancel = Some(signals.cancel.clone());
+    let mut all = Vec::new();
+    for (i, input) in args.inputs.iter().enumerate() {
+        if signals.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            let path = input.clone();
+            return Err(interrupted_reading(nsys2perfetto::Error::Interrupted {
+                path,
+            }));
+        }
+        let steps = measure_report_steps(input, &pattern, &options).map_err(interrupted_reading)?;
+        match &out {
+            Measured::Stdout => {
+                let mut stdout = std::io::stdout().lock();
+                steps
+                    .write_json(&mut stdout)
+                    .and_then(|()| stdout.flush())
+                    .context("cannot write standard output")?;
+            }
+            Measured::File(_) => all.push(steps),
+            Measured::Files(paths) => save_report_steps(&paths[i], &[steps])?,
+        }
+    }
+    match &out {
+        Measured::File(path) => {
+            save_report_steps(path, &all)?;
+            eprintln!("{} report(s) -> {}", all.len(), path.display());
+        }
+        Measured::Files(paths) => {
+            if let Some(dir) = paths.first().and_then(|p| p.parent()) {
+                eprintln!("{} report(s) -> {}", paths.len(), dir.display());
+            }
+        }
+        Measured::Stdout => {}
     }
     Ok(ExitCode::SUCCESS)
 }

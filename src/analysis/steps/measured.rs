@@ -1,0 +1,203 @@
+//! One report's steps as data: what a worker measures of its report and
+//! returns (`report --step P --measure-only`), for the cross-rank part of
+//! `report --step` to combine with the others' (see [`super::Job`]).
+//!
+//! It holds what the report says, not what the job calls it: the rank's
+//! name is made when the job is combined, by `merge`'s rule, from the
+//! report's path, host and MPI rank kept here, and its place among the
+//! job's reports. Written as JSON, one document per report (JSON Lines for
+//! several), its shape versioned by `kind` and `version` (see README, "Steps
+//! across ranks").
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::nsys::Report;
+
+use super::measure;
+use super::pattern::StepPattern;
+use super::StepTime;
+
+/// What a measured-steps document says it is.
+pub const KIND: &str = "nsys2perfetto.rank-steps";
+
+/// The version of its shape this program writes and reads.
+pub const VERSION: u32 = 1;
+
+/// One report's steps, measured on its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReportSteps {
+    /// Always [`KIND`].
+    pub kind: String,
+    /// Always [`VERSION`].
+    pub version: u32,
+    /// The step pattern it was measured with, as written.
+    pub pattern: String,
+    /// The report, as the measuring command was given it.
+    pub input: String,
+    /// The host it ran on, where the export records it.
+    pub host: Option<String>,
+    /// The rank its `MPI_RANKS` table gives, where it names one only.
+    pub mpi_rank: Option<i64>,
+    /// The GPUs of all of the report's GPU work.
+    pub gpus: Vec<i64>,
+    /// The union of that work over the whole capture (ns).
+    pub gpu_busy_ns: u64,
+    /// The NVTX ranges of the report, steps or not.
+    pub nvtx_ranges: u64,
+    /// The first few distinct names of its ranges that are not steps.
+    pub other_names: Vec<String>,
+    /// Its GPU work of no known process, while several processes have
+    /// steps: counted in no step.
+    pub unattributed_gpu_ops: u64,
+    /// Each process that recorded steps, by pid: a rank each.
+    pub processes: Vec<ProcessSteps>,
+}
+
+/// The steps of one process of a report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ProcessSteps {
+    /// Its pid.
+    pub pid: u32,
+    /// Of its steps, those still open when the capture stopped (ended at
+    /// the report's last NVTX time, as nsys ends them).
+    pub open_steps: usize,
+    /// The GPUs its work ran on.
+    pub gpus: Vec<i64>,
+    /// The union of its GPU work over the whole capture (ns).
+    pub gpu_busy_ns: u64,
+    /// Its steps, in start order.
+    pub steps: Vec<StepTime>,
+}
+
+impl ReportSteps {
+    /// Measures the steps `pattern` matches in `report`, read from `input`.
+    pub(crate) fn measure(report: &Report, input: &Path, pattern: &StepPattern) -> Result<Self> {
+        let host = report.hostname().map_err(|cause| Error::Damaged {
+            path: input.to_owned(),
+            cause: crate::error::DatabaseError(cause),
+        })?;
+        let measured = measure::measure(report, pattern).map_err(|e| e.of(report.path()))?;
+        Ok(ReportSteps {
+            kind: KIND.to_owned(),
+            version: VERSION,
+            pattern: pattern.text().to_owned(),
+            input: input.to_string_lossy().into_owned(),
+            host,
+            mpi_rank: crate::workflows::merge::mpi_rank(report),
+            gpus: measured.gpus,
+            gpu_busy_ns: measured.gpu_busy_ns,
+            nvtx_ranges: measured.nvtx_ranges,
+            other_names: measured.other_names,
+            unattributed_gpu_ops: measured.unattributed_ops,
+            processes: measured
+                .processes
+                .into_iter()
+                .map(|p| ProcessSteps {
+                    pid: p.pid,
+                    open_steps: p.open_steps,
+                    gpus: p.gpus,
+                    gpu_busy_ns: p.gpu_busy_ns,
+                    steps: p.steps,
+                })
+                .collect(),
+        })
+    }
+
+    /// The report it was measured in.
+    pub fn input_path(&self) -> PathBuf {
+        PathBuf::from(&self.input)
+    }
+
+    /// Writes it as one line of JSON.
+    pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        writeln!(out)
+    }
+
+    /// The documents of a measured-steps file (one, or several as JSON
+    /// Lines), in order; `None` where the file at `path` does not start as
+    /// JSON does (it is some other input). A file that starts so but is not
+    /// such documents, or of another version, is refused saying why.
+    pub fn read_file(path: &Path) -> Result<Option<Vec<ReportSteps>>> {
+        let unreadable = |cause| Error::Unreadable {
+            path: path.to_owned(),
+            cause,
+        };
+        let mut head = [0u8; 64];
+        let n = {
+            use std::io::Read;
+            let mut file = std::fs::File::open(path).map_err(unreadable)?;
+            let mut n = 0;
+            while n < head.len() {
+                match file.read(&mut head[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(unreadable(e)),
+                }
+            }
+            n
+        };
+        if head[..n].iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(path).map_err(unreadable)?;
+        let refused = |reason: String| Error::StepsFile {
+            path: path.to_owned(),
+            reason,
+        };
+        let mut documents = Vec::new();
+        for (i, value) in serde_json::Deserializer::from_str(&text)
+            .into_iter::<serde_json::Value>()
+            .enumerate()
+        {
+            let value = value.map_err(|e| refused(format!("not JSON ({e})")))?;
+            let at = match i {
+                0 => String::new(),
+                i => format!("document {}: ", i + 1),
+            };
+            let kind = value.get("kind").and_then(|k| k.as_str());
+            if kind != Some(KIND) {
+                return Err(refused(format!(
+                    "{at}not measured steps (its \"kind\" is not \"{KIND}\"; \
+                     `report --step PATTERN --measure-only` writes them)"
+                )));
+            }
+            let version = value.get("version").and_then(|v| v.as_u64());
+            if version != Some(u64::from(VERSION)) {
+                return Err(refused(format!(
+                    "{at}measured steps of version {}, while this nsys2perfetto reads version \
+                     {VERSION}: measure the report again with this one",
+                    version.map_or("(none)".to_owned(), |v| v.to_string())
+                )));
+            }
+            let document: ReportSteps = serde_json::from_value(value)
+                .map_err(|e| refused(format!("{at}damaged measured steps ({e})")))?;
+            documents.push(document);
+        }
+        if documents.is_empty() {
+            return Err(refused("no measured steps in it".into()));
+        }
+        Ok(Some(documents))
+    }
+}
+
+/// Writes `documents` to the file at `path` as JSON Lines (a line each),
+/// through the one way out: the file appears only when complete.
+pub fn save_report_steps(path: &Path, documents: &[ReportSteps]) -> Result<()> {
+    crate::workflows::output::write_atomically(path, |out| {
+        documents
+            .iter()
+            .try_for_each(|d| d.write_json(out))
+            .map_err(|cause| Error::Output {
+                path: path.to_owned(),
+                cause,
+            })
+    })
+}
