@@ -2,7 +2,6 @@
 //! file and nothing left behind; and on good input, the output where promised.
 //! Interrupted by a signal, it leaves nothing behind either.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -760,7 +759,14 @@ fn refused_values_are_one_line_errors() {
     let demo = demo();
     let demo = demo.to_str().unwrap();
     let refusals: &[(&[&str], &str)] = &[
-        (&["convert", demo, "--time", "5:3"], "ends before it starts"),
+        (
+            &["convert", demo, "--time", "5s:3s"],
+            "ends before it starts",
+        ),
+        (
+            &["convert", demo, "--time", "5:"],
+            "'5' has no unit: write 5ns, 5us, 5ms or 5s",
+        ),
         (
             &["merge", demo, "-o", "m.trace", "--rank-from-name", "("],
             "--rank-from-name <REGEX>': not a regular expression: unclosed group",
