@@ -288,12 +288,15 @@ mod tests {
             })
         );
         assert_eq!(
-            w("10:20ns"),
+            w("10ns:20ns"),
             Ok(TimeWindow {
                 start: Some(10),
                 end: Some(20)
             })
         );
+        // A side without its unit is refused, but 0.
+        assert!(w("10:20ns").unwrap_err().contains("'10' has no unit"));
+        assert_eq!(w("0:20ns").unwrap().start, Some(0));
         assert!(w(":").unwrap().is_everything());
         assert!(w("2s:1s").unwrap_err().contains("ends before"));
         assert!(w("1m:").unwrap_err().contains("unknown unit"));
