@@ -82,7 +82,7 @@ def test_compare_is_the_clis_csv(sqlite, backend):
     header, rows = cli_csv("compare", a, b)
     frame = nsys2perfetto.compare(a, b, backend=backend)
     assert_frame_is_csv(frame, header, rows)
-    assert {"kernel", "cuda_graph", "cuda_api", "nvtx"} <= {r[0] for r in rows}
+    assert {"kernel", "graph", "api", "nvtx"} <= {r[0] for r in rows}
     header, rows = cli_csv("compare", a, b, "--kind", "kernel,nvtx", "--top", "3")
     frame = nsys2perfetto.compare(a, b, kind=["kernel", "nvtx"], top=3, backend=backend)
     assert_frame_is_csv(frame, header, rows)
