@@ -184,7 +184,7 @@ impl fmt::Display for TimeWindow {
 }
 
 /// A time of the session, as each side of a [`TimeWindow`] is written:
-/// `1.5s`, `200ms`, `30us`, `1000ns`, `1000` in nanoseconds.
+/// `1.5s`, `200ms`, `30us`, `1000ns` (a unit is needed but for 0).
 fn duration_ns(text: &str) -> std::result::Result<i64, String> {
     match nanoseconds(text)? {
         ns if ns < 0.0 => Err(format!(
@@ -195,8 +195,10 @@ fn duration_ns(text: &str) -> std::result::Result<i64, String> {
 }
 
 /// A duration written as the sides of `--time` are (`1.5s`, `200ms`,
-/// `30us`, `1000ns`; nanoseconds without a unit), in nanoseconds: the
-/// thresholds of the analysis rules take it.
+/// `30us`, `1000ns`), in nanoseconds: the thresholds of the analysis rules
+/// take it. A number without a unit is refused (but 0): `nsys analyze`'s
+/// `gap=` is in milliseconds where the times of a trace are in
+/// nanoseconds, and a bare number could be read as either.
 pub fn parse_duration(text: &str) -> std::result::Result<u64, String> {
     match nanoseconds(text.trim())? {
         ns if ns < 0.0 => Err(format!("'{text}' is not a duration (0 or more)")),
@@ -212,6 +214,11 @@ fn nanoseconds(text: &str) -> std::result::Result<f64, String> {
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let scale = match unit {
+        "" if number.trim().parse::<f64>().is_ok_and(|v| v != 0.0) => {
+            return Err(format!(
+                "'{text}' has no unit: write {number}ns, {number}us, {number}ms or {number}s"
+            ))
+        }
         "" | "ns" => 1.0,
         "us" => 1e3,
         "ms" => 1e6,
@@ -281,12 +288,15 @@ mod tests {
             })
         );
         assert_eq!(
-            w("10:20ns"),
+            w("10ns:20ns"),
             Ok(TimeWindow {
                 start: Some(10),
                 end: Some(20)
             })
         );
+        // A side without its unit is refused, but 0.
+        assert!(w("10:20ns").unwrap_err().contains("'10' has no unit"));
+        assert_eq!(w("0:20ns").unwrap().start, Some(0));
         assert!(w(":").unwrap().is_everything());
         assert!(w("2s:1s").unwrap_err().contains("ends before"));
         assert!(w("1m:").unwrap_err().contains("unknown unit"));
@@ -299,7 +309,14 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(500_000_000));
         assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
         assert_eq!(parse_duration("250us"), Ok(250_000));
-        assert_eq!(parse_duration("40"), Ok(40));
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert!(parse_duration("40")
+            .unwrap_err()
+            .contains("no unit: write 40ns, 40us"));
+        assert!(":1000"
+            .parse::<TimeWindow>()
+            .unwrap_err()
+            .contains("no unit"));
         assert!(parse_duration("-1ms").unwrap_err().contains("0 or more"));
         assert!(parse_duration("5 min").is_err());
         assert!(parse_duration("99999999999s")

@@ -55,6 +55,7 @@ mod filter;
 mod nsys;
 mod nsys_cli;
 pub mod perfetto;
+mod render;
 mod worker;
 mod workflows;
 
@@ -115,7 +116,7 @@ pub mod stats {
     };
     pub use crate::nsys::names::{group_name, RangeNames};
     pub use crate::workflows::output::{
-        save_summaries, save_tables, write_summaries, write_tables,
+        save_summaries, save_tables, table_paths, write_summaries, write_tables,
     };
 }
 
@@ -125,8 +126,8 @@ pub mod compare {
     //! by kind and largest first ([`top_by_kind`]), as a
     //! [`Table`](crate::stats::Table) ([`comparison_table`]).
     pub use crate::analysis::stats::{
-        compare, compare_files, comparison_table, run_summary, run_summary_with, top_by_kind,
-        Difference, Kind, RunSummary, Side,
+        compare, compare_files, comparison_table, fit_to_width, run_summary, run_summary_with,
+        top_by_kind, Difference, Kind, RunSummary, Side, NARROWING,
     };
 }
 

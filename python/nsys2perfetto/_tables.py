@@ -20,26 +20,19 @@ def check_backend(backend: str) -> None:
 
 
 def read_csv(path: str | os.PathLike[str], backend: str) -> Any:
-    """The CSV table at `path` as a pandas or polars DataFrame (after the
-    line that says which table of which report it is, where it has one)."""
-    skip = 1 if _is_marked(path) else 0
+    """The CSV table at `path` as a pandas or polars DataFrame. A table the
+    program writes to a file of its own starts with its header: it is read
+    as it is (no line is skipped, no character taken for a comment: names
+    such as ``ProfilerStep#3`` stay whole)."""
     if backend == "polars":
-        return _polars_csv(path, skip)
+        return _polars_csv(path)
     import pandas
 
     # Only an empty cell is missing: a kernel or range may be named "NA".
-    return pandas.read_csv(path, skiprows=skip, keep_default_na=False, na_values=[""])
+    return pandas.read_csv(path, keep_default_na=False, na_values=[""])
 
 
-def _is_marked(path: str | os.PathLike[str]) -> bool:
-    """Whether the table starts with its marker line, ``# TITLE (NAME) of
-    FILE``, as the program writes before each table of ``--format csv``."""
-    with open(path, encoding="utf-8") as table:
-        first = table.readline()
-    return first.startswith("# ") and ") of " in first
-
-
-def _polars_csv(path: str | os.PathLike[str], skip: int) -> Any:
+def _polars_csv(path: str | os.PathLike[str]) -> Any:
     """The CSV read as text, then each column as integers or reals where all
     its cells are: the whole column decides, as in pandas (a column whose
     first rows are empty, such as a share a kind has not, may hold reals
@@ -47,7 +40,7 @@ def _polars_csv(path: str | os.PathLike[str], skip: int) -> Any:
     from every row."""
     import polars
 
-    frame = polars.read_csv(path, skip_rows=skip, infer_schema_length=0)
+    frame = polars.read_csv(path, infer_schema_length=0)
     columns = []
     for column in frame.get_columns():
         for dtype in (polars.Int64, polars.Float64):

@@ -64,12 +64,11 @@ def cli(*args: object, check: bool = True) -> subprocess.CompletedProcess:
 
 
 def cli_csv(*args: object) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of the CSV table the program prints, after its
-    marker line (``# TITLE (NAME) of FILE``)."""
+    """The header and rows of the one CSV table the program prints: a table
+    alone starts with its header (no ``# TITLE (NAME) of FILE`` line)."""
     text = cli(*args, "--format", "csv").stdout
-    marker, _, table = text.partition("\n")
-    assert marker.startswith("# ") and ") of " in marker, f"{args}: no marker line: {marker!r}"
-    rows = list(csv.reader(io.StringIO(table)))
+    assert not text.startswith("# "), f"{args}: a marker line before one table: {text[:80]!r}"
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows, f"{args}: no CSV"
     return rows[0], rows[1:]
 

@@ -61,8 +61,8 @@ def test_analyze_is_the_clis_csv_with_every_finding(sqlite, backend):
     assert_frame_is_csv(frame, header, rows)
     # More than the 50 rows a rule shows by default: every finding.
     assert len(rows) > 50
-    header, rows = cli_csv("analyze", report, "--rule", "gpu_gaps", "--gap", "1")
-    frame = nsys2perfetto.analyze(report, rule=["gpu_gaps"], gap=1, backend=backend)
+    header, rows = cli_csv("analyze", report, "--rule", "gpu_gaps", "--gap", "1ms")
+    frame = nsys2perfetto.analyze(report, rule=["gpu_gaps"], gap="1ms", backend=backend)
     assert_frame_is_csv(frame, header, rows)
 
 
@@ -82,7 +82,7 @@ def test_compare_is_the_clis_csv(sqlite, backend):
     header, rows = cli_csv("compare", a, b)
     frame = nsys2perfetto.compare(a, b, backend=backend)
     assert_frame_is_csv(frame, header, rows)
-    assert {"kernel", "cuda_graph", "cuda_api", "nvtx"} <= {r[0] for r in rows}
+    assert {"kernel", "graph", "api", "nvtx"} <= {r[0] for r in rows}
     header, rows = cli_csv("compare", a, b, "--kind", "kernel,nvtx", "--top", "3")
     frame = nsys2perfetto.compare(a, b, kind=["kernel", "nvtx"], top=3, backend=backend)
     assert_frame_is_csv(frame, header, rows)
@@ -146,3 +146,38 @@ def test_the_readme_notebook_example(fixtures, sqlite, tmp_path):
     kernels = nsys2perfetto.stats(report, "cuda_gpu_kern_sum")
     assert int(loaded["n"][0]) == int(kernels["Instances"].sum()) > 0
     assert int(loaded["total"][0]) == int(kernels["Total Time (ns)"].sum())
+
+
+def test_the_readmes_advice_reads_names_with_a_hash_whole(tmp_path):
+    """Issue 27 D: a CSV table the program writes to a file starts with its
+    header, and is read as it is, as the README advises: by Python's csv
+    module, and by pandas where it is installed. The former advice,
+    ``comment='#'``, cut ``ProfilerStep#3`` to ``ProfilerStep``."""
+    import shutil
+    import sqlite3
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[2] / "demo" / "demo.sqlite"
+    report = tmp_path / "steps.sqlite"
+    shutil.copy(demo, report)
+    with sqlite3.connect(report) as db:
+        assert db.execute("UPDATE NVTX_EVENTS SET text = 'ProfilerStep#3' WHERE text = 'forward'").rowcount > 0
+    table = tmp_path / "nvtx.csv"
+    cli("stats", report, "--report", "nvtx_sum", "--format", "csv", "-o", table)
+    # The README's advice, with Python's csv module: the header, then rows.
+    with open(table, newline="") as f:
+        header, *rows = list(csv.reader(f))
+    assert header[-1] == "Range"
+    names = [row[-1] for row in rows]
+    assert ":ProfilerStep#3" in names, names
+    try:
+        import pandas
+    except ImportError:
+        return
+    # The README's advice, with pandas.
+    frame = pandas.read_csv(table, keep_default_na=False, na_values=[""])
+    assert list(frame.columns) == header
+    assert ":ProfilerStep#3" in list(frame["Range"])
+    # What the former advice did.
+    cut = pandas.read_csv(table, comment="#")
+    assert ":ProfilerStep#3" not in list(cut["Range"])

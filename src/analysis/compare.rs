@@ -133,12 +133,12 @@ impl Kind {
     /// Every kind, in the order the comparison shows them.
     pub const ALL: [Kind; 4] = [Kind::Kernel, Kind::Graph, Kind::Api, Kind::Nvtx];
 
-    /// The name in the "Kind" column.
+    /// Its one name: in the "Kind" column, and as `--kind` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Kernel => "kernel",
-            Kind::Graph => "cuda_graph",
-            Kind::Api => "cuda_api",
+            Kind::Graph => "graph",
+            Kind::Api => "api",
             Kind::Nvtx => "nvtx",
         }
     }
@@ -147,14 +147,13 @@ impl Kind {
 impl std::str::FromStr for Kind {
     type Err = String;
 
-    /// The name in the "Kind" column, or its short form (`api`, `graph`).
+    /// The kind of this [`Kind::name`].
     fn from_str(s: &str) -> Result<Self, String> {
-        let short = |k: Kind| k.name().trim_start_matches("cuda_").to_owned();
         Kind::ALL
             .into_iter()
-            .find(|&k| k.name() == s || short(k) == s)
+            .find(|&k| k.name() == s)
             .ok_or_else(|| {
-                let names: Vec<String> = Kind::ALL.into_iter().map(short).collect();
+                let names: Vec<&str> = Kind::ALL.into_iter().map(Kind::name).collect();
                 format!("unknown kind {s:?} (kinds: {})", names.join(", "))
             })
     }
@@ -321,6 +320,32 @@ pub fn top_by_kind(
             top.is_none_or(|top| *n <= top)
         })
         .collect()
+}
+
+/// The columns of [`comparison_table`] left out, first to last, where its
+/// lines must fit a narrow terminal: the sides before the changes, the
+/// changes of total time and GPU share last.
+pub const NARROWING: [&str; 12] = [
+    "Avg A (ns)",
+    "Avg B (ns)",
+    "GPU Time A (%)",
+    "GPU Time B (%)",
+    "Count A",
+    "Count B",
+    "Avg Change (ns)",
+    "Total A (ns)",
+    "Total B (ns)",
+    "Count Change",
+    "Total Change (%)",
+    "GPU Time Change (%)",
+];
+
+/// `table` (a [`comparison_table`]) without the columns it takes to fit in
+/// lines of `width` characters (names kept at least
+/// [`Fit::SHORTEST_NAME`](crate::stats::Fit::SHORTEST_NAME) long), in the
+/// order of [`NARROWING`]; returns the headers of the columns left out.
+pub fn fit_to_width(table: &mut Table, width: usize) -> Vec<String> {
+    crate::render::table::leave_out_to_fit(table, width, &NARROWING)
 }
 
 /// The differences as a table (B minus A in each change column).

@@ -9,7 +9,6 @@
 pub(crate) mod analyze;
 pub(crate) mod compare;
 mod failure;
-pub(crate) mod markup;
 mod needs;
 pub(crate) mod projection;
 pub(crate) mod report;

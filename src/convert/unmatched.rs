@@ -1,5 +1,6 @@
 //! What a conversion's filters and parts keep nothing of: a `--pid`,
-//! `--gpu` or `--nvtx-domain` that no event of the report is of, a time
+//! `--gpu` or `--nvtx-domain` that no event of the report is of, a
+//! `--kernels` or `--nvtx` pattern that no name of the report matches, a time
 //! window outside its events, the NVTX projection without the parts it is
 //! made of. Each is said with what the report holds instead, so that an
 //! empty trace is not taken for an empty report.
@@ -12,7 +13,8 @@ use crate::{Options, Part, Parts, TimeWindow};
 use super::threads::process_name;
 use super::Summary;
 
-/// At most this many processes are named where a `--pid` matches nothing.
+/// At most this many processes, kernels or NVTX ranges are named where a
+/// `--pid`, `--kernels` or `--nvtx` matches nothing.
 const NAMED: usize = 8;
 
 /// A line for each filter, or part, of `options` that keeps nothing of
@@ -27,11 +29,82 @@ pub(super) fn kept_nothing(
     lines.extend(pids(report, &filter.pids)?);
     lines.extend(gpus(report, &filter.gpus)?);
     lines.extend(nvtx_domains(report, &filter.nvtx_domains)?);
+    if let Some(pattern) = &filter.kernels {
+        if kept(summary, super::cuda::KERNEL) == 0 {
+            let mut names = Names::default();
+            report.each_kernel_row(|k| names.add(k.name))?;
+            lines.extend(names.unmatched("--kernels", pattern, "kernel"));
+        }
+    }
+    if let Some(pattern) = &filter.nvtx {
+        if kept(summary, super::nvtx::NVTX) == 0 {
+            let mut names = Names::default();
+            report.each_range_row(|r| names.add(&r.text))?;
+            lines.extend(names.unmatched("--nvtx", pattern, "NVTX range"));
+        }
+    }
     if !filter.is_empty() && summary.holds_nothing() {
         lines.extend(nothing_kept(report, filter.time, lines.is_empty())?);
     }
     lines.extend(projection_without_its_parts(options.parts));
     Ok(lines)
+}
+
+/// Kernel names run to thousands of characters: those named are cut to
+/// this many.
+const LONGEST_NAME: usize = 60;
+
+/// How many slices of `category` the trace holds.
+fn kept(summary: &Summary, category: &str) -> u64 {
+    summary.slices.get(category).copied().unwrap_or(0)
+}
+
+/// The names of a report's kernels or NVTX ranges, with how many events
+/// bear each.
+#[derive(Default)]
+struct Names(rustc_hash::FxHashMap<String, u64>);
+
+impl Names {
+    fn add(&mut self, name: &str) {
+        match self.0.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                self.0.insert(name.to_owned(), 1);
+            }
+        }
+    }
+
+    /// The line for a `flag` whose `pattern` matches none of the names of
+    /// `what` (`kernel`): those there are instead, the most frequent first;
+    /// none where some name matches (then other filters left them out).
+    fn unmatched(self, flag: &str, pattern: &regex::Regex, what: &str) -> Option<String> {
+        if self.0.keys().any(|name| pattern.is_match(name)) {
+            return None;
+        }
+        let mut counts: Vec<(String, u64)> = self.0.into_iter().collect();
+        if counts.is_empty() {
+            return Some(format!(
+                "{flag} '{pattern}' matches nothing: the report has no {what}s"
+            ));
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let named: Vec<String> = counts
+            .iter()
+            .take(NAMED)
+            .map(|(name, _)| match name.char_indices().nth(LONGEST_NAME) {
+                Some((at, _)) => format!("'{}…'", &name[..at]),
+                None => format!("'{name}'"),
+            })
+            .collect();
+        let more = match counts.len().saturating_sub(NAMED) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Some(format!(
+            "{flag} '{pattern}' matches nothing: the report's {what}s are {}{more}",
+            named.join(", ")
+        ))
+    }
 }
 
 /// A line for each of `pids` that no event is of.

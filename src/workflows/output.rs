@@ -2,26 +2,28 @@
 //! Traces, and the text answers of `stats`, `compare` and `analyze`.
 
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::analysis::analyze::{write_findings, Findings};
 use crate::analysis::stats::{Fit, RowSource, StatsReport, Table, TableFormat};
 use crate::error::{Error, Result};
+use crate::render::table::{Layout, Sharing};
 use crate::Options;
 
 /// Writes the tables of each report (its path, or two compared, and its
-/// tables) one after the other: in CSV, each after a line that says which
-/// table of which report it is and a blank line before all but the first;
-/// in JSON, an object per table on a line of its own (see
-/// [`Table::write`]). `fit` says how long the names of aligned tables may
-/// be.
+/// tables) one after the other: in CSV, a table alone is its header and
+/// rows; several each follow a line that says which table of which report
+/// it is, with a blank line before all but the first; in JSON, an object
+/// per table on a line of its own (see [`Table::write`]). `fit` says how
+/// long the names of aligned tables may be.
 pub fn write_tables(
     out: &mut dyn Write,
     summaries: &[(Vec<String>, Vec<Table>)],
     format: TableFormat,
     fit: Fit,
 ) -> io::Result<()> {
-    let mut tables = Tables::new(format, fit);
+    let count = summaries.iter().map(|(_, list)| list.len()).sum();
+    let mut tables = Tables::new(format, fit, count);
     for (files, list) in summaries {
         for table in list {
             tables.write(out, files, table, &table.rows)?;
@@ -46,39 +48,7 @@ pub fn write_summaries(
     fit: Fit,
 ) -> Result<()> {
     let failed = |cause| Error::Writer { cause };
-    summaries_into(out, inputs, which, options, format, fit, &failed)
-}
-
-/// [`write_summaries`] into the file at `path`, which appears only when
-/// complete.
-pub fn save_summaries(
-    path: &Path,
-    inputs: &[std::path::PathBuf],
-    which: &[StatsReport],
-    options: &Options,
-    format: TableFormat,
-    fit: Fit,
-) -> Result<()> {
-    write_atomically(path, |out| {
-        let failed = |cause| Error::Output {
-            path: path.to_owned(),
-            cause,
-        };
-        summaries_into(out, inputs, which, options, format, fit, &failed)?;
-        out.flush().map_err(failed)
-    })
-}
-
-fn summaries_into(
-    out: &mut dyn Write,
-    inputs: &[std::path::PathBuf],
-    which: &[StatsReport],
-    options: &Options,
-    format: TableFormat,
-    fit: Fit,
-    failed: &dyn Fn(io::Error) -> Error,
-) -> Result<()> {
-    let mut tables = Tables::new(format, fit);
+    let mut tables = Tables::new(format, fit, inputs.len() * which.len());
     for input in inputs {
         let files = [input.display().to_string()];
         crate::workflows::with_report(input, options, |report| {
@@ -93,18 +63,137 @@ fn summaries_into(
     Ok(())
 }
 
-/// Summaries written one after the other in one format.
+/// [`write_summaries`] into the file at `path`, which appears only when
+/// complete; in CSV, several summaries go to a file each, named as
+/// [`table_paths`] says. Returns the files written, in order.
+pub fn save_summaries(
+    path: &Path,
+    inputs: &[std::path::PathBuf],
+    which: &[StatsReport],
+    options: &Options,
+    format: TableFormat,
+    fit: Fit,
+) -> Result<Vec<PathBuf>> {
+    let count = inputs.len() * which.len();
+    if format != TableFormat::Csv || count < 2 {
+        write_atomically(path, |out| {
+            let failed = |cause| Error::Output {
+                path: path.to_owned(),
+                cause,
+            };
+            write_summaries(out, inputs, which, options, format, fit).map_err(|e| match e {
+                Error::Writer { cause } => failed(cause),
+                e => e,
+            })?;
+            out.flush().map_err(failed)
+        })?;
+        return Ok(vec![path.to_owned()]);
+    }
+    let names: Vec<(String, &str)> = inputs
+        .iter()
+        .flat_map(|input| {
+            which
+                .iter()
+                .map(move |s| (input.display().to_string(), s.name()))
+        })
+        .collect();
+    let paths = table_paths(path, &names)?;
+    let mut each = paths.iter();
+    for input in inputs {
+        let files = [input.display().to_string()];
+        crate::workflows::with_report(input, options, |report| {
+            for summary in which {
+                let (table, rows) = summary.computed(report, options.range_names)?;
+                let file = each.next().expect("a path per table");
+                save(file, |out| write_alone(out, &table, &*rows, &files, fit))?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(paths)
+}
+
+/// The files several CSV tables written to `path` go to, one each, as
+/// `nsys stats -o PREFIX` names them: `PREFIX_<table>.csv`, where PREFIX is
+/// `path` without its `.csv`; with tables of several reports,
+/// `PREFIX_<report>_<table>.csv` (the report's file name without its
+/// extension). `tables` are the report and the name of each table. Two
+/// reports of one file name are refused: their files would collide.
+pub fn table_paths(path: &Path, tables: &[(String, &str)]) -> Result<Vec<PathBuf>> {
+    let text = path.as_os_str().to_string_lossy();
+    let prefix = match text.len().checked_sub(4) {
+        Some(at) if text.is_char_boundary(at) && text[at..].eq_ignore_ascii_case(".csv") => {
+            &text[..at]
+        }
+        _ => &text[..],
+    };
+    let mut reports: Vec<&str> = tables.iter().map(|(r, _)| r.as_str()).collect();
+    reports.dedup();
+    let several = reports.len() > 1;
+    let stem = |report: &str| {
+        let name = Path::new(report)
+            .file_name()
+            .map_or_else(|| report.to_owned(), |n| n.to_string_lossy().into_owned());
+        match name.rsplit_once('.') {
+            Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+            _ => name,
+        }
+    };
+    let mut stems: Vec<(String, &str)> = Vec::new();
+    for report in &reports {
+        let s = stem(report);
+        if let Some((_, other)) = stems.iter().find(|(t, _)| *t == s) {
+            return Err(Error::InvalidOption(format!(
+                "{other} and {report} would both write {prefix}_{s}_<table>.csv: \
+                 summarize them one at a time, or write --format json"
+            )));
+        }
+        stems.push((s, report));
+    }
+    Ok(tables
+        .iter()
+        .map(|(report, table)| match several {
+            true => PathBuf::from(format!("{prefix}_{}_{table}.csv", stem(report))),
+            false => PathBuf::from(format!("{prefix}_{table}.csv")),
+        })
+        .collect())
+}
+
+/// One table, alone in its output, with the rows of `rows`.
+fn write_alone(
+    out: &mut dyn Write,
+    table: &Table,
+    rows: &dyn RowSource,
+    files: &[String],
+    fit: Fit,
+) -> io::Result<()> {
+    let layout = Layout {
+        format: TableFormat::Csv,
+        files,
+        fit,
+        sharing: Sharing::Alone,
+    };
+    table.write_rows(out, &layout, rows)
+}
+
+/// Tables written one after the other in one format.
 struct Tables {
     format: TableFormat,
     fit: Fit,
+    sharing: Sharing,
     first: bool,
 }
 
 impl Tables {
-    fn new(format: TableFormat, fit: Fit) -> Tables {
+    /// For `count` tables in all.
+    fn new(format: TableFormat, fit: Fit, count: usize) -> Tables {
         Tables {
             format,
             fit,
+            sharing: match count {
+                0 | 1 => Sharing::Alone,
+                _ => Sharing::Shared,
+            },
             first: true,
         }
     }
@@ -120,19 +209,42 @@ impl Tables {
             out.write_all(b"\n")?;
         }
         self.first = false;
-        table.write_rows(out, self.format, files, self.fit, rows)
+        let layout = Layout {
+            format: self.format,
+            files,
+            fit: self.fit,
+            sharing: self.sharing,
+        };
+        table.write_rows(out, &layout, rows)
     }
 }
 
 /// [`write_tables`] into the file at `path`, which appears only when
-/// complete.
+/// complete; in CSV, several tables go to a file each, named as
+/// [`table_paths`] says. Returns the files written, in order.
 pub fn save_tables(
     path: &Path,
     summaries: &[(Vec<String>, Vec<Table>)],
     format: TableFormat,
     fit: Fit,
-) -> Result<()> {
-    save(path, |out| write_tables(out, summaries, format, fit))
+) -> Result<Vec<PathBuf>> {
+    let count: usize = summaries.iter().map(|(_, list)| list.len()).sum();
+    if format != TableFormat::Csv || count < 2 {
+        save(path, |out| write_tables(out, summaries, format, fit))?;
+        return Ok(vec![path.to_owned()]);
+    }
+    let names: Vec<(String, &str)> = summaries
+        .iter()
+        .flat_map(|(files, list)| list.iter().map(|t| (files.join(", "), t.name.as_str())))
+        .collect();
+    let paths = table_paths(path, &names)?;
+    let tables = summaries
+        .iter()
+        .flat_map(|(files, list)| list.iter().map(move |t| (files, t)));
+    for ((files, table), file) in tables.zip(&paths) {
+        save(file, |out| write_alone(out, table, &table.rows, files, fit))?;
+    }
+    Ok(paths)
 }
 
 /// [`write_findings`] into the file at `path`, which appears only when

@@ -759,7 +759,14 @@ fn refused_values_are_one_line_errors() {
     let demo = demo();
     let demo = demo.to_str().unwrap();
     let refusals: &[(&[&str], &str)] = &[
-        (&["convert", demo, "--time", "5:3"], "ends before it starts"),
+        (
+            &["convert", demo, "--time", "5s:3s"],
+            "ends before it starts",
+        ),
+        (
+            &["convert", demo, "--time", "5:"],
+            "'5' has no unit: write 5ns, 5us, 5ms or 5s",
+        ),
         (
             &["merge", demo, "-o", "m.trace", "--rank-from-name", "("],
             "--rank-from-name <REGEX>': not a regular expression: unclosed group",

@@ -1173,6 +1173,82 @@ fn filters_that_match_nothing_say_what_the_report_holds() {
     assert!(said.is_empty(), "{said:?}");
 }
 
+/// Issue 27.7: a `--kernels` or `--nvtx` pattern that matches no name of
+/// the report says so, with the names there are (most frequent first, as
+/// SQL over the export counts them); a pattern that matches says nothing.
+#[test]
+fn name_patterns_that_match_nothing_say_which_names_there_are() {
+    let input = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
+    let db = open(&input);
+    let said = |filter: Filter| {
+        let (trace, summary) = convert(&input, &options(filter));
+        trace.assert_valid();
+        summary.kept_nothing
+    };
+    // The names, the most frequent first, as the line lists them.
+    let listed = |sql: &str| -> String {
+        let names: Vec<String> = db
+            .prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(names.len() > 1, "{sql}");
+        let shown: Vec<String> = names
+            .iter()
+            .take(8)
+            .map(|n| match n.char_indices().nth(60) {
+                Some((at, _)) => format!("'{}…'", &n[..at]),
+                None => format!("'{n}'"),
+            })
+            .collect();
+        let more = match names.len().saturating_sub(8) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        format!("{}{more}", shown.join(", "))
+    };
+    let kernels = listed(
+        "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s \
+         ON s.id = k.demangledName GROUP BY 1 ORDER BY COUNT(*) DESC, 1",
+    );
+    assert_eq!(
+        said(Filter::default().kernels("^no such kernel$").unwrap()),
+        [format!(
+            "--kernels '^no such kernel$' matches nothing: the report's kernels are {kernels}"
+        )]
+    );
+    assert!(said(Filter::default().kernels("sgemm").unwrap()).is_empty());
+    let ranges = listed(
+        "SELECT COALESCE(n.text, s.value) FROM NVTX_EVENTS n LEFT JOIN StringIds s \
+         ON s.id = n.textId WHERE n.eventType IN (59, 60, 70, 71) \
+         GROUP BY 1 ORDER BY COUNT(*) DESC, 1",
+    );
+    assert_eq!(
+        said(Filter::default().nvtx("^nothing$").unwrap()),
+        [format!(
+            "--nvtx '^nothing$' matches nothing: the report's NVTX ranges are {ranges}"
+        )]
+    );
+    assert!(said(Filter::default().nvtx("forward").unwrap()).is_empty());
+    // Parts chosen and then left out, all of them: refused, naming the parts.
+    let (ok, code, stderr) = run(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--only",
+        "cuda",
+        "--exclude",
+        "cuda",
+    ]);
+    assert!(!ok && code == 2, "{stderr}");
+    assert!(
+        stderr
+            .contains("--only cuda --exclude cuda leaves no part to convert (the parts are cuda, "),
+        "{stderr}"
+    );
+}
+
 /// With NVTX ranges left out by name or domain, their projections are
 /// counted as left out too: kept and left out make the unfiltered count.
 #[test]

@@ -607,3 +607,45 @@ fn waits_on_events_recorded_before_the_capture_are_said_once_with_the_total() {
         "{stderr}"
     );
 }
+
+/// Issue 27.7: reports whose sessions started years apart merge with a
+/// warning that says how far apart, naming the first and the last.
+#[test]
+fn sessions_that_started_years_apart_are_warned_about() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let later = dir.path().join("later.sqlite");
+    std::fs::copy(&demo, &later).unwrap();
+    let db = rusqlite::Connection::open(&later).unwrap();
+    // Three years (of 365.25 days) after the demo's session.
+    let years = 3 * 36_525 * 864 * 1_000_000_000i64;
+    let changed = db
+        .execute(
+            "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + ?1",
+            [years],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    let merge = |inputs: &[&Path]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+            .arg("merge")
+            .args(inputs)
+            .arg("-o")
+            .arg(dir.path().join("m.perfetto-trace"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let stderr = merge(&[&demo, &later]);
+    assert!(
+        stderr.contains(&format!(
+            "warning: the sessions started 3.0 years apart ({} first, {} last)",
+            demo.display(),
+            later.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!merge(&[&demo, &demo]).contains("apart"));
+}

@@ -947,3 +947,20 @@ fn nvtx_gpu_cells_equal_the_projections_of_nsys_stats() {
         assert_eq!(got, expected(projected), "{}", run.value);
     }
 }
+
+/// Issue 27.12: without runs, `series` says that one way of naming them is
+/// needed (--param, or --pattern with --values), not that both are.
+#[test]
+fn a_series_without_runs_says_either_way_of_naming_them_will_do() {
+    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        .args(["series", "--events", "kernel:."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "nsys2perfetto: error: no runs: give --param NAME=VALUE REPORT for each run, \
+         or --pattern TEMPLATE with --values V,...\n"
+    );
+}

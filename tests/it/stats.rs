@@ -379,6 +379,7 @@ fn compare_with_2022(fixture: &str, ours: &Table, theirs: &[Vec<String>]) -> usi
                 Cell::Real(v, d) => close(*v, *d, t),
                 Cell::Text(s) => t == s,
                 Cell::Empty => t.is_empty() || t == "None",
+                ids @ Cell::Ints(_) => *t == ids.text(),
             };
             assert!(
                 same,
@@ -480,8 +481,8 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
                 assert_eq!(&ours, their_row, "{what}");
                 compared += ours.len();
             }
-            // And the CSV we print is the file nsys printed, after the line
-            // that says which summary of which report it is.
+            // And the CSV we print is the file nsys printed, byte for byte:
+            // a table alone starts with its header.
             let mut csv = Vec::new();
             let file = format!("{fixture}.sqlite");
             table
@@ -493,11 +494,6 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
                 )
                 .unwrap();
             let csv = String::from_utf8(csv).unwrap();
-            let (marker, csv) = csv.split_once('\n').unwrap();
-            assert_eq!(
-                marker,
-                format!("# {} ({}) of {file}", table.title, table.name)
-            );
             assert_eq!(csv, text, "{what}: CSV text");
         }
     }
@@ -510,56 +506,124 @@ fn demo() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
 }
 
+/// Issue 27 D: tables that tools read as they are. Several CSV tables
+/// written to a file go to a file each, named as `nsys stats -o` names
+/// them, each starting with its header; a table alone starts with its
+/// header on standard output and in a file; only several tables sharing
+/// standard output follow marker lines.
 #[test]
-fn the_command_writes_the_library_tables_as_csv_to_a_file() {
+fn csv_tables_start_with_their_header_and_several_go_to_a_file_each() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("stats.csv");
-    let status = Command::new(BIN)
-        .args([
-            "stats",
-            "--format",
-            "csv",
-            "--report",
-            "cudaapisum,cuda_gpu_kern_sum",
-        ])
-        .arg(demo())
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let stats = |extra: &[&std::ffi::OsStr]| {
+        let out = Command::new(BIN)
+            .args(["stats", "--format", "csv", "--report"])
+            .args(extra)
+            .arg(demo())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (stdout, stderr) = stats(&[
+        "cudaapisum,cuda_gpu_kern_sum".as_ref(),
+        "-o".as_ref(),
+        out.as_ref(),
+    ]);
+    assert!(stdout.is_empty());
     let report = Report::open(&demo()).unwrap();
     let tables = summarize(&report, &[StatsReport::CudaApiSum, StatsReport::GpuKernSum]).unwrap();
     assert!(tables.iter().all(|t| !t.rows.is_empty()));
-    let mut expected = Vec::new();
-    for (i, t) in tables.iter().enumerate() {
-        if i > 0 {
-            expected.push(b'\n');
-        }
+    let alone = |t: &nsys2perfetto::stats::Table| {
+        let mut text = Vec::new();
         t.write(
-            &mut expected,
+            &mut text,
             nsys2perfetto::stats::TableFormat::Csv,
             &[demo().display().to_string()],
             nsys2perfetto::stats::Fit::Whole,
         )
         .unwrap();
+        String::from_utf8(text).unwrap()
+    };
+    assert!(!out.exists(), "the tables went to files of their own");
+    for t in &tables {
+        let file = dir.path().join(format!("stats_{}.csv", t.name));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text, alone(t));
+        // The header first: what a CSV reader takes for the columns.
+        let header = crate::support::nsys::csv_rows(&text).remove(0);
+        assert_eq!(header, t.columns);
+        assert!(stderr.contains(&file.display().to_string()), "{stderr}");
     }
-    assert_eq!(std::fs::read(&out).unwrap(), expected);
-    // Each summary after a line naming it and the report.
-    let text = String::from_utf8(expected).unwrap();
-    let markers: Vec<&str> = text.lines().filter(|l| l.starts_with("# ")).collect();
+    // One table: the file named, and standard output, start with its header.
+    let one = dir.path().join("one.csv");
+    stats(&["cuda_gpu_kern_sum".as_ref(), "-o".as_ref(), one.as_ref()]);
+    assert_eq!(std::fs::read_to_string(&one).unwrap(), alone(&tables[1]));
+    let (stdout, _) = stats(&["cuda_gpu_kern_sum".as_ref()]);
+    assert_eq!(stdout, alone(&tables[1]));
+    // Several on standard output: each after the line naming it.
+    let (stdout, _) = stats(&["cudaapisum,cuda_gpu_kern_sum".as_ref()]);
     let of = demo().display().to_string();
     assert_eq!(
-        markers,
-        [
-            format!("# CUDA API Summary (cuda_api_sum) of {of}"),
-            format!("# CUDA GPU Kernel Summary (cuda_gpu_kern_sum) of {of}")
-        ]
+        stdout,
+        format!(
+            "# CUDA API Summary (cuda_api_sum) of {of}\n{}\n\
+             # CUDA GPU Kernel Summary (cuda_gpu_kern_sum) of {of}\n{}",
+            alone(&tables[0]),
+            alone(&tables[1])
+        )
     );
+}
+
+/// The files several reports' tables go to name the report too, and two
+/// reports of one file name are refused before anything is written.
+#[test]
+fn tables_of_several_reports_go_to_files_named_by_report_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.sqlite");
+    std::fs::copy(demo(), &other).unwrap();
+    let prefix = dir.path().join("s");
+    let status = Command::new(BIN)
+        .args(["stats", "--format", "csv", "--report", "cuda_api_sum"])
+        .arg(demo())
+        .arg(&other)
+        .arg("-o")
+        .arg(&prefix)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".csv"))
+        .collect();
+    names.sort();
     assert_eq!(
-        crate::support::nsys::unmarked(&text).lines().count(),
-        text.lines().count() - 2
+        names,
+        ["s_demo_cuda_api_sum.csv", "s_other_cuda_api_sum.csv"]
     );
+    let twin = dir.path().join("twin");
+    std::fs::create_dir(&twin).unwrap();
+    std::fs::copy(demo(), twin.join("demo.sqlite")).unwrap();
+    let out = Command::new(BIN)
+        .args(["stats", "--format", "csv"])
+        .arg(demo())
+        .arg(twin.join("demo.sqlite"))
+        .arg("-o")
+        .arg(dir.path().join("t.csv"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("would both write"), "{stderr}");
+    assert!(!std::fs::read_dir(dir.path()).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("t_")));
 }
 
 #[test]

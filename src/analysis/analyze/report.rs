@@ -1,6 +1,8 @@
-//! Findings as text ([`TableFormat`]): aligned tables for people (a table per
-//! rule, with the columns `nsys analyze` prints), one CSV table of every
-//! finding, or in JSON an object per rule, as `stats` writes its summaries.
+//! Findings as text ([`TableFormat`]), written by the one table writer
+//! ([`crate::render::table`]): aligned tables for people (a table per rule,
+//! with the columns `nsys analyze` prints), one CSV table of every finding
+//! (alone in its output: its header first), or in JSON an object per rule,
+//! as `stats` writes its summaries.
 //! A rule skipped for want of data says so and why: in the tables under its
 //! heading, in CSV as a row of its own (before the findings) with only the
 //! rule and the reason ("Skipped"), in JSON as its object's `skipped`.
@@ -8,8 +10,8 @@
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Rule};
-use crate::analysis::stats::TableFormat;
-use crate::analysis::stats::{csv_marker, json_head, json_key, json_tail};
+use crate::render::table::{write_aligned, write_csv, write_json, Cell, JsonHead, RowSource};
+use crate::render::table::{Fit, TableFormat};
 
 /// The columns of the CSV output; the tables and JSON take each rule's own.
 const COLUMNS: [&str; 16] = [
@@ -31,55 +33,21 @@ const COLUMNS: [&str; 16] = [
     "Skipped",
 ];
 
-/// A value of a finding, for the output.
-enum Value {
-    None,
-    Int(i64),
-    Text(String),
-    Percent(f64),
-    Ids(Vec<i64>),
+fn opt(v: Option<i64>) -> Cell {
+    v.map_or(Cell::Empty, |v| Cell::Int(i128::from(v)))
 }
 
-impl Value {
-    fn text(&self) -> String {
-        match self {
-            Value::None => String::new(),
-            Value::Int(v) => v.to_string(),
-            Value::Text(t) => t.clone(),
-            Value::Percent(p) => format!("{p:.1}"),
-            Value::Ids(ids) => ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" "),
-        }
-    }
-
-    fn json(&self) -> String {
-        match self {
-            Value::None => "null".to_owned(),
-            Value::Int(v) => v.to_string(),
-            Value::Text(t) => json_string(t),
-            Value::Percent(p) => format!("{p:.1}"),
-            Value::Ids(ids) => format!(
-                "[{}]",
-                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-            ),
-        }
-    }
+fn opt_text(v: Option<&str>) -> Cell {
+    v.map_or(Cell::Empty, |t| Cell::Text(t.to_owned()))
 }
 
-fn opt(v: Option<i64>) -> Value {
-    v.map_or(Value::None, Value::Int)
-}
-
-fn opt_text(v: Option<&str>) -> Value {
-    v.map_or(Value::None, |t| Value::Text(t.to_owned()))
-}
-
-/// The finding's values, in [`COLUMNS`] order.
-fn values(f: &Finding) -> [Value; 16] {
+/// The finding's cells, in [`COLUMNS`] order.
+fn cells(f: &Finding) -> [Cell; 16] {
     let [pid, tid, device, context, stream] = f.place.ids().map(|(_, id)| id);
     [
-        Value::Text(f.rule.name().to_owned()),
-        Value::Int(f.start),
-        Value::Int(f.duration),
+        Cell::Text(f.rule.name().to_owned()),
+        Cell::Int(i128::from(f.start)),
+        Cell::Int(i128::from(f.duration)),
         opt(pid),
         opt(tid),
         opt(device),
@@ -90,19 +58,19 @@ fn values(f: &Finding) -> [Value; 16] {
         opt_text(f.dst_kind),
         opt_text(f.memory_kind),
         opt(f.bytes),
-        f.in_use_percent.map_or(Value::None, Value::Percent),
-        Value::Ids(f.correlation_ids.clone()),
-        Value::None,
+        f.in_use_percent.map_or(Cell::Empty, |p| Cell::Real(p, 1)),
+        Cell::Ints(f.correlation_ids.clone()),
+        Cell::Empty,
     ]
 }
 
 /// The row of a rule skipped for the reason `why`, in [`COLUMNS`] order.
-fn skipped_values(rule: Rule, why: &str) -> [Value; 16] {
-    let mut values: [Value; 16] = std::array::from_fn(|_| Value::None);
-    values[0] = Value::Text(rule.name().to_owned());
-    values[14] = Value::Ids(Vec::new());
-    values[15] = Value::Text(why.to_owned());
-    values
+fn skipped_cells(rule: Rule, why: &str) -> Vec<Cell> {
+    let mut cells = vec![Cell::Empty; COLUMNS.len()];
+    cells[0] = Cell::Text(rule.name().to_owned());
+    cells[14] = Cell::Ints(Vec::new());
+    cells[15] = Cell::Text(why.to_owned());
+    cells
 }
 
 /// The columns a rule's table shows, by index into [`COLUMNS`].
@@ -116,11 +84,89 @@ fn table_columns(rule: Rule) -> &'static [usize] {
     }
 }
 
+/// How many findings of a rule are written: all, or at most `rows`.
+fn shown(findings: &Findings, rule: Rule, rows: Option<usize>) -> usize {
+    let all = findings.count(rule);
+    rows.map_or(all, |n| n.min(all))
+}
+
+/// The findings of one rule shown in its table, read from `findings` each
+/// time they are walked, as cells of its table's columns.
+struct RuleRows<'f> {
+    findings: &'f Findings,
+    rule: Rule,
+    shown: usize,
+}
+
+impl RowSource for RuleRows<'_> {
+    fn is_empty(&self) -> bool {
+        self.shown == 0
+    }
+
+    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
+        let columns = table_columns(self.rule);
+        let mut written = 0;
+        for found in self.findings.iter()? {
+            if written == self.shown {
+                break;
+            }
+            let found = found?;
+            if found.rule != self.rule {
+                continue;
+            }
+            written += 1;
+            let mut all = cells(&found).map(Some);
+            let row: Vec<Cell> = columns
+                .iter()
+                .map(|&c| all[c].take().expect("once"))
+                .collect();
+            f(&row)?;
+        }
+        Ok(())
+    }
+
+    fn left_out(&self) -> usize {
+        self.findings.count(self.rule) - self.shown
+    }
+}
+
+/// Every finding shown, of every rule, after a row per rule skipped: the
+/// one CSV table.
+struct AllRows<'f> {
+    findings: &'f Findings,
+    rows: Option<usize>,
+}
+
+impl RowSource for AllRows<'_> {
+    fn is_empty(&self) -> bool {
+        false
+    }
+
+    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
+        let rules = self.findings.rules();
+        for (rule, why) in skipped(self.findings) {
+            f(&skipped_cells(rule, why))?;
+        }
+        let mut written = vec![0; rules.len()];
+        for found in self.findings.iter()? {
+            let found = found?;
+            let Some(i) = rules.iter().position(|&r| r == found.rule) else {
+                continue;
+            };
+            if written[i] < shown(self.findings, rules[i], self.rows) {
+                written[i] += 1;
+                f(&cells(&found))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Writes `findings` (as [`super::analyze`] returns them: rule by rule, in
 /// the order of the rules it ran) of the report `file` in `format`, at most
-/// `rows` per rule when given (the tables say how many more there are).
-/// Findings are read from `findings` as they are written, twice for the
-/// tables (once to size their columns): memory holds a few at a time.
+/// `rows` per rule when given (the tables and JSON say how many more there
+/// are). Findings are read from `findings` as they are written, twice for
+/// the tables (once to size their columns): memory holds a few at a time.
 pub fn write_findings(
     out: &mut dyn Write,
     findings: &Findings,
@@ -129,149 +175,47 @@ pub fn write_findings(
     rows: Option<usize>,
 ) -> io::Result<()> {
     let rules = findings.rules();
-    let index = |rule: Rule| rules.iter().position(|&r| r == rule);
-    let shown = |rule: Rule| {
-        let all = findings.count(rule);
-        rows.map_or(all, |n| n.min(all))
+    let rule_rows = |rule: Rule| RuleRows {
+        findings,
+        rule,
+        shown: shown(findings, rule, rows),
     };
-    // The findings shown, in order, with the index of their rule.
-    let each_shown = |f: &mut dyn FnMut(usize, &Finding) -> io::Result<()>| {
-        let mut written = vec![0; rules.len()];
-        for found in findings.iter()? {
-            let found = found?;
-            let Some(i) = index(found.rule) else { continue };
-            if written[i] < shown(rules[i]) {
-                written[i] += 1;
-                f(i, &found)?;
-            }
-        }
-        Ok::<(), io::Error>(())
+    let headers = |rule: Rule| -> Vec<String> {
+        table_columns(rule)
+            .iter()
+            .map(|&c| COLUMNS[c].to_owned())
+            .collect()
     };
     match format {
         TableFormat::Table => {
-            let columns: Vec<&[usize]> = rules.iter().map(|&r| table_columns(r)).collect();
-            let mut widths: Vec<Vec<usize>> = columns
-                .iter()
-                .map(|cs| cs.iter().map(|&c| COLUMNS[c].chars().count()).collect())
-                .collect();
-            each_shown(&mut |i, f| {
-                let values = values(f);
-                for (w, &c) in widths[i].iter_mut().zip(columns[i]) {
-                    *w = (*w).max(values[c].text().chars().count());
+            for (i, &rule) in rules.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
                 }
-                Ok(())
-            })?;
-            // Rules in order, each heading before its first row; rules with
-            // no rows shown (none found) have their heading written when the
-            // next rule's comes, or at the end.
-            let mut next_heading = 0;
-            let mut headings_until = |out: &mut dyn Write, until: usize| -> io::Result<()> {
-                while next_heading < until {
-                    let rule = rules[next_heading];
-                    if next_heading > 0 {
-                        let before = rules[next_heading - 1];
-                        let more = findings.count(before) - shown(before);
-                        if more > 0 {
-                            writeln!(out, "  ... and {more} more")?;
-                        }
-                        writeln!(out)?;
-                    }
-                    writeln!(out, "{} ({})", rule.title(), rule.name())?;
-                    if let Some(why) = findings.skipped(rule) {
-                        writeln!(out, "  SKIPPED: {why}")?;
-                    } else if findings.count(rule) == 0 {
-                        writeln!(out, "  nothing found")?;
-                    } else {
-                        let header: Vec<String> = columns[next_heading]
-                            .iter()
-                            .map(|&c| COLUMNS[c].to_owned())
-                            .collect();
-                        write_aligned_row(out, &header, &widths[next_heading])?;
-                    }
-                    next_heading += 1;
-                }
-                Ok(())
-            };
-            each_shown(&mut |i, f| {
-                headings_until(&mut *out, i + 1)?;
-                let values = values(f);
-                let cells: Vec<String> = columns[i].iter().map(|&c| values[c].text()).collect();
-                write_aligned_row(&mut *out, &cells, &widths[i])
-            })?;
-            headings_until(&mut *out, rules.len())?;
-            if let Some(&last) = rules.last() {
-                let more = findings.count(last) - shown(last);
-                if more > 0 {
-                    writeln!(out, "  ... and {more} more")?;
+                writeln!(out, "{} ({})", rule.title(), rule.name())?;
+                if let Some(why) = findings.skipped(rule) {
+                    writeln!(out, "  SKIPPED: {why}")?;
+                } else if findings.count(rule) == 0 {
+                    writeln!(out, "  nothing found")?;
+                } else {
+                    write_aligned(out, &headers(rule), &rule_rows(rule), Fit::Whole)?;
                 }
             }
         }
         TableFormat::Csv => {
-            write!(
-                out,
-                "{}",
-                csv_marker("Findings", "analyze", &[file.to_owned()])
-            )?;
-            writeln!(out, "{}", COLUMNS.join(","))?;
-            for (rule, why) in skipped(findings) {
-                let row: Vec<String> = skipped_values(rule, why)
-                    .iter()
-                    .map(|v| csv_field(&v.text()))
-                    .collect();
-                writeln!(out, "{}", row.join(","))?;
-            }
-            each_shown(&mut |_, f| {
-                let row: Vec<String> = values(f).iter().map(|v| csv_field(&v.text())).collect();
-                writeln!(out, "{}", row.join(","))
-            })?;
+            let columns: Vec<String> = COLUMNS.iter().map(|c| (*c).to_owned()).collect();
+            write_csv(out, &columns, &AllRows { findings, rows })?;
         }
         TableFormat::Json => {
-            // An object per rule, in order, opened before its first row.
             let files = [file.to_owned()];
-            let keys: Vec<Vec<String>> = rules
-                .iter()
-                .map(|&r| {
-                    table_columns(r)
-                        .iter()
-                        .map(|&c| json_key(COLUMNS[c]))
-                        .collect()
-                })
-                .collect();
-            let mut opened = 0;
-            let first_row = std::cell::Cell::new(true);
-            let mut open_until = |out: &mut dyn Write, until: usize| -> io::Result<()> {
-                while opened < until {
-                    if opened > 0 {
-                        let before = rules[opened - 1];
-                        write!(out, "{}", json_tail(findings.skipped(before)))?;
-                    }
-                    let rule = rules[opened];
-                    write!(out, "{}", json_head(rule.name(), rule.title(), &files))?;
-                    opened += 1;
-                    first_row.set(true);
-                }
-                Ok(())
-            };
-            let mut row = String::new();
-            each_shown(&mut |i, f| {
-                open_until(&mut *out, i + 1)?;
-                let values = values(f);
-                row.clear();
-                row.push_str(if first_row.replace(false) { "{" } else { ",{" });
-                for (k, &c) in table_columns(rules[i]).iter().enumerate() {
-                    if k > 0 {
-                        row.push(',');
-                    }
-                    row.push_str(&json_string(&keys[i][k]));
-                    row.push(':');
-                    row.push_str(&values[c].json());
-                }
-                row.push('}');
-                out.write_all(row.as_bytes())
-            })?;
-            open_until(&mut *out, rules.len())?;
-            if let Some(&last) = rules.last() {
-                write!(out, "{}", json_tail(findings.skipped(last)))?;
+            for &rule in rules {
+                let head = JsonHead {
+                    name: rule.name(),
+                    title: rule.title(),
+                    files: &files,
+                };
+                let skipped = findings.skipped(rule);
+                write_json(out, &head, &headers(rule), &rule_rows(rule), skipped)?;
             }
         }
     }
@@ -284,45 +228,4 @@ fn skipped(findings: &Findings) -> impl Iterator<Item = (Rule, &str)> {
         .rules()
         .iter()
         .filter_map(|&r| findings.skipped(r).map(|why| (r, why)))
-}
-
-/// A row of cells in columns of `widths`; numbers to the right.
-fn write_aligned_row(out: &mut dyn Write, row: &[String], widths: &[usize]) -> io::Result<()> {
-    let mut line = String::from(" ");
-    for (cell, &width) in row.iter().zip(widths) {
-        let numeric = cell.chars().all(|ch| ch.is_ascii_digit() || ch == '.');
-        let pad = width - cell.chars().count();
-        line.push(' ');
-        if numeric {
-            line.push_str(&" ".repeat(pad));
-            line.push_str(cell);
-        } else {
-            line.push_str(cell);
-            line.push_str(&" ".repeat(pad));
-        }
-    }
-    writeln!(out, "{}", line.trim_end())
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

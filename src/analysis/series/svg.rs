@@ -6,7 +6,7 @@
 //! at each value; otherwise the values are evenly spaced, in the order given.
 //! The y axis starts at zero, in the time unit that suits the largest total.
 
-use crate::analysis::markup::escape;
+use crate::render::escape::html as escape;
 use std::fmt::Write;
 
 use super::{Series, SeriesCell};

@@ -20,16 +20,17 @@ mod spill;
 mod table;
 
 pub use super::compare::{
-    compare, comparison_table, top_by_kind, Difference, Kind, RunSummary, Side,
+    compare, comparison_table, fit_to_width, top_by_kind, Difference, Kind, RunSummary, Side,
+    NARROWING,
 };
+pub use crate::render::table::{Cell, Fit, Table, TableFormat};
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::projected_by_name;
 pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
 pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups, top_kernel_groups};
-pub(crate) use table::{csv_marker, json_head, json_key, json_string, json_tail, RowSource};
-pub use table::{Cell, Fit, Table, TableFormat};
+pub(crate) use table::RowSource;
 
 use crate::error::Result;
 use crate::nsys::names::RangeNames;

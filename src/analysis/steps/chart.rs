@@ -6,7 +6,7 @@
 //! Past [`MAX_STEPS`] steps, the chart holds those of largest skew, in step
 //! order, and says so; the tables keep every step.
 
-use crate::analysis::markup::escape;
+use crate::render::escape::html as escape;
 use std::fmt::Write;
 
 use super::{ms, JobSteps, Step};

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::chart;
 use super::{ms, JobSteps};
-use crate::analysis::markup::escape;
+use crate::render::escape::html as escape;
 
 impl JobSteps {
     /// Writes the steps as an HTML `<section class="job-steps">`, to put in

@@ -23,7 +23,7 @@
 use std::fmt::Display;
 use std::io::{self, Write};
 
-use crate::analysis::stats::json_string;
+use crate::render::escape::json_string;
 use crate::workflows::merge::RankFrom;
 
 use super::{JobSteps, StepMatch};

@@ -31,9 +31,9 @@ pub struct Args {
     #[arg(long = "rule", value_name = "NAME,...", value_delimiter = ',')]
     rules: Vec<Rule>,
 
-    /// table: a table per rule; csv: one table of every finding, after a
-    /// `# Findings (analyze) of REPORT` line; json: an object per rule on a
-    /// line of its own (JSON Lines), as `stats` writes its summaries.
+    /// table: a table per rule; csv: one table of every finding, its header
+    /// first; json: an object per rule on a line of its own (JSON Lines), as
+    /// `stats` writes its summaries.
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: TableFormat,
 
@@ -47,10 +47,9 @@ pub struct Args {
           allow_negative_numbers = true)]
     rows: usize,
 
-    /// gpu_gaps: gaps longer than this, in ns, us, ms or s (`500ms`,
-    /// `1.5ms`, `200us`); a number without a unit is in milliseconds, as
-    /// nsys takes it (default: 500ms).
-    #[arg(long, value_name = "TIME", default_value = "500ms", value_parser = gap)]
+    /// gpu_gaps: gaps longer than this, with its unit: ns, us, ms or s
+    /// (`500ms`, `1.5ms`, `200us`), as `--time` takes it.
+    #[arg(long, value_name = "TIME", default_value = "500ms", value_parser = parse_duration)]
     gap: u64,
 
     /// gpu_time_util: chunks in which the GPU is in use less than this
@@ -68,16 +67,6 @@ pub struct Args {
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
-}
-
-/// `--gap`: a duration in nanoseconds; a bare number is milliseconds, as
-/// for `nsys analyze`'s `gap=` and this flag before it took units.
-fn gap(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    match text.parse::<f64>() {
-        Ok(_) => parse_duration(&format!("{text}ms")),
-        Err(_) => parse_duration(text),
-    }
 }
 
 /// `--rows`: a count, where 0 and nsys's -1 mean all (0 here).
@@ -108,6 +97,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
     let rows = (args.rows > 0).then_some(args.rows);
+    if args.format != TableFormat::Table {
+        say_left_out(&findings, rows);
+    }
     let file = args.report.display().to_string();
     match &args.output {
         Some(path) => save_findings(path, &findings, &file, args.format, rows)?,
@@ -119,4 +111,22 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says how many findings of each rule `--rows` left out of CSV or JSON
+/// (the tables say it under each rule).
+fn say_left_out(findings: &nsys2perfetto::analyze::Findings, rows: Option<usize>) {
+    let Some(rows) = rows else { return };
+    let cut: Vec<String> = findings
+        .rules()
+        .iter()
+        .filter(|&&rule| findings.count(rule) > rows)
+        .map(|&rule| format!("{} more of {rule}", findings.count(rule) - rows))
+        .collect();
+    if !cut.is_empty() {
+        crate::note(format!(
+            "at most {rows} findings per rule are written: {} (--rows 0 writes all)",
+            cut.join(", ")
+        ));
+    }
 }

@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nsys2perfetto::compare::{compare, compare_files, comparison_table, top_by_kind, Kind};
+use nsys2perfetto::compare::{
+    compare, compare_files, comparison_table, fit_to_width, top_by_kind, Kind,
+};
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
 use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
 use nsys2perfetto::Options;
@@ -83,7 +85,17 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         true => Kind::ALL.to_vec(),
         false => args.kinds,
     };
-    let table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
+    let mut table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
+    if let Some(width) = args.table.terminal_width() {
+        let left_out = fit_to_width(&mut table, width);
+        if !left_out.is_empty() {
+            crate::note(format!(
+                "left out to fit the terminal's {width} columns: {} (--wide or --format csv \
+                 shows every column)",
+                left_out.join(", ")
+            ));
+        }
+    }
     let files = vec![args.a.display().to_string(), args.b.display().to_string()];
     // The trace is written even where the table could not be.
     let written = args.table.write(&[(files, vec![table])]);

@@ -153,7 +153,22 @@ impl Selection {
                 ));
             }
         }
-        Ok(self.chosen())
+        let chosen = self.chosen();
+        if !Part::ALL.into_iter().any(|p| chosen.has(p)) {
+            let names: Vec<&str> = Part::ALL.into_iter().map(Part::name).collect();
+            let flags = |list: &[Part]| list.iter().map(|p| p.name()).collect::<Vec<_>>().join(",");
+            let asked: Vec<String> = [("--only", &self.only), ("--exclude", &self.exclude)]
+                .into_iter()
+                .filter(|(_, list)| !list.is_empty())
+                .map(|(flag, list)| format!("{flag} {}", flags(list)))
+                .collect();
+            return Err(format!(
+                "{} leaves no part to convert (the parts are {})",
+                asked.join(" "),
+                names.join(", ")
+            ));
+        }
+        Ok(chosen)
     }
 
     fn chosen(&self) -> Parts {
@@ -175,7 +190,7 @@ impl Selection {
 #[command(next_help_heading = "Filters")]
 pub struct Filters {
     /// Keep only events that overlap this span of session time, START:END,
-    /// either side optional, each in ns, us, ms or s (ns without a unit):
+    /// either side optional, each with its unit, ns, us, ms or s:
     /// `1.5s:2s`, `500ms:`, `:100us`. Slices reaching beyond it are cut at
     /// its edges, their recorded times in the args clipped_start/clipped_end.
     #[arg(long, value_name = "START:END", allow_hyphen_values = true)]

@@ -162,6 +162,7 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
             r.summary
         );
     }
+    warn_far_apart(reports);
     let count = match reports.len() {
         1 => "1 report".to_owned(),
         n => format!("{n} reports"),
@@ -183,4 +184,44 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
         human_bytes(size),
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Sessions that started further apart than this are not of one job.
+const ONE_JOB: u64 = 3600 * 1_000_000_000;
+
+/// Warns where reports aligned on their session starts began more than an
+/// hour apart: their events then lie that far apart on the trace's time
+/// line (the ranks of one job start within seconds).
+fn warn_far_apart(reports: &[MergedReport]) {
+    let on_start: Vec<&MergedReport> = reports
+        .iter()
+        .filter(|r| r.aligned_on == AlignedOn::SessionStart)
+        .collect();
+    let (Some(first), Some(last)) = (
+        on_start.iter().min_by_key(|r| r.offset_ns),
+        on_start.iter().max_by_key(|r| r.offset_ns),
+    ) else {
+        return;
+    };
+    let apart = last.offset_ns - first.offset_ns;
+    if apart > ONE_JOB {
+        warn(format_args!(
+            "the sessions started {} apart ({} first, {} last): on one time line their \
+             events lie that far apart, as if of one job (`compare A B --trace OUT` puts \
+             two runs side by side at their first GPU work)",
+            long_duration(apart),
+            first.path.display(),
+            last.path.display()
+        ));
+    }
+}
+
+/// A long span of time, in the largest unit of years, days and hours.
+fn long_duration(ns: u64) -> String {
+    let hours = ns as f64 / 3.6e12;
+    match hours {
+        h if h >= 24.0 * 365.25 => format!("{:.1} years", h / (24.0 * 365.25)),
+        h if h >= 24.0 => format!("{:.1} days", h / 24.0),
+        h => format!("{h:.1} hours"),
+    }
 }

@@ -30,7 +30,7 @@ pub struct Args {
     /// a .nsys-rep/.qdrep report). Repeat for each run; every run names the
     /// same parameter.
     #[arg(long, num_args = 2, value_names = ["NAME=VALUE", "REPORT"],
-          action = clap::ArgAction::Append, required_unless_present = "pattern")]
+          action = clap::ArgAction::Append)]
     param: Vec<String>,
 
     #[command(flatten)]
@@ -108,6 +108,10 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Neither way of naming the runs given: one of them is needed, not both.
+const NO_RUNS: &str = "no runs: give --param NAME=VALUE REPORT for each run, \
+                       or --pattern TEMPLATE with --values V,...";
+
 /// The parameter, the runs and the patterns, or why the command line is wrong.
 fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), String> {
     let patterns = args
@@ -129,6 +133,7 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
                 SeriesRun::from_template(template, &args.template.values),
             )
         }
+        None if args.param.is_empty() => return Err(NO_RUNS.into()),
         None => {
             let mut parameter: Option<String> = None;
             let mut runs = Vec::new();

@@ -17,13 +17,16 @@ use crate::interrupted_reading;
 /// Where tables go and how they look.
 #[derive(clap::Args)]
 pub struct TableOutput {
-    /// table (aligned columns), csv (as `nsys stats --format csv`, each
-    /// table after a `# title (name) of report` line) or json (JSON Lines:
-    /// one object per table and report).
+    /// table (aligned columns), csv (as `nsys stats --format csv`: a table
+    /// alone starts with its header; several on standard output each follow
+    /// a `# title (name) of report` line) or json (JSON Lines: one object
+    /// per table and report).
     #[arg(long, value_name = "FORMAT", default_value = "table")]
     format: TableFormat,
 
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output; several tables in
+    /// CSV go to a file each, FILE_<table>.csv (FILE without its .csv), as
+    /// `nsys stats -o` names them.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -49,7 +52,7 @@ impl TableOutput {
     pub fn write(&self, summaries: &[(Vec<String>, Vec<Table>)]) -> anyhow::Result<()> {
         let fit = self.fit();
         match &self.output {
-            Some(path) => save_tables(path, summaries, self.format, fit)?,
+            Some(path) => say_written(&save_tables(path, summaries, self.format, fit)?),
             None => {
                 let mut text = Vec::new();
                 write_tables(&mut text, summaries, self.format, fit).expect("writing to memory");
@@ -74,8 +77,10 @@ impl TableOutput {
     ) -> anyhow::Result<()> {
         let (format, fit) = (self.format, self.fit());
         if let Some(path) = &self.output {
-            return save_summaries(path, inputs, which, options, format, fit)
-                .map_err(interrupted_reading);
+            let written = save_summaries(path, inputs, which, options, format, fit)
+                .map_err(interrupted_reading)?;
+            say_written(&written);
+            return Ok(());
         }
         let mut spool =
             tempfile::tempfile().context("cannot create a temporary file (TMPDIR says where)")?;
@@ -96,6 +101,15 @@ impl TableOutput {
             .context("cannot write standard output")
     }
 
+    /// Whether the tables are aligned text, to be fitted to a terminal of
+    /// this width (see [`TableOutput::fit`]).
+    pub fn terminal_width(&self) -> Option<usize> {
+        match (self.format, self.fit()) {
+            (TableFormat::Table, Fit::Line(width)) => Some(width),
+            _ => None,
+        }
+    }
+
     /// How long names may be in an aligned table: whole with `--wide`; on a
     /// terminal, as long as its lines allow; elsewhere (a file, a pipe), as
     /// long as nsys prints them.
@@ -112,5 +126,14 @@ impl TableOutput {
             },
             _ => Fit::NSYS,
         }
+    }
+}
+
+/// Says which files several tables went to, where they are not the one
+/// named.
+fn say_written(written: &[PathBuf]) {
+    if written.len() > 1 {
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        crate::note(format!("a file per table: {}", names.join(", ")));
     }
 }

@@ -32,9 +32,18 @@ pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
 }
 
 /// The CSV that `stats`, `compare` and `analyze` write less the line that
-/// marks each table (`# CUDA API Summary (cuda_api_sum) of run.sqlite`):
-/// what nsys writes. Each table must have its line.
+/// marks each table where several share the output (`# CUDA API Summary
+/// (cuda_api_sum) of run.sqlite`): what nsys writes. A table alone has no
+/// marker (its header comes first); of several, each must have its line.
 pub fn unmarked(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    if !(first.starts_with("# ") && first.contains(") of ")) {
+        assert!(
+            !text.contains("\n\n# "),
+            "a table alone, then a marked one: {text:?}"
+        );
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     let mut table_starts = true;
     for line in text.split_inclusive('\n') {

@@ -1,7 +1,7 @@
 //! The page as one self-contained HTML file: styles inline, charts as
 //! inline SVG, no script and nothing fetched.
 
-use crate::analysis::markup::escape;
+use crate::render::escape::html as escape;
 use std::io::{self, Write};
 
 use super::super::Page;

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::analysis::stats::json_string;
+use crate::render::escape::json_string;
 
 use super::super::model::{IdleStretch, NamedTime, RunReport};
 use super::super::Page;

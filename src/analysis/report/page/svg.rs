@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::super::model::RunReport;
 use super::{duration, percent};
-use crate::analysis::markup::escape;
+use crate::render::escape::html as escape;
 
 /// Distinct for the common forms of colour blindness, and on white (Tableau 10).
 const COLORS: [&str; 10] = [

@@ -1,0 +1,218 @@
+//! Text made safe for each format the answers are written in, once each:
+//! a CSV field, a JSON string, HTML and XML (pages, SVG charts), a cell of
+//! a CommonMark (GitHub Markdown) table.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// A CSV field (RFC 4180): quoted, its quotes doubled, where it holds a
+/// comma, a quote or a line break (`\n` or `\r`); as it is otherwise.
+pub(crate) fn csv_field(text: &str) -> Cow<'_, str> {
+    match text.contains([',', '"', '\n', '\r']) {
+        true => Cow::Owned(format!("\"{}\"", text.replace('"', "\"\""))),
+        false => Cow::Borrowed(text),
+    }
+}
+
+/// A JSON string literal: quotes and backslashes escaped, the control
+/// characters JSON forbids raw as `\n`, `\r`, `\t` or `\u00XX`.
+pub(crate) fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `text` safe inside XML and HTML, in elements and quoted attributes:
+/// markup characters as entities, and the control characters XML 1.0
+/// cannot hold as `?`.
+pub(crate) fn html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as the literal text of a cell of a CommonMark table (GitHub's
+/// tables): every character that could start markup within a line
+/// (`<unnamed>` would be taken for an HTML tag and dropped, `*` for
+/// emphasis, `|` would end the cell, `$` starts math on GitHub) escaped
+/// with a backslash (`#` starts a heading only at a line's start, which a
+/// cell never is: `ProfilerStep#3` stays as it is), and line
+/// breaks and other control characters, which a one-line cell cannot hold,
+/// as spaces.
+// The pages' Markdown writers take it as they move into the renderer
+// (issue 27.5, branch `charts`); until then only its tests call it.
+#[allow(dead_code)]
+pub(crate) fn commonmark_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings that break a writer that escapes too little.
+    const HOSTILE: [&str; 9] = [
+        "f(a, \"b\")",
+        "line\nbreak",
+        "carriage\rreturn",
+        "<unnamed> & <float>",
+        "a|b`c`",
+        "tab\tnul\u{0}bell\u{7}del\u{7f}",
+        "back\\slash",
+        "é ünïcödé \u{2028} \u{fffd}",
+        "ProfilerStep#3 *x* _y_ [z](u) ~~s~~ $m$ !",
+    ];
+
+    #[test]
+    fn csv_fields_read_back_as_written() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("f(a, \"b\")"), "\"f(a, \"\"b\"\")\"");
+        assert_eq!(csv_field("carriage\rreturn"), "\"carriage\rreturn\"");
+        for text in HOSTILE {
+            assert_eq!(read_csv_field(&csv_field(text)), text, "{text:?}");
+        }
+    }
+
+    /// One field as RFC 4180 reads it: the quoted form unquoted, quotes
+    /// undoubled; a bare field must hold no comma, quote or line break.
+    fn read_csv_field(field: &str) -> String {
+        match field.strip_prefix('"').and_then(|f| f.strip_suffix('"')) {
+            Some(inner) => {
+                assert!(!inner.replace("\"\"", "").contains('"'), "{field:?}");
+                inner.replace("\"\"", "\"")
+            }
+            None => {
+                assert!(!field.contains([',', '"', '\n', '\r']), "{field:?}");
+                field.to_owned()
+            }
+        }
+    }
+
+    #[test]
+    fn json_strings_read_back_as_written() {
+        assert_eq!(json_string("a\"b\\c\n"), r#""a\"b\\c\n""#);
+        assert_eq!(json_string("\u{1}"), r#""\u0001""#);
+        for text in HOSTILE {
+            let literal = json_string(text);
+            assert!(
+                !literal.chars().any(|c| (c as u32) < 0x20),
+                "{literal:?} holds a raw control character"
+            );
+            assert_eq!(read_json_string(&literal), text);
+        }
+    }
+
+    /// A JSON string literal read as RFC 8259 reads it.
+    fn read_json_string(literal: &str) -> String {
+        let inner = literal.strip_prefix('"').and_then(|l| l.strip_suffix('"'));
+        let mut chars = inner.expect("a quoted literal").chars();
+        let mut out = String::new();
+        while let Some(c) = chars.next() {
+            assert!(c != '"', "a raw quote in {literal:?}");
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next().expect("an escape") {
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                't' => out.push('\t'),
+                'u' => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    let code = u32::from_str_radix(&hex, 16).expect("4 hex digits");
+                    out.push(char::from_u32(code).expect("a character"));
+                }
+                c @ ('"' | '\\' | '/') => out.push(c),
+                c => panic!("\\{c} is no JSON escape"),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn html_leaves_no_markup_and_no_control_characters() {
+        assert_eq!(
+            html("a<b & \"c\" 'd'>"),
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;"
+        );
+        assert_eq!(html("x\u{1}y\tz"), "x?y\tz");
+        for text in HOSTILE {
+            let escaped = html(text);
+            assert!(!escaped.contains(['<', '>', '"', '\'']), "{escaped:?}");
+            // Every & starts an entity of ours.
+            for (at, _) in escaped.match_indices('&') {
+                let rest = &escaped[at..];
+                assert!(
+                    ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                        .iter()
+                        .any(|e| rest.starts_with(e)),
+                    "{escaped:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn commonmark_cells_hold_no_markup_and_stay_one_line() {
+        assert_eq!(commonmark_cell("<unnamed>"), "\\<unnamed\\>");
+        assert_eq!(commonmark_cell("a|b"), "a\\|b");
+        assert_eq!(commonmark_cell("line\nbreak"), "line break");
+        for text in HOSTILE {
+            let cell = commonmark_cell(text);
+            assert!(!cell.chars().any(char::is_control), "{cell:?}");
+            // Every markup character is escaped, and unescaping gives the
+            // text back (control characters as spaces).
+            let mut read = String::new();
+            let mut chars = cell.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => read.push(chars.next().expect("an escaped character")),
+                    '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '$' => {
+                        panic!("{c:?} unescaped in {cell:?}")
+                    }
+                    c => read.push(c),
+                }
+            }
+            let expected: String = text
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            assert_eq!(read, expected);
+        }
+    }
+}
