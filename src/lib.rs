@@ -55,6 +55,7 @@ mod filter;
 mod nsys;
 mod nsys_cli;
 pub mod perfetto;
+mod render;
 mod worker;
 mod workflows;
 
