@@ -720,7 +720,7 @@ fn a_long_warm_up_cuts_the_axis_and_says_so() {
     let job = measure(&[path], "ProfilerStep*", Labels::default());
     let html = rendered(&job, JobSteps::write_html);
     assert!(
-        html.contains("The time axis is cut at") && html.contains("1 bar is longer"),
+        html.contains("The time axis is cut at 2.5 ms: 1 longer bar breaks at the top"),
         "{html}"
     );
     // The plot is 260 px tall: the longest step after the warm-up fills

@@ -88,6 +88,28 @@ fn step_label(name: &str, place: usize, room: usize) -> String {
     }
 }
 
+/// Which steps are labelled (every how many, from the first) and their
+/// labels: every one where the labels fit beside each other, else every
+/// second, third..., each label the step's name where it fits its room,
+/// else the number ending it.
+fn step_labels(steps: &[&Step], places: &[usize], group: f64) -> (usize, Vec<String>) {
+    let width = chart::char_width(FONT_SIZE);
+    let mut every = (30.0 / group).ceil().max(1.0) as usize;
+    loop {
+        let room = group * every as f64;
+        let labels: Vec<String> = steps
+            .iter()
+            .zip(places)
+            .map(|(step, &place)| step_label(&step.name, place, ((room - 6.0) / width) as usize))
+            .collect();
+        let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        if widest as f64 * width + 6.0 <= room || every >= steps.len() {
+            return (every, labels);
+        }
+        every += 1;
+    }
+}
+
 pub(super) fn svg(job: &JobSteps) -> String {
     let (chosen, _) = charted(job);
     let steps: Vec<&Step> = chosen.iter().map(|&i| &job.steps[i]).collect();
@@ -116,13 +138,24 @@ pub(super) fn svg(job: &JobSteps) -> String {
         legend.push(("the step's slowest rank", RED, Swatch::Solid));
     }
     chart::legend(&mut s, LEFT, 22.0, FONT_SIZE, &legend);
+    let group = PLOT_WIDTH / steps.len().max(1) as f64;
+    let bar = group * 0.8 / ranks as f64;
+    // A broken bar's length is written on it where it fits (else in its tooltip).
+    let length_fits = bar >= 8.0 * chart::char_width(9);
     if cut {
         let longer = durations.iter().filter(|&&d| d as f64 > top_ns).count();
+        let said = match (longer, length_fits) {
+            (1, true) => "1 longer bar breaks at the top, its length written on it".to_owned(),
+            (1, false) => "1 longer bar breaks at the top, its length in its tooltip".to_owned(),
+            (n, true) => format!("{n} longer bars break at the top, their lengths written on them"),
+            (n, false) => {
+                format!("{n} longer bars break at the top, their lengths in their tooltips")
+            }
+        };
         let _ = writeln!(
             s,
-            r#"<text class="axis-cut" x="{LEFT}" y="40" fill="{MUTED}">The time axis is cut at {}: {longer} bar{} longer (a warm-up?) break at the top, their length written on them.</text>"#,
+            r#"<text class="axis-cut" x="{LEFT}" y="40" fill="{MUTED}">The time axis is cut at {}: {said}.</text>"#,
             chart::time_tick(top_ns, tick, top_ns),
-            if longer == 1 { " is" } else { "s are" },
         );
     }
     // The time axis and its grid.
@@ -139,9 +172,7 @@ pub(super) fn svg(job: &JobSteps) -> String {
             chart::time_tick(ns, tick, top_ns)
         );
     }
-    let group = PLOT_WIDTH / steps.len().max(1) as f64;
-    let bar = group * 0.8 / ranks as f64;
-    let label_every = (30.0 / group).ceil().max(1.0) as usize;
+    let (label_every, labels) = step_labels(&steps, &chosen, group);
     for (g, step) in steps.iter().enumerate() {
         let left = LEFT + g as f64 * group + group * 0.1;
         // No slowest rank in a tie.
@@ -183,30 +214,33 @@ pub(super) fn svg(job: &JobSteps) -> String {
                 TOP + PLOT_HEIGHT - busy_top,
             );
             if t.duration_ns as f64 > top_ns {
-                // The break: a white gap across the bar near its top, and its length.
+                // The break: a white gap across the bar near its top.
                 let _ = write!(
                     s,
-                    r#"<path class="break" d="M{x:.2} {:.2}l{bar:.2} -6v5l-{bar:.2} 6z" fill="white"/><text x="{:.2}" y="{:.1}" text-anchor="middle" font-size="9">{}</text>"#,
+                    r#"<path class="break" d="M{x:.2} {:.2}l{bar:.2} -6v5l-{bar:.2} 6z" fill="white"/>"#,
                     TOP + 14.0,
-                    x + bar / 2.0,
-                    TOP - 3.0,
-                    escape(&duration(t.duration_ns.into()))
                 );
+                if length_fits {
+                    let _ = write!(
+                        s,
+                        r#"<text x="{:.2}" y="{:.1}" text-anchor="middle" font-size="9">{}</text>"#,
+                        x + bar / 2.0,
+                        TOP - 3.0,
+                        escape(&duration(t.duration_ns.into()))
+                    );
+                }
             }
             s.push_str("</g>\n");
         }
         if g % label_every == 0 {
-            // Names too long for their room are told by the number ending
-            // them, the name in the tooltip.
-            let room =
-                ((group * label_every as f64) / chart::char_width(FONT_SIZE)).floor() as usize;
+            // The name in the tooltip, whatever the label says.
             let _ = writeln!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}" text-anchor="middle"><title>{}</title>{}</text>"#,
                 LEFT + (g as f64 + 0.5) * group,
                 TOP + PLOT_HEIGHT + 16.0,
                 escape(&step.name),
-                escape(&step_label(&step.name, chosen[g], room))
+                escape(&labels[g])
             );
         }
     }
