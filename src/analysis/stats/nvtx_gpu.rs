@@ -290,6 +290,9 @@ pub(super) fn nvtx_gpu_proj_sum(
     Ok(rows.into_iter().map(|(_, row)| row).collect())
 }
 
+/// A name's projected GPU time (ns) and how many of its ranges were projected.
+pub(crate) type ProjectedName = (String, i128, u64);
+
 /// [`projected_by_name_counted`] without the counts.
 pub(crate) fn projected_by_name(
     report: &Report,
@@ -313,7 +316,7 @@ pub(crate) fn projected_by_name(
 pub(crate) fn projected_by_name_counted(
     report: &Report,
     names: RangeNames,
-) -> Result<(Vec<(String, i128, u64)>, i128), Failure> {
+) -> Result<(Vec<ProjectedName>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
