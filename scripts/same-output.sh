@@ -8,6 +8,8 @@
 #   scripts/same-output.sh [BASE]
 #   BASE_BIN=path/to/nsys2perfetto scripts/same-output.sh
 #       (a base binary built already: no worktree, no build of the base)
+#   NEW_BIN=path/to/nsys2perfetto scripts/same-output.sh
+#       (the new binary built already, e.g. a debug build: no release build)
 #   KEEP=DIR scripts/same-output.sh
 #       (the outputs are kept in DIR/old and DIR/new)
 #
@@ -33,8 +35,12 @@ else
   old=target/same-output-base/release/nsys2perfetto
   base_name="$base ($(git rev-parse --short "$base"))"
 fi
-cargo build --quiet --release
-new=target/release/nsys2perfetto
+if [ -n "${NEW_BIN:-}" ]; then
+  new=$NEW_BIN
+else
+  cargo build --quiet --release
+  new=target/release/nsys2perfetto
+fi
 
 inputs=("$fixtures"/sqlite/*.sqlite "$fixtures"/local/*.sqlite demo/demo.sqlite)
 mkdir -p "$work/old" "$work/new"
@@ -69,6 +75,9 @@ for input in "${inputs[@]}"; do
   each "$n.analyze.json" analyze --format json "$input"
   each "$n.analyze.txt" analyze "$input"
   each "$n.compare.csv" compare --format csv "$input" demo/demo.sqlite
+  each "$n.report.html" report "$input" -o @OUT@
+  each "$n.report.md" report "$input" --format md
+  each "$n.report.json" report "$input" --format json
 done
 
 h100=("$fixtures"/sqlite/h100_torch_graph_node.sqlite "$fixtures"/sqlite/h100_torch_graph_whole.sqlite)
@@ -78,6 +87,15 @@ each "compare-h100.txt" compare "${h100[@]}"
 each "compare-h100.perfetto-trace" compare --format csv "${h100[@]}" --trace @OUT@
 each "series-h100.csv" series -q --param graphs=node "${h100[0]}" --param graphs=whole "${h100[1]}" \
   --events 'kernel:.' 'api:^cuda' 'nvtx:.' 'nvtx-gpu:.' --svg @OUT@.svg
+# The pages of a job's steps: two ranks matched by name, two processes of
+# one report matched by order, and ranks without steps.
+for format in html md json; do
+  each "steps-h100.$format" report --step 'step *' "${h100[@]}" --format $format
+  each "steps-2gpu.$format" report --step 'aten::linear*' \
+    "$fixtures"/sqlite/nsys-ai_h100_2gpu_1s.sqlite --format $format
+  each "steps-none.$format" report --step 'ProfilerStep*' "$fixtures"/sqlite/cori_run1_report1.sqlite \
+    "$fixtures"/sqlite/pipit_saxpy_mpi_cuda_rank0.sqlite --format $format
+done
 each "merge-cori.perfetto-trace" merge -q "$fixtures"/sqlite/cori_run1_report1.sqlite \
   "$fixtures"/sqlite/pipit_saxpy_mpi_cuda_rank0.sqlite -o @OUT@
 each "merge-h100.perfetto-trace" merge -q "${h100[@]}" -o @OUT@

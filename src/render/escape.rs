@@ -55,30 +55,70 @@ pub(crate) fn html(text: &str) -> String {
     out
 }
 
-/// `text` as the literal text of a cell of a CommonMark table (GitHub's
-/// tables): every character that could start markup within a line
-/// (`<unnamed>` would be taken for an HTML tag and dropped, `*` for
-/// emphasis, `|` would end the cell, `$` starts math on GitHub) escaped
-/// with a backslash (`#` starts a heading only at a line's start, which a
-/// cell never is: `ProfilerStep#3` stays as it is), and line
-/// breaks and other control characters, which a one-line cell cannot hold,
-/// as spaces.
-// The pages' Markdown writers take it as they move into the renderer
-// (issue 27.5, branch `charts`); until then only its tests call it.
-#[allow(dead_code)]
-pub(crate) fn commonmark_cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+/// `text` as CommonMark (and GitHub's tables) shows it literally, on one
+/// line: the characters that would start markup (emphasis, code, links,
+/// HTML such as `<unnamed>`, entities, table cells, GitHub's `$` math) backslash-escaped;
+/// `_` only where it could emphasise (not between two letters or digits,
+/// as in `sm80_xmma`); line breaks and other control characters as spaces.
+pub(crate) fn commonmark(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        let word = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
         match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '$' => {
+            '\\' | '`' | '*' | '<' | '>' | '[' | ']' | '|' | '~' | '$' => {
                 out.push('\\');
                 out.push(c);
+            }
+            '_' if !(word(i.checked_sub(1)) && word(Some(i + 1))) => out.push_str("\\_"),
+            // An entity (`&amp;`, `&#60;`) would be decoded.
+            '&' if chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_alphanumeric() || *n == '#') =>
+            {
+                out.push_str("\\&")
             }
             c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
     }
     out
+}
+
+/// [`commonmark`] for text that starts a line (a paragraph, a list item,
+/// a heading): also what would make the line a heading, a list, a rule or
+/// a quote (`# x`, `- x`, `1. x`, `+ x`, `= x`).
+pub(crate) fn commonmark_line(text: &str) -> String {
+    let escaped = commonmark(text);
+    let digits = escaped.bytes().take_while(u8::is_ascii_digit).count();
+    let starts_block = match escaped.as_bytes().get(digits) {
+        _ if escaped.starts_with(['#', '-', '+', '=']) => true,
+        Some(b'.' | b')') if digits > 0 => {
+            return format!("{}\\{}", &escaped[..digits], &escaped[digits..]);
+        }
+        _ => false,
+    };
+    match starts_block {
+        true => format!("\\{escaped}"),
+        false => escaped,
+    }
+}
+
+/// `code` as a CommonMark code span: fenced by more backticks than it
+/// holds in a row, padded where it starts or ends with one; pipes escaped
+/// (GitHub splits table cells at them even in code).
+pub(crate) fn code_span(code: &str) -> String {
+    let code = code.replace(['\n', '\r'], " ").replace('|', "\\|");
+    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = match code.starts_with('`') || code.ends_with('`') {
+        true => " ",
+        false => "",
+    };
+    format!("{fence}{pad}{code}{pad}{fence}")
 }
 
 #[cfg(test)]
@@ -188,12 +228,12 @@ mod tests {
     }
 
     #[test]
-    fn commonmark_cells_hold_no_markup_and_stay_one_line() {
-        assert_eq!(commonmark_cell("<unnamed>"), "\\<unnamed\\>");
-        assert_eq!(commonmark_cell("a|b"), "a\\|b");
-        assert_eq!(commonmark_cell("line\nbreak"), "line break");
+    fn commonmark_holds_no_markup_and_stays_one_line() {
+        assert_eq!(commonmark("<unnamed>"), "\\<unnamed\\>");
+        assert_eq!(commonmark("a|b"), "a\\|b");
+        assert_eq!(commonmark("line\nbreak"), "line break");
         for text in HOSTILE {
-            let cell = commonmark_cell(text);
+            let cell = commonmark(text);
             assert!(!cell.chars().any(char::is_control), "{cell:?}");
             // Every markup character is escaped, and unescaping gives the
             // text back (control characters as spaces).
@@ -202,7 +242,7 @@ mod tests {
             while let Some(c) = chars.next() {
                 match c {
                     '\\' => read.push(chars.next().expect("an escaped character")),
-                    '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '$' => {
+                    '`' | '*' | '[' | ']' | '<' | '>' | '|' | '~' | '$' => {
                         panic!("{c:?} unescaped in {cell:?}")
                     }
                     c => read.push(c),
@@ -214,5 +254,26 @@ mod tests {
                 .collect();
             assert_eq!(read, expected);
         }
+    }
+
+    #[test]
+    fn commonmark_shows_hostile_names_as_they_are() {
+        assert_eq!(
+            commonmark("at::native::<unnamed>::f<float>"),
+            "at::native::\\<unnamed\\>::f\\<float\\>"
+        );
+        assert_eq!(
+            commonmark("a|b *c* `d` [e](f)"),
+            "a\\|b \\*c\\* \\`d\\` \\[e\\](f)"
+        );
+        assert_eq!(commonmark("sm80_xmma_gemm _x_"), "sm80_xmma_gemm \\_x\\_");
+        assert_eq!(commonmark("a &amp; b & c"), "a \\&amp; b & c");
+        assert_eq!(commonmark("two\nlines"), "two lines");
+        assert_eq!(commonmark_line("# not a heading"), "\\# not a heading");
+        assert_eq!(commonmark_line("12. not a list"), "12\\. not a list");
+        assert_eq!(commonmark_line("12 ok"), "12 ok");
+        assert_eq!(code_span("step *"), "`step *`");
+        assert_eq!(code_span("a`b|c"), "``a`b\\|c``");
+        assert_eq!(code_span("`x"), "`` `x ``");
     }
 }

@@ -371,13 +371,17 @@ fn two_gpus_of_two_processes_match_their_source() {
 }
 
 /// NVIDIA's `nvtx_gpu_proj_sum` of a capture, by grouped name.
-fn nvidia_projection(capture: &str) -> Option<BTreeMap<String, i128>> {
+fn nvidia_projection(capture: &str) -> Option<BTreeMap<String, (i128, u64)>> {
     let dir = require(Need::Shared)?.join("fixtures/nsys-2025.3-stats");
     let text =
         std::fs::read_to_string(dir.join(format!("{capture}_nvtx_gpu_proj_sum.csv"))).unwrap();
     let rows = crate::support::nsys::csv_rows(&text);
     let at = |column: &str| rows[0].iter().position(|c| c == column).unwrap();
-    let (range, total) = (at("Range"), at("Total Proj Time (ns)"));
+    let (range, total, instances) = (
+        at("Range"),
+        at("Total Proj Time (ns)"),
+        at("Range Instances"),
+    );
     let mut by_name = BTreeMap::new();
     for row in &rows[1..] {
         let name = row[range].strip_prefix(':').unwrap_or(&row[range]);
@@ -393,7 +397,9 @@ fn nvidia_projection(capture: &str) -> Option<BTreeMap<String, i128>> {
             _ => name,
         }
         .to_owned();
-        *by_name.entry(name).or_default() += row[total].parse::<i128>().unwrap();
+        let sum: &mut (i128, u64) = by_name.entry(name).or_default();
+        sum.0 += row[total].parse::<i128>().unwrap();
+        sum.1 += row[instances].parse::<u64>().unwrap();
     }
     Some(by_name)
 }
@@ -413,9 +419,16 @@ fn nvtx_scopes_are_nvidias_projection() {
         };
         let run = report_file(&path, &ReportOptions::default(), &Options::default()).unwrap();
         assert!(run.nvtx.skipped.is_none());
-        let mut expected: Vec<(&String, &i128)> = nvidia.iter().collect();
-        expected.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        let got: Vec<(&String, &i128)> = run.nvtx.top.iter().map(|n| (&n.name, &n.time)).collect();
+        // Times and counts of ranges (the count JSON gives as `nvtx.top[].count`).
+        let mut expected: Vec<(&String, i128, Option<u64>)> =
+            nvidia.iter().map(|(n, t)| (n, t.0, Some(t.1))).collect();
+        expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let got: Vec<(&String, i128, Option<u64>)> = run
+            .nvtx
+            .top
+            .iter()
+            .map(|n| (&n.name, n.time, n.count))
+            .collect();
         assert_eq!(got, expected[..expected.len().min(10)], "{capture}");
     }
 }
@@ -918,4 +931,214 @@ fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Names that are markup in HTML or Markdown, as C++ and users write them.
+const HOSTILE: [&str; 5] = [
+    "<script>alert(1)</script>",
+    "at::native::<unnamed>::reduce<float>",
+    "left|right",
+    "run `tick` now",
+    "*starred* and _under_ [link](x)",
+];
+
+/// A run whose kernels and NVTX ranges carry the hostile names, each
+/// kernel launched inside the range of its name.
+fn hostile_run() -> (tempfile::TempDir, std::path::PathBuf) {
+    synthetic(|s| {
+        s.process(1, "python3");
+        for (i, name) in HOSTILE.iter().enumerate() {
+            let at = 1_000 + i as i64 * 10_000;
+            s.nvtx_push_pop(MAIN, at..at + 5_000, &format!("range {name}"));
+            s.api(MAIN, at + 100..at + 400, "cudaLaunchKernel_v7000")
+                .corr(i as i64 + 1);
+            s.kernel(S1, at + 1_000..at + 2_000 + i as i64 * 100, name)
+                .corr(i as i64 + 1);
+        }
+    })
+}
+
+fn report_text(input: &Path, format: &str) -> String {
+    let out = binary()
+        .args(["report", "--format", format])
+        .arg(input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Issue 27 item 5. Markdown: every hostile name reads as itself, escaped
+/// for CommonMark (GitHub strips `<unnamed>` left raw), and each table row
+/// keeps its cells. JSON: each NVTX scope counts its ranges (was null).
+#[test]
+fn hostile_names_are_text_in_markdown_and_counted_in_json() {
+    let (_dir, input) = hostile_run();
+    let md = report_text(&input, "md");
+    for raw in [
+        "<script>",
+        "<unnamed>",
+        "<float>",
+        "`tick`",
+        "*starred*",
+        "[link](x)",
+    ] {
+        assert!(!md.contains(raw), "{raw} left raw: {md}");
+    }
+    assert!(
+        md.contains("at::native::\\<unnamed\\>::reduce\\<float\\>"),
+        "{md}"
+    );
+    assert!(md.contains("\\<script\\>alert(1)\\</script\\>"), "{md}");
+    assert!(md.contains("left\\|right"), "{md}");
+    // Every row of a table has as many unescaped pipes as its header.
+    let mut lines = md.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with('|') {
+            continue;
+        }
+        let pipes = |l: &str| l.replace("\\|", "").matches('|').count();
+        let width = pipes(line);
+        while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
+            assert_eq!(pipes(row), width, "{row}");
+        }
+    }
+    let json = report_text(&input, "json");
+    let script = "import json,sys\n\
+        run=json.load(sys.stdin)['runs'][0]\n\
+        for n in run['nvtx']['top']: print(n['count'], n['name'])\n\
+        for k in run['top_kernels']: print(k['count'], k['name'])\n";
+    let Ok(mut python) = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+    else {
+        return skip("no python3 to read the JSON back");
+    };
+    use std::io::Write;
+    python
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.as_bytes())
+        .unwrap();
+    let out = python.wait_with_output().unwrap();
+    assert!(out.status.success(), "not JSON: {json}");
+    let listed = String::from_utf8(out.stdout).unwrap();
+    for name in HOSTILE {
+        assert!(listed.contains(&format!("1 range {name}\n")), "{listed}");
+        assert!(listed.contains(&format!("1 {name}\n")), "{listed}");
+    }
+}
+
+/// Issue 27 item 5: the HTML page shows the hostile names as text: headless
+/// Chromium finds no script but the page's own, and each name in the text.
+#[test]
+fn hostile_names_are_text_in_html() {
+    let (dir, input) = hostile_run();
+    let page = dir.path().join("page.html");
+    let status = binary()
+        .arg("report")
+        .arg(&input)
+        .arg("-o")
+        .arg(&page)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script>"), "{html}");
+    let Some(chromium) = chromium() else {
+        return skip("no chromium on PATH (CI installs it)");
+    };
+    // A script of the test's, after the page: the count of scripts and the
+    // page's text, as Chromium parsed them.
+    let probe = dir.path().join("probe.html");
+    std::fs::write(
+        &probe,
+        html.replace(
+            "</body></html>",
+            "<script>document.body.setAttribute('data-scripts', document.scripts.length);\
+             document.body.setAttribute('data-text', document.body.innerText);</script></body></html>",
+        ),
+    )
+    .unwrap();
+    let out = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("data-scripts=\"1\""), "{dom}");
+    for name in HOSTILE {
+        let shown = name
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        assert!(dom.contains(&format!("range {shown}")), "{name}: {dom}");
+    }
+}
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// Issue 27 item 6: the chart of busy time over the run and the table of
+/// idle stretches give times on one clock, the export's, in seconds, and
+/// the chart's ticks are round: evenly spaced by 1, 2, 2.5 or 5 times a
+/// power of ten, and within the GPU's work.
+#[test]
+fn the_busy_chart_ticks_round_times_on_the_clock_of_the_idle_table() {
+    // Work from 5.2 s to 6.1 s, idle between.
+    let run = |s: &mut Synth| {
+        s.process(1, "python3");
+        s.kernel(S1, 5_200_000_000..5_300_000_000, "gemm").corr(1);
+        s.kernel(S1, 6_000_000_000..6_100_000_000, "gemm").corr(2);
+    };
+    let (dir, input) = synthetic(run);
+    let page = dir.path().join("page.html");
+    assert!(binary()
+        .arg("report")
+        .arg(&input)
+        .arg("-o")
+        .arg(&page)
+        .status()
+        .unwrap()
+        .success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<td class=\"n\">5.300000 s</td>"),
+        "the idle table"
+    );
+    let chart = &html[html.find("<svg").unwrap()..html.find("</svg>").unwrap()];
+    assert!(chart.contains("the export's clock"), "{chart}");
+    let ticks: Vec<f64> = chart
+        .split("text-anchor=\"middle\">")
+        .skip(1)
+        .map(|t| t.split(" s</text>").next().unwrap().parse().unwrap())
+        .collect();
+    assert!(ticks.len() >= 3, "{ticks:?}");
+    let step = ticks[1] - ticks[0];
+    let power = 10f64.powf(step.log10().floor());
+    assert!(
+        [1.0, 2.0, 2.5, 5.0, 10.0]
+            .iter()
+            .any(|m| (step - m * power).abs() < 1e-9),
+        "{ticks:?}"
+    );
+    for (i, t) in ticks.iter().enumerate() {
+        assert!((t - ticks[0] - step * i as f64).abs() < 1e-9, "{ticks:?}");
+        assert!((5.2..=6.1 + step).contains(t), "{ticks:?}");
+    }
 }

@@ -221,7 +221,11 @@ fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
             && n.contains("its report has no NVTX range")));
     let markdown = rendered(&job, JobSteps::write_markdown);
     assert!(markdown.contains("0 steps"), "{markdown}");
-    assert!(markdown.contains(&notes[7]), "{markdown}");
+    // The note as CommonMark writes it: the glob's star escaped.
+    assert!(
+        markdown.contains(&notes[7].replace('*', "\\*")),
+        "{markdown}"
+    );
     check_json(&job);
 }
 
@@ -612,4 +616,158 @@ fn check_in_chromium(job: &JobSteps, dir: &Path) {
         "--window-size=1100,900".into(),
     ]);
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}
+
+/// A rank of `ProfilerStep#N` ranges of the given lengths (ns), one after
+/// the other, each with a kernel on each of `gpus`.
+fn rank_of_steps(path: &Path, pid: u32, lengths: &[i64], gpus: &[i64]) {
+    let mut s = Synth::new(path);
+    s.process(pid, "python");
+    let main = Thread { pid, tid: pid };
+    s.thread(main, "python");
+    for &gpu in gpus {
+        s.gpu(gpu, "H100");
+    }
+    let mut at = 1_000_000;
+    for (i, &length) in lengths.iter().enumerate() {
+        s.nvtx_push_pop(main, at..at + length, &format!("ProfilerStep#{i}"));
+        for &device in gpus {
+            let on = GpuStream {
+                pid,
+                device,
+                context: 1 + device,
+                stream: 7,
+            };
+            s.kernel(on, at + 1_000..at + 2_000, "gemm");
+        }
+        at += length + 1_000;
+    }
+    s.finish();
+}
+
+/// Issue 27 item 6: one rank has nothing to be compared with: its page
+/// speaks of no skew and no slowest rank, and names its GPUs in words.
+#[test]
+fn one_rank_s_page_compares_nothing_and_names_its_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rank.sqlite");
+    rank_of_steps(&path, 7, &[1_000_000; 6], &[0]);
+    let job = measure(
+        std::slice::from_ref(&path),
+        "ProfilerStep*",
+        Labels::default(),
+    );
+    assert_eq!((job.ranks.len(), job.steps.len()), (1, 6));
+    let markdown = rendered(&job, JobSteps::write_markdown);
+    let html = rendered(&job, JobSteps::write_html);
+    for page in [&markdown, &html] {
+        for word in ["skew", "Skew", "slowest", "Slowest", "two ranks"] {
+            assert!(!page.contains(word), "{word}: {page}");
+        }
+    }
+    assert!(markdown.contains("| rank 0 | 6 | GPU 0 |"), "{markdown}");
+    let two = dir.path().join("two.sqlite");
+    rank_of_steps(&two, 7, &[1_000_000; 2], &[0, 1]);
+    let job = measure(&[two], "ProfilerStep*", Labels::default());
+    let markdown = rendered(&job, JobSteps::write_markdown);
+    assert!(
+        markdown.contains("| rank 0 | 2 | GPUs 0, 1 |"),
+        "{markdown}"
+    );
+}
+
+/// Issue 27 item 6: two ranks whose steps take the same time: no rank is
+/// the slowest of a tie, in the numbers, the chart or the words.
+#[test]
+fn ties_have_no_slowest_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: Vec<PathBuf> = (0..2)
+        .map(|r| {
+            let path = dir.path().join(format!("rank{r}.sqlite"));
+            rank_of_steps(&path, 7 + r, &[1_000_000; 6], &[0]);
+            path
+        })
+        .collect();
+    let job = measure(&inputs, "ProfilerStep*", Labels::default());
+    assert!(job
+        .steps
+        .iter()
+        .all(|s| s.slowest.as_ref().unwrap().skew_ns == 0));
+    assert_eq!(job.skew.slowest_count, [0, 0]);
+    assert_eq!(job.skew.slowest_most_often, None);
+    let markdown = rendered(&job, JobSteps::write_markdown);
+    assert!(!markdown.contains("of 6 steps"), "{markdown}");
+    assert!(
+        markdown.contains("6 steps took every rank the same time"),
+        "{markdown}"
+    );
+    assert_eq!(markdown.matches("| tie |").count(), 6, "{markdown}");
+    let html = rendered(&job, JobSteps::write_html);
+    assert!(!html.contains("slowest\""), "{html}");
+    check_json(&job);
+}
+
+/// The heights of a chart's bars of step `name` (px), rank by rank.
+fn bar_heights(html: &str, name: &str) -> Vec<f64> {
+    html.split(&format!("<title>{name}: "))
+        .skip(1)
+        .map(|bar| {
+            let height = bar.split("height=\"").nth(1).unwrap();
+            height.split('"').next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// Issue 27 item 6: a warm-up 100 times longer than the other steps cuts
+/// the time axis, said on the chart, so that the other steps' bars stay
+/// tall enough to compare; the axis's ticks are round.
+#[test]
+fn a_long_warm_up_cuts_the_axis_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rank.sqlite");
+    let mut lengths = vec![2_000_000; 8];
+    lengths[0] = 200_000_000;
+    lengths[5] = 2_500_000;
+    rank_of_steps(&path, 7, &lengths, &[0]);
+    let job = measure(&[path], "ProfilerStep*", Labels::default());
+    let html = rendered(&job, JobSteps::write_html);
+    assert!(
+        html.contains("The time axis is cut at 2.5 ms: 1 longer bar breaks at the top"),
+        "{html}"
+    );
+    // The plot is 260 px tall: the longest step after the warm-up fills
+    // most of it, and a step 20% shorter is seen to be shorter.
+    let tallest = bar_heights(&html, "ProfilerStep#5")[0];
+    let other = bar_heights(&html, "ProfilerStep#6")[0];
+    assert!(tallest > 150.0, "{tallest}");
+    assert!(tallest - other > 25.0, "{tallest} {other}");
+    // The warm-up's bar breaks at the top, with its length on it.
+    assert!(html.contains("class=\"break\""), "{html}");
+    assert!(html.contains(">200.0 ms</text>"), "{html}");
+    // Ticks: 0, 0.5, 1 ... ms: round.
+    assert!(
+        html.contains(">0.5 ms</text>") && html.contains(">2.5 ms</text>"),
+        "{html}"
+    );
+}
+
+/// Issue 27 item 6: where names are too long for their place under the
+/// bars, the chart says the number ending the step's name (0-based as the
+/// names are), not its place counted from 1.
+#[test]
+fn chart_labels_are_the_steps_own_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rank.sqlite");
+    rank_of_steps(&path, 7, &[1_000_000; 40], &[0]);
+    let job = measure(&[path], "ProfilerStep*", Labels::default());
+    let html = rendered(&job, JobSteps::write_html);
+    assert!(
+        html.contains("<title>ProfilerStep#0</title>0</text>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<title>ProfilerStep#12</title>12</text>"),
+        "{html}"
+    );
+    assert!(!html.contains("</title>#"), "{html}");
 }

@@ -31,7 +31,7 @@ mod timeline;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::analyze::{analyze, Finding, Place, Rule, Thresholds};
-use crate::analysis::stats::{projected_by_name, top_kernel_groups};
+use crate::analysis::stats::{projected_by_name_counted, top_kernel_groups};
 use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions};
 use crate::analysis::Failure;
 use crate::error::Result;
@@ -298,24 +298,26 @@ fn nvtx_scopes(
     }
     // Names are grouped before the projection keys them, so its groups are
     // operators, not instances.
-    let (projected, gpu_span) = projected_by_name(report, RangeNames::Grouped)?;
+    let (projected, gpu_span) = projected_by_name_counted(report, RangeNames::Grouped)?;
     if projected.is_empty() {
         return Ok(skipped(
             "no NVTX range (push/pop or start/end on one thread) launched GPU work",
         ));
     }
-    let mut grouped: rustc_hash::FxHashMap<String, i128> = rustc_hash::FxHashMap::default();
-    for (name, time) in projected {
+    let mut grouped: rustc_hash::FxHashMap<String, (i128, u64)> = rustc_hash::FxHashMap::default();
+    for (name, time, ranges) in projected {
         // `domain:name`; the default domain has no name.
         let name = name.strip_prefix(':').unwrap_or(&name);
-        *grouped.entry(name.to_owned()).or_default() += time;
+        let sum = grouped.entry(name.to_owned()).or_default();
+        sum.0 += time;
+        sum.1 += ranges;
     }
     let mut scopes: Vec<NamedTime> = grouped
         .into_iter()
-        .map(|(name, time)| NamedTime {
+        .map(|(name, (time, ranges))| NamedTime {
             name,
             time,
-            count: None,
+            count: Some(ranges),
         })
         .collect();
     scopes.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.name.cmp(&b.name)));
@@ -362,8 +364,8 @@ fn finding_line(f: &Finding) -> String {
     };
     let mut line = format!(
         "at {} for {} on {place}",
-        page::seconds(i128::from(f.start)),
-        page::duration(i128::from(f.duration))
+        crate::render::format::seconds(i128::from(f.start)),
+        crate::render::format::duration(i128::from(f.duration))
     );
     if let Some(api) = &f.api {
         line.push_str(&format!(": {}", crate::nsys::names::api_stats_name(api)));

@@ -155,6 +155,7 @@ pub struct NvtxScopes {
     pub skipped: Option<String>,
     /// By projected GPU time (first start to last end of the GPU work
     /// launched within each range), ranges of one grouped name summed.
+    /// The count of each is how many ranges of the name launched GPU work.
     pub top: Vec<NamedTime>,
     /// The span of the run's GPU work, which shares are of.
     pub gpu_span: i128,

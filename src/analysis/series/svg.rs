@@ -5,8 +5,11 @@
 //! they span a factor of 16 or more, as doubling batch sizes do), with a tick
 //! at each value; otherwise the values are evenly spaced, in the order given.
 //! The y axis starts at zero, in the time unit that suits the largest total.
+//! The frame, palette and round ticks are [`crate::render::chart`]'s.
 
 use crate::render::escape::html as escape;
+use crate::render::chart::{self, decimals, round_step, PALETTE};
+use crate::render::format::{duration_3, TimeUnit};
 use std::fmt::Write;
 
 use super::{Series, SeriesCell};
@@ -18,17 +21,10 @@ const TOP: f64 = 56.0;
 const BOTTOM: f64 = 64.0;
 const LEGEND_GAP: f64 = 28.0;
 const LEGEND_LINE: f64 = 22.0;
-/// The width of a character of the 12 px sans-serif text, roughly, for
-/// sizing the legend and spacing tick labels.
-const CHAR_WIDTH: f64 = 7.0;
+const FONT_SIZE: u8 = 12;
 /// Longer patterns are shortened in the legend (the full text is its tooltip).
 const LEGEND_CHARS: usize = 44;
 
-/// Distinct for the common forms of colour blindness, and on white (Tableau 10).
-const COLORS: [&str; 10] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#b6992d", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
-];
 /// Past ten lines, colours repeat with these dashes.
 const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 
@@ -43,24 +39,17 @@ pub(super) fn plot(series: &Series) -> String {
         })
         .max()
         .unwrap_or(10);
-    let legend_width = 36.0 + legend_chars as f64 * CHAR_WIDTH;
+    let legend_width = 36.0 + legend_chars as f64 * chart::char_width(FONT_SIZE);
     let width = (LEFT + PLOT_WIDTH + LEGEND_GAP + legend_width + 16.0).round();
     let legend_height = 30.0 + series.patterns.len() as f64 * LEGEND_LINE;
     let height = (TOP + PLOT_HEIGHT.max(legend_height) + BOTTOM).round();
 
-    let mut s = String::new();
+    let title = format!("Total time of matching events by {}", series.parameter);
+    let mut s = chart::open(None, width, height, FONT_SIZE, &title);
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(
-        s,
-        r#"<rect width="{width}" height="{height}" fill="white"/>"#
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">Total time of matching events by {}</text>"#,
-        escape(&series.parameter)
+        r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">{}</text>"#,
+        escape(&title)
     );
     let _ = writeln!(
         s,
@@ -109,7 +98,7 @@ pub(super) fn plot(series: &Series) -> String {
             TOP + PLOT_HEIGHT + 5.0
         );
         // Labels that would overlap the previous one are left out.
-        let half = run.value.chars().count() as f64 * CHAR_WIDTH / 2.0;
+        let half = run.value.chars().count() as f64 * chart::char_width(FONT_SIZE) / 2.0;
         if px - half >= last_label_end + 6.0 {
             let _ = writeln!(
                 s,
@@ -212,7 +201,7 @@ pub(super) fn plot(series: &Series) -> String {
             escape(&text)
         );
     }
-    s.push_str("</svg>\n");
+    chart::close(&mut s);
     s
 }
 
@@ -232,8 +221,8 @@ fn no_events(cells: &[SeriesCell]) -> bool {
 }
 
 fn style(pattern: usize) -> (&'static str, String) {
-    let color = COLORS[pattern % COLORS.len()];
-    let dash = DASHES[(pattern / COLORS.len()) % DASHES.len()];
+    let color = PALETTE[pattern % PALETTE.len()];
+    let dash = DASHES[(pattern / PALETTE.len()) % DASHES.len()];
     let dash = match dash {
         "" => String::new(),
         d => format!(r#" stroke-dasharray="{d}""#),
@@ -246,28 +235,9 @@ fn tooltip(series: &Series, pattern: &str, run: usize, cell: &SeriesCell) -> Str
         "{pattern}, {}={}: {} in {} events",
         series.parameter,
         series.runs[run].value,
-        human_ns(cell.total_ns),
+        duration_3(cell.total_ns),
         cell.count
     )
-}
-
-/// A duration as people read it: 812 ns, 3.25 ms.
-fn human_ns(ns: i64) -> String {
-    let (unit, scale) = unit_for(ns.unsigned_abs());
-    match scale {
-        1 => format!("{ns} ns"),
-        _ => format!("{:.3} {unit}", ns as f64 / scale as f64),
-    }
-}
-
-/// The unit that shows `max_ns` with at most three digits before the point.
-fn unit_for(max_ns: u64) -> (&'static str, u64) {
-    match max_ns {
-        n if n >= 1_000_000_000 => ("s", 1_000_000_000),
-        n if n >= 1_000_000 => ("ms", 1_000_000),
-        n if n >= 1_000 => ("µs", 1_000),
-        _ => ("ns", 1),
-    }
 }
 
 fn shorten(text: &str) -> String {
@@ -328,10 +298,11 @@ impl YAxis {
     }
 
     fn linear(max_ns: i64) -> Self {
-        let max_ns = max_ns.max(1) as u64;
-        let (unit, scale) = unit_for(max_ns);
-        let max = max_ns as f64 / scale as f64;
-        let step = nice_step(max / 5.0);
+        let max_ns = max_ns.max(1) as f64;
+        let unit = TimeUnit::of(max_ns);
+        let scale = unit.ns();
+        let max = max_ns / scale;
+        let step = round_step(max / 5.0);
         // Headroom: the highest dot clears the top of the plot.
         let top = (max * 1.04 / step).ceil() * step;
         let decimals = decimals(step);
@@ -339,13 +310,13 @@ impl YAxis {
         let ticks = (0..=steps)
             .map(|k| {
                 let v = k as f64 * step;
-                (v * scale as f64, format!("{v:.decimals$}"))
+                (v * scale, format!("{v:.decimals$}"))
             })
             .collect();
         YAxis {
-            title: format!("total time ({unit})"),
+            title: format!("total time ({})", unit.name()),
             scale: YScale::Linear {
-                top_ns: top * scale as f64,
+                top_ns: top * scale,
             },
             ticks,
         }
@@ -364,7 +335,7 @@ impl YAxis {
             .filter(|k| k % every == 0)
             .map(|k| {
                 let ns = 10f64.powi((low as i32) + k as i32);
-                (ns, human_decade(ns))
+                (ns, chart::time_tick(ns, ns, ns))
             })
             .collect();
         if zero {
@@ -387,37 +358,6 @@ impl YAxis {
             }
         }
     }
-}
-
-/// A power of ten of nanoseconds in the unit that shows it whole: 10 ns, 100 µs, 1 s.
-fn human_decade(ns: f64) -> String {
-    let (unit, scale) = unit_for(ns.round() as u64);
-    format!("{} {unit}", (ns / scale as f64).round())
-}
-
-/// 1, 2, 2.5 or 5 times a power of ten, at or above `raw`.
-fn nice_step(raw: f64) -> f64 {
-    let power = 10f64.powf(raw.log10().floor());
-    let fraction = raw / power;
-    let nice = match fraction {
-        f if f <= 1.0 => 1.0,
-        f if f <= 2.0 => 2.0,
-        f if f <= 2.5 => 2.5,
-        f if f <= 5.0 => 5.0,
-        _ => 10.0,
-    };
-    nice * power
-}
-
-/// The decimals that tell ticks `step` apart.
-fn decimals(step: f64) -> usize {
-    let mut d = 0;
-    while d < 6
-        && ((step * 10f64.powi(d as i32)).round() - step * 10f64.powi(d as i32)).abs() > 1e-9
-    {
-        d += 1;
-    }
-    d
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -498,16 +438,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_are_round() {
-        assert_eq!(nice_step(0.9), 1.0);
-        assert_eq!(nice_step(1.3), 2.0);
-        assert_eq!(nice_step(23.0), 25.0);
-        assert_eq!(nice_step(0.031), 0.05);
-        assert_eq!(decimals(0.25), 2);
-        assert_eq!(decimals(50.0), 0);
-    }
-
-    #[test]
     fn the_y_axis_covers_the_largest_total_in_its_unit() {
         let y = YAxis::linear(143_200_000);
         assert_eq!(y.title, "total time (ms)");
@@ -533,7 +463,5 @@ mod tests {
     #[test]
     fn text_is_escaped() {
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
-        assert_eq!(human_ns(812), "812 ns");
-        assert_eq!(human_ns(3_250_000), "3.250 ms");
     }
 }

@@ -290,8 +290,22 @@ pub(super) fn nvtx_gpu_proj_sum(
     Ok(rows.into_iter().map(|(_, row)| row).collect())
 }
 
+/// A name's projected GPU time (ns) and how many of its ranges were projected.
+pub(crate) type ProjectedName = (String, i128, u64);
+
+/// [`projected_by_name_counted`] without the counts.
+pub(crate) fn projected_by_name(
+    report: &Report,
+    names: RangeNames,
+) -> Result<(Vec<(String, i128)>, i128), Failure> {
+    let (projected, span) = projected_by_name_counted(report, names)?;
+    let projected = projected.into_iter().map(|(n, t, _)| (n, t)).collect();
+    Ok((projected, span))
+}
+
 /// The projected GPU time of the NVTX ranges of `report` by `domain:name`
-/// (both styles together; each name as `names` says), as
+/// (both styles together; each name as `names` says), and how many ranges
+/// of the name were projected (launched GPU work), as
 /// [`nvtx_gpu_proj_sum`] totals it: each range's
 /// time from its first GPU operation's start to its last one's end. With
 /// it, the span of the report's GPU work: from the first start of a kernel,
@@ -299,17 +313,17 @@ pub(super) fn nvtx_gpu_proj_sum(
 ///
 /// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
 /// holds a few batches, the open and waiting ranges, and the names.
-pub(crate) fn projected_by_name(
+pub(crate) fn projected_by_name_counted(
     report: &Report,
     names: RangeNames,
-) -> Result<(Vec<(String, i128)>, i128), Failure> {
+) -> Result<(Vec<ProjectedName>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
     let Some(last) = report.nvtx_last_time()? else {
         return Ok((Vec::new(), 0));
     };
     // `None`: no range of the group was projected (it launched no GPU work),
     // so the group is no row, as in `nvtx_gpu_proj_sum`.
-    let mut totals: Vec<Option<i128>> = Vec::new();
+    let mut totals: Vec<Option<(i128, u64)>> = Vec::new();
     let mut span: Option<(i64, i64)> = None;
     let take = |projector: &mut Projector<RangeInfo>| {
         while let Some(p) = projector.next_ready() {
@@ -317,7 +331,9 @@ pub(crate) fn projected_by_name(
             if totals.len() <= group {
                 totals.resize(group + 1, None);
             }
-            *totals[group].get_or_insert(0) += i128::from(p.last - p.first);
+            let (total, ranges) = totals[group].get_or_insert((0, 0));
+            *total += i128::from(p.last - p.first);
+            *ranges += 1;
         }
     };
     let see = |event: &CudaEvent| {
@@ -329,13 +345,21 @@ pub(crate) fn projected_by_name(
         }
     };
     let keys = project(report, names, last, see, take)?;
-    let mut by_name: FxHashMap<String, i128> = FxHashMap::default();
-    for (group, total) in totals.into_iter().enumerate() {
-        let Some(total) = total else { continue };
-        *by_name.entry(keys[group].0.clone()).or_default() += total;
+    let mut by_name: FxHashMap<String, (i128, u64)> = FxHashMap::default();
+    for (group, counted) in totals.into_iter().enumerate() {
+        let Some((total, ranges)) = counted else {
+            continue;
+        };
+        let sum = by_name.entry(keys[group].0.clone()).or_default();
+        sum.0 += total;
+        sum.1 += ranges;
     }
     let span = span.map_or(0, |(first, last)| i128::from(last) - i128::from(first));
-    Ok((by_name.into_iter().collect(), span))
+    let projected = by_name
+        .into_iter()
+        .map(|(name, (total, ranges))| (name, total, ranges))
+        .collect();
+    Ok((projected, span))
 }
 
 pub(super) const KERNEL_COLUMNS: [&str; 13] = [

@@ -138,7 +138,8 @@ pub(super) fn run_skew(steps: &[Step], ranks: usize) -> RunSkew {
         .filter_map(|(i, s)| s.slowest.as_ref().map(|sl| (i, sl)))
         .collect();
     let mut slowest_count = vec![0; ranks];
-    for (_, s) in &compared {
+    // A step every rank took equally long (a tie) has no slowest rank.
+    for (_, s) in compared.iter().filter(|(_, s)| s.skew_ns > 0) {
         slowest_count[s.rank] += 1;
     }
     let most = slowest_count.iter().copied().max().unwrap_or(0);

@@ -13,18 +13,18 @@
 //! rank lacks is said, not dropped. Durations are wall time, each rank on
 //! its own clock: the ranks need no common time line.
 //!
-//! [`JobSteps`] is written as Markdown ([`JobSteps::write_markdown`]), JSON
-//! ([`JobSteps::write_json`]) and an HTML fragment with an SVG chart
+//! [`JobSteps`] is written as JSON ([`JobSteps::write_json`]), and as a
+//! section of a page (`page`) that the renderer writes as Markdown
+//! ([`JobSteps::write_markdown`]) or an HTML fragment with an SVG chart
 //! ([`JobSteps::write_html`]).
 
 mod busy;
 mod chart;
-mod html;
 mod json;
-mod markdown;
 mod matching;
 mod measure;
 mod measured;
+mod page;
 mod pattern;
 
 use std::path::{Path, PathBuf};
@@ -183,7 +183,8 @@ pub struct RunSkew {
     /// The step of the largest skew, by index into [`JobSteps::steps`], and
     /// that skew (ns).
     pub max_skew: Option<(usize, u64)>,
-    /// How many steps each rank was slowest in.
+    /// How many steps each rank was slowest in (a step every rank took
+    /// equally long counts for none).
     pub slowest_count: Vec<usize>,
     /// The rank slowest in the most steps (the first given, of a tie).
     pub slowest_most_often: Option<usize>,
@@ -457,9 +458,4 @@ fn plural(n: usize) -> &'static str {
         1 => "",
         _ => "s",
     }
-}
-
-/// Nanoseconds as milliseconds, to the microsecond.
-fn ms(ns: f64) -> String {
-    format!("{:.3} ms", ns / 1e6)
 }

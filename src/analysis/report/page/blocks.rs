@@ -1,27 +1,17 @@
-//! A run's page as blocks (headings, paragraphs, tables, charts), built
-//! once: the HTML and Markdown writers render the same blocks, so the two
-//! hold the same numbers. One function per section, in [`SECTIONS`] order;
-//! a new section is one more function and one more line in [`run_blocks`].
+//! A run's page as a document of blocks (headings, paragraphs, tables,
+//! charts), built once: the renderer writes the same blocks as HTML and
+//! Markdown, so the two hold the same numbers. One function per section, in
+//! [`SECTIONS`] order; a new section is one more function and one more line
+//! in [`run_blocks`].
 
 use super::super::model::{GpuUse, RunReport};
-use super::{duration, gpu_headlines, gpu_title, percent, seconds, svg, SECTIONS};
-
-/// A piece of a page.
-pub(super) enum Block {
-    /// A heading of level 1 (a run) to 3.
-    Heading(u8, String),
-    Paragraph(String),
-    /// Column headers and rows; numbers are right-aligned where a column's
-    /// header ends in a space (the marker is not shown).
-    Table(Vec<String>, Vec<Vec<String>>),
-    /// An SVG image (HTML only).
-    Chart(String),
-    List(Vec<String>),
-}
+use super::{gpu_headlines, gpu_title, percent, svg, SECTIONS};
+use crate::render::format::{duration, seconds};
+use crate::render::page::{Block, Column, Table};
 
 /// Every block of one run.
 pub(super) fn run_blocks(run: &RunReport) -> Vec<Block> {
-    let mut blocks = vec![Block::Heading(1, run.path.clone())];
+    let mut blocks = vec![Block::Heading(1, run.path.clone().into())];
     let capture = match run.capture {
         Some((start, end)) => format!(
             "Capture: {} to {} ({}); {} GPU(s).",
@@ -32,11 +22,11 @@ pub(super) fn run_blocks(run: &RunReport) -> Vec<Block> {
         ),
         None => format!("No capture time recorded; {} GPU(s).", run.gpus.len()),
     };
-    blocks.push(Block::Paragraph(capture));
+    blocks.push(Block::Paragraph(capture.into()));
     let sections: [fn(&RunReport, &mut Vec<Block>); 6] =
         [gpus, kinds, launches, top_kernels, nvtx, findings];
     for (title, section) in SECTIONS.iter().zip(sections) {
-        blocks.push(Block::Heading(2, (*title).to_owned()));
+        blocks.push(Block::Heading(2, (*title).into()));
         section(run, &mut blocks);
     }
     blocks
@@ -54,12 +44,15 @@ fn gpus(run: &RunReport, blocks: &mut Vec<Block>) {
     ));
     blocks.push(Block::Chart(svg::busy_over_time(run)));
     for gpu in &run.gpus {
-        blocks.push(Block::Heading(3, gpu_title(gpu)));
+        blocks.push(Block::Heading(3, gpu_title(gpu).into()));
         let rows = gpu_headlines(run, gpu)
             .into_iter()
             .map(|(label, value)| vec![label.to_owned(), value])
             .collect();
-        blocks.push(Block::Table(vec!["".into(), "".into()], rows));
+        blocks.push(Block::Table(Table::new(
+            vec![Column::text(""), Column::text("")],
+            rows,
+        )));
         idle_stretches(gpu, blocks);
     }
 }
@@ -68,7 +61,12 @@ fn idle_stretches(gpu: &GpuUse, blocks: &mut Vec<Block>) {
     if gpu.largest_idle.is_empty() {
         return;
     }
-    let headers = ["Idle from ", "For ", "Waiting ", "What the CPU threads did"];
+    let columns = vec![
+        Column::number("Idle from"),
+        Column::number("For"),
+        Column::number("Waiting"),
+        Column::text("What the CPU threads did"),
+    ];
     let rows = gpu
         .largest_idle
         .iter()
@@ -109,11 +107,10 @@ fn idle_stretches(gpu: &GpuUse, blocks: &mut Vec<Block>) {
             ]
         })
         .collect();
-    blocks.push(Block::Paragraph(format!(
-        "Longest idle stretches of GPU {}:",
-        gpu.device
-    )));
-    blocks.push(Block::Table(headers.map(String::from).to_vec(), rows));
+    blocks.push(Block::Paragraph(
+        format!("Longest idle stretches of GPU {}:", gpu.device).into(),
+    ));
+    blocks.push(Block::Table(Table::new(columns, rows)));
 }
 
 fn kinds(run: &RunReport, blocks: &mut Vec<Block>) {
@@ -125,7 +122,7 @@ fn kinds(run: &RunReport, blocks: &mut Vec<Block>) {
     blocks.push(Block::Paragraph(format!(
         "Summed durations of GPU work ({} in all; concurrent work adds up), by kind of kernel name and by kind of memory operation.",
         duration(total)
-    )));
+    ).into()));
     blocks.push(Block::Chart(svg::kinds_bar(run)));
     let rows = run
         .kinds
@@ -139,12 +136,13 @@ fn kinds(run: &RunReport, blocks: &mut Vec<Block>) {
             ]
         })
         .collect();
-    blocks.push(Block::Table(
-        ["Kind", "Time ", "Share ", "Count "]
-            .map(String::from)
-            .to_vec(),
-        rows,
-    ));
+    let columns = vec![
+        Column::text("Kind"),
+        Column::number("Time"),
+        Column::number("Share"),
+        Column::number("Count"),
+    ];
+    blocks.push(Block::Table(Table::new(columns, rows)));
 }
 
 fn launches(run: &RunReport, blocks: &mut Vec<Block>) {
@@ -168,18 +166,21 @@ fn launches(run: &RunReport, blocks: &mut Vec<Block>) {
             row
         })
         .collect();
-    let headers = [
-        "Kind",
-        "Calls ",
-        "Call p50 ",
-        "Call p90 ",
-        "Call p99 ",
-        "Launched ",
-        "Delay p50 ",
-        "Delay p90 ",
-        "Delay p99 ",
-    ];
-    blocks.push(Block::Table(headers.map(String::from).to_vec(), rows));
+    let mut columns = vec![Column::text("Kind")];
+    columns.extend(
+        [
+            "Calls",
+            "Call p50",
+            "Call p90",
+            "Call p99",
+            "Launched",
+            "Delay p50",
+            "Delay p90",
+            "Delay p99",
+        ]
+        .map(Column::number),
+    );
+    blocks.push(Block::Table(Table::new(columns, rows)));
 }
 
 fn top_kernels(run: &RunReport, blocks: &mut Vec<Block>) {
@@ -199,23 +200,24 @@ fn top_kernels(run: &RunReport, blocks: &mut Vec<Block>) {
             ]
         })
         .collect();
-    blocks.push(Block::Table(
-        ["Time ", "Share ", "Count ", "Kernel"]
-            .map(String::from)
-            .to_vec(),
-        rows,
-    ));
+    let columns = vec![
+        Column::number("Time"),
+        Column::number("Share"),
+        Column::number("Count"),
+        Column::text("Kernel"),
+    ];
+    blocks.push(Block::Table(Table::new(columns, rows)));
 }
 
 fn nvtx(run: &RunReport, blocks: &mut Vec<Block>) {
     if let Some(why) = &run.nvtx.skipped {
-        blocks.push(Block::Paragraph(format!("Skipped: {why}.")));
+        blocks.push(Block::Paragraph(format!("Skipped: {why}.").into()));
         return;
     }
     blocks.push(Block::Paragraph(format!(
         "Projected GPU time: from the first start to the last end of the GPU work launched within each range; share of the span of the run's GPU work ({}). Names grouped as --group-names groups them: per-instance decorations such as \", op_id = N\" and a number ending the name (\"step 4\", \"ProfilerStep#12\") are cut.",
         duration(run.nvtx.gpu_span)
-    )));
+    ).into()));
     let rows = run
         .nvtx
         .top
@@ -224,14 +226,18 @@ fn nvtx(run: &RunReport, blocks: &mut Vec<Block>) {
             vec![
                 duration(n.time),
                 format!("{:.1}%", percent(n.time, run.nvtx.gpu_span)),
+                n.count.map_or(String::new(), |c| c.to_string()),
                 n.name.clone(),
             ]
         })
         .collect();
-    blocks.push(Block::Table(
-        ["Projected ", "Share ", "Range"].map(String::from).to_vec(),
-        rows,
-    ));
+    let columns = vec![
+        Column::number("Projected"),
+        Column::number("Share"),
+        Column::number("Ranges"),
+        Column::text("Range"),
+    ];
+    blocks.push(Block::Table(Table::new(columns, rows)));
 }
 
 fn findings(run: &RunReport, blocks: &mut Vec<Block>) {
@@ -249,6 +255,7 @@ fn findings(run: &RunReport, blocks: &mut Vec<Block>) {
                 f.top.join("; ")
             ),
         })
+        .map(String::into)
         .collect();
     blocks.push(Block::List(items));
 }

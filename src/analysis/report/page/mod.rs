@@ -1,18 +1,19 @@
-//! The page of one or more runs: HTML (self-contained: inline CSS and SVG
-//! charts, no script), Markdown with the same numbers, or JSON for
-//! programs. Each run is a section; each part of a run a subsection, written
-//! by a function of its own, in the order of [`SECTIONS`].
+//! The page of one or more runs: a document of blocks (the job's steps,
+//! then a section per run) that the renderer writes as HTML
+//! (self-contained: inline CSS and SVG charts, no script) or Markdown with
+//! the same numbers; or JSON for programs. Each part of a run is a
+//! subsection, made by a function of its own, in the order of [`SECTIONS`].
 
 mod blocks;
-mod html;
 mod json;
-mod markdown;
 mod svg;
 
 use std::io::{self, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::render::format::duration;
+use crate::render::page::{write_html, write_markdown, Block};
 
 use super::model::{GpuUse, RunReport};
 use super::Page;
@@ -72,9 +73,29 @@ pub(super) const SECTIONS: [&str; 6] = [
 /// a section per run.
 pub fn write_page(out: &mut dyn Write, page: &Page, format: PageFormat) -> io::Result<()> {
     match format {
-        PageFormat::Html => html::write(out, page),
-        PageFormat::Markdown => markdown::write(out, page),
+        PageFormat::Html => write_html(out, &title(page), &document(page)),
+        PageFormat::Markdown => write_markdown(out, &document(page)),
         PageFormat::Json => json::write(out, page),
+    }
+}
+
+/// The page as blocks: the job's steps, where it has them, then a section
+/// per run.
+fn document(page: &Page) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    if let Some(steps) = &page.steps {
+        blocks.push(Block::Section("job-steps", steps.blocks()));
+    }
+    for run in &page.runs {
+        blocks.push(Block::Section("", blocks::run_blocks(run)));
+    }
+    blocks
+}
+
+fn title(page: &Page) -> String {
+    match page.runs.as_slice() {
+        [one] => format!("GPU time report: {}", one.path),
+        runs => format!("GPU time report: {} runs", runs.len()),
     }
 }
 
@@ -94,28 +115,6 @@ pub(super) fn percent(part: i128, whole: i128) -> f64 {
         0 => 0.0,
         whole => part as f64 * 100.0 / whole as f64,
     }
-}
-
-/// A duration as people read it: `812 ns`, `3.41 µs`, `12.9 ms`, `1.23 s`.
-pub(in crate::analysis::report) fn duration(ns: i128) -> String {
-    let abs = ns.unsigned_abs() as f64;
-    let (value, unit) = match abs {
-        a if a >= 1e9 => (ns as f64 / 1e9, "s"),
-        a if a >= 1e6 => (ns as f64 / 1e6, "ms"),
-        a if a >= 1e3 => (ns as f64 / 1e3, "µs"),
-        _ => return format!("{ns} ns"),
-    };
-    let decimals = match value.abs() {
-        v if v >= 100.0 => 1,
-        v if v >= 10.0 => 2,
-        _ => 3,
-    };
-    format!("{value:.decimals$} {unit}")
-}
-
-/// A time on the export's clock, in seconds.
-pub(in crate::analysis::report) fn seconds(ns: i128) -> String {
-    format!("{:.6} s", ns as f64 / 1e9)
 }
 
 /// The capture's length, where known.

@@ -1,0 +1,331 @@
+//! A page as a document of blocks (headings, paragraphs, tables, charts,
+//! lists), the model every page of the commands is made as, and its two
+//! renderings: one self-contained HTML file (its chrome and its ONE
+//! stylesheet here; charts as inline SVG; no script, nothing fetched) and
+//! Markdown (CommonMark with GitHub's tables; charts left out, their
+//! numbers being in the tables beside them). Text is plain text: each
+//! rendering escapes it, so a name is shown as it is, whatever it holds.
+
+use std::io::{self, Write};
+
+use crate::render::escape::{code_span, commonmark, commonmark_line, html as escape};
+
+/// A run of text, plain or code.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Span {
+    Plain(String),
+    /// Shown in a code font, as is.
+    Code(String),
+}
+
+/// Text: spans one after the other.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Text(pub(crate) Vec<Span>);
+
+impl Text {
+    /// `text` plain.
+    pub(crate) fn plain(text: impl Into<String>) -> Text {
+        Text(vec![Span::Plain(text.into())])
+    }
+
+    /// This text, then `code` as code.
+    pub(crate) fn code(mut self, code: impl Into<String>) -> Text {
+        self.0.push(Span::Code(code.into()));
+        self
+    }
+
+    /// This text, then `text` plain.
+    pub(crate) fn then(mut self, text: impl Into<String>) -> Text {
+        self.0.push(Span::Plain(text.into()));
+        self
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Text {
+        Text::plain(text)
+    }
+}
+
+impl From<&str> for Text {
+    fn from(text: &str) -> Text {
+        Text::plain(text)
+    }
+}
+
+/// A column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Column {
+    /// Its header; a table whose headers are all empty has no header row in HTML.
+    pub(crate) name: String,
+    /// Numbers: right-aligned.
+    pub(crate) numeric: bool,
+}
+
+impl Column {
+    pub(crate) fn text(name: &str) -> Column {
+        Column {
+            name: name.to_owned(),
+            numeric: false,
+        }
+    }
+
+    pub(crate) fn number(name: &str) -> Column {
+        Column {
+            name: name.to_owned(),
+            numeric: true,
+        }
+    }
+}
+
+/// How a cell stands out from the others of its column (HTML only: the
+/// table's other columns say the same in words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum Mark {
+    #[default]
+    None,
+    /// The one that matters most in its row (the slowest).
+    Strong,
+    /// Nothing there (a value missing).
+    Faint,
+}
+
+/// A cell: its text and its mark.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Cell {
+    pub(crate) text: String,
+    pub(crate) mark: Mark,
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell {
+            text,
+            mark: Mark::None,
+        }
+    }
+}
+
+/// A table: columns and rows of cells.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Table {
+    pub(crate) columns: Vec<Column>,
+    pub(crate) rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// A table of unmarked cells.
+    pub(crate) fn new(columns: Vec<Column>, rows: Vec<Vec<String>>) -> Table {
+        let rows = rows
+            .into_iter()
+            .map(|r| r.into_iter().map(Cell::from).collect())
+            .collect();
+        Table { columns, rows }
+    }
+}
+
+/// A piece of a page.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Block {
+    /// A heading of level 1 to 3.
+    Heading(u8, Text),
+    Paragraph(Text),
+    Table(Table),
+    /// An SVG image, from [`super::chart`] (HTML only).
+    Chart(String),
+    List(Vec<Text>),
+    /// Blocks that belong together (a run, the job's steps): an HTML
+    /// `<section>` of this class (none where empty); in Markdown, a blank
+    /// line more from the section before.
+    Section(&'static str, Vec<Block>),
+}
+
+/// The page's one stylesheet.
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;line-height:1.4}\
+h1{font-size:1.4em;border-bottom:2px solid #4e79a7;padding-bottom:4px;word-break:break-all}\
+h2{font-size:1.15em;margin-top:1.6em;color:#4e79a7}h3{font-size:1em;margin-bottom:4px}\
+table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #ddd;padding:3px 8px;vertical-align:top;font-size:0.92em}\
+th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+td.slowest{color:#c0392b;font-weight:bold}td.missing{color:#888}\
+li{margin:3px 0}svg{display:block;margin:8px 0;max-width:100%;height:auto}td{overflow-wrap:anywhere}p{margin:6px 0}";
+
+/// Writes `blocks` as one HTML page titled `title`.
+pub(crate) fn write_html(out: &mut dyn Write, title: &str, blocks: &[Block]) -> io::Result<()> {
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style></head><body>\n",
+        escape(title)
+    )?;
+    write_html_blocks(out, blocks)?;
+    writeln!(out, "</body></html>")
+}
+
+/// Writes `blocks` as HTML, to go in a page's body.
+pub(crate) fn write_html_blocks(out: &mut dyn Write, blocks: &[Block]) -> io::Result<()> {
+    for block in blocks {
+        html_block(out, block)?;
+    }
+    Ok(())
+}
+
+fn html_text(text: &Text) -> String {
+    text.0
+        .iter()
+        .map(|span| match span {
+            Span::Plain(s) => escape(s),
+            Span::Code(s) => format!("<code>{}</code>", escape(s)),
+        })
+        .collect()
+}
+
+fn html_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
+    match block {
+        Block::Heading(level, text) => {
+            writeln!(out, "<h{level}>{}</h{level}>", html_text(text))
+        }
+        Block::Paragraph(text) => writeln!(out, "<p>{}</p>", html_text(text)),
+        Block::Chart(svg) => writeln!(out, "{}", svg.trim_end()),
+        Block::List(items) => {
+            writeln!(out, "<ul>")?;
+            for item in items {
+                writeln!(out, "<li>{}</li>", html_text(item))?;
+            }
+            writeln!(out, "</ul>")
+        }
+        Block::Section(class, blocks) => {
+            match *class {
+                "" => writeln!(out, "<section>")?,
+                class => writeln!(out, "<section class=\"{class}\">")?,
+            }
+            write_html_blocks(out, blocks)?;
+            writeln!(out, "</section>")
+        }
+        Block::Table(table) => {
+            write!(out, "<table>")?;
+            if table.columns.iter().any(|c| !c.name.is_empty()) {
+                write!(out, "<tr>")?;
+                for c in &table.columns {
+                    write!(out, "<th>{}</th>", escape(&c.name))?;
+                }
+                write!(out, "</tr>")?;
+            }
+            for row in &table.rows {
+                write!(out, "<tr>")?;
+                for (i, cell) in row.iter().enumerate() {
+                    let numeric = table.columns.get(i).is_some_and(|c| c.numeric);
+                    let class = match (cell.mark, numeric) {
+                        (Mark::Faint, _) => " class=\"missing\"",
+                        (Mark::Strong, true) => " class=\"n slowest\"",
+                        (Mark::Strong, false) => " class=\"slowest\"",
+                        (Mark::None, true) => " class=\"n\"",
+                        (Mark::None, false) => "",
+                    };
+                    write!(out, "<td{class}>{}</td>", escape(&cell.text))?;
+                }
+                write!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")
+        }
+    }
+}
+
+/// Writes `blocks` as Markdown; a section is its blocks, and one more
+/// blank line parts it from the section before.
+pub(crate) fn write_markdown(out: &mut dyn Write, blocks: &[Block]) -> io::Result<()> {
+    for (i, block) in blocks.iter().enumerate() {
+        let section = |b: &Block| matches!(b, Block::Section(..));
+        if i > 0 && section(block) && section(&blocks[i - 1]) {
+            writeln!(out)?;
+        }
+        markdown_block(out, block)?;
+    }
+    Ok(())
+}
+
+fn markdown_text(text: &Text) -> String {
+    let mut s = String::new();
+    for (i, span) in text.0.iter().enumerate() {
+        match span {
+            Span::Plain(p) if i == 0 => s.push_str(&commonmark_line(p)),
+            Span::Plain(p) => s.push_str(&commonmark(p)),
+            Span::Code(c) => s.push_str(&code_span(c)),
+        }
+    }
+    s
+}
+
+fn markdown_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
+    match block {
+        Block::Heading(level, text) => writeln!(
+            out,
+            "{} {}\n",
+            "#".repeat(usize::from(*level)),
+            markdown_text(text)
+        ),
+        Block::Paragraph(text) => writeln!(out, "{}\n", markdown_text(text)),
+        Block::Chart(_) => Ok(()),
+        Block::List(items) => {
+            for item in items {
+                writeln!(out, "- {}", markdown_text(item))?;
+            }
+            writeln!(out)
+        }
+        Block::Section(_, blocks) => write_markdown(out, blocks),
+        Block::Table(table) => {
+            let names: Vec<String> = table.columns.iter().map(|c| commonmark(&c.name)).collect();
+            writeln!(out, "| {} |", names.join(" | "))?;
+            let aligns: Vec<&str> = table
+                .columns
+                .iter()
+                .map(|c| if c.numeric { "---:" } else { "---" })
+                .collect();
+            writeln!(out, "| {} |", aligns.join(" | "))?;
+            for row in &table.rows {
+                let cells: Vec<String> = row.iter().map(|c| commonmark(&c.text)).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+            writeln!(out)
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+
+    #[test]
+    fn html_escapes_every_text_and_marks_cells() {
+        let blocks = [Block::Section(
+            "run",
+            vec![
+                Block::Heading(2, Text::plain("<script>").code("a<b")),
+                Block::Table(Table {
+                    columns: vec![Column::text("Name"), Column::number("Time")],
+                    rows: vec![vec![
+                        Cell::from("x|y".to_owned()),
+                        Cell {
+                            text: "1 ms".into(),
+                            mark: Mark::Strong,
+                        },
+                    ]],
+                }),
+            ],
+        )];
+        let mut out = Vec::new();
+        write_html_blocks(&mut out, &blocks).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert_eq!(
+            html,
+            "<section class=\"run\">\n<h2>&lt;script&gt;<code>a&lt;b</code></h2>\n\
+             <table><tr><th>Name</th><th>Time</th></tr><tr><td>x|y</td><td class=\"n slowest\">1 ms</td></tr></table>\n</section>\n"
+        );
+        let mut out = Vec::new();
+        write_markdown(&mut out, &blocks).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "## \\<script\\>`a<b`\n\n| Name | Time |\n| --- | ---: |\n| x\\|y | 1 ms |\n\n"
+        );
+    }
+}
