@@ -415,3 +415,49 @@ def test_the_wheel_is_manylinux_for_the_glibc_its_program_needs():
         (int(a), int(b)) for a, b in re.findall(rb"GLIBC_(\d+)\.(\d+)", Path(program).read_bytes())
     )
     assert needed <= tagged, f"needs glibc {needed}, tagged {tagged}"
+
+
+def _new_traces(root: Path, before: set) -> list[Path]:
+    return sorted(p for p in root.rglob("*.perfetto-trace") if p not in before)
+
+
+def test_convert_of_a_directory_returns_the_traces_the_program_writes(sqlite, tmp_path):
+    """A directory converts as the program converts it (every export below
+    it), and the traces written come back, not the directory: beside the
+    inputs, into a directory named with a trailing slash (made), and into
+    one that exists; each is the program's trace, byte for byte."""
+    tree = tmp_path / "job"
+    (tree / "a").mkdir(parents=True)
+    (tree / "b").mkdir()
+    shutil.copyfile(sqlite("nsys-ai_mock"), tree / "a" / "rank0.sqlite")
+    shutil.copyfile(sqlite("h100_torch_graph_whole"), tree / "b" / "rank1.sqlite")
+    cli_tree = tmp_path / "cli-job"
+    shutil.copytree(tree, cli_tree)
+    cli("convert", cli_tree, "-q")
+    expected = sorted(p.relative_to(cli_tree) for p in cli_tree.rglob("*.perfetto-trace"))
+    assert len(expected) == 2
+
+    beside = nsys2perfetto.convert(tree)
+    assert [p.relative_to(tree) for p in beside] == expected
+    for trace in beside:
+        assert trace.read_bytes() == (cli_tree / trace.relative_to(tree)).read_bytes()
+
+    made = nsys2perfetto.convert(tree, f"{tmp_path}/new/traces/", jobs=1)
+    assert [p.relative_to(tmp_path / "new" / "traces") for p in made] == expected
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    again = nsys2perfetto.convert(tree, existing)
+    assert [p.relative_to(existing) for p in again] == expected
+    assert all(p.is_file() for p in made + again)
+
+
+def test_convert_into_a_directory_returns_the_trace(sqlite, tmp_path):
+    """One report into a directory (named with a trailing slash, or one
+    that exists) gives the trace's path in it, not the directory's."""
+    report = sqlite("nsys-ai_mock")
+    made = nsys2perfetto.convert(report, f"{tmp_path}/new/")
+    assert made == tmp_path / "new" / "nsys-ai_mock.perfetto-trace" and made.is_file()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    into = nsys2perfetto.convert(report, existing, format="json")
+    assert into == existing / "nsys-ai_mock.json" and into.is_file()
