@@ -260,13 +260,25 @@ def _with_columns(frame: Any, values: dict, backend: str, first: bool = True) ->
 
 
 def _concat(parts: list, backend: str) -> Any:
+    """The parts one below the other; where a row of errors leaves integer
+    columns empty, they stay integers (pandas' nullable Int64), not reals."""
     if backend == "polars":
         import polars
 
         return polars.concat(parts, how="diagonal_relaxed")
     import pandas
 
-    return pandas.concat(parts, ignore_index=True, sort=False)
+    joined = pandas.concat(parts, ignore_index=True, sort=False)
+    integers = {
+        column
+        for part in parts
+        for column, dtype in part.dtypes.items()
+        if pandas.api.types.is_integer_dtype(dtype)
+    }
+    for column in integers:
+        if not pandas.api.types.is_integer_dtype(joined[column].dtype):
+            joined[column] = joined[column].astype("Int64")
+    return joined
 
 
 def stats(

@@ -393,28 +393,51 @@ MANYLINUX_LIBRARIES = {
 }
 
 
-def test_the_wheel_is_manylinux_for_the_glibc_its_program_needs():
-    """The installed program links only to glibc (and its unwinder), and the
-    wheel's tag names a glibc at least as new as the newest symbol version
-    it needs (what maturin's audit computed; checked here apart)."""
+def _wheel_tags() -> list[str]:
     from importlib.metadata import distribution
 
+    return [
+        line.split(":", 1)[1].strip()
+        for line in distribution("nsys2perfetto").read_text("WHEEL").splitlines()
+        if line.startswith("Tag:")
+    ]
+
+
+def _glibc_versions_needed(program: str) -> set[tuple[int, int]]:
+    """The GLIBC_x.y symbol versions the program's dynamic symbol table asks
+    for (``objdump -T``, as the dynamic loader reads them)."""
+    table = subprocess.run(
+        ["objdump", "-T", program], capture_output=True, text=True, check=True
+    ).stdout
+    return {(int(a), int(b)) for a, b in re.findall(r"\bGLIBC_(\d+)\.(\d+)", table)}
+
+
+def test_the_program_links_only_to_glibc():
+    """The installed program links only to glibc (and its unwinder): what a
+    manylinux wheel may carry."""
     need(sys.platform == "linux" and shutil.which("ldd") is not None, "Linux with ldd")
     program = nsys2perfetto.program()
     linked = subprocess.run(["ldd", program], capture_output=True, text=True, check=True).stdout
     libraries = {line.split()[0].rsplit("/", 1)[-1] for line in linked.splitlines() if line.strip()}
     assert libraries <= MANYLINUX_LIBRARIES, libraries - MANYLINUX_LIBRARIES
-    tags = [
-        line.split(":", 1)[1].strip()
-        for line in distribution("nsys2perfetto").read_text("WHEEL").splitlines()
-        if line.startswith("Tag:")
-    ]
-    assert tags and all("manylinux_" in tag for tag in tags), tags
-    tagged = max(tuple(map(int, tag.split("manylinux_")[1].split("_")[:2])) for tag in tags)
-    needed = max(
-        (int(a), int(b)) for a, b in re.findall(rb"GLIBC_(\d+)\.(\d+)", Path(program).read_bytes())
-    )
-    assert needed <= tagged, f"needs glibc {needed}, tagged {tagged}"
+
+
+def test_the_release_wheel_runs_on_glibc_2_17():
+    """The release wheel (scripts/build-wheels.sh, as CI installs it) is
+    tagged manylinux2014 and its program asks for no glibc symbol newer than
+    2.17 (RHEL/CentOS 7; so it runs on Rocky 8's 2.28, Ubuntu 20.04's
+    2.31). A wheel built by `pip install .` is for this machine only and
+    says so by its tag (linux_*): this test skips it, saying so (and fails
+    in CI, which installs the release wheel)."""
+    need(sys.platform == "linux" and shutil.which("objdump") is not None, "Linux with objdump")
+    tags = _wheel_tags()
+    assert tags, "the installed package has no wheel tags"
+    if all(tag.endswith(("linux_x86_64", "linux_aarch64")) and "manylinux" not in tag for tag in tags):
+        need(False, f"the release wheel (scripts/build-wheels.sh); this one is {tags}, a local build")
+    assert all("manylinux_2_17" in tag or "manylinux2014" in tag for tag in tags), tags
+    needed = _glibc_versions_needed(nsys2perfetto.program())
+    assert needed, "no GLIBC symbol versions found: not a glibc program?"
+    assert max(needed) <= (2, 17), sorted(v for v in needed if v > (2, 17))
 
 
 def _new_traces(root: Path, before: set) -> list[Path]:
