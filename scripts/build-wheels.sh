@@ -38,8 +38,26 @@ cargo_home=${CARGO_HOME:-$HOME/.cargo}
 export RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$PWD=/nsys2perfetto \
   --remap-path-prefix=$cargo_home=/cargo"
 
+# Rust's standard library (1.95) calls gettid(), which glibc has only from 2.30: linked
+# against zig's glibc 2.17 it is undefined. A gettid of our own, the system call itself
+# (which is all glibc's is), is linked into the program; on a newer glibc it stands in
+# for glibc's, to the same effect. Passed to the program's crate alone (after --), so the
+# dependencies' builds are not redone for it.
+shim_dir=target/wheel-build-shim
+mkdir -p "$shim_dir"
+cat > "$shim_dir/gettid.c" <<'C'
+#define _GNU_SOURCE
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+pid_t gettid(void) { return (pid_t)syscall(SYS_gettid); }
+C
 for target in "${targets[@]}"; do
+  arch=${target%%-*}
+  python3=$PWD/$venv/bin/python3
+  "$python3" -m ziglang cc -target "$arch-linux-gnu.2.17" -O2 -fPIC -c \
+    "$shim_dir/gettid.c" -o "$shim_dir/gettid-$arch.o"
   maturin build --release --locked --zig --compatibility manylinux2014 \
-    --target "$target" --out "$out"
+    --target "$target" --out "$out" -- -C "link-arg=$PWD/$shim_dir/gettid-$arch.o"
 done
 ls -l "$out"

@@ -136,7 +136,8 @@ def _convert_directory(
         args += ["-o", os.path.join(os.fspath(out), "")]
     if jobs is not None:
         args += ["-j", str(jobs)]
-    _cli.run([*args, *_cli.flags(options), *([] if progress else ["-q"])], echo_stderr=progress)
+    # Not -q: its warnings (which -q leaves out) become Python warnings.
+    _cli.run([*args, *_cli.flags(options)], echo_stderr=progress)
     after = _files_below(root, extension)
     return sorted(Path(p) for p, identity in after.items() if before.get(p) != identity)
 

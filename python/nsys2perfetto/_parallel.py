@@ -10,6 +10,13 @@ the reports whatever order they finished in; a report whose work failed,
 or whose worker died or was restarted under it, is an outcome with its
 error, never a missing one. Whether such an outcome raises or becomes a row
 is the caller's choice (``errors="raise"`` or ``"row"``).
+
+A function over reports is then three parts: the work of one report (a
+run of the program, returning a DataFrame or a value), :func:`run_each`,
+and the combination of the outcomes in the caller (``_api._frame`` for
+tables). Steps across ranks fit the same way: each rank's step durations
+measured by ``report --step P --measure-only`` on a worker, the
+cross-rank comparison made from them in the caller.
 """
 
 from __future__ import annotations
