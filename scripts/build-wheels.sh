@@ -3,7 +3,7 @@
 # (manylinux2014), linked by zig (PyPI's `ziglang`), so the program runs on RHEL/Rocky 8,
 # Ubuntu 20.04 and older clusters, whatever glibc this machine has.
 #
-#   scripts/build-wheels.sh [--aarch64] [OUT_DIR]     (default OUT_DIR: target/wheels)
+#   scripts/build-wheels.sh [--aarch64 | --aarch64-only] [OUT_DIR]   (default: target/wheels)
 #
 # Needs Rust (rustup: for --aarch64, `rustup target add aarch64-unknown-linux-gnu`) and
 # Python 3; maturin and ziglang are installed into a virtual environment of the build's own
@@ -18,10 +18,10 @@ cd "$(dirname "$0")/.."
 MATURIN_VERSION="1.16.0"
 ZIGLANG_VERSION="0.17.1"
 targets=(x86_64-unknown-linux-gnu)
-if [ "${1:-}" = "--aarch64" ]; then
-  targets+=(aarch64-unknown-linux-gnu)
-  shift
-fi
+case "${1:-}" in
+  --aarch64) targets+=(aarch64-unknown-linux-gnu); shift ;;
+  --aarch64-only) targets=(aarch64-unknown-linux-gnu); shift ;;
+esac
 out=${1:-target/wheels}
 
 venv=target/wheel-build-venv
