@@ -4,7 +4,7 @@ as one list (jobs=1, jobs=2), and on a Dask LocalCluster of 2 worker
 processes; and the package's overhead per report over running the program
 directly. Each figure is the median of --runs runs (their range beside it).
 
-    python python/bench/many_reports.py [--fixture PATH] [--summary NAME] [--runs N]
+    python python/bench/many_reports.py [--fixture PATH] [--summary NAME | --analyze] [--runs N]
 
 Needs the package and its program installed (or NSYS2PERFETTO set), pandas,
 and dask[distributed]. Prints a Markdown table.
@@ -40,8 +40,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--fixture", type=Path, default=shared / "h100_torch_graph_node.sqlite")
     parser.add_argument("--summary", default="cuda_api_sum")
+    parser.add_argument("--analyze", action="store_true", help="analyze instead of stats")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    if args.analyze:
+        work, what = (lambda r, **kw: n2p.analyze(r, **kw)), "analyze"
+        cli_args = ["analyze", "--rows", "0"]
+    else:
+        work, what = (lambda r, **kw: n2p.stats(r, args.summary, **kw)), "stats"
+        cli_args = ["stats", "--report", args.summary]
 
     from dask.distributed import Client, LocalCluster
 
@@ -54,7 +61,6 @@ def main() -> None:
             except OSError:
                 shutil.copyfile(args.fixture, copy)
             reports.append(copy)
-        name = args.summary
         rows = []
 
         def row(what: str, figures: tuple[float, float, float], per: int) -> None:
@@ -66,32 +72,26 @@ def main() -> None:
         program = n2p.program()
         csv = Path(directory) / "out.csv"
         one = reports[0]
+        alone = [program, cli_args[0], one, *cli_args[1:], "--format", "csv", "-o", csv]
         row(
-            "the program alone, one report (`stats --format csv -o`)",
-            timed(
-                lambda: subprocess.run(
-                    [program, "stats", one, "--report", name, "--format", "csv", "-o", csv],
-                    check=True,
-                    capture_output=True,
-                ),
-                args.runs * 3,
-            ),
+            f"the program alone, one report (`{' '.join(cli_args)} --format csv -o`)",
+            timed(lambda: subprocess.run(alone, check=True, capture_output=True), args.runs * 3),
             1,
         )
-        row("`n2p.stats(report, ...)`, one report", timed(lambda: n2p.stats(one, name), args.runs * 3), 1)
+        row(f"`n2p.{what}(report)`, one report", timed(lambda: work(one), args.runs * 3), 1)
         row(
-            f"{COPIES} reports, a loop of `n2p.stats(report, ...)`",
-            timed(lambda: [n2p.stats(r, name) for r in reports], args.runs),
+            f"{COPIES} reports, a loop of `n2p.{what}(report)`",
+            timed(lambda: [work(r) for r in reports], args.runs),
             COPIES,
         )
         row(
-            f"{COPIES} reports, `n2p.stats(reports, ..., jobs=1)`",
-            timed(lambda: n2p.stats(reports, name, jobs=1), args.runs),
+            f"{COPIES} reports, `n2p.{what}(reports, jobs=1)`",
+            timed(lambda: work(reports, jobs=1), args.runs),
             COPIES,
         )
         row(
-            f"{COPIES} reports, `n2p.stats(reports, ..., jobs=2)`",
-            timed(lambda: n2p.stats(reports, name, jobs=2), args.runs),
+            f"{COPIES} reports, `n2p.{what}(reports, jobs=2)`",
+            timed(lambda: work(reports, jobs=2), args.runs),
             COPIES,
         )
         start = time.perf_counter()
@@ -100,16 +100,17 @@ def main() -> None:
         )
         client = Client(cluster)
         started = time.perf_counter() - start
-        n2p.stats(reports[:2], name, client=client)  # the workers import the package once
+        work(reports[:2], client=client)  # the workers import the package once
         row(
-            f"{COPIES} reports, `client=` LocalCluster(n_workers=2) (its start: {started:.1f} s, not counted)",
-            timed(lambda: n2p.stats(reports, name, client=client), args.runs),
+            f"{COPIES} reports, `n2p.{what}(reports, client=Client(LocalCluster(n_workers=2)))`"
+            f" (the cluster's start, {started:.1f} s, not counted)",
+            timed(lambda: work(reports, client=client), args.runs),
             COPIES,
         )
         client.close()
         cluster.close()
 
-    print(f"fixture: {args.fixture.name}, summary: {name}, {args.runs} runs (3x for one report)")
+    print(f"fixture: {args.fixture.name}, {' '.join(cli_args)}, {args.runs} runs (3x for one report)")
     print("| what | time: median (range) | per report |")
     print("|---|---|---|")
     print("\n".join(rows))
