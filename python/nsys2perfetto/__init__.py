@@ -12,6 +12,11 @@ package (the same as ``cargo install nsys2perfetto``)::
     page = n2p.report("run.sqlite")                      # GPU busy/idle, kinds, ... as a dict
     n2p.open_in_notebook(trace)                          # a button for ui.perfetto.dev
 
+    # Many reports (the ranks of a job) in one DataFrame, with columns
+    # "report" and "rank", each report's work on a Dask cluster (or any
+    # concurrent.futures.Executor; without client=, here, jobs=N at a time):
+    kernels = n2p.stats(ranks, "cuda_gpu_kern_sum", client=dask_client)
+
 Options are the command's flags, dashes written as underscores. A failure
 raises :class:`Error` with the program's one-line message; Ctrl-C stops the
 program, which removes what it was writing, and raises KeyboardInterrupt.
@@ -20,7 +25,8 @@ program, which removes what it was writing, and raises KeyboardInterrupt.
 from importlib.metadata import PackageNotFoundError, version
 
 from ._api import Profiled, analyze, compare, convert, merge, profile, report, series, stats
-from ._cli import Error, Nsys2PerfettoWarning, program
+from ._cli import Error, NoDataWarning, Nsys2PerfettoWarning, program
+from ._ranks import ranks
 from ._notebook import PerfettoButton, open_in_notebook
 
 try:
@@ -30,6 +36,7 @@ except PackageNotFoundError:  # run from a checkout without being installed
 
 __all__ = [
     "Error",
+    "NoDataWarning",
     "Nsys2PerfettoWarning",
     "PerfettoButton",
     "Profiled",
@@ -41,6 +48,7 @@ __all__ = [
     "profile",
     "report",
     "program",
+    "ranks",
     "series",
     "stats",
 ]

@@ -8,6 +8,7 @@ it stops at a terminal (it cleans up, then the interruption goes on).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import shutil
 import signal
@@ -42,6 +43,29 @@ class Error(Exception):
 class Nsys2PerfettoWarning(UserWarning):
     """What the program warns about a result it made nevertheless (events it
     could not place, tables it does not convert)."""
+
+
+class NoDataWarning(Nsys2PerfettoWarning):
+    """A table that is empty because the report lacks what it summarises
+    (``stats`` of kernels of a report without any), as the program says
+    "no data" and why."""
+
+
+# Where the warnings of one report's work go when it runs on a worker
+# (a list of (category, message)), to be given to the caller there; unset,
+# they are Python warnings at once.
+_collected: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "nsys2perfetto_warnings", default=None
+)
+
+
+def warn(message: str, category: type = Nsys2PerfettoWarning, stacklevel: int = 3) -> None:
+    """A warning of the program's (or of the package's about its result)."""
+    collected = _collected.get()
+    if collected is not None:
+        collected.append((category, message))
+    else:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def program() -> str:
@@ -165,7 +189,7 @@ def run(
         raise Error(_message(stderr, status), status, stderr)
     for line in stderr.splitlines():
         if line.startswith(_WARNING):
-            warnings.warn(line[len(_WARNING) :], Nsys2PerfettoWarning, stacklevel=3)
+            warn(line[len(_WARNING) :], stacklevel=3)
     return status, stdout, stderr
 
 

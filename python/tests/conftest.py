@@ -78,7 +78,10 @@ def rows_of(frame) -> list[list[object]]:
     if hasattr(frame, "iter_rows"):
         return [list(row) for row in frame.iter_rows()]
     return [
-        [None if (isinstance(v, float) and math.isnan(v)) else v for v in row]
+        [
+            None if (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType" else v
+            for v in row
+        ]
         for row in frame.itertuples(index=False, name=None)
     ]
 

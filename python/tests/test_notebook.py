@@ -135,11 +135,43 @@ def test_the_button_hands_the_trace_to_the_ui_after_its_handshake(sqlite, tmp_pa
 
 
 def test_the_button_is_html_for_a_notebook(tmp_path):
+    import gzip
+
     trace = tmp_path / "x.perfetto-trace"
-    trace.write_bytes(b"\x1f\x8b" + bytes(range(256)) * 3)
+    trace.write_bytes(gzip.compress(b"\x0a\x02" + bytes(range(256)) * 3))
     button = nsys2perfetto.open_in_notebook(trace)
     html = button._repr_html_()
     assert html.count("<script>") == 1 and "https://ui.perfetto.dev" in html
-    assert "x.perfetto-trace" in html and button.size == 2 + 768
+    assert "x.perfetto-trace" in html and button.size == trace.stat().st_size
     with pytest.raises(FileNotFoundError):
         nsys2perfetto.open_in_notebook(tmp_path / "missing.perfetto-trace")
+
+
+def test_the_button_refuses_what_is_not_a_trace(sqlite, tmp_path):
+    """An SQLite export (or a report, or anything else) named like a trace is
+    refused, saying what it is, rather than handed to the UI as one."""
+    export = tmp_path / "run.perfetto-trace"
+    shutil.copyfile(sqlite("nsys-ai_mock"), export)
+    with pytest.raises(ValueError, match="an SQLite export, not a trace"):
+        nsys2perfetto.open_in_notebook(export)
+    text = tmp_path / "notes.json"
+    text.write_text("not json at all")
+    with pytest.raises(ValueError, match="neither a Perfetto trace nor a JSON trace"):
+        nsys2perfetto.open_in_notebook(text)
+    trace = nsys2perfetto.convert(sqlite("nsys-ai_mock"), tmp_path / "t.perfetto-trace")
+    assert nsys2perfetto.open_in_notebook(trace).size == trace.stat().st_size
+    raw = nsys2perfetto.convert(sqlite("nsys-ai_mock"), tmp_path / "raw.perfetto-trace", no_gzip=True)
+    assert nsys2perfetto.open_in_notebook(raw).size == raw.stat().st_size
+    chrome = nsys2perfetto.convert(sqlite("nsys-ai_mock"), tmp_path / "t.json", format="json")
+    assert nsys2perfetto.open_in_notebook(chrome).size == chrome.stat().st_size
+
+
+def test_a_trace_too_large_to_embed_is_refused_saying_how_to_serve_it(sqlite, tmp_path):
+    """Over the limit the button is refused with the size and the way out
+    (``nsys2perfetto open``), not embedded in silence."""
+    trace = nsys2perfetto.convert(sqlite("h100_torch_graph_node"), tmp_path / "t.perfetto-trace")
+    size = trace.stat().st_size
+    with pytest.raises(ValueError, match=r"nsys2perfetto open .*max_bytes=None"):
+        nsys2perfetto.open_in_notebook(trace, max_bytes=size - 1)
+    assert nsys2perfetto.open_in_notebook(trace, max_bytes=size).size == size
+    assert nsys2perfetto.open_in_notebook(trace, max_bytes=None).size == size

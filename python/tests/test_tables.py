@@ -181,3 +181,29 @@ def test_the_readmes_advice_reads_names_with_a_hash_whole(tmp_path):
     # What the former advice did.
     cut = pandas.read_csv(table, comment="#")
     assert ":ProfilerStep#3" not in list(cut["Range"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stats_takes_a_list_of_summaries(sqlite, backend):
+    """A list of summaries gives each, by the name asked, as asked alone."""
+    report = sqlite("h100_torch_graph_node")
+    names = ["cuda_api_sum", "nvtx_sum", "gpukernsum"]
+    tables = nsys2perfetto.stats(report, names, backend=backend)
+    assert list(tables) == names
+    for name in names:
+        header, rows = cli_csv("stats", report, "--report", name)
+        assert_frame_is_csv(tables[name], header, rows)
+
+
+def test_a_summary_without_data_says_why_as_the_program_does(sqlite):
+    """An empty summary comes with a NoDataWarning in the program's words
+    ("no data: the export has no ..."), not silently."""
+    report = sqlite("kmeans_report1")
+    printed = cli("stats", report, "--report", "cuda_gpu_kern_sum").stdout
+    said = next(line.strip()[1:-1] for line in printed.splitlines() if "(no data" in line)
+    with pytest.warns(nsys2perfetto.NoDataWarning) as caught:
+        frame = nsys2perfetto.stats(report, "cuda_gpu_kern_sum")
+    assert len(frame) == 0 and "Name" in frame.columns
+    messages = [str(w.message) for w in caught if w.category is nsys2perfetto.NoDataWarning]
+    assert messages == [f"cuda_gpu_kern_sum of {report}: {said}"], messages
+    assert "CUPTI_ACTIVITY_KIND_KERNEL" in said
