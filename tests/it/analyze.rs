@@ -2,7 +2,6 @@
 //! here on a copy of each fixture) and the stored outputs of nsys 2025.3
 //! for the two H100 fixtures.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -256,7 +255,8 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         options.findings = Some(Thresholds::default());
         let (with, summary) = crate::support::convert::convert(&file, &options);
         assert!(with.errors.is_empty(), "{name}: {:?}", with.errors);
-        let (without, _) = crate::support::convert::convert(&file, &nsys2perfetto::Options::default());
+        let (without, _) =
+            crate::support::convert::convert(&file, &nsys2perfetto::Options::default());
 
         let report = Report::open(&file).unwrap();
         let found = found_in(&report, &Rule::ALL, &Thresholds::default());

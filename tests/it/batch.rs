@@ -1,7 +1,6 @@
 //! `convert DIR`: every report below a directory, converted in parallel;
 //! one broken file fails alone.
 
-
 use std::path::Path;
 use std::process::Command;
 
@@ -93,8 +92,10 @@ fn a_directory_converts_every_report_below_and_one_failure_fails_alone() {
         assert!(trace.is_file(), "{} missing", trace.display());
         let checked = crate::support::convert::check_trace(&trace);
         checked.assert_valid();
-        let (single, _) =
-            crate::support::convert::convert(&input.join(source), &nsys2perfetto::Options::default());
+        let (single, _) = crate::support::convert::convert(
+            &input.join(source),
+            &nsys2perfetto::Options::default(),
+        );
         assert_eq!(checked.slices.len(), single.slices.len(), "{source}");
         let events: u64 = checked.slices.len() as u64;
         // The file's row of the table (its warnings, printed before the

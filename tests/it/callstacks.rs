@@ -8,7 +8,6 @@
 //! tables. Some frames here are named as Python code is, so that a chain
 //! mixing native and Python frames is what is checked.
 
-
 use crate::support::convert::convert_synthetic as convert;
 use crate::support::stacks::NamedFrame;
 use crate::support::synth::{Thread, CUDA_CALLCHAINS, SAMPLING_CALLCHAINS};

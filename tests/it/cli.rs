@@ -2,7 +2,6 @@
 //! file and nothing left behind; and on good input, the output where promised.
 //! Interrupted by a signal, it leaves nothing behind either.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

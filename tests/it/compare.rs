@@ -2,17 +2,16 @@
 //! (the same program on two GPUs), and a report against itself, where every
 //! change is zero.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::fixtures::{fixture, require, Need};
+use crate::support::source::{has_column, has_table, open};
 use nsys2perfetto::compare::{compare, comparison_table, run_summary, Kind, RunSummary};
 use nsys2perfetto::stats::Cell;
 use nsys2perfetto::Report;
 use rusqlite::Connection;
-use crate::support::fixtures::{fixture, require, Need};
-use crate::support::source::{has_column, has_table, open};
 
 /// (count, total) by name.
 type Groups = BTreeMap<String, (u64, i128)>;
@@ -436,7 +435,8 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
         }
     }
     for (side, input) in [("A: ", &a), ("B: ", &b)] {
-        let (single, _) = crate::support::convert::convert(input, &nsys2perfetto::Options::default());
+        let (single, _) =
+            crate::support::convert::convert(input, &nsys2perfetto::Options::default());
         assert_eq!(
             count.get(side),
             Some(&single.slices.len()),

@@ -2,14 +2,13 @@
 //! stacks, CPU samples with theirs, and context switches, compared with SQL
 //! over the source written here. Fresh clones without ../shared skip.
 
-
 use std::collections::BTreeMap;
 
-use rusqlite::Connection;
 use crate::support::checker::Checked;
 use crate::support::convert::convert;
 use crate::support::sched::SchedSlice;
 use crate::support::source::{has_table, open, source_totals};
+use rusqlite::Connection;
 
 /// A call chain as "outermost;...;innermost" function names, by SQL.
 fn chains(db: &Connection, table: &str) -> BTreeMap<i64, String> {

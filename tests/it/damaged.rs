@@ -13,13 +13,12 @@
 //! the copies live in temporary directories. demo/demo.sqlite is always here;
 //! the other exports come from ../shared (skipped without it, failing in CI).
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
 use crate::support::fixtures;
+use rusqlite::Connection;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 

@@ -2,7 +2,6 @@
 //! that write its sequences happen to interleave: each sequence is written
 //! whole, in sequence-id order, after the descriptors of every track in use.
 
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

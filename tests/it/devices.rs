@@ -4,12 +4,11 @@
 //! it, `--gpu` keeps it by that GPU, and where nothing shows it the
 //! conversion says so. Synthetic exports, built as the real ones are.
 
-
 use std::collections::BTreeMap;
 
-use nsys2perfetto::{Filter, Options, Summary};
 use crate::support::checker::Checked;
 use crate::support::synth::{GpuStream, Synth, Thread, STREAM_SYNC};
+use nsys2perfetto::{Filter, Options, Summary};
 
 /// 0xFFFFFFFF: CUPTI's "no stream", of context synchronizations.
 const NO_STREAM: i64 = u32::MAX as i64;

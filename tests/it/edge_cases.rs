@@ -2,10 +2,9 @@
 //! builds the smallest report that has the case, converts it, and checks the
 //! trace with the import rules of tests/it/support/checker.rs.
 
-
-use nsys2perfetto::Summary;
 use crate::support::checker::{self, Checked, Value};
 use crate::support::synth::{GpuStream, Synth, Thread, KERNEL, RUNTIME};
+use nsys2perfetto::Summary;
 
 struct Converted {
     trace: Checked,

@@ -6,7 +6,6 @@
 //! (`eventSyncId`, and the event's latest earlier record in older exports);
 //! the real fixtures are checked against SQL over their tables.
 
-
 use std::path::PathBuf;
 
 use crate::support::checker::{Checked, Slice, Value};

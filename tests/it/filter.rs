@@ -2,16 +2,15 @@
 //! source export with the same condition finds, says how many it left out,
 //! and leaves a trace that imports cleanly (no flow without both ends).
 
-
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use nsys2perfetto::{Filter, Options, Part, Parts, Summary, TimeWindow};
-use rusqlite::Connection;
 use crate::support::checker::{Checked, Value};
 use crate::support::convert::{convert, convert_into};
 use crate::support::fixtures::fixture;
 use crate::support::source::{gpu_of_row_sql, has_column, has_table, open, CUDA_TABLES};
+use nsys2perfetto::{Filter, Options, Part, Parts, Summary, TimeWindow};
+use rusqlite::Connection;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 

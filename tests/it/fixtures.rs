@@ -6,7 +6,6 @@
 //! have them too. Fresh clones have no ../shared: then these tests say so
 //! and skip.
 
-
 use std::path::Path;
 
 use crate::support::checker::{self, Checked};

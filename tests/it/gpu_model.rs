@@ -7,18 +7,17 @@
 //! source and the TrackEvent trace's counters; the TrackEvent trace's `gpu`
 //! rows, against `TARGET_INFO_GPU`.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use nsys2perfetto::{GpuModel, Options};
-use rusqlite::types::Value;
-use rusqlite::Connection;
 use crate::support::convert::{convert_imported, trace_processor};
 use crate::support::source::{has_column, has_table, open, source_totals};
 use crate::support::synth::global_pid;
 use crate::support::tp::Totals;
+use nsys2perfetto::{GpuModel, Options};
+use rusqlite::types::Value;
+use rusqlite::Connection;
 
 /// Our category, the stage description its typed slices carry, its table.
 const CATEGORIES: [(&str, &str, &str); 4] = [
@@ -53,7 +52,10 @@ fn query(binary: &Path, trace: &Path, sql: &str) -> Vec<Vec<String>> {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).expect("UTF-8 CSV");
-    crate::support::nsys::csv_rows(&text).into_iter().skip(1).collect()
+    crate::support::nsys::csv_rows(&text)
+        .into_iter()
+        .skip(1)
+        .collect()
 }
 
 /// Everything the typed trace is judged on, in one import: rows of (kind,

@@ -2,7 +2,6 @@
 //! `CUDA_GRAPH_NODE_EVENTS`): instants on the calling thread's "CUDA graphs"
 //! track, whose ids lead from a graph's GPU work to where it was made.
 
-
 use std::collections::BTreeSet;
 
 use crate::support::checker::{Checked, Slice, Value};

@@ -2,7 +2,6 @@
 //! a green context say which one, and the context it was made from, in their
 //! names and descriptions; tracks stay one per (process, context, stream).
 
-
 use crate::support::checker::{Checked, Value};
 use crate::support::synth::{GpuStream, Synth, Thread, KERNEL};
 

@@ -9,19 +9,18 @@
 //! each of 16 582 distinct names), dlprof_nsys_profile (`, seq = N`) and
 //! h100_torch_graph_node (`step 0` to `step 5`).
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::support::fixtures::fixture;
+use crate::support::nsys::{csv_rows, unmarked};
+use crate::support::source::open;
 use nsys2perfetto::compare::{compare, run_summary_with};
 use nsys2perfetto::stats::{summarize_with, Cell, RangeNames, StatsReport, Table};
 use nsys2perfetto::Report;
 use regex::Regex;
-use crate::support::fixtures::fixture;
-use crate::support::nsys::{csv_rows, unmarked};
-use crate::support::source::open;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 

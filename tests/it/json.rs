@@ -1,15 +1,14 @@
 //! Chrome trace event JSON (`--format json`): imported by trace_processor,
 //! it must give what the protobuf trace of the same report gives.
 
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nsys2perfetto::{convert_file, Format, Options, Part, Parts};
 use crate::support::fixtures::{self, Need};
 use crate::support::synth::{GpuStream, Thread};
 use crate::support::tp;
+use nsys2perfetto::{convert_file, Format, Options, Part, Parts};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 

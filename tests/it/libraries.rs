@@ -1,7 +1,6 @@
 //! Library calls (cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX) and MPI ranks from
 //! synthetic exports built to the documented schema: no fixture has these tables.
 
-
 use crate::support::checker::Value as Arg;
 use crate::support::convert::convert;
 use crate::support::synth::{GpuStream, Synth, Thread};

@@ -1,6 +1,5 @@
 //! The public API: what an embedding program can do without the CLI.
 
-
 use std::path::{Path, PathBuf};
 
 use nsys2perfetto::{convert, convert_file, convert_to_writer, Error, Options, Report};

@@ -3,7 +3,6 @@
 //! of the session starts the reports record; traces converted one by one
 //! and concatenated.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -2,11 +2,10 @@
 //! synthetic exports built to the documented schema, and CUDA memory use and
 //! pools from the real H100 capture that has them.
 
-
-use rusqlite::types::Value;
 use crate::support::checker::Value as Arg;
 use crate::support::convert::convert;
 use crate::support::synth::{global_pid, Synth};
+use rusqlite::types::Value;
 
 #[test]
 fn counters_and_faults_land_in_their_gpu_group() {

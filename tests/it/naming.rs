@@ -1,7 +1,6 @@
 //! Tracks are named for what they are, alike on every GPU and in every
 //! process, on the real reports in ../shared/fixtures.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::support::checker::Checked;

@@ -1,10 +1,9 @@
 //! NVTX events without a message, such as the marks of nsys's Python
 //! sampling and backtrace domains, are named by their domain.
 
-
-use rusqlite::types::Value;
 use crate::support::convert::convert_synthetic;
 use crate::support::synth::Thread;
+use rusqlite::types::Value;
 
 const MAIN: Thread = Thread { pid: 100, tid: 100 };
 

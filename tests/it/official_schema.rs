@@ -8,7 +8,6 @@
 //! Without python3 or those modules the tests skip with a message on stderr,
 //! except when `CI` is set: CI installs them, so there a missing module fails.
 
-
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,6 @@
 //! a report converted first; trace_processor_shell for big traces; bad
 //! input refused with nothing left running.
 
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! `profile`: a command run under the real nsys, its report converted; the
 //! raw capture imported where nsys could not; Ctrl-C leaves nothing behind.
 
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -102,7 +101,9 @@ fn executable(path: &Path, text: &str) {
 fn nvtx_demo() -> Option<tempfile::TempDir> {
     require(Need::Nsys)?;
     let Some(include) = nvtx_include() else {
-        crate::support::fixtures::skip("no NVTX headers beside nsys (target-linux-x64/nvtx/include)");
+        crate::support::fixtures::skip(
+            "no NVTX headers beside nsys (target-linux-x64/nvtx/include)",
+        );
         return None;
     };
     let dir = tempfile::tempdir().unwrap();

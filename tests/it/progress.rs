@@ -1,12 +1,11 @@
 //! Progress: reported on the calling thread only, never going back, and
 //! ending at the exact number of rows read, whichever threads read them.
 
-
 use std::path::Path;
 
-use nsys2perfetto::{convert_file, Options, Progress};
 use crate::support::convert::synthetic;
 use crate::support::synth::{Thread, INFO};
+use nsys2perfetto::{convert_file, Options, Progress};
 
 const MAIN: Thread = Thread { pid: 100, tid: 100 };
 

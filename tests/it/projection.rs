@@ -5,7 +5,6 @@
 //! has, each with its projections written out (and nsys's, where nsys is at
 //! hand, equal to them).
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;

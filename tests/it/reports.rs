@@ -2,7 +2,6 @@
 //! nsys (.ci/install-nsys installs 2022.4) and ../shared; without either they
 //! say why and skip, except in CI, which must have both.
 
-
 use std::path::{Path, PathBuf};
 
 use crate::support::fixtures::{require, Need};

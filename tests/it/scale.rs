@@ -2,7 +2,6 @@
 //! fixtures. Needs the input scripts/bench.sh makes; run with
 //! `cargo test --release --test scale -- --ignored`.
 
-
 use std::path::PathBuf;
 
 use crate::support::checker;

@@ -4,7 +4,6 @@
 //! ranges, NVTX ranges projected onto the GPU, cuDNN and cuBLAS calls. The
 //! CSV and the SVG are read back: the SVG as XML, its structure checked.
 
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

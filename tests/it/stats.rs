@@ -7,16 +7,15 @@
 //! its rows are mapped onto 2025.3's before they are compared, and each
 //! mapping is named below.
 
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use nsys2perfetto::stats::{summarize, Cell, StatsReport, Table};
-use nsys2perfetto::Report;
 use crate::support::convert::synthetic;
 use crate::support::fixtures::{all, require, Need};
 use crate::support::synth::Thread;
+use nsys2perfetto::stats::{summarize, Cell, StatsReport, Table};
+use nsys2perfetto::Report;
 
 /// The summaries and their names in nsys 2022.4.
 const OLD_NAMES: [(StatsReport, &str); 15] = [

@@ -6,12 +6,11 @@
 //! measured as the command ends (`wait4`), with no other test's commands
 //! running in this process.
 
-
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::Connection;
 use crate::support::synth::{distinct_nvtx_name, distinct_nvtx_names};
+use rusqlite::Connection;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 

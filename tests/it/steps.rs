@@ -3,7 +3,6 @@
 //! and a plain interval union here); the slowest rank, its lead and the
 //! skew recomputed from those; the renderings read back.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

@@ -2,17 +2,16 @@
 //! it, has the numbers of a trace built here packet by packet, reports what is
 //! wrong with a broken one, and any disagreement with the checker fails.
 
-
 use std::path::{Path, PathBuf};
 
+use crate::support::checker;
+use crate::support::fixtures::{require, Need};
+use crate::support::tp::{self, Totals};
 use nsys2perfetto::perfetto::proto::{
     trace_packet, track_event, EventCategory, EventName, InternedData, ThreadDescriptor, Trace,
     TracePacket, TrackDescriptor, TrackEvent,
 };
 use prost::Message;
-use crate::support::checker;
-use crate::support::fixtures::{require, Need};
-use crate::support::tp::{self, Totals};
 
 const THREAD_TRACK: u64 = 10;
 

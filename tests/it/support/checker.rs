@@ -12,7 +12,6 @@
 //! Each rule lives in the `Decoder` method of the kind of packet it applies
 //! to; the rules that need every packet first, in `Decoder::finish`.
 
-
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 

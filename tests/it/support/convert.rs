@@ -3,7 +3,6 @@
 //! trace_processor, it imports every trace too and must agree with the
 //! checker (tests/it/support/tp.rs).
 
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -2,7 +2,6 @@
 //! ../shared, and the `nsys` CLI. A fresh clone has none of them: there tests
 //! say so and skip. CI must have them all, so there a missing one fails.
 
-
 use std::path::{Path, PathBuf};
 
 /// Something a test needs that a checkout may lack.

@@ -1,7 +1,6 @@
 //! Reading the CSV that `nsys stats` prints (trace_processor prints the same
 //! dialect). Tests that run nsys ask `fixtures::require(Need::Nsys)` first.
 
-
 /// The rows of a CSV text (RFC 4180 quoting), as fields.
 pub fn csv_rows(text: &str) -> Vec<Vec<String>> {
     let mut rows = Vec::new();

@@ -2,7 +2,6 @@
 //! builds from ftrace `sched_switch` events, per CPU in time order, and the
 //! `thread_state` rows it builds from them per thread.
 
-
 use std::collections::{BTreeMap, HashMap};
 
 #[derive(Clone, Debug)]

@@ -1,7 +1,6 @@
 //! Expected numbers, computed with SQL over a source export, independently of
 //! the converter's own reading.
 
-
 use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};

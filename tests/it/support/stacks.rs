@@ -2,7 +2,6 @@
 //! way trace_processor's stack profile tables are: every id a stack refers to
 //! must have been interned before, on the same sequence.
 
-
 use std::collections::HashMap;
 
 use nsys2perfetto::perfetto::proto::InternedData;

@@ -7,7 +7,6 @@
 //! rows of (kind, key, name, n, Σts in two halves, Σdur in two halves, open).
 //! Sums are taken in 32-bit halves: a long trace's Σts overflows SQLite's i64.
 
-
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
