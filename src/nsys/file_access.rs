@@ -38,6 +38,9 @@ columns! {
     }
 }
 
+/// Each descriptor's process (as recorded) and file path, by `fileAccessId`.
+type Descriptors = FxHashMap<i64, (Option<i64>, Option<String>)>;
+
 /// A file access of a thread.
 pub(crate) struct FileAccess {
     pub start: i64,
@@ -106,7 +109,7 @@ impl Report {
     }
 
     /// The process and path of each file access descriptor, by id.
-    fn file_descriptors(&self) -> rusqlite::Result<FxHashMap<i64, (Option<i64>, Option<String>)>> {
+    fn file_descriptors(&self) -> rusqlite::Result<Descriptors> {
         let mut out = FxHashMap::default();
         let Some(mut s) = self.select(FILE_DESCRIPTORS) else {
             return Ok(out);

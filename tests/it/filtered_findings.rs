@@ -63,9 +63,15 @@ fn analyzed(export: &Path) -> Vec<Found> {
     found
 }
 
+/// A finding of the trace as found, and its slice's (start, end).
+type OnTrace = (Found, (u64, u64));
+
+/// Whether a case keeps a finding.
+type Keeps<'a> = &'a dyn Fn(&Found) -> bool;
+
 /// The findings in the trace, as they would be found: each slice's recorded
 /// start and end (its clip args, or its own), with the clipped times.
-fn written(export: &Path, filter: Filter) -> (Vec<(Found, (u64, u64))>, u64) {
+fn written(export: &Path, filter: Filter) -> (Vec<OnTrace>, u64) {
     let mut options = Options::default();
     options.filter = filter;
     options.findings = Some(Thresholds::default());
@@ -165,7 +171,7 @@ fn findings_keep_to_the_processes_and_gpus_named() {
     let device = *gpus.iter().min_by_key(|d| on(**d)).unwrap();
     let by_pid = Filter::default().pids([pid as u32]);
     let by_gpu = Filter::default().gpus([device]);
-    let cases: [(Filter, &dyn Fn(&Found) -> bool); 2] = [
+    let cases: [(Filter, Keeps); 2] = [
         (by_pid, &|f| f.pid.is_none_or(|p| p == pid)),
         (by_gpu, &|f| f.device.is_none_or(|d| d == device)),
     ];
