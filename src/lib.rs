@@ -67,7 +67,7 @@ use std::sync::Arc;
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
-pub use nsys::{Report, Unconverted, Unreadable};
+pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
 pub use workflows::file::{check_output_not_input, convert_file, convert_to_writer};
 pub use workflows::serve;
 

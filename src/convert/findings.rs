@@ -10,6 +10,7 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::analysis::analyze::{self, Finding, Findings, Order, Rule, Thresholds};
+use crate::filter::Filter;
 use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
@@ -23,16 +24,26 @@ pub(super) const FINDING: &str = "finding";
 /// 40, the "nsys" group bit 41).
 const ANALYSIS_GROUP: u64 = 1 << 42;
 
-/// Runs every rule over `report` and writes what they find on `seq`.
+/// Runs every rule over `report` and writes what they find that `filter`
+/// keeps on `seq`; those it leaves out are counted as filtered out.
 pub(super) fn write<W: Write>(
     report: &Report,
+    filter: Option<&Filter>,
     seq: &mut SequenceWriter<'_, W>,
     thresholds: &Thresholds,
     summary: &mut Summary,
 ) -> Result<(), Failure> {
     // A sequence takes slices in start order.
     let mut findings = Findings::new(Order::Time);
-    analyze::run::<Failure>(report, &Rule::ALL, thresholds, &mut |f| findings.push(f))?;
+    analyze::run::<Failure>(report, &Rule::ALL, thresholds, &mut |f| match filter
+        .is_none_or(|filter| keeps(filter, &f))
+    {
+        true => findings.push(f),
+        false => {
+            summary.filter_out(FINDING);
+            Ok(())
+        }
+    })?;
     findings.finish();
     if findings.is_empty() {
         return Ok(());
@@ -88,6 +99,23 @@ pub(super) fn write<W: Write>(
         summary.count(FINDING);
     }
     Ok(())
+}
+
+/// Whether `filter` keeps finding `f`, as it keeps events: one that
+/// overlaps its time window (the trace clips it to the window, its recorded
+/// start or end in `clipped_start` or `clipped_end`), of its processes and
+/// GPUs (or of none).
+fn keeps(filter: &Filter, f: &Finding) -> bool {
+    let end = f.start.saturating_add(f.duration);
+    let window = filter.time;
+    let in_time =
+        window.start.is_none_or(|from| end >= from) && window.end.is_none_or(|to| f.start <= to);
+    let [(_, pid), _, (_, device), ..] = f.place.ids();
+    let of = |wanted: &[i64], id: Option<i64>| {
+        wanted.is_empty() || id.is_none_or(|id| wanted.contains(&id))
+    };
+    let pids: Vec<i64> = filter.pids.iter().map(|&p| i64::from(p)).collect();
+    in_time && of(&pids, pid) && of(&filter.gpus, device)
 }
 
 /// The process a finding is of, where known.

@@ -150,6 +150,14 @@ pub(crate) fn namespace(report: &Report) -> Result<u64, Failure> {
     Ok(flows::mix(report.fingerprint()?))
 }
 
+/// A CPU number as the trace holds it, or `None` for one it cannot
+/// (negative, or from [`MAX_CPUS`](crate::perfetto::MAX_CPUS)).
+fn trace_cpu(cpu: i64) -> Option<u32> {
+    u32::try_from(cpu)
+        .ok()
+        .filter(|&c| c < crate::perfetto::MAX_CPUS)
+}
+
 /// Session time as a trace timestamp, or `None` before time 0.
 fn trace_time(t: i64) -> Option<u64> {
     u64::try_from(t).ok()

@@ -5,7 +5,8 @@
 
 use std::io::{self, Write};
 
-use crate::nsys::{cpu, cuda as c, graphs as g, metrics as m, nvtx as n, overhead as o};
+use crate::nsys::overhead as o;
+use crate::nsys::{cpu, cuda as c, file_access, graphs as g, metrics as m, nvtx as n};
 use crate::nsys::{EventStream, Report};
 
 use super::pipeline::Writer;
@@ -20,9 +21,10 @@ pub enum Part {
     Nvtx,
     /// NVTX ranges projected onto the GPU (needs `cuda` and `nvtx`).
     NvtxGpu,
-    /// OS runtime calls, with their call stacks.
+    /// OS runtime calls, with their call stacks, and their file accesses.
     Osrt,
-    /// Calls into cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX and the video codecs.
+    /// Calls into cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX, the video codecs
+    /// and OpenGL, and the GPU work of OpenGL calls.
     Libraries,
     /// CPU samples, with their call stacks.
     Samples,
@@ -103,7 +105,10 @@ impl Part {
             Part::Osrt => Declared {
                 name: "osrt",
                 reads: &[EventStream::OsRuntime],
-                categories: &[(cpu::OSRT, osrt::OSRT)],
+                categories: &[
+                    (cpu::OSRT, osrt::OSRT),
+                    (file_access::FILE_ACCESS, osrt::FILE_ACCESS),
+                ],
                 in_json: true,
                 writer: Writer::Cpu(osrt::write),
             },

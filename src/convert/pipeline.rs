@@ -133,7 +133,7 @@ pub(super) fn run<W: Write + Send>(
     let analysis = match thresholds {
         Some(thresholds) => {
             let mut seq = trace.sequence();
-            findings::write(report, &mut seq, thresholds, &mut summary)?;
+            findings::write(report, filter.filter(), &mut seq, thresholds, &mut summary)?;
             seq.drain()?;
             Some(seq)
         }

@@ -32,8 +32,12 @@ pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
         }
         report.callchain(SAMPLE_CALLCHAINS, sample.id, &mut chain)?;
         let stack = frames.of(report, &chain);
+        let cpu = sample.cpu.and_then(super::trace_cpu);
+        if cpu.is_none() && sample.cpu.is_some() {
+            part.summary.samples_on_bad_cpu += 1;
+        }
         part.seq
-            .cpu_sample(ts, (sample.pid, sample.tid), sample.cpu, stack)?;
+            .cpu_sample(ts, (sample.pid, sample.tid), cpu, stack)?;
         part.summary.cpu_samples += 1;
         Ok(())
     })

@@ -50,8 +50,12 @@ pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
         let Some(ts) = part.row_at(e.start, SCHED) else {
             return Ok(());
         };
+        let Some(n) = super::trace_cpu(e.cpu) else {
+            part.summary.sched_on_bad_cpu += 1;
+            return Ok(());
+        };
         names.learn(report, part.seq, (e.pid, e.tid))?;
-        let cpu = cpus.entry(e.cpu).or_default();
+        let cpu = cpus.entry(n).or_default();
         let thread = Some((e.pid, e.tid));
         if e.sched_in {
             match cpu.leaving.take() {
@@ -72,7 +76,7 @@ pub(super) fn write<W: Write>(mut part: PartWriter<'_, '_, '_, W>) -> Written {
         }
         part.summary.sched_events += 1;
         if cpu.switches.len() >= BUNDLE {
-            flush(part.seq, e.cpu, cpu, &names)?;
+            flush(part.seq, n, cpu, &names)?;
         }
         Ok(())
     })?;

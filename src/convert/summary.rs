@@ -36,6 +36,13 @@ pub struct Summary {
     pub sched_events: u64,
     /// Values written on counter tracks (GPU metrics, CUDA memory).
     pub counter_values: u64,
+    /// Scheduling events on a CPU number a trace cannot hold (below 0 or
+    /// from [`MAX_CPUS`](crate::perfetto::MAX_CPUS): a damaged export), not
+    /// written: trace_processor refuses a whole trace for one.
+    pub sched_on_bad_cpu: u64,
+    /// CPU samples naming a CPU number a trace cannot hold: written
+    /// without it.
+    pub samples_on_bad_cpu: u64,
     /// Event tables left out whole: they lack columns their rows need.
     pub unreadable: Vec<Unreadable>,
     /// The export has no event table at all: nsys recorded nothing to
@@ -88,6 +95,8 @@ impl Summary {
             cpu_samples,
             sched_events,
             counter_values,
+            sched_on_bad_cpu,
+            samples_on_bad_cpu,
             unreadable,
             no_event_tables,
             unconverted,
@@ -118,6 +127,8 @@ impl Summary {
         self.cpu_samples += cpu_samples;
         self.sched_events += sched_events;
         self.counter_values += counter_values;
+        self.sched_on_bad_cpu += sched_on_bad_cpu;
+        self.samples_on_bad_cpu += samples_on_bad_cpu;
         self.unreadable.extend(unreadable);
         self.no_event_tables |= no_event_tables;
         self.unconverted.extend(unconverted);
@@ -203,6 +214,23 @@ impl Summary {
             self.unterminated,
             ("NVTX range never", "NVTX ranges never"),
             "ended; closed at the end of the trace (arg unterminated = true)",
+        ));
+        let cpus = format!(
+            "outside 0..{} (a damaged export?)",
+            crate::perfetto::MAX_CPUS - 1
+        );
+        w.extend(counted(
+            self.sched_on_bad_cpu,
+            (
+                "scheduling event names a CPU",
+                "scheduling events name a CPU",
+            ),
+            &format!("{cpus}: not in the trace, which no viewer could load with it"),
+        ));
+        w.extend(counted(
+            self.samples_on_bad_cpu,
+            ("CPU sample names a CPU", "CPU samples name a CPU"),
+            &format!("{cpus}: written without their CPU"),
         ));
         for u in &self.unreadable {
             w.push(format!(

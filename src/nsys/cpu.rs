@@ -44,7 +44,8 @@ pub(crate) struct OsrtCall<'r> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SchedEvent {
     pub start: i64,
-    pub cpu: u32,
+    /// As recorded: a damaged export may name any number.
+    pub cpu: i64,
     pub sched_in: bool,
     pub pid: u32,
     pub tid: u32,
@@ -59,7 +60,8 @@ pub(crate) struct CpuSample {
     pub start: i64,
     pub pid: u32,
     pub tid: u32,
-    pub cpu: Option<u32>,
+    /// As recorded: a damaged export may name any number.
+    pub cpu: Option<i64>,
 }
 
 /// A frame of a call chain: StringIds of its function and module.
@@ -113,7 +115,7 @@ impl Report {
                 let gtid = gtid.get(r)?.unwrap_or(0);
                 Ok(SchedEvent {
                     start: start.get(r)?,
-                    cpu: cpu.get(r)? as u32,
+                    cpu: cpu.get(r)?,
                     sched_in: sched_in.get(r)? != 0,
                     pid: pid_of(gtid),
                     tid: tid_of(gtid),
@@ -144,7 +146,7 @@ impl Report {
                     start: start.get(r)?,
                     pid: pid_of(gtid),
                     tid: tid_of(gtid),
-                    cpu: cpu.get(r)?.map(|c| c as u32),
+                    cpu: cpu.get(r)?,
                 })
             }
         };

@@ -1,6 +1,7 @@
 //! Calls into CUDA libraries and runtimes that nsys traces in tables of their
-//! own: cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX, NVIDIA video codecs. Each row
-//! is a call on a thread (start, end, globalTid, a name), with a few details.
+//! own: cuDNN, cuBLAS, OpenACC, OpenMP, MPI, UCX, NVIDIA video codecs, OpenGL
+//! (and the GPU work of OpenGL calls). Each row is a call on a thread (start,
+//! end, globalTid, a name), with a few details.
 //! How each library is shown is the mapping's business.
 
 use super::columns::columns;
@@ -35,10 +36,15 @@ pub(crate) enum Library {
     Ucx,
     /// NVIDIA Video Codec SDK: encoder and decoder.
     VideoCodec,
+    /// OpenGL calls (`--trace=opengl`).
+    OpenGl,
+    /// The GPU work of OpenGL calls: on the GPU, as nsys shows it, though
+    /// its rows name the calling thread too.
+    OpenGlWorkload,
 }
 
 impl Library {
-    pub(crate) const ALL: [Library; 7] = [
+    pub(crate) const ALL: [Library; 9] = [
         Library::Cudnn,
         Library::Cublas,
         Library::OpenAcc,
@@ -46,6 +52,8 @@ impl Library {
         Library::Mpi,
         Library::Ucx,
         Library::VideoCodec,
+        Library::OpenGl,
+        Library::OpenGlWorkload,
     ];
 
     /// The tables its calls are in, by name.
@@ -69,7 +77,16 @@ impl Library {
             // receives, their progress, other calls.
             Library::Ucx => &["UCP_SUBMIT_EVENTS", "UCP_PROGRESS_EVENTS", "UCP_EVENTS"],
             Library::VideoCodec => &["NVVIDEO_ENCODER_API", "NVVIDEO_DECODER_API"],
+            Library::OpenGl => &[OPENGL_API],
+            Library::OpenGlWorkload => &[OPENGL_WORKLOAD],
         }
+    }
+
+    /// The library whose calls `table` holds, if any.
+    pub(crate) fn of_table(table: &str) -> Option<Library> {
+        Library::ALL.into_iter().find(|l| {
+            l.tables().contains(&table) || l.table_prefix().is_some_and(|p| table.starts_with(p))
+        })
     }
 
     /// Tables whose name starts with this are its tables too (OpenMP has one
@@ -82,8 +99,11 @@ impl Library {
     }
 }
 
+pub(crate) const OPENGL_API: &str = "OPENGL_API";
+pub(crate) const OPENGL_WORKLOAD: &str = "OPENGL_WORKLOAD";
+
 /// Integer details, each from the first of its columns a table has.
-pub(crate) const INT_ARGS: [(&str, &[&str]); 10] = [
+pub(crate) const INT_ARGS: [(&str, &[&str]); 13] = [
     ("bytes", &["bytes", "size", "packedSize"]),
     ("tag", &["tag"]),
     ("remote_rank", &["remoteRank"]),
@@ -95,6 +115,10 @@ pub(crate) const INT_ARGS: [(&str, &[&str]); 10] = [
     ("line", &["lineNo"]),
     ("gangs", &["numGangs"]),
     ("vector_length", &["vectorLength"]),
+    // OpenGL: the frame (from 1), the GL context, the GPU (its index).
+    ("frame", &["frameId"]),
+    ("context", &["contextId"]),
+    ("gpu", &["gpu"]),
 ];
 
 /// String details (StringIds ids).
@@ -226,5 +250,13 @@ impl Report {
             scans.push(TableScan::new(&s, decode, key));
         }
         self.stream_events(scans, filter, f)
+    }
+}
+
+impl LibraryCall<'_> {
+    /// Its integer detail `name` (of [`INT_ARGS`]), where recorded.
+    pub(crate) fn int(&self, name: &str) -> Option<i64> {
+        let at = INT_ARGS.iter().position(|(n, _)| *n == name)?;
+        self.ints[at]
     }
 }

@@ -24,6 +24,7 @@ pub(crate) mod cuda;
 pub(crate) mod devices;
 mod durations;
 pub(crate) mod events;
+pub(crate) mod file_access;
 pub(crate) mod gpu_devices;
 pub(crate) mod gpu_work;
 pub(crate) mod graphs;
@@ -41,7 +42,7 @@ mod schema;
 mod select;
 mod span;
 mod strings;
-mod tables;
+pub(crate) mod tables;
 mod version;
 pub(crate) mod windows;
 
@@ -62,6 +63,7 @@ pub(crate) use schema::Schema;
 use select::Select;
 pub(crate) use strings::StringTable;
 pub(crate) use tables::EventStream;
+pub use tables::{table_role, TableRole};
 pub(crate) use version::Version;
 
 use crate::error::{DatabaseError, Error, Result};
@@ -100,8 +102,8 @@ pub struct Unreadable {
     pub rows: u64,
 }
 
-/// An event table (one with a `start` or `timestamp` column) that no reader
-/// of the conversion read, with its rows.
+/// A table with rows that no reader of the conversion read, and that is not
+/// known to hold no timed events ([`TableRole::Untimed`]), with its rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unconverted {
     /// The table's name.
@@ -313,8 +315,9 @@ impl Report {
             .collect()
     }
 
-    /// The event tables with rows that no reader has declared (so far), less
-    /// those `elsewhere` says are left to readers not run (excluded parts).
+    /// The tables with rows that no reader has declared (so far) and that
+    /// may hold timed events, less those `elsewhere` says are left to
+    /// readers not run (excluded parts).
     pub(crate) fn unconverted(&self, elsewhere: impl Fn(&str) -> bool) -> Vec<Unconverted> {
         let declared = self
             .declared
@@ -324,11 +327,9 @@ impl Report {
         let mut tables: Vec<&str> = self
             .schema
             .tables()
-            .filter(|t| {
-                ["start", "timestamp"]
-                    .iter()
-                    .any(|c| self.schema.has_column(t, c))
-            })
+            // Every table but those known to hold no timed events: one of
+            // a newer nsys, unknown here, is named too.
+            .filter(|t| table_role(t) != Some(TableRole::Untimed))
             .filter(|t| !declared.contains(*t) && !elsewhere(t))
             .collect();
         tables.sort_unstable();

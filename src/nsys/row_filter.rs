@@ -12,7 +12,7 @@ use super::cuda::{self, API};
 use super::devices::DEVICE_NOT_RECORDED;
 use super::ids::{pid_of, pid_sql, tid_of};
 use super::select::quote;
-use super::{metrics, nvtx, scan, Report};
+use super::{libraries, metrics, nvtx, scan, Report};
 
 /// What a reading of a report keeps of each event table's rows: a filter,
 /// with what it needs of the report worked out once, and the rows it left
@@ -123,6 +123,9 @@ impl RowFilter {
                 all.push(format!("({device}) IN ({})", list(&f.gpus)));
             } else if has("deviceId") {
                 all.push(format!("\"deviceId\" IN ({})", list(&f.gpus)));
+            } else if table == libraries::OPENGL_WORKLOAD && has("gpu") {
+                // OpenGL work is on the GPU its row names.
+                all.push(format!("\"gpu\" IN ({})", list(&f.gpus)));
             } else if table == metrics::GPU_METRICS && has("typeId") {
                 // The metric set's low byte is the GPU.
                 all.push(format!("(\"typeId\" & 255) IN ({})", list(&f.gpus)));

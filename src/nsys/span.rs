@@ -40,14 +40,19 @@ impl Report {
     }
 
     /// One more than the highest CPU number that the scheduling data and the
-    /// CPU samples name: 0 for a report with neither.
+    /// CPU samples name: 0 for a report with neither. Numbers a trace cannot
+    /// hold (damage) are not counted: their rows are not written.
     pub(crate) fn cpu_count(&self) -> rusqlite::Result<u32> {
         let mut count = 0;
         for table in [cpu::SCHED, cpu::SAMPLES] {
             if !self.schema.has_column(table, "cpu") {
                 continue;
             }
-            let sql = format!("SELECT MAX(cpu) FROM {}", select::quote(table));
+            let sql = format!(
+                "SELECT MAX(cpu) FROM {} WHERE cpu >= 0 AND cpu < {}",
+                select::quote(table),
+                crate::perfetto::MAX_CPUS
+            );
             let max: Option<i64> = self.conn().query_row(&sql, [], |r| r.get(0))?;
             if let Some(max) = max.and_then(|m| u32::try_from(m).ok()) {
                 count = count.max(max.saturating_add(1));

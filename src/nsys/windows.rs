@@ -1,24 +1,47 @@
 //! What the CPU threads did in a few chosen stretches of time: the CUDA API
-//! calls that overlap any of them, read in one scan of the call tables with
-//! the stretches in its WHERE clause, so that a report of millions of calls
-//! sends only the few that matter. Records that only repeat a call to carry
-//! its backtrace are left out.
+//! and OS runtime calls that overlap any of them, and the CPU samples taken
+//! in them, each read in one scan of its tables with the stretches in its
+//! WHERE clause, so that a report of millions of calls sends only the few
+//! that matter. Records that only repeat a CUDA call to carry its backtrace
+//! are left out.
 
 use super::columns::TakeAll;
+use super::cpu::{OSRT, OSRT_COLUMNS, SAMPLES, SAMPLE_CALLCHAINS};
 use super::cuda::{calls_themselves_sql, API, DRIVER, RUNTIME};
 use super::ids::{pid_of, tid_of};
 use super::names::api_stats_name;
 use super::select::quote;
 use super::Report;
 
-/// A CUDA API call as the readers of windows see it.
+/// A CUDA API or OS runtime call as the readers of windows see it.
 pub(crate) struct WindowCall<'r> {
     pub pid: u32,
     pub tid: u32,
     pub start: i64,
     pub end: i64,
-    /// Without its version suffix (`cudaMemcpy`).
+    /// A CUDA call's without its version suffix (`cudaMemcpy`), an OS
+    /// runtime call's as recorded (`stat64`).
     pub name: &'r str,
+}
+
+/// A CPU sample as the readers of windows see it.
+pub(crate) struct WindowSample<'r> {
+    pub pid: u32,
+    pub tid: u32,
+    pub at: i64,
+    /// The function it was taken in (the innermost frame of its stack);
+    /// empty where the stack is not recorded.
+    pub function: &'r str,
+}
+
+/// SQL that a row whose times are in `start` and `end` overlaps one of
+/// `windows` (`[start, end)` each).
+fn overlaps_sql(windows: &[(i64, i64)], start: &str, end: &str) -> String {
+    windows
+        .iter()
+        .map(|(from, to)| format!("({start} < {to} AND {end} > {from})"))
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 impl Report {
@@ -38,8 +61,8 @@ impl Report {
         Ok(start.zip(stop).filter(|(start, stop)| stop > start))
     }
 
-    /// Calls `f` with every CUDA API call that overlaps one of `windows`
-    /// (`[start, end)` each), in no particular order.
+    /// Calls `f` with every CUDA API and OS runtime call that overlaps one
+    /// of `windows` (`[start, end)` each), in no particular order.
     pub(crate) fn each_call_within(
         &self,
         windows: &[(i64, i64)],
@@ -48,11 +71,7 @@ impl Report {
         if windows.is_empty() {
             return Ok(());
         }
-        let overlaps = windows
-            .iter()
-            .map(|(start, end)| format!("(\"start\" < {end} AND \"end\" > {start})"))
-            .collect::<Vec<_>>()
-            .join(" OR ");
+        let overlaps = overlaps_sql(windows, "\"start\"", "\"end\"");
         for table in [RUNTIME, DRIVER] {
             let Some(mut s) = self.select(table) else {
                 continue;
@@ -79,6 +98,64 @@ impl Report {
                 Ok::<(), rusqlite::Error>(())
             })?;
         }
+        if let Some(mut s) = self.select(OSRT) {
+            let c = OSRT_COLUMNS.take_all(&mut s);
+            if self.readable(&s) {
+                let sql = format!("SELECT {} FROM {OSRT} WHERE {overlaps}", s.sql());
+                self.each_row_apart(&sql, |r| {
+                    let gtid = c.global_tid.get(r)?;
+                    f(WindowCall {
+                        pid: pid_of(gtid),
+                        tid: tid_of(gtid),
+                        start: c.start.get(r)?,
+                        end: c.end.get(r)?,
+                        name: self.strings.name(c.name_id.get(r)?),
+                    });
+                    Ok::<(), rusqlite::Error>(())
+                })?;
+            }
+        }
         Ok(())
+    }
+
+    /// Calls `f` with every CPU sample taken in one of `windows` (`[start,
+    /// end)` each), with the function it was taken in, in no particular order.
+    pub(crate) fn each_sample_within(
+        &self,
+        windows: &[(i64, i64)],
+        mut f: impl FnMut(WindowSample<'_>),
+    ) -> rusqlite::Result<()> {
+        let has = |t: &str, c: &str| self.schema.has_column(t, c);
+        let sampled = ["start", "globalTid"].iter().all(|c| has(SAMPLES, c));
+        if windows.is_empty() || !sampled {
+            return Ok(());
+        }
+        let within = overlaps_sql(windows, "e.\"start\"", "e.\"start\" + 1");
+        // The innermost frame is at depth 0.
+        let function = match ["id", "symbol", "stackDepth"]
+            .iter()
+            .all(|c| has(SAMPLE_CALLCHAINS, c))
+            && has(SAMPLES, "id")
+        {
+            true => format!(
+                "(SELECT c.symbol FROM {} c WHERE c.id = e.id AND c.stackDepth = 0)",
+                quote(SAMPLE_CALLCHAINS)
+            ),
+            false => "NULL".to_owned(),
+        };
+        let sql = format!(
+            "SELECT e.\"start\", e.globalTid, {function} FROM {} e WHERE {within}",
+            quote(SAMPLES)
+        );
+        self.each_row_apart(&sql, |r| {
+            let gtid: i64 = r.get::<_, Option<i64>>(1)?.unwrap_or(0);
+            f(WindowSample {
+                pid: pid_of(gtid),
+                tid: tid_of(gtid),
+                at: r.get(0)?,
+                function: self.strings.name(r.get(2)?),
+            });
+            Ok::<(), rusqlite::Error>(())
+        })
     }
 }

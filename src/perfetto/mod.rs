@@ -58,3 +58,7 @@ pub use tracks::{CounterUnit, Scope, TrackId, TrackSpec, Tracks};
 pub const BOOTTIME: u32 = 6;
 /// The wall clock, tied to [`BOOTTIME`] by one snapshot when the start time is known.
 pub const REALTIME: u32 = 1;
+/// CPU numbers trace_processor accepts: below 1024. One CPU number at or
+/// above it makes it refuse the whole trace ("CPU … greater than maximum
+/// allowed"), and it aborts on a CPU sample's.
+pub const MAX_CPUS: u32 = 1024;

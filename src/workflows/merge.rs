@@ -173,7 +173,7 @@ pub struct MergeProgress {
 /// pids stay below 2^22 (`PID_MAX_LIMIT`), and perfetto's pids are `i32`.
 pub const PID_STRIDE: u32 = 1 << 22;
 /// CPU numbers trace_processor accepts: below 1024.
-pub const MAX_CPUS: u32 = 1024;
+pub use crate::perfetto::MAX_CPUS;
 /// The most reports one trace can hold with pids kept apart.
 pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
 

@@ -212,33 +212,7 @@ fn check_against_source(path: &Path) {
         );
     }
 
-    // What the threads did in the longest stretch: the call of the
-    // stretch's process overlapping it most, per thread, by SQL.
-    if let Some(s) = run.gpus.iter().flat_map(|g| g.largest_idle.first()).next() {
-        let sql = "SELECT globalTid & 16777215, MAX(MIN(end, ?2) - MAX(start, ?1))
-                   FROM CUPTI_ACTIVITY_KIND_RUNTIME
-                   WHERE start < ?2 AND end > ?1 AND ((globalTid >> 24) & 16777215) = ?3
-                     AND (eventClass IS NULL OR eventClass NOT IN (67, 68))
-                   GROUP BY 1";
-        let mut stmt = db.prepare(sql).unwrap();
-        let by_thread: HashMap<u32, i64> = stmt
-            .query_map((s.start, s.end, s.pid.unwrap()), |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        for t in &s.threads {
-            if let Some((_, overlap)) = &t.call {
-                assert_eq!(
-                    Some(overlap),
-                    by_thread.get(&t.tid),
-                    "{name}: thread {}",
-                    t.tid
-                );
-            }
-        }
-    }
+    // What the threads did in the stretches: tests/it/idle_threads.rs.
 
     // Kinds: memory operations by direction and memsets from SQL sums;
     // every kernel kind together is the kernels' sum.

@@ -1,8 +1,14 @@
 //! What the CPU threads of a process did during a GPU's longest idle
-//! stretches: per thread, the CUDA API call and the NVTX range that
-//! overlapped the stretch most (among equals, the shorter: the innermost
-//! range). A second pass, over only the calls that overlap a stretch (one
-//! scan, the stretches in its WHERE clause) and the NVTX ranges.
+//! stretches, per thread: the call (CUDA API or OS runtime) it spent most
+//! time in, summed over its calls of one name (a stretch spent in thousands
+//! of `stat64` and `mmap` calls is told as such, not by its one longest
+//! call); the NVTX range that overlapped the stretch most (among equals,
+//! the shorter: the innermost range); and the function most of its CPU
+//! samples were taken in. A second pass, over only the calls and samples
+//! within a stretch (one scan each, the stretches in its WHERE clause) and
+//! the NVTX ranges.
+
+use std::cmp::Reverse;
 
 use rustc_hash::FxHashMap;
 
@@ -15,17 +21,69 @@ use super::model::{IdleStretch, ThreadActivity};
 /// The most threads told per stretch, the busiest first.
 const THREADS: usize = 4;
 
-/// The best (overlap, -length, name) per (stretch, thread), for calls and ranges.
-type Best = FxHashMap<(usize, u32), (i64, i64, String)>;
+/// What one thread did in one stretch.
+#[derive(Default)]
+struct Activity {
+    /// Time in calls overlapping the stretch, by call name.
+    call_time: FxHashMap<String, i64>,
+    calls: u64,
+    /// The best (overlap, -length, name) of the NVTX ranges.
+    range: Option<(i64, i64, String)>,
+    /// Samples in the stretch, by the function they were taken in.
+    sampled: FxHashMap<String, u64>,
+    samples: u64,
+}
 
-fn offer(best: &mut Best, key: (usize, u32), overlap: i64, length: i64, name: &str) {
-    let better = match best.get(&key) {
-        None => true,
-        Some(&(o, l, _)) => (overlap, -length) > (o, l),
-    };
-    if better {
-        best.insert(key, (overlap, -length, name.to_owned()));
+impl Activity {
+    fn offer_range(&mut self, overlap: i64, length: i64, name: &str) {
+        let better = match &self.range {
+            None => true,
+            Some((o, l, _)) => (overlap, -length) > (*o, *l),
+        };
+        if better {
+            self.range = Some((overlap, -length, name.to_owned()));
+        }
     }
+
+    /// The thread's share of a stretch, as it is told: the call it spent
+    /// most time in (by name, the first name of equals).
+    fn told(&self, tid: u32, name: Option<String>) -> ThreadActivity {
+        let mut thread = ThreadActivity {
+            tid,
+            name,
+            ..ThreadActivity::default()
+        };
+        thread.call = most(&self.call_time);
+        thread.calls = self.calls;
+        thread.range = self.range.as_ref().map(|(o, _, name)| (name.clone(), *o));
+        thread.sampled = most(&self.sampled);
+        thread.samples = self.samples;
+        thread
+    }
+
+    /// The order threads are told in: a thread that made many calls or was
+    /// sampled often did more than one blocked in a single long call (a
+    /// `poll`, a synchronization); among equals, the longest in a call or
+    /// range first.
+    fn busiest_first(&self, tid: u32) -> (Reverse<u64>, Reverse<i64>, u32) {
+        let call = self.call_time.values().copied().max().unwrap_or(0);
+        let range = self.range.as_ref().map_or(0, |r| r.0);
+        (
+            Reverse(self.calls + self.samples),
+            Reverse(call.max(range)),
+            tid,
+        )
+    }
+}
+
+/// The name with the greatest value (the first name of equals), of those
+/// that are names.
+fn most<T: Ord + Copy>(by_name: &FxHashMap<String, T>) -> Option<(String, T)> {
+    by_name
+        .iter()
+        .filter(|(name, _)| !name.is_empty())
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+        .map(|(name, n)| (name.clone(), *n))
 }
 
 fn overlap(gap: &Gap, start: i64, end: i64) -> i64 {
@@ -34,20 +92,25 @@ fn overlap(gap: &Gap, start: i64, end: i64) -> i64 {
 
 /// The stretches, each with what its process's threads did.
 pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleStretch>, Failure> {
-    let mut calls = Best::default();
-    let mut ranges = Best::default();
+    let mut did: FxHashMap<(usize, u32), Activity> = FxHashMap::default();
     let windows: Vec<(i64, i64)> = gaps.iter().map(|g| (g.start, g.end)).collect();
     report.each_call_within(&windows, |call| {
         for (i, gap) in gaps.iter().enumerate() {
             let o = overlap(gap, call.start, call.end);
             if gap.pid == Some(call.pid) && o > 0 {
-                offer(
-                    &mut calls,
-                    (i, call.tid),
-                    o,
-                    call.end - call.start,
-                    call.name,
-                );
+                let a = did.entry((i, call.tid)).or_default();
+                *a.call_time.entry(call.name.to_owned()).or_default() += o;
+                a.calls += 1;
+            }
+        }
+    })?;
+    report.each_sample_within(&windows, |sample| {
+        for (i, gap) in gaps.iter().enumerate() {
+            let within = gap.start <= sample.at && sample.at < gap.end;
+            if gap.pid == Some(sample.pid) && within {
+                let a = did.entry((i, sample.tid)).or_default();
+                *a.sampled.entry(sample.function.to_owned()).or_default() += 1;
+                a.samples += 1;
             }
         }
     })?;
@@ -59,7 +122,9 @@ pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleSt
             for (i, gap) in gaps.iter().enumerate() {
                 let o = overlap(gap, r.start, end);
                 if gap.pid == Some(r.pid) && o > 0 {
-                    offer(&mut ranges, (i, r.tid), o, end - r.start, text);
+                    did.entry((i, r.tid))
+                        .or_default()
+                        .offer_range(o, end - r.start, text);
                 }
             }
             Ok(())
@@ -70,22 +135,13 @@ pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleSt
         .iter()
         .enumerate()
         .map(|(i, gap)| {
-            let mut tids: Vec<u32> = calls
-                .keys()
-                .chain(ranges.keys())
-                .filter(|k| k.0 == i)
-                .map(|k| k.1)
+            let mut tids: Vec<(u32, &Activity)> = did
+                .iter()
+                .filter(|(k, _)| k.0 == i)
+                .map(|(k, a)| (k.1, a))
                 .collect();
-            tids.sort_unstable();
-            tids.dedup();
-            let busiest = |tid: &u32| {
-                let call = calls.get(&(i, *tid)).map_or(0, |b| b.0);
-                let range = ranges.get(&(i, *tid)).map_or(0, |b| b.0);
-                (std::cmp::Reverse(call.max(range)), *tid)
-            };
-            tids.sort_by_key(busiest);
+            tids.sort_by_key(|(tid, a)| a.busiest_first(*tid));
             tids.truncate(THREADS);
-            let told = |best: &Best, tid: u32| best.get(&(i, tid)).map(|b| (b.2.clone(), b.0));
             IdleStretch {
                 start: gap.start,
                 end: gap.end,
@@ -93,11 +149,9 @@ pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleSt
                 pid: gap.pid,
                 threads: tids
                     .into_iter()
-                    .map(|tid| ThreadActivity {
-                        tid,
-                        name: gap.pid.and_then(|pid| threads.get(&(pid, tid)).cloned()),
-                        call: told(&calls, tid),
-                        range: told(&ranges, tid),
+                    .map(|(tid, a)| {
+                        let name = gap.pid.and_then(|pid| threads.get(&(pid, tid)).cloned());
+                        a.told(tid, name)
                     })
                     .collect(),
             }

@@ -85,8 +85,10 @@ pub struct IdleStretch {
     pub waiting_from: Option<i64>,
     /// The process whose work ended it.
     pub pid: Option<u32>,
-    /// What each of that process's threads did: the call and the NVTX
-    /// range that overlapped the stretch most, threads busiest first.
+    /// What each of that process's threads did: the call it spent most
+    /// time in, the NVTX range that overlapped the stretch most, the
+    /// function it was sampled in most; the threads with the most calls and
+    /// samples first.
     pub threads: Vec<ThreadActivity>,
 }
 
@@ -98,11 +100,21 @@ pub struct ThreadActivity {
     pub tid: u32,
     /// Its name, where recorded.
     pub name: Option<String>,
-    /// The CUDA API call that overlapped the stretch most, and by how much.
+    /// The call (CUDA API or OS runtime) the thread spent most time in
+    /// during the stretch: its name, and how long its calls of that name
+    /// overlapped the stretch together.
     pub call: Option<(String, i64)>,
+    /// How many calls (CUDA API and OS runtime) of the thread overlapped
+    /// the stretch.
+    pub calls: u64,
     /// The NVTX range that overlapped the stretch most (the innermost of
     /// equals), and by how much.
     pub range: Option<(String, i64)>,
+    /// The function most of the thread's CPU samples in the stretch were
+    /// taken in (the innermost frame), and how many were.
+    pub sampled: Option<(String, u64)>,
+    /// How many CPU samples of the thread the stretch holds.
+    pub samples: u64,
 }
 
 /// GPU time of one kind of work.

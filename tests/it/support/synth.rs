@@ -97,7 +97,79 @@ const TABLES: &[(&str, &[&str])] = &[
             "eventSyncId INTEGER",
         ],
     ),
-    // A graphics API the converter does not read (2022.4).
+    // Vulkan: a graphics API the converter does not read (2022.4).
+    (
+        "VULKAN_API",
+        &[
+            "id INTEGER NOT NULL PRIMARY KEY",
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "correlationId INTEGER",
+            "endCorrelationId INTEGER",
+            "nameId INTEGER NOT NULL",
+            "contextId INTEGER",
+        ],
+    ),
+    // A table no nsys has (yet): a newer one's events, timed by other names.
+    (
+        "FUTURE_EVENTS",
+        &[
+            "beganAt INTEGER NOT NULL",
+            "finishedAt INTEGER",
+            "globalTid INTEGER",
+        ],
+    ),
+    // File accesses of OS runtime calls and their descriptors, as NVIDIA's
+    // schema reference gives them (nsys 2025).
+    (
+        "OSRT_FILE_ACCESS_EVENTS",
+        &[
+            "fileAccessId INTEGER",
+            "threadId INTEGER",
+            "startedAt INTEGER",
+            "endedAt INTEGER",
+            "eventType INTEGER",
+            "apiCallId INTEGER",
+            "bytesProcessed INTEGER",
+            "context TEXT",
+        ],
+    ),
+    (
+        "OSRT_FILE_ACCESS_DESCRIPTORS",
+        &[
+            "fileAccessId INTEGER",
+            "processId INTEGER",
+            "openedAt INTEGER",
+            "closedAt INTEGER",
+            "filePath TEXT",
+        ],
+    ),
+    (
+        "ENUM_OSRT_FILE_ACCESS_EVENT_TYPE",
+        &["id INTEGER NOT NULL PRIMARY KEY", "name TEXT", "label TEXT"],
+    ),
+    // OpenGL calls, and the GPU work of them (2022.4; the same columns).
+    (
+        "OPENGL_WORKLOAD",
+        &[
+            "start INTEGER NOT NULL",
+            "end INTEGER NOT NULL",
+            "eventClass INTEGER NOT NULL",
+            "globalTid INTEGER",
+            "endGlobalTid INTEGER",
+            "correlationId INTEGER",
+            "endCorrelationId INTEGER",
+            "nameId INTEGER NOT NULL",
+            "endNameId INTEGER",
+            "returnValue INTEGER NOT NULL",
+            "frameId INTEGER",
+            "contextId INTEGER",
+            "gpu INTEGER",
+            "display INTEGER",
+        ],
+    ),
     (
         "OPENGL_API",
         &[
