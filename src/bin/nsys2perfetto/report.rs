@@ -11,10 +11,12 @@ use nsys2perfetto::report::{
     report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
 };
 use nsys2perfetto::steps::{StepOptions, StepPattern};
-use nsys2perfetto::{check_output_not_input, Options};
+use nsys2perfetto::{output_format, Options};
 
 use crate::interrupted_reading;
+use crate::paths::Writing;
 use crate::signals::Signals;
+use crate::Usage;
 
 /// One page per run: per GPU, busy time and idle time (host-bound or
 /// waiting) with the longest idle stretches and what the CPU threads did
@@ -36,7 +38,8 @@ pub struct Args {
     output: Option<PathBuf>,
 
     /// html (self-contained, with charts), md (Markdown) or json (one
-    /// object, for programs). Default: by the output's extension, else md.
+    /// object, for programs). Default: by the output's extension, else md;
+    /// a format the extension contradicts is refused.
     #[arg(long, value_name = "FORMAT")]
     format: Option<PageFormat>,
 
@@ -60,31 +63,35 @@ pub struct Args {
     #[arg(long, value_name = "REGEX", requires = "step", value_parser = crate::merge::parse_regex)]
     rank_from_name: Option<RankPattern>,
 
+    #[command(flatten)]
+    writing: Writing,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Errors only: not the line that says where the page went.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    let format = match (&args.format, &args.output) {
-        (Some(format), _) => *format,
-        (None, Some(path)) if path.as_os_str() != "-" => {
-            PageFormat::of_name(path).ok_or_else(|| {
-                crate::Usage(format!(
-                    "{}: which format? Name it .html, .md or .json, or give --format",
-                    path.display()
-                ))
-            })?
+    let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let format = output_format(args.format, output, PageFormat::Markdown)
+        .map_err(|e| Usage(e.to_string()))?;
+    let file = match output {
+        Some(path) if args.format.is_none() && PageFormat::of_name(path).is_none() => {
+            return Err(Usage(format!(
+                "{}: which format? Name it .html, .md or .json, or give --format",
+                path.display()
+            ))
+            .into())
         }
-        (None, _) => PageFormat::Markdown,
+        Some(path) => Some(args.writing.output(path, &args.inputs)?),
+        None => None,
     };
-    let output = args.output.filter(|p| p.as_os_str() != "-");
-    if let Some(path) = &output {
-        crate::paths::writable(path).map_err(crate::Usage)?;
-        check_output_not_input(path, &args.inputs).map_err(|e| crate::Usage(e.to_string()))?;
-    }
     for input in &args.inputs {
-        crate::paths::present(input).map_err(crate::Usage)?;
+        crate::paths::present(input)?;
     }
     let mut options = Options::default();
     options.nsys = args.nsys;
@@ -100,10 +107,16 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     });
     let page = report_files(&args.inputs, &report_options, &options, &mut |_| {})
         .map_err(interrupted_reading)?;
-    match &output {
-        Some(path) => {
-            save_page(path, &page, format)?;
-            eprintln!("{} run(s) -> {}", page.runs.len(), path.display());
+    match &file {
+        Some(file) => {
+            save_page(file, &page, format)?;
+            if !args.quiet {
+                crate::say(format_args!(
+                    "{} run(s) -> {}",
+                    page.runs.len(),
+                    file.path().display()
+                ));
+            }
         }
         None => {
             let mut text = Vec::new();

@@ -13,6 +13,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::workflows::output::OutputFile;
 
 use super::model::{GpuUse, RunReport};
 use super::Page;
@@ -78,14 +79,11 @@ pub fn write_page(out: &mut dyn Write, page: &Page, format: PageFormat) -> io::R
     }
 }
 
-/// [`write_page`] into the file at `path`, which appears only when complete.
-pub fn save_page(path: &Path, page: &Page, format: PageFormat) -> Result<()> {
-    crate::workflows::output::write_atomically(path, |out| {
-        write_page(out, page, format).map_err(|cause| Error::Output {
-            path: path.to_owned(),
-            cause,
-        })
-    })
+/// [`write_page`] into the file `output`, which appears only when complete.
+pub fn save_page(output: impl Into<OutputFile>, page: &Page, format: PageFormat) -> Result<()> {
+    let inputs: Vec<&str> = page.runs.iter().map(|r| r.path.as_str()).collect();
+    let output = output.into().inputs(&inputs);
+    output.write_with(|out| write_page(out, page, format))
 }
 
 /// `part` of `whole` in percent (0 of nothing).
