@@ -128,9 +128,12 @@ fn outputs(files: &[TreeFile], force: bool) -> Vec<OutputFile> {
 
 /// Refuses, before anything is converted, `files` of which one's trace
 /// would replace an input (through a link, say) or, unless `force`, a
-/// report or export (see [`OutputFile::check`]).
+/// report or export (see [`OutputFile::check_replacing`]).
 pub fn check_outputs(files: &[TreeFile], force: bool) -> Result<()> {
-    outputs(files, force).iter().try_for_each(OutputFile::check)
+    // Their directories are made as they are written.
+    outputs(files, force)
+        .iter()
+        .try_for_each(OutputFile::check_replacing)
 }
 
 /// Converts `files` with [`convert_file`], `jobs` at a time, making the

@@ -225,6 +225,21 @@ impl OutputFile {
     /// report or SQLite file, judged by its first bytes, unless `force`
     /// ([`Error::OutputIsReport`]).
     pub fn check(&self) -> Result<()> {
+        self.check_replacing()?;
+        let dir = directory_of(&self.path);
+        if !dir.is_dir() {
+            return Err(Error::NoOutputDirectory {
+                path: self.path.clone(),
+                dir: dir.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`OutputFile::check`] but for its directory, which may be made
+    /// later (as `convert -o DIR/` makes it once every output is checked):
+    /// refuses what this output must not replace.
+    pub fn check_replacing(&self) -> Result<()> {
         let path = &self.path;
         let meta = std::fs::metadata(path);
         // An output not there yet is no input: nothing to compare.
@@ -236,13 +251,6 @@ impl OutputFile {
         if meta.as_ref().is_ok_and(|m| m.is_dir()) {
             return Err(Error::OutputIsDirectory {
                 path: path.to_owned(),
-            });
-        }
-        let dir = directory_of(path);
-        if !dir.is_dir() {
-            return Err(Error::NoOutputDirectory {
-                path: path.to_owned(),
-                dir: dir.to_owned(),
             });
         }
         // Only a regular file is looked into: opening a FIFO would wait for

@@ -144,10 +144,18 @@ fn a_missing_input_exits_1_and_a_usage_error_2_everywhere() {
         );
     }
     for command in [
-        "convert", "merge", "stats", "analyze", "compare", "series", "report", "open", "profile",
+        "convert", "merge", "stats", "analyze", "compare", "series", "report", "open",
     ] {
         assert_fails(d, &[command, "--no-such-flag"], 2, "--no-such-flag");
     }
+    // profile takes what follows as the command to profile: a flag it
+    // lacks is refused.
+    assert_fails(
+        d,
+        &["profile", "--series", "n=1", "--", "true"],
+        2,
+        "--events",
+    );
 }
 
 /// A `--format` that the output's name contradicts is refused, in one line,

@@ -95,23 +95,23 @@ const WRITERS: &[Writer] = &[
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
-        args: "stats a.sqlite b.sqlite -q -o {}",
+        args: "stats a.sqlite b.sqlite -o {}",
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
-        args: "analyze a.sqlite -q -o {}",
+        args: "analyze a.sqlite -o {}",
         inputs: &["a.sqlite"],
     },
     Writer {
-        args: "compare a.sqlite b.sqlite -q -o {}",
+        args: "compare a.sqlite b.sqlite -o {}",
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
-        args: "compare a.sqlite b.sqlite --summary -q -o {}",
+        args: "compare a.sqlite b.sqlite --summary -o {}",
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
-        args: "compare a.sqlite b.sqlite -q --trace {}",
+        args: "compare a.sqlite b.sqlite --trace {}",
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
@@ -123,11 +123,11 @@ const WRITERS: &[Writer] = &[
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
-        args: "report a.sqlite b.sqlite --format md -q -o {}",
+        args: "report a.sqlite b.sqlite --format md -o {}",
         inputs: &["a.sqlite", "b.sqlite"],
     },
     Writer {
-        args: "report a.sqlite --format html -q -o {}",
+        args: "report a.sqlite --format html -o {}",
         inputs: &["a.sqlite"],
     },
 ];
@@ -226,9 +226,11 @@ fn assert_refused(dir: &Path, args: &[String], needle: &str) {
 fn no_command_writes_over_one_of_its_inputs() {
     let dir = setup();
     let d = dir.path();
-    for writer in WRITERS {
-        for name in writer.input_names() {
-            for force in [false, true] {
+    // Without --force first: the commands that had no --force are tried
+    // before any is refused for not knowing it.
+    for force in [false, true] {
+        for writer in WRITERS {
+            for name in writer.input_names() {
                 assert_refused(d, &writer.args(&name, force), "it is the input");
             }
         }

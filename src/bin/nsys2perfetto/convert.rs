@@ -208,8 +208,9 @@ fn plan(
         .into_iter()
         .map(|t| OutputFile::new(t).inputs(inputs).force(writing.force))
         .collect();
+    // A directory of -o is made once every output is checked.
     for target in &targets {
-        match target.check() {
+        match target.check_replacing() {
             Ok(()) => {}
             // No report, but no conflict either: said in its turn, as
             // any input that is no report.
