@@ -151,6 +151,16 @@ pub enum Error {
         input: PathBuf,
     },
 
+    /// The output is an Nsight Systems report or an SQLite file (an export,
+    /// say), judged by its content, and replacing it was not asked for.
+    #[error("cannot write {}: it is {what}; --force replaces it", path.display())]
+    OutputIsReport {
+        /// The output.
+        path: PathBuf,
+        /// What it is.
+        what: &'static str,
+    },
+
     /// Writing into a caller's writer failed ([`crate::convert_to_writer`]).
     #[error("cannot write the trace: {}", plain(cause))]
     Writer {
@@ -320,7 +330,7 @@ pub(crate) fn in_temp_dir(cause: std::io::Error) -> std::io::Error {
 impl Error {
     /// A temporary file or directory could not be made or written in the
     /// temporary directory (`TMPDIR`).
-    pub(crate) fn temporary(cause: std::io::Error) -> Error {
+    pub fn temporary(cause: std::io::Error) -> Error {
         Error::TemporaryDirectory {
             dir: std::env::temp_dir(),
             cause,

@@ -68,7 +68,8 @@ pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
 pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
-pub use workflows::file::{check_output_not_input, convert_file, convert_to_writer};
+pub use workflows::file::{convert_file, convert_to_writer};
+pub use workflows::output::{output_format, NamedFormat, OutputFile};
 pub use workflows::serve;
 
 pub mod directories {
@@ -76,7 +77,9 @@ pub mod directories {
     //! ([`files_below`]), each converted into a trace in a tree that mirrors
     //! theirs, several at a time ([`convert_files`]). One failure does not
     //! stop the others.
-    pub use crate::workflows::directories::{convert_files, files_below, TreeConversion, TreeFile};
+    pub use crate::workflows::directories::{
+        check_outputs, convert_files, files_below, TreeConversion, TreeFile,
+    };
 }
 
 pub mod merge {

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::file::convert_file;
+use super::output::OutputFile;
 use crate::error::{Error, Result};
 use crate::{Format, Options, Summary};
 
@@ -115,16 +116,39 @@ pub fn files_below(
     Ok(files)
 }
 
+/// The trace of each of `files`, as the file it must not be: none of the
+/// inputs of the conversion, and no report or export unless `force`.
+fn outputs(files: &[TreeFile], force: bool) -> Vec<OutputFile> {
+    let inputs: Vec<&Path> = files.iter().map(|f| f.input.as_path()).collect();
+    files
+        .iter()
+        .map(|f| OutputFile::new(&f.output).inputs(&inputs).force(force))
+        .collect()
+}
+
+/// Refuses, before anything is converted, `files` of which one's trace
+/// would replace an input (through a link, say) or, unless `force`, a
+/// report or export (see [`OutputFile::check_replacing`]).
+pub fn check_outputs(files: &[TreeFile], force: bool) -> Result<()> {
+    // Their directories are made as they are written.
+    outputs(files, force)
+        .iter()
+        .try_for_each(OutputFile::check_replacing)
+}
+
 /// Converts `files` with [`convert_file`], `jobs` at a time, making the
-/// directories their traces go into. `done` hears of each file converted
+/// directories their traces go into; a trace replaces a report or export
+/// only with `force`, an input never. `done` hears of each file converted
 /// (or failed), as it is. Once `options.cancel` is set, no file is started:
 /// those are `None`.
 pub fn convert_files(
     files: &[TreeFile],
     options: &Options,
+    force: bool,
     jobs: usize,
     done: &(dyn Fn(&TreeFile, &TreeConversion) + Sync),
 ) -> Vec<Option<TreeConversion>> {
+    let outputs = outputs(files, force);
     let next = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<TreeConversion>>> =
         Mutex::new(std::iter::repeat_with(|| None).take(files.len()).collect());
@@ -137,7 +161,7 @@ pub fn convert_files(
                 }
                 let file = &files[i];
                 let started = Instant::now();
-                let result = convert_one(file, options);
+                let result = convert_one(file, &outputs[i], options);
                 let outcome = TreeConversion {
                     result,
                     took: started.elapsed(),
@@ -150,14 +174,11 @@ pub fn convert_files(
     outcomes.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
-fn convert_one(file: &TreeFile, options: &Options) -> Result<(Summary, u64)> {
+fn convert_one(file: &TreeFile, output: &OutputFile, options: &Options) -> Result<(Summary, u64)> {
     if let Some(dir) = file.output.parent() {
-        std::fs::create_dir_all(dir).map_err(|cause| Error::Output {
-            path: file.output.clone(),
-            cause,
-        })?;
+        std::fs::create_dir_all(dir).map_err(|cause| output.failed(cause))?;
     }
-    let summary = convert_file(&file.input, &file.output, options, &mut |_| {})?;
+    let summary = convert_file(&file.input, output, options, &mut |_| {})?;
     let size = std::fs::metadata(&file.output).map_or(0, |m| m.len());
     Ok((summary, size))
 }

@@ -24,7 +24,8 @@ pub(crate) enum FileKind {
     NsysReport,
 }
 
-const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+/// The first bytes of an SQLite database.
+pub(crate) const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// What `path` holds, judged by its first bytes (not by its name).
 pub(crate) fn sniff(path: &Path) -> Result<FileKind> {

@@ -20,9 +20,8 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
-use super::file::check_output;
 use super::input::Input;
-use super::output;
+use super::output::OutputFile;
 use crate::analysis::Failure;
 use crate::convert;
 use crate::error::{DatabaseError, Error, Result};
@@ -178,13 +177,14 @@ pub use crate::perfetto::MAX_CPUS;
 pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
 
 /// Converts the reports or exports at `inputs` into one trace at `output`
-/// (written to a temporary file and renamed when complete), as `options`
-/// say, placed and labelled as `merge` says. Chrome's JSON
+/// (written to a temporary file and renamed when complete; none of the
+/// inputs, and a report or export only where `output` allows it), as
+/// `options` say, placed and labelled as `merge` says. Chrome's JSON
 /// ([`Format::Json`]) is transcoded from the merged trace, written raw
 /// beside `output` first.
 pub fn merge_files(
     inputs: &[PathBuf],
-    output: &Path,
+    output: impl Into<OutputFile>,
     options: &Options,
     merge: &MergeOptions,
     progress: &mut dyn FnMut(MergeProgress),
@@ -205,9 +205,9 @@ pub fn merge_files(
             "gzip level {level} is not between 1 and 9"
         )));
     }
-    for input in inputs {
-        check_output(input, output)?;
-    }
+    let target = output.into().inputs(inputs);
+    target.check()?;
+    let output = target.path();
     let reports = inputs.len();
     let mut placed = Vec::with_capacity(reports);
     for (i, input) in inputs.iter().enumerate() {
@@ -228,12 +228,13 @@ pub fn merge_files(
         Format::Json => Some(temporary_beside(output)?),
         Format::Perfetto => None,
     };
-    let merged = output::write_atomically(protobuf.as_ref().map_or(output, |t| t.path()), |out| {
+    let to_json = protobuf.is_some();
+    let write_merged = |out: &mut (dyn Write + Send)| -> Result<Vec<MergedReport>> {
         let out = Cancellable {
             out,
             cancel: options.cancel.as_deref(),
         };
-        let trace = Trace::new(out, 0, options.gzip.filter(|_| protobuf.is_none()));
+        let trace = Trace::new(out, 0, options.gzip.filter(|_| !to_json));
         if let Some(t0) = plan.wall_clock {
             trace.set_wall_clock(t0);
         }
@@ -247,7 +248,7 @@ pub fn merge_files(
                 parts = parts.without(crate::Part::Sched);
             }
             let mut left_out = Vec::new();
-            if protobuf.is_some() {
+            if to_json {
                 (parts, left_out) = convert::json_parts(&report, parts);
             }
             let namespace =
@@ -310,11 +311,15 @@ pub fn merge_files(
             cause,
         })?;
         Ok(merged)
-    });
+    };
+    let merged = match &protobuf {
+        None => target.write(write_merged),
+        Some(protobuf) => write_temporary(protobuf, output, write_merged),
+    };
     let merged = match protobuf {
         None => merged,
         Some(protobuf) => merged.and_then(|mut merged| {
-            let flows_on_nested = write_json(protobuf.path(), output, options)?;
+            let flows_on_nested = write_json(protobuf.path(), &target, options)?;
             // The whole trace's: told with the first report.
             if let Some(first) = merged.first_mut() {
                 first.summary.json_flows_on_nested = flows_on_nested;
@@ -347,16 +352,31 @@ fn temporary_beside(output: &Path) -> Result<tempfile::NamedTempFile> {
         })
 }
 
-/// Writes the raw Perfetto trace at `protobuf` to `output` as Chrome's
-/// JSON, gzipped as `options` say; returns how many flows leave or enter a
-/// slice that another starts at the same time (see [`Summary`]).
-fn write_json(protobuf: &Path, output: &Path, options: &Options) -> Result<u64> {
+/// Runs `write` into the temporary file `temporary`, an intermediate step
+/// of the trace at `output` (which errors name).
+fn write_temporary<T>(
+    temporary: &tempfile::NamedTempFile,
+    output: &Path,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
+) -> Result<T> {
     let failed = |cause| Error::Output {
         path: output.to_owned(),
         cause,
     };
+    let file = temporary.as_file().try_clone().map_err(failed)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let value = write(&mut out)?;
+    out.flush().map_err(failed)?;
+    Ok(value)
+}
+
+/// Writes the raw Perfetto trace at `protobuf` to `output` as Chrome's
+/// JSON, gzipped as `options` say; returns how many flows leave or enter a
+/// slice that another starts at the same time (see [`Summary`]).
+fn write_json(protobuf: &Path, output: &OutputFile, options: &Options) -> Result<u64> {
+    let failed = |cause| output.failed(cause);
     let input = std::fs::File::open(protobuf).map_err(failed)?;
-    output::write_atomically(output, |out| {
+    output.write(|out| {
         let out = Cancellable {
             out,
             cancel: options.cancel.as_deref(),

@@ -1,5 +1,9 @@
-//! Writing output files atomically: a temporary file, renamed when complete.
-//! Traces, and the text answers of `stats`, `compare` and `analyze`.
+//! The one way out: every file any command writes goes through
+//! [`OutputFile::write`], which refuses an output that is one of the
+//! command's inputs or an Nsight Systems report or export it was not told to
+//! replace, and writes atomically (a temporary file, renamed when complete).
+//! Also here: the text answers of `stats`, `compare` and `analyze` written to
+//! such a file, and the rule that picks an output's format from its name.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -7,8 +11,11 @@ use std::path::{Path, PathBuf};
 use crate::analysis::analyze::{write_findings, Findings};
 use crate::analysis::stats::{Fit, RowSource, StatsReport, Table, TableFormat};
 use crate::error::{Error, Result};
+use crate::nsys_cli::REPORT_MAGIC;
 use crate::render::table::{Layout, Sharing};
 use crate::Options;
+
+use super::input::SQLITE_MAGIC;
 
 /// Writes the tables of each report (its path, or two compared, and its
 /// tables) one after the other: in CSV, a table alone is its header and
@@ -63,31 +70,29 @@ pub fn write_summaries(
     Ok(())
 }
 
-/// [`write_summaries`] into the file at `path`, which appears only when
-/// complete; in CSV, several summaries go to a file each, named as
-/// [`table_paths`] says. Returns the files written, in order.
+/// [`write_summaries`] into the file `output`, which appears only when
+/// complete; `inputs` are among the files it must not be. In CSV, several
+/// summaries go to a file each, named as [`table_paths`] says, each checked
+/// before any report is read. Returns the files written, in order.
 pub fn save_summaries(
-    path: &Path,
-    inputs: &[std::path::PathBuf],
+    output: impl Into<OutputFile>,
+    inputs: &[PathBuf],
     which: &[StatsReport],
     options: &Options,
     format: TableFormat,
     fit: Fit,
 ) -> Result<Vec<PathBuf>> {
+    let output = output.into().inputs(inputs);
     let count = inputs.len() * which.len();
     if format != TableFormat::Csv || count < 2 {
-        write_atomically(path, |out| {
-            let failed = |cause| Error::Output {
-                path: path.to_owned(),
-                cause,
-            };
+        output.write(|out| {
             write_summaries(out, inputs, which, options, format, fit).map_err(|e| match e {
-                Error::Writer { cause } => failed(cause),
+                Error::Writer { cause } => output.failed(cause),
                 e => e,
             })?;
-            out.flush().map_err(failed)
+            out.flush().map_err(|cause| output.failed(cause))
         })?;
-        return Ok(vec![path.to_owned()]);
+        return Ok(vec![output.path().to_owned()]);
     }
     let names: Vec<(String, &str)> = inputs
         .iter()
@@ -97,20 +102,33 @@ pub fn save_summaries(
                 .map(move |s| (input.display().to_string(), s.name()))
         })
         .collect();
-    let paths = table_paths(path, &names)?;
-    let mut each = paths.iter();
+    let files = table_files(&output, &names)?;
+    let mut each = files.iter();
     for input in inputs {
-        let files = [input.display().to_string()];
+        let names = [input.display().to_string()];
         crate::workflows::with_report(input, options, |report| {
             for summary in which {
                 let (table, rows) = summary.computed(report, options.range_names)?;
-                let file = each.next().expect("a path per table");
-                save(file, |out| write_alone(out, &table, &*rows, &files, fit))?;
+                let file = each.next().expect("a file per table");
+                file.write_with(|out| write_alone(out, &table, &*rows, &names, fit))?;
             }
             Ok(())
         })?;
     }
-    Ok(paths)
+    Ok(files.iter().map(|f| f.path().to_owned()).collect())
+}
+
+/// The files of [`table_paths`], written as `output` is, each checked before
+/// anything is written.
+fn table_files(output: &OutputFile, tables: &[(String, &str)]) -> Result<Vec<OutputFile>> {
+    let files: Vec<OutputFile> = table_paths(output.path(), tables)?
+        .into_iter()
+        .map(|path| output.sibling(path))
+        .collect();
+    for file in &files {
+        file.check()?;
+    }
+    Ok(files)
 }
 
 /// The files several CSV tables written to `path` go to, one each, as
@@ -219,65 +237,394 @@ impl Tables {
     }
 }
 
-/// [`write_tables`] into the file at `path`, which appears only when
+/// [`write_tables`] into the file `output`, which appears only when
 /// complete; in CSV, several tables go to a file each, named as
 /// [`table_paths`] says. Returns the files written, in order.
 pub fn save_tables(
-    path: &Path,
+    output: impl Into<OutputFile>,
     summaries: &[(Vec<String>, Vec<Table>)],
     format: TableFormat,
     fit: Fit,
 ) -> Result<Vec<PathBuf>> {
+    let output = output.into();
     let count: usize = summaries.iter().map(|(_, list)| list.len()).sum();
     if format != TableFormat::Csv || count < 2 {
-        save(path, |out| write_tables(out, summaries, format, fit))?;
-        return Ok(vec![path.to_owned()]);
+        output.write_with(|out| write_tables(out, summaries, format, fit))?;
+        return Ok(vec![output.path().to_owned()]);
     }
     let names: Vec<(String, &str)> = summaries
         .iter()
         .flat_map(|(files, list)| list.iter().map(|t| (files.join(", "), t.name.as_str())))
         .collect();
-    let paths = table_paths(path, &names)?;
+    let files = table_files(&output, &names)?;
     let tables = summaries
         .iter()
         .flat_map(|(files, list)| list.iter().map(move |t| (files, t)));
-    for ((files, table), file) in tables.zip(&paths) {
-        save(file, |out| write_alone(out, table, &table.rows, files, fit))?;
+    for ((names, table), file) in tables.zip(&files) {
+        file.write_with(|out| write_alone(out, table, &table.rows, names, fit))?;
     }
-    Ok(paths)
+    Ok(files.iter().map(|f| f.path().to_owned()).collect())
 }
 
-/// [`write_findings`] into the file at `path`, which appears only when
+/// [`write_findings`] into the file `output`, which appears only when
 /// complete.
 pub fn save_findings(
-    path: &Path,
+    output: impl Into<OutputFile>,
     findings: &Findings,
     file: &str,
     format: TableFormat,
     rows: Option<usize>,
 ) -> Result<()> {
-    save(path, |out| {
-        write_findings(out, findings, file, format, rows)
-    })
+    output
+        .into()
+        .write_with(|out| write_findings(out, findings, file, format, rows))
 }
 
-/// Runs `write` into the file at `path`, which appears only when complete.
-fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
-    write_atomically(path, |out| {
-        write(out).map_err(|cause| Error::Output {
-            path: path.to_owned(),
-            cause,
+/// A file a command writes: its path, the inputs of the command that it
+/// must not be, and whether it may replace a report or export that is none
+/// of them (`--force`).
+///
+/// Made from a path (`OutputFile::from(path)`), it protects the inputs that
+/// the function writing it reads itself, and every report by its content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputFile {
+    path: PathBuf,
+    inputs: Vec<PathBuf>,
+    force: bool,
+}
+
+impl OutputFile {
+    /// The file at `path`, protecting no input yet, replacing no report.
+    pub fn new(path: impl Into<PathBuf>) -> OutputFile {
+        OutputFile {
+            path: path.into(),
+            inputs: Vec::new(),
+            force: false,
+        }
+    }
+
+    /// This output, which must also be none of `inputs` (by any name: the
+    /// same path, a hard link, a symbolic link), `--force` or not.
+    pub fn inputs<P: AsRef<Path>>(mut self, inputs: &[P]) -> OutputFile {
+        self.inputs
+            .extend(inputs.iter().map(|p| p.as_ref().to_owned()));
+        self
+    }
+
+    /// This output, which with `force` may replace an Nsight Systems report
+    /// (`.nsys-rep`, `.qdrep`) or an SQLite file that is no input; without,
+    /// such a file is refused, whatever its name.
+    pub fn force(mut self, force: bool) -> OutputFile {
+        self.force = force;
+        self
+    }
+
+    /// Another file written by the same command (one table of several, say),
+    /// with the same inputs and `--force`.
+    pub fn sibling(&self, path: impl Into<PathBuf>) -> OutputFile {
+        OutputFile {
+            path: path.into(),
+            ..self.clone()
+        }
+    }
+
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether `other` names this file, existing or not: a link to it, or
+    /// the same name in the same directory however written (`x`, `./x`).
+    pub fn is_same_file(&self, other: &Path) -> bool {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if same_file(other, &self.path, &meta) => true,
+            _ => identity(&self.path) == identity(other),
+        }
+    }
+
+    /// Refuses, before any work, an output that cannot or must not be
+    /// written: one of the inputs ([`Error::OutputIsInput`], or
+    /// [`Error::AlreadyTrace`] where that input is a trace rather than a
+    /// report); a directory; a file in a directory that does not exist; a
+    /// report or SQLite file, judged by its first bytes, unless `force`
+    /// ([`Error::OutputIsReport`]).
+    pub fn check(&self) -> Result<()> {
+        self.check_replacing()?;
+        let dir = directory_of(&self.path);
+        if !dir.is_dir() {
+            return Err(Error::NoOutputDirectory {
+                path: self.path.clone(),
+                dir: dir.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`OutputFile::check`] but for its directory, which may be made
+    /// later (as `convert -o DIR/` makes it once every output is checked):
+    /// refuses what this output must not replace.
+    pub fn check_replacing(&self) -> Result<()> {
+        let path = &self.path;
+        let meta = std::fs::metadata(path);
+        // An output not there yet is no input: nothing to compare.
+        if let Ok(output) = &meta {
+            if let Some(input) = self.inputs.iter().find(|i| same_file(i, path, output)) {
+                return Err(own_output(input, path));
+            }
+        }
+        if meta.as_ref().is_ok_and(|m| m.is_dir()) {
+            return Err(Error::OutputIsDirectory {
+                path: path.to_owned(),
+            });
+        }
+        // Only a regular file is looked into: opening a FIFO would wait for
+        // a writer.
+        if !self.force && meta.is_ok_and(|m| m.is_file()) {
+            if let Some(what) = report_kind(path) {
+                return Err(Error::OutputIsReport {
+                    path: path.to_owned(),
+                    what,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks this output ([`OutputFile::check`]), then runs `write` on a
+    /// writer into a temporary file beside it, moved into place only if
+    /// `write` succeeds: a failure (an error, a full disk, the file size
+    /// limit, an interruption) leaves no partial output and no temporary
+    /// file.
+    ///
+    /// A path that is a device or a pipe (`/dev/null`, `/dev/stdout`, a
+    /// FIFO) is written in place instead: renaming a file over it would
+    /// replace the device, for every program on the machine.
+    pub fn write<T>(&self, write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>) -> Result<T> {
+        self.check()?;
+        write_atomically(&self.path, write)
+    }
+
+    /// [`OutputFile::write`] for a writer that fails with io errors: they
+    /// become [`Error::Output`], naming this file.
+    pub fn write_with(
+        &self,
+        write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
+    ) -> Result<()> {
+        self.write(|out| {
+            write(out)
+                .and_then(|()| out.flush())
+                .map_err(|cause| self.failed(cause))
         })
-    })
+    }
+
+    /// `cause`, an error of writing this file, as its user hears it.
+    pub fn failed(&self, cause: io::Error) -> Error {
+        Error::Output {
+            path: self.path.clone(),
+            cause,
+        }
+    }
+}
+
+impl From<&Path> for OutputFile {
+    fn from(path: &Path) -> OutputFile {
+        OutputFile::new(path)
+    }
+}
+
+impl From<&PathBuf> for OutputFile {
+    fn from(path: &PathBuf) -> OutputFile {
+        OutputFile::new(path)
+    }
+}
+
+impl From<PathBuf> for OutputFile {
+    fn from(path: PathBuf) -> OutputFile {
+        OutputFile::new(path)
+    }
+}
+
+impl From<&OutputFile> for OutputFile {
+    fn from(output: &OutputFile) -> OutputFile {
+        output.clone()
+    }
+}
+
+/// The directory a file at `path` goes into.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A path that names the same file however `path` was written: its
+/// directory resolved (links, `..`), then its name.
+fn identity(path: &Path) -> PathBuf {
+    match (std::fs::canonicalize(directory_of(path)), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_owned(),
+    }
+}
+
+/// What the regular file at `path` holds, where it is something no output
+/// replaces unasked: an Nsight Systems report or an SQLite database (an
+/// export), judged by its first bytes whatever its name. A file that cannot
+/// be read is not judged.
+fn report_kind(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = [0u8; 32];
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    let head = &head[..n];
+    if head.starts_with(REPORT_MAGIC) {
+        Some("an Nsight Systems report")
+    } else if head.starts_with(SQLITE_MAGIC) {
+        Some("an SQLite database (an Nsight Systems export?)")
+    } else {
+        None
+    }
+}
+
+/// Why `input` cannot be written as `output`, the same file: it is a
+/// trace already (a file named like a trace that is no report), or it would
+/// be overwritten.
+fn own_output(input: &Path, output: &Path) -> Error {
+    match super::input::sniff(input) {
+        Err(e @ Error::AlreadyTrace { .. }) => e,
+        _ => Error::OutputIsInput {
+            output: output.to_owned(),
+            input: input.to_owned(),
+        },
+    }
+}
+
+/// Whether `input` and `output` (whose metadata is `output_meta`) name one
+/// existing file (not a directory): the same path, or links to one file
+/// (hard or symbolic).
+fn same_file(input: &Path, output: &Path, output_meta: &std::fs::Metadata) -> bool {
+    let Ok(input_meta) = std::fs::metadata(input) else {
+        return false;
+    };
+    if input_meta.is_dir() || output_meta.is_dir() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = output;
+        (input_meta.dev(), input_meta.ino()) == (output_meta.dev(), output_meta.ino())
+    }
+    #[cfg(not(unix))]
+    matches!(
+        (std::fs::canonicalize(input), std::fs::canonicalize(output)),
+        (Ok(a), Ok(b)) if a == b
+    )
+}
+
+/// A format of output files that their names can ask for.
+pub trait NamedFormat: Copy + PartialEq {
+    /// The format a file's name asks for, if it asks for one.
+    fn named(path: &Path) -> Option<Self>;
+    /// The format's name, as `--format` takes it.
+    fn flag(self) -> &'static str;
+    /// The extension of a file of this format, without the dot.
+    fn extension(self) -> &'static str;
+}
+
+/// The format to write `output` in: `asked` (by `--format`), else the one
+/// the output's name asks for, else `default`. An `asked` format that the
+/// name contradicts (`--format md` for `page.html`) is refused
+/// ([`Error::InvalidOption`]): nothing is written under a name that says
+/// something else. No `output` (standard output) takes `asked`.
+pub fn output_format<F: NamedFormat>(
+    asked: Option<F>,
+    output: Option<&Path>,
+    default: F,
+) -> Result<F> {
+    let named = output.and_then(F::named);
+    match (asked, named, output) {
+        (Some(asked), Some(named), Some(output)) if asked != named => {
+            Err(Error::InvalidOption(format!(
+                "--format {} and the output {} disagree: drop --format, or name the output .{}",
+                asked.flag(),
+                output.display(),
+                asked.extension()
+            )))
+        }
+        (Some(format), ..) | (None, Some(format), _) => Ok(format),
+        (None, None, _) => Ok(default),
+    }
+}
+
+impl NamedFormat for crate::Format {
+    fn named(path: &Path) -> Option<Self> {
+        crate::Format::named(path)
+    }
+    fn flag(self) -> &'static str {
+        match self {
+            crate::Format::Perfetto => "perfetto",
+            crate::Format::Json => "json",
+        }
+    }
+    fn extension(self) -> &'static str {
+        crate::Format::extension(self)
+    }
+}
+
+impl NamedFormat for TableFormat {
+    /// `.csv` for CSV, `.json`, `.jsonl` or `.ndjson` for JSON Lines; an
+    /// aligned table has no name of its own.
+    fn named(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_string_lossy().to_lowercase();
+        match ext.as_str() {
+            "csv" => Some(TableFormat::Csv),
+            "json" | "jsonl" | "ndjson" => Some(TableFormat::Json),
+            _ => None,
+        }
+    }
+    fn flag(self) -> &'static str {
+        match self {
+            TableFormat::Table => "table",
+            TableFormat::Csv => "csv",
+            TableFormat::Json => "json",
+        }
+    }
+    fn extension(self) -> &'static str {
+        match self {
+            TableFormat::Table => "txt",
+            TableFormat::Csv => "csv",
+            TableFormat::Json => "json",
+        }
+    }
+}
+
+impl NamedFormat for crate::report::PageFormat {
+    fn named(path: &Path) -> Option<Self> {
+        crate::report::PageFormat::of_name(path)
+    }
+    fn flag(self) -> &'static str {
+        match self {
+            crate::report::PageFormat::Html => "html",
+            crate::report::PageFormat::Markdown => "md",
+            crate::report::PageFormat::Json => "json",
+        }
+    }
+    fn extension(self) -> &'static str {
+        self.flag()
+    }
 }
 
 /// Runs `write` on a writer into a temporary file beside `path`, and moves the
-/// file into place only if it succeeds.
-///
-/// A `path` that is a device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO)
-/// is written in place instead: renaming a file over it would replace the
-/// device, for every program on the machine.
-pub(crate) fn write_atomically<T>(
+/// file into place only if it succeeds (a device or a pipe is written in
+/// place). Only [`OutputFile::write`] calls it, after its checks.
+fn write_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
@@ -295,10 +642,7 @@ pub(crate) fn write_atomically<T>(
         out.flush().map_err(failed)?;
         return Ok(value);
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = directory_of(path);
     let mut builder = tempfile::Builder::new();
     builder.prefix(".nsys2perfetto-").suffix(".tmp");
     // A trace is a file to share: the permissions any new file gets (0666

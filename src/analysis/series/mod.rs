@@ -19,7 +19,7 @@ pub use pattern::{EventKind, EventPattern};
 use crate::analysis::stats::Stats;
 use crate::error::{Error, Result};
 use crate::nsys::names::RangeNames;
-use crate::workflows::output;
+use crate::workflows::output::OutputFile;
 use crate::{nsys, Options};
 
 /// One run of a series: its value of the parameter, and its report (an
@@ -228,27 +228,22 @@ impl Series {
         out.write_all(svg::plot(self).as_bytes())
     }
 
-    /// Writes the table to `path`, which appears only when complete.
-    pub fn save_csv(&self, path: &Path) -> Result<()> {
-        save(path, |out| self.write_csv(out))
+    /// Writes the table to `output`, which appears only when complete.
+    pub fn save_csv(&self, output: impl Into<OutputFile>) -> Result<()> {
+        self.with_inputs(output)
+            .write_with(|out| self.write_csv(out))
     }
 
-    /// Writes the plot to `path`, which appears only when complete.
-    pub fn save_svg(&self, path: &Path) -> Result<()> {
-        save(path, |out| self.write_svg(out))
+    /// Writes the plot to `output`, which appears only when complete.
+    pub fn save_svg(&self, output: impl Into<OutputFile>) -> Result<()> {
+        self.with_inputs(output)
+            .write_with(|out| self.write_svg(out))
     }
-}
 
-fn save(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
-    let failed = |cause| Error::Output {
-        path: path.to_owned(),
-        cause,
-    };
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(Error::OutputIsDirectory {
-            path: path.to_owned(),
-        }),
-        _ => output::write_atomically(path, |out| write(out).map_err(failed)),
+    /// `output`, which must be none of the reports measured.
+    fn with_inputs(&self, output: impl Into<OutputFile>) -> OutputFile {
+        let inputs: Vec<&Path> = self.runs.iter().map(|r| r.input.as_path()).collect();
+        output.into().inputs(&inputs)
     }
 }
 

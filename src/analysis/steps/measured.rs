@@ -190,14 +190,11 @@ impl ReportSteps {
 
 /// Writes `documents` to the file at `path` as JSON Lines (a line each),
 /// through the one way out: the file appears only when complete.
-pub fn save_report_steps(path: &Path, documents: &[ReportSteps]) -> Result<()> {
-    crate::workflows::output::write_atomically(path, |out| {
-        documents
-            .iter()
-            .try_for_each(|d| d.write_json(out))
-            .map_err(|cause| Error::Output {
-                path: path.to_owned(),
-                cause,
-            })
-    })
+pub fn save_report_steps(
+    output: impl Into<crate::workflows::output::OutputFile>,
+    documents: &[ReportSteps],
+) -> Result<()> {
+    output
+        .into()
+        .write_with(|out| documents.iter().try_for_each(|d| d.write_json(out)))
 }

@@ -11,8 +11,9 @@ use nsys2perfetto::analyze::{
     analyze_file, parse_duration, save_findings, write_findings, Rule, Thresholds,
 };
 use nsys2perfetto::stats::TableFormat;
-use nsys2perfetto::Options;
+use nsys2perfetto::{output_format, Options};
 
+use crate::paths::Writing;
 use crate::signals::Signals;
 
 /// Find what `nsys analyze` finds: synchronous memcpy and memset, async memcpy
@@ -33,9 +34,10 @@ pub struct Args {
 
     /// table: a table per rule; csv: one table of every finding, its header
     /// first; json: an object per rule on a line of its own (JSON Lines), as
-    /// `stats` writes its summaries.
-    #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: TableFormat,
+    /// `stats` writes its summaries. Default: as the output's name says
+    /// (.csv, .json), else table; a format the name contradicts is refused.
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<TableFormat>,
 
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
@@ -64,9 +66,17 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     chunks: u32,
 
+    #[command(flatten)]
+    writing: Writing,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Errors only, as for every command (analyze prints nothing else on
+    /// standard error).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// `--rows`: a count, where 0 and nsys's -1 mean all (0 here).
@@ -80,9 +90,14 @@ fn row_limit(text: &str) -> Result<usize, String> {
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &args.output {
-        crate::paths::writable(path).map_err(crate::Usage)?;
-    }
+    // Accepted as every command accepts it: analyze says nothing but errors.
+    let _errors_only = args.quiet;
+    let file = match &args.output {
+        Some(path) => Some(args.writing.output(path, &[&args.report])?),
+        None => None,
+    };
+    let format = output_format(args.format, args.output.as_deref(), TableFormat::Table)
+        .map_err(|e| crate::Usage(e.to_string()))?;
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,
@@ -97,15 +112,15 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
     let rows = (args.rows > 0).then_some(args.rows);
-    if args.format != TableFormat::Table {
+    if format != TableFormat::Table {
         say_left_out(&findings, rows);
     }
-    let file = args.report.display().to_string();
-    match &args.output {
-        Some(path) => save_findings(path, &findings, &file, args.format, rows)?,
+    let name = args.report.display().to_string();
+    match &file {
+        Some(file) => save_findings(file, &findings, &name, format, rows)?,
         None => {
             let mut out = io::stdout().lock();
-            write_findings(&mut out, &findings, &file, args.format, rows)
+            write_findings(&mut out, &findings, &name, format, rows)
                 .and_then(|()| out.flush())
                 .context("writing the findings")?
         }

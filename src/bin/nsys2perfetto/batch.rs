@@ -8,21 +8,26 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::directories::{convert_files, files_below, TreeConversion, TreeFile};
+use nsys2perfetto::directories::{
+    check_outputs, convert_files, files_below, TreeConversion, TreeFile,
+};
 use nsys2perfetto::{Error, Options};
 
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, note, refused_option, warn, Interrupted, INTERRUPTED};
 
 /// Converts every report and export below the directories among `inputs`
 /// (and the files among them), `jobs` at a time; with `output`, the traces
-/// go into that directory in the inputs' tree, else beside each input.
+/// go into that directory in the inputs' tree, else beside each input,
+/// replacing a report or export there only as `writing` says.
 pub fn run(
     inputs: &[PathBuf],
     output: Option<&Path>,
     options: &Options,
     jobs: Option<usize>,
     quiet: bool,
+    writing: Writing,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     if let Some(out) = output {
@@ -30,6 +35,7 @@ pub fn run(
         crate::convert::check_directory(out, why).map_err(crate::Usage)?;
     }
     let files = files_below(inputs, output, options.format).map_err(refused_option)?;
+    check_outputs(&files, writing.force).map_err(|e| crate::Usage(e.to_string()))?;
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());
@@ -43,7 +49,7 @@ pub fn run(
         bar.set_message(format!("converting {jobs} at a time"));
         bar
     });
-    let outcomes = convert_files(&files, options, jobs, &|_, _| {
+    let outcomes = convert_files(&files, options, writing.force, jobs, &|_, _| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }

@@ -12,6 +12,7 @@ use nsys2perfetto::Options;
 
 use crate::grouping::Grouping;
 use crate::interrupted_reading;
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
 
@@ -43,7 +44,7 @@ pub struct Args {
     /// by side: per GPU its busy share and idle split (host-bound, waiting),
     /// communication overlap, and per kind of work its share of GPU time
     /// and launch delay (median, p90), with B minus A.
-    #[arg(long, conflicts_with_all = ["kinds", "top"])]
+    #[arg(long, conflicts_with_all = ["kinds", "top", "trace"])]
     summary: bool,
 
     #[command(flatten)]
@@ -57,16 +58,31 @@ pub struct Args {
     #[arg(long, value_name = "OUT")]
     trace: Option<PathBuf>,
 
+    #[command(flatten)]
+    writing: Writing,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Errors only: not the line that says where the --trace went.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    args.table.check()?;
-    if let Some(trace) = &args.trace {
-        crate::paths::writable(trace).map_err(crate::Usage)?;
-    }
+    let inputs = [&args.a, &args.b];
+    let tables = args.table.checked(&inputs, args.writing)?;
+    let trace = match &args.trace {
+        Some(path) => {
+            let trace = args.writing.output(path, &inputs)?;
+            if let Some(table) = tables.file() {
+                crate::paths::distinct(("-o", table), ("--trace", &trace))?;
+            }
+            Some(trace)
+        }
+        None => None,
+    };
     let mut options = Options::default();
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
@@ -77,7 +93,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         let a = read(&args.a).map_err(interrupted_reading)?;
         let b = read(&args.b).map_err(interrupted_reading)?;
         let files = vec![args.a.display().to_string(), args.b.display().to_string()];
-        args.table.write(&[(files, vec![summary_table(&a, &b)])])?;
+        tables.write(&[(files, vec![summary_table(&a, &b)])])?;
         return Ok(ExitCode::SUCCESS);
     }
     let (a, b) = compare_files(&args.a, &args.b, &options).map_err(interrupted_reading)?;
@@ -86,7 +102,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         false => args.kinds,
     };
     let mut table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
-    if let Some(width) = args.table.terminal_width() {
+    if let Some(width) = tables.terminal_width() {
         let left_out = fit_to_width(&mut table, width);
         if !left_out.is_empty() {
             crate::note(format!(
@@ -98,8 +114,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     }
     let files = vec![args.a.display().to_string(), args.b.display().to_string()];
     // The trace is written even where the table could not be.
-    let written = args.table.write(&[(files, vec![table])]);
-    let Some(trace) = &args.trace else {
+    let written = tables.write(&[(files, vec![table])]);
+    let Some(trace) = &trace else {
         return written.map(|()| ExitCode::SUCCESS);
     };
     let mut merge = MergeOptions::default();
@@ -107,6 +123,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     merge.labels = Labels::Given(vec!["A".into(), "B".into()]);
     let inputs = [args.a.clone(), args.b.clone()];
     merge_files(&inputs, trace, &options, &merge, &mut |_| {})?;
-    eprintln!("both runs -> {}", trace.display());
+    if !args.quiet {
+        crate::say(format_args!("both runs -> {}", trace.path().display()));
+    }
     written.map(|()| ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use nsys2perfetto::analyze::Thresholds;
-use nsys2perfetto::{Filter, Format, GpuModel, Options, Part, Parts, TimeWindow};
+use nsys2perfetto::{output_format, Filter, Format, GpuModel, Options, Part, Parts, TimeWindow};
 
 /// What goes into the trace, and how it is written.
 #[derive(clap::Args, Clone, Debug)]
@@ -90,22 +90,12 @@ impl Encoding {
 
     /// `--format`, else the format `name` names, else Perfetto's.
     fn format(&self, name: Option<&Path>) -> Result<Format, String> {
-        let named = name.and_then(Format::named);
         let asked = match self.format.as_deref() {
             Some("json") => Some(Format::Json),
             Some(_) => Some(Format::Perfetto),
             None => None,
         };
-        match (asked, named, name) {
-            (Some(asked), Some(named), Some(name)) if asked != named => Err(format!(
-                "--format {} and the output {} disagree: drop --format, or name the output .{}",
-                self.format.as_deref().unwrap_or_default(),
-                name.display(),
-                asked.extension()
-            )),
-            (Some(format), ..) | (None, Some(format), _) => Ok(format),
-            (None, None, _) => Ok(Format::Perfetto),
-        }
+        output_format(asked, name, Format::Perfetto).map_err(|e| e.to_string())
     }
 
     /// The gzip level: Perfetto's protobuf is gzipped unless --no-gzip; JSON

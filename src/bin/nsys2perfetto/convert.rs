@@ -1,6 +1,5 @@
 //! `convert`: reports in, traces out.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,11 +8,10 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{
-    check_output_not_input, convert_file, convert_to_writer, Error, Options, Progress,
-};
+use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, OutputFile, Progress};
 
 use crate::conversion::Conversion;
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, Interrupted, Usage};
 
@@ -54,6 +52,9 @@ pub struct Args {
     /// No progress bar and no summary; errors only.
     #[arg(short, long)]
     quiet: bool,
+
+    #[command(flatten)]
+    writing: Writing,
 }
 
 /// Converts each input in turn; one that fails does not stop the others
@@ -66,6 +67,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         nsys,
         quiet,
         jobs,
+        writing,
     } = args;
     let encoding = conversion.encoding.clone();
     let mut options = conversion.options().map_err(|e| Usage(e.to_string()))?;
@@ -82,9 +84,17 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let extension = options.format.extension();
     if batch {
         let jobs = jobs.map(usize::from);
-        return crate::batch::run(&inputs, output.as_deref(), &options, jobs, quiet, signals);
+        return crate::batch::run(
+            &inputs,
+            output.as_deref(),
+            &options,
+            jobs,
+            quiet,
+            writing,
+            signals,
+        );
     }
-    let targets = plan(&inputs, output.as_deref(), extension).map_err(Usage)?;
+    let targets = plan(&inputs, output.as_deref(), extension, writing).map_err(Usage)?;
     let mut failed = false;
     for (input, target) in inputs.iter().zip(&targets) {
         if signals.received().is_some() {
@@ -127,7 +137,7 @@ fn hint(e: &Error, beside_input: bool) -> &'static str {
         {
             "; use -o to write the trace elsewhere"
         }
-        Error::OutputIsInput { .. } => "; name the trace with -o",
+        Error::OutputIsInput { .. } if beside_input => "; name the trace with -o",
         _ => "",
     }
 }
@@ -135,14 +145,19 @@ fn hint(e: &Error, beside_input: bool) -> &'static str {
 /// Where a trace goes.
 #[derive(Debug)]
 enum Target {
-    File(PathBuf),
+    File(OutputFile),
     Stdout,
 }
 
 /// The target of each input, or why the command line cannot be carried out:
 /// checked before any input is read, so that nothing is converted for a
 /// run that would overwrite an input or one of its own traces.
-fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Vec<Target>, String> {
+fn plan(
+    inputs: &[PathBuf],
+    output: Option<&Path>,
+    extension: &str,
+    writing: Writing,
+) -> Result<Vec<Target>, String> {
     let several = inputs.len() > 1;
     if output.is_some_and(|o| o == Path::new("-")) {
         if several {
@@ -189,8 +204,13 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
         };
         targets.push(target);
     }
+    let targets: Vec<OutputFile> = targets
+        .into_iter()
+        .map(|t| OutputFile::new(t).inputs(inputs).force(writing.force))
+        .collect();
+    // A directory of -o is made once every output is checked.
     for target in &targets {
-        match check_output_not_input(target, inputs) {
+        match target.check_replacing() {
             Ok(()) => {}
             // No report, but no conflict either: said in its turn, as
             // any input that is no report.
@@ -198,17 +218,18 @@ fn plan(inputs: &[PathBuf], output: Option<&Path>, extension: &str) -> Result<Ve
             Err(e) => return Err(format!("{e}{}", hint(&e, output.is_none()))),
         }
     }
-    let mut seen: HashMap<PathBuf, usize> = HashMap::new();
     for (i, target) in targets.iter().enumerate() {
-        if let Some(&first) = seen.get(&identity(target)) {
+        let first = targets[..i]
+            .iter()
+            .position(|t| t.is_same_file(target.path()));
+        if let Some(first) = first {
             return Err(format!(
                 "{} and {} would both be written to {}; convert them one at a time, each with its own -o",
                 inputs[first].display(),
                 inputs[i].display(),
-                target.display()
+                target.path().display()
             ));
         }
-        seen.insert(identity(target), i);
     }
     if let Some(dir) = into_dir {
         make_directory(dir)?;
@@ -256,19 +277,6 @@ pub fn make_directory(dir: &Path) -> Result<(), String> {
     })
 }
 
-/// A path that names the same file however `path` was written: its
-/// directory resolved (links, `..`), then its name.
-fn identity(path: &Path) -> PathBuf {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    match (std::fs::canonicalize(dir), path.file_name()) {
-        (Ok(dir), Some(name)) => dir.join(name),
-        _ => path.to_owned(),
-    }
-}
-
 fn convert_one(
     input: &Path,
     target: &Target,
@@ -305,7 +313,8 @@ fn convert_one(
         }
     };
     let converted = match target {
-        Target::File(path) => convert_file(input, path, options, &mut progress).map(|summary| {
+        Target::File(file) => convert_file(input, file, options, &mut progress).map(|summary| {
+            let path = file.path();
             let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
             (summary, path.display().to_string(), size)
         }),
@@ -326,12 +335,12 @@ fn convert_one(
         for warning in summary.warnings() {
             crate::warn(format_args!("{}: {warning}", input.display()));
         }
-        eprintln!(
+        crate::say(format_args!(
             "{} -> {written_to} ({}): {summary} in {:.2}s",
             input.display(),
             human_bytes(size),
             started.elapsed().as_secs_f64()
-        );
+        ));
     }
     Ok(())
 }

@@ -168,8 +168,8 @@ fn failure(e: &anyhow::Error) -> Failure {
 pub fn print_error(e: &anyhow::Error) {
     match failure(e) {
         Failure::ReaderGone => {}
-        Failure::Interrupted => eprintln!("nsys2perfetto: {e:#}"),
-        Failure::Usage | Failure::Failed => eprintln!("nsys2perfetto: error: {e:#}"),
+        Failure::Interrupted => say(format_args!("nsys2perfetto: {e:#}")),
+        Failure::Usage | Failure::Failed => say(format_args!("nsys2perfetto: error: {e:#}")),
     }
 }
 
@@ -185,16 +185,24 @@ fn exit_status(e: &anyhow::Error, received: Option<u8>) -> ExitCode {
     }
 }
 
+/// Prints a line on standard error. A standard error that cannot be
+/// written (closed, or a pipe whose reader is gone) is no reason to stop,
+/// still less to panic as `eprintln!` does: the exit status says the rest.
+pub fn say(line: impl Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Prints a warning: something the user should know about a result that
 /// was nevertheless made.
 pub fn warn(message: impl Display) {
-    eprintln!("nsys2perfetto: warning: {message}");
+    say(format_args!("nsys2perfetto: warning: {message}"));
 }
 
 /// Prints a note: how something was decided, where the user may want to
 /// decide otherwise.
 pub fn note(message: impl Display) {
-    eprintln!("nsys2perfetto: note: {message}");
+    say(format_args!("nsys2perfetto: note: {message}"));
 }
 
 /// Help and version as clap prints them; any other refusal of the command

@@ -15,6 +15,7 @@ use nsys2perfetto::merge::{
 use nsys2perfetto::{Options, Summary};
 
 use crate::conversion::{Encoding, Selection};
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, note, warn, Usage};
 
@@ -56,6 +57,9 @@ pub struct Args {
     /// No progress bar and no summary; errors only.
     #[arg(short, long)]
     quiet: bool,
+
+    #[command(flatten)]
+    writing: Writing,
 }
 
 /// `--rank-from-name`'s pattern, or why it is none, in one line.
@@ -69,6 +73,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .apply(&mut options, Some(&args.output))
         .map_err(Usage)?;
     options.parts = args.selection.parts().map_err(Usage)?;
+    let output = args.writing.output(&args.output, &args.inputs)?;
     options.nsys = args.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let mut merge = MergeOptions::default();
@@ -104,7 +109,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let merged = merge_files(&args.inputs, &args.output, &options, &merge, &mut progress);
+    let merged = merge_files(&args.inputs, &output, &options, &merge, &mut progress);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -154,13 +159,13 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
                 r.path.display(),
             ));
         }
-        eprintln!(
+        crate::say(format_args!(
             "{}: {} at +{:.3} ms: {}",
             r.label,
             r.path.display(),
             r.offset_ns as f64 / 1e6,
             r.summary
-        );
+        ));
     }
     warn_far_apart(reports);
     let count = match reports.len() {
@@ -178,12 +183,12 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
         }
     }
     let size = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
-    eprintln!(
+    crate::say(format_args!(
         "{count} -> {} ({}) in {:.2}s",
         output.display(),
         human_bytes(size),
         started.elapsed().as_secs_f64()
-    );
+    ));
 }
 
 /// Sessions that started further apart than this are not of one job.

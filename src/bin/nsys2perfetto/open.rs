@@ -55,6 +55,12 @@ pub struct Args {
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Only what is needed to reach the trace (the URL where no browser was
+    /// opened, how to tunnel) and errors: no summary of the conversion, no
+    /// word once the trace was fetched.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// Serves the trace until it was fetched (exit status 0), or until a signal
@@ -77,11 +83,13 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             options.cancel = Some(Arc::clone(&signals.cancel));
             let started = Instant::now();
             let summary = convert_file(&args.input, &trace, &options, &mut |_| {})?;
-            eprintln!(
-                "{}: {summary} in {:.2}s",
-                args.input.display(),
-                started.elapsed().as_secs_f64()
-            );
+            if !args.quiet {
+                crate::say(format_args!(
+                    "{}: {summary} in {:.2}s",
+                    args.input.display(),
+                    started.elapsed().as_secs_f64()
+                ));
+            }
             _converted_dir = Some(dir);
             (trace, TraceKind::GzipTrace)
         }
@@ -90,13 +98,13 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let memory = estimated_tab_memory(&trace, kind)?;
     if args.native || memory > BROWSER_TAB_LIMIT {
         if !args.native {
-            eprintln!(
+            crate::say(format_args!(
                 "{} needs about {} in trace_processor, more than a browser tab has ({}): \
                  it is loaded by trace_processor_shell instead",
                 trace.display(),
                 human_bytes(memory),
                 human_bytes(BROWSER_TAB_LIMIT)
-            );
+            ));
         }
         return serve_native(&args, &trace, signals);
     }
@@ -104,9 +112,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let url = server.ui_url();
     let opened = !args.no_browser && open_browser(&url);
     if opened {
-        eprintln!("opened {url}");
+        crate::say(format_args!("opened {url}"));
     } else {
-        eprintln!("open {url}");
+        crate::say(format_args!("open {url}"));
     }
     let port = server.local_addr().port();
     if port != DEFAULT_PORT {
@@ -117,20 +125,22 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         ));
     }
     if !opened || std::env::var_os("SSH_CONNECTION").is_some() {
-        eprintln!(
+        crate::say(format_args!(
             "on another machine than the browser's, first: {}",
             tunnel(&server.trace_url(), server.local_addr().port())
-        );
+        ));
     }
-    eprintln!(
+    crate::say(format_args!(
         "serving {} ({}) once on {}; Ctrl-C stops",
         trace.display(),
         human_bytes(std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0)),
         server.trace_url()
-    );
+    ));
     match server.serve(&signals.cancel)? {
         Served::Fetched => {
-            eprintln!("the trace was fetched");
+            if !args.quiet {
+                crate::say(format_args!("the trace was fetched"));
+            }
             Ok(ExitCode::SUCCESS)
         }
         _ => Err(Interrupted("interrupted before the trace was fetched".into()).into()),
@@ -170,12 +180,12 @@ fn serve_native(args: &Args, trace: &Path, signals: &Signals) -> anyhow::Result<
     }
     let mut child = spawn_trace_processor(&tp, trace, args.port)?;
     let url = format!("{UI_ORIGIN}/#!/");
-    eprintln!(
+    crate::say(format_args!(
         "{} loads {} on 127.0.0.1:{}; the UI at {url} offers to use it (\"Use loaded trace\"); Ctrl-C stops it",
         tp.display(),
         trace.display(),
         args.port
-    );
+    ));
     if !args.no_browser {
         open_browser(&url);
     }

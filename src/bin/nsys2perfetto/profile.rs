@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use nsys2perfetto::profile::NsysProfile;
-use nsys2perfetto::series::{measure_series, EventPattern, SeriesRun};
-use nsys2perfetto::{convert_file, Error, Options};
+use nsys2perfetto::series::{check_series, measure_series, EventPattern, SeriesRun};
+use nsys2perfetto::{convert_file, Error, Options, OutputFile};
 
 use anyhow::anyhow;
 
 use crate::conversion::Conversion;
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, Interrupted, Usage};
 
@@ -172,7 +173,8 @@ fn profile_and_convert(
         }
     }
     let started = Instant::now();
-    let converted = convert_file(&report, &trace_path, options, &mut |_| {});
+    let trace = OutputFile::new(&trace_path).force(force);
+    let converted = convert_file(&report, trace, options, &mut |_| {});
     // The command's own status, unless it succeeded and the conversion did not.
     let command_status = u8::try_from(profiled.exit_code).unwrap_or(1);
     match converted {
@@ -182,15 +184,15 @@ fn profile_and_convert(
                     crate::warn(format_args!("{}: {warning}", report.display()));
                 }
                 let size = std::fs::metadata(&trace_path).map(|m| m.len()).unwrap_or(0);
-                eprintln!(
+                crate::say(format_args!(
                     "{} -> {} ({}): {summary} in {:.2}s",
                     report.display(),
                     trace_path.display(),
                     human_bytes(size),
                     started.elapsed().as_secs_f64()
-                );
-                eprintln!("report: {}", report.display());
-                eprintln!("trace:  {}", trace_path.display());
+                ));
+                crate::say(format_args!("report: {}", report.display()));
+                crate::say(format_args!("trace:  {}", trace_path.display()));
             }
             Ok(Run {
                 report,
@@ -232,7 +234,7 @@ fn run_series(
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let base = args.output.clone().unwrap_or_else(|| PathBuf::from("run"));
-    let plan = || -> Result<(String, Vec<String>, Vec<EventPattern>), String> {
+    let plan = || -> Result<(String, Vec<String>, Vec<EventPattern>, Vec<SeriesRun>), String> {
         let (name, values) = series
             .split_once('=')
             .filter(|(n, v)| !n.is_empty() && !v.is_empty())
@@ -258,11 +260,13 @@ fn run_series(
             .iter()
             .map(|v| SeriesRun::new(v.clone(), run_name(&base, v)))
             .collect();
-        let outputs = [args.sweep.table.as_deref(), args.sweep.svg.as_deref()];
-        crate::series::check_before_measuring(name, &runs, &patterns, outputs)?;
-        Ok((name.to_owned(), values, patterns))
+        check_series(name, &runs, &patterns).map_err(|e| e.to_string())?;
+        Ok((name.to_owned(), values, patterns, runs))
     };
-    let (parameter, values, patterns) = plan().map_err(Usage)?;
+    let (parameter, values, patterns, planned) = plan().map_err(Usage)?;
+    let writing = Writing { force: args.force };
+    let (table, plot) = (args.sweep.table.as_deref(), args.sweep.svg.as_deref());
+    let outputs = crate::series::Outputs::checked(table, plot, &planned, writing)?;
     let mut runs = Vec::new();
     let mut status = 0;
     for value in &values {
@@ -277,7 +281,7 @@ fn run_series(
         let mut profile = NsysProfile::new(command);
         profile.output = Some(run_name(&base, value));
         if !args.quiet {
-            eprintln!("{parameter}={value}:");
+            crate::say(format_args!("{parameter}={value}:"));
         }
         let run = profile_and_convert(profile, args, options, signals)?;
         if status == 0 {
@@ -286,13 +290,7 @@ fn run_series(
         runs.push(SeriesRun::new(value.clone(), run.report));
     }
     let measured = measure_series(&parameter, &runs, &patterns, options, &mut |_| {});
-    let written = measured.and_then(|series| {
-        crate::series::write(
-            &series,
-            args.sweep.table.as_deref(),
-            args.sweep.svg.as_deref(),
-        )
-    });
+    let written = measured.and_then(|series| outputs.write(&series));
     match written {
         Ok(()) => Ok(ExitCode::from(status)),
         Err(Error::Interrupted { .. }) => {

@@ -11,10 +11,12 @@ use nsys2perfetto::report::{
     report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
 };
 use nsys2perfetto::steps::{measure_report_steps, save_report_steps, StepOptions, StepPattern};
-use nsys2perfetto::{check_output_not_input, Options};
+use nsys2perfetto::{output_format, OutputFile, Options};
 
 use crate::interrupted_reading;
+use crate::paths::Writing;
 use crate::signals::Signals;
+use crate::Usage;
 
 /// One page per run: per GPU, busy time and idle time (host-bound or
 /// waiting) with the longest idle stretches and what the CPU threads did
@@ -37,7 +39,8 @@ pub struct Args {
     output: Option<PathBuf>,
 
     /// html (self-contained, with charts), md (Markdown) or json (one
-    /// object, for programs). Default: by the output's extension, else md.
+    /// object, for programs). Default: by the output's extension, else md;
+    /// a format the extension contradicts is refused.
     #[arg(long, value_name = "FORMAT")]
     format: Option<PageFormat>,
 
@@ -70,34 +73,38 @@ pub struct Args {
     #[arg(long, requires = "step", conflicts_with_all = ["format", "kinds", "rank_from_name"])]
     measure_only: bool,
 
+    #[command(flatten)]
+    writing: Writing,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Errors only: not the line that says where the page went.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     if args.measure_only {
         return measure_only(args, signals);
     }
-    let format = match (&args.format, &args.output) {
-        (Some(format), _) => *format,
-        (None, Some(path)) if path.as_os_str() != "-" => {
-            PageFormat::of_name(path).ok_or_else(|| {
-                crate::Usage(format!(
-                    "{}: which format? Name it .html, .md or .json, or give --format",
-                    path.display()
-                ))
-            })?
+    let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let format = output_format(args.format, output, PageFormat::Markdown)
+        .map_err(|e| Usage(e.to_string()))?;
+    let file = match output {
+        Some(path) if args.format.is_none() && PageFormat::of_name(path).is_none() => {
+            return Err(Usage(format!(
+                "{}: which format? Name it .html, .md or .json, or give --format",
+                path.display()
+            ))
+            .into())
         }
-        (None, _) => PageFormat::Markdown,
+        Some(path) => Some(args.writing.output(path, &args.inputs)?),
+        None => None,
     };
-    let output = args.output.filter(|p| p.as_os_str() != "-");
-    if let Some(path) = &output {
-        crate::paths::writable(path).map_err(crate::Usage)?;
-        check_output_not_input(path, &args.inputs).map_err(|e| crate::Usage(e.to_string()))?;
-    }
     for input in &args.inputs {
-        crate::paths::present(input).map_err(crate::Usage)?;
+        crate::paths::present(input)?;
     }
     let mut options = Options::default();
     options.nsys = args.nsys;
@@ -113,10 +120,16 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     });
     let page = report_files(&args.inputs, &report_options, &options, &mut |_| {})
         .map_err(interrupted_reading)?;
-    match &output {
-        Some(path) => {
-            save_page(path, &page, format)?;
-            eprintln!("{} run(s) -> {}", page.runs.len(), path.display());
+    match &file {
+        Some(file) => {
+            save_page(file, &page, format)?;
+            if !args.quiet {
+                crate::say(format_args!(
+                    "{} run(s) -> {}",
+                    page.runs.len(),
+                    file.path().display()
+                ));
+            }
         }
         None => {
             let mut text = Vec::new();
@@ -135,9 +148,9 @@ enum Measured {
     /// JSON Lines to standard output.
     Stdout,
     /// JSON Lines into one file.
-    File(PathBuf),
-    /// A file per report, at these paths.
-    Files(Vec<PathBuf>),
+    File(OutputFile),
+    /// A file per report.
+    Files(Vec<OutputFile>),
 }
 
 /// `report --step P --measure-only`: each report's steps as data, written
@@ -167,10 +180,12 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                     ))
                     .into());
                 }
-                check_output_not_input(path, &args.inputs)
-                    .map_err(|e| crate::Usage(e.to_string()))?;
             }
-            Measured::Files(paths)
+            let files = paths
+                .iter()
+                .map(|path| args.writing.output(path, &args.inputs))
+                .collect::<Result<Vec<_>, _>>()?;
+            Measured::Files(files)
         }
         Some(dir) if dir.as_os_str().to_string_lossy().ends_with('/') => {
             let e = nsys2perfetto::Error::NoOutputDirectory {
@@ -179,14 +194,10 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             };
             return Err(crate::Usage(e.to_string()).into());
         }
-        Some(path) => {
-            crate::paths::writable(&path).map_err(crate::Usage)?;
-            check_output_not_input(&path, &args.inputs).map_err(|e| crate::Usage(e.to_string()))?;
-            Measured::File(path)
-        }
+        Some(path) => Measured::File(args.writing.output(&path, &args.inputs)?),
     };
     for input in &args.inputs {
-        crate::paths::present(input).map_err(crate::Usage)?;
+        crate::paths::present(input)?;
     }
     let mut options = Options::default();
     options.nsys = args.nsys;
@@ -209,17 +220,21 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                     .context("cannot write standard output")?;
             }
             Measured::File(_) => all.push(steps),
-            Measured::Files(paths) => save_report_steps(&paths[i], &[steps])?,
+            Measured::Files(files) => save_report_steps(&files[i], &[steps])?,
         }
     }
     match &out {
-        Measured::File(path) => {
-            save_report_steps(path, &all)?;
-            eprintln!("{} report(s) -> {}", all.len(), path.display());
+        Measured::File(file) => {
+            save_report_steps(file, &all)?;
+            if !args.quiet {
+                crate::say(format_args!("{} report(s) -> {}", all.len(), file.path().display()));
+            }
         }
-        Measured::Files(paths) => {
-            if let Some(dir) = paths.first().and_then(|p| p.parent()) {
-                eprintln!("{} report(s) -> {}", paths.len(), dir.display());
+        Measured::Files(files) => {
+            if let Some(dir) = files.first().and_then(|f| f.path().parent()) {
+                if !args.quiet {
+                    crate::say(format_args!("{} report(s) -> {}", files.len(), dir.display()));
+                }
             }
         }
         Measured::Stdout => {}

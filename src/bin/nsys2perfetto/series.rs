@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, Series, SeriesRun};
-use nsys2perfetto::{check_output_not_input, Error, Options};
+use nsys2perfetto::{Error, Options, OutputFile};
 
 use crate::grouping::Grouping;
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{Interrupted, Usage};
 
@@ -58,6 +59,9 @@ pub struct Args {
     /// No progress lines; errors only.
     #[arg(short, long)]
     quiet: bool,
+
+    #[command(flatten)]
+    writing: Writing,
 }
 
 /// The runs as a template and its values, instead of --param.
@@ -80,9 +84,15 @@ struct Template {
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let (parameter, runs, patterns) = plan(&args).map_err(Usage)?;
+    let outputs = Outputs::checked(
+        args.output.as_deref(),
+        args.svg.as_deref(),
+        &runs,
+        args.writing,
+    )?;
     // A report that is not there fails the run before the first is measured.
     for run in &runs {
-        crate::paths::present(&run.input).map_err(anyhow::Error::msg)?;
+        crate::paths::present(&run.input)?;
     }
     let mut options = Options::default();
     options.nsys = args.nsys.clone();
@@ -91,7 +101,11 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet;
     let mut progress = |run: &SeriesRun| {
         if !quiet {
-            eprintln!("{parameter}={}: {}", run.value, run.input.display());
+            crate::say(format_args!(
+                "{parameter}={}: {}",
+                run.value,
+                run.input.display()
+            ));
         }
     };
     let measured = measure_series(&parameter, &runs, &patterns, &options, &mut progress);
@@ -104,7 +118,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         // Refused before any report was read: a value given twice, say.
         e => crate::refused_option(e),
     })?;
-    write(&series, args.output.as_deref(), args.svg.as_deref())?;
+    outputs.write(&series)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -159,64 +173,56 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
             (parameter.unwrap_or_default(), runs)
         }
     };
-    let outputs = [args.output.as_deref(), args.svg.as_deref()];
-    for output in outputs.into_iter().flatten() {
-        if let Some(run) = runs
-            .iter()
-            .find(|r| check_output_not_input(output, &[&r.input]).is_err())
-        {
-            return Err(format!(
-                "cannot write {}: it is the report of {parameter}={}",
-                output.display(),
-                run.value
-            ));
-        }
-    }
-    if args.output.is_some() && args.output == args.svg {
-        return Err("-o and --svg name the same file".into());
-    }
-    check_before_measuring(&parameter, &runs, &patterns, outputs)?;
+    check_series(&parameter, &runs, &patterns).map_err(|e| e.to_string())?;
     Ok((parameter, runs, patterns))
 }
 
-/// Refuses, before the first report is measured (or profiled), a series
-/// that would fail later: a value given twice, an output that cannot be
-/// written.
-pub fn check_before_measuring(
-    parameter: &str,
-    runs: &[SeriesRun],
-    patterns: &[EventPattern],
-    outputs: [Option<&Path>; 2],
-) -> Result<(), String> {
-    check_series(parameter, runs, patterns).map_err(|e| e.to_string())?;
-    for output in outputs.into_iter().flatten() {
-        crate::paths::writable(output)?;
-    }
-    Ok(())
+/// The files a series is written to: its table (none for standard output)
+/// and its plot.
+pub struct Outputs {
+    table: Option<OutputFile>,
+    plot: Option<OutputFile>,
 }
 
-/// Writes the table (to standard output without a file, or for `-`) and
-/// the plot.
-pub fn write(
-    series: &Series,
-    table: Option<&Path>,
-    plot: Option<&Path>,
-) -> nsys2perfetto::Result<()> {
-    if let Some(path) = plot {
-        series.save_svg(path)?;
+impl Outputs {
+    /// The table's file (`-` for standard output) and the plot's, refused
+    /// before the first report is measured (or profiled) where they cannot
+    /// be written: one of the `runs`' reports, a report without `--force`,
+    /// one file for both.
+    pub fn checked(
+        table: Option<&Path>,
+        plot: Option<&Path>,
+        runs: &[SeriesRun],
+        writing: Writing,
+    ) -> Result<Outputs, Usage> {
+        let inputs: Vec<&Path> = runs.iter().map(|r| r.input.as_path()).collect();
+        let table = table.filter(|p| *p != Path::new("-"));
+        let table = table.map(|p| writing.output(p, &inputs)).transpose()?;
+        let plot = plot.map(|p| writing.output(p, &inputs)).transpose()?;
+        if let (Some(table), Some(plot)) = (&table, &plot) {
+            crate::paths::distinct(("-o", table), ("--svg", plot))?;
+        }
+        Ok(Outputs { table, plot })
     }
-    match table {
-        Some(path) if path != Path::new("-") => series.save_csv(path),
-        _ => {
-            let mut out = std::io::stdout().lock();
-            let written = series.write_csv(&mut out).and_then(|()| out.flush());
-            match written {
-                // A reader that stopped early (`| head`) wanted no more: the
-                // run goes on to its own end (`profile --series` ends with
-                // the command's status).
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(cause) => Err(Error::Writer { cause }),
-                Ok(()) => Ok(()),
+
+    /// Writes the table (to standard output without a file) and the plot.
+    pub fn write(&self, series: &Series) -> nsys2perfetto::Result<()> {
+        if let Some(plot) = &self.plot {
+            series.save_svg(plot)?;
+        }
+        match &self.table {
+            Some(table) => series.save_csv(table),
+            None => {
+                let mut out = std::io::stdout().lock();
+                let written = series.write_csv(&mut out).and_then(|()| out.flush());
+                match written {
+                    // A reader that stopped early (`| head`) wanted no more: the
+                    // run goes on to its own end (`profile --series` ends with
+                    // the command's status).
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                    Err(cause) => Err(Error::Writer { cause }),
+                    Ok(()) => Ok(()),
+                }
             }
         }
     }

@@ -7,6 +7,7 @@ use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 
 use crate::grouping::Grouping;
+use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
 
@@ -35,13 +36,24 @@ pub struct Args {
     #[command(flatten)]
     table: TableOutput,
 
+    #[command(flatten)]
+    writing: Writing,
+
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Errors only, as for every command (stats prints nothing else on
+    /// standard error).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    args.table.check()?;
+    // Accepted as every command accepts it: stats says nothing but errors.
+    let _errors_only = args.quiet;
+    let inputs: Vec<&PathBuf> = args.inputs.iter().collect();
+    let tables = args.table.checked(&inputs, args.writing)?;
     let which = match args.report.is_empty() {
         true => StatsReport::DEFAULT.to_vec(),
         false => once_each(args.report),
@@ -50,7 +62,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.nsys = args.nsys;
     options.cancel = Some(signals.cancel.clone());
     options.range_names = args.grouping.range_names();
-    args.table.write_summaries(&args.inputs, &which, &options)?;
+    tables.write_summaries(&args.inputs, &which, &options)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,9 +10,11 @@ use nsys2perfetto::stats::{
     save_summaries, save_tables, write_summaries, write_tables, Fit, StatsReport, Table,
     TableFormat,
 };
-use nsys2perfetto::Options;
+use nsys2perfetto::{output_format, Options, OutputFile};
 
 use crate::interrupted_reading;
+use crate::paths::Writing;
+use crate::Usage;
 
 /// Where tables go and how they look.
 #[derive(clap::Args)]
@@ -20,9 +22,11 @@ pub struct TableOutput {
     /// table (aligned columns), csv (as `nsys stats --format csv`: a table
     /// alone starts with its header; several on standard output each follow
     /// a `# title (name) of report` line) or json (JSON Lines: one object
-    /// per table and report).
-    #[arg(long, value_name = "FORMAT", default_value = "table")]
-    format: TableFormat,
+    /// per table and report). Default: as the output's name
+    /// says (.csv, .json), else table; a format the name contradicts is
+    /// refused.
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<TableFormat>,
 
     /// Write to this file instead of standard output; several tables in
     /// CSV go to a file each, FILE_<table>.csv (FILE without its .csv), as
@@ -37,25 +41,74 @@ pub struct TableOutput {
 }
 
 impl TableOutput {
-    /// Refuses, before any report is read, an output file that cannot be
-    /// written.
-    pub fn check(&self) -> Result<(), crate::Usage> {
-        match &self.output {
-            Some(path) => crate::paths::writable(path).map_err(crate::Usage),
-            None => Ok(()),
+    /// Where the tables go and in which format, refused before any report
+    /// is read where the output cannot be written (one of `inputs`, a report
+    /// without `--force`, a missing directory) or its name contradicts
+    /// `--format`.
+    pub fn checked(&self, inputs: &[&PathBuf], writing: Writing) -> Result<Tables, Usage> {
+        let file = match &self.output {
+            Some(path) => Some(writing.output(path, inputs)?),
+            None => None,
+        };
+        let format = output_format(self.format, self.output.as_deref(), TableFormat::Table)
+            .map_err(|e| Usage(e.to_string()))?;
+        Ok(Tables {
+            file,
+            format,
+            fit: self.fit(),
+        })
+    }
+
+    /// How long names may be in an aligned table: whole with `--wide`; on a
+    /// terminal, as long as its lines allow; elsewhere (a file, a pipe), as
+    /// long as nsys prints them.
+    fn fit(&self) -> Fit {
+        use std::io::IsTerminal;
+        if self.wide {
+            return Fit::Whole;
+        }
+        let stdout = std::io::stdout();
+        match (&self.output, stdout.is_terminal()) {
+            (None, true) => match terminal_size::terminal_size_of(&stdout) {
+                Some((terminal_size::Width(columns), _)) => Fit::Line(usize::from(columns)),
+                None => Fit::NSYS,
+            },
+            _ => Fit::NSYS,
+        }
+    }
+}
+
+/// Where tables go, checked, and how they look.
+pub struct Tables {
+    file: Option<OutputFile>,
+    format: TableFormat,
+    fit: Fit,
+}
+
+impl Tables {
+    /// Whether the tables are aligned text, to be fitted to a terminal of
+    /// this width (see [`TableOutput::fit`]).
+    pub fn terminal_width(&self) -> Option<usize> {
+        match (self.format, self.fit) {
+            (TableFormat::Table, Fit::Line(width)) => Some(width),
+            _ => None,
         }
     }
 
+    /// The file they go to, if not standard output.
+    pub fn file(&self) -> Option<&OutputFile> {
+        self.file.as_ref()
+    }
+
     /// Writes the tables of each report, named by its source, to the file
-    /// or to standard output, with names as long as [`TableOutput::fit`]
-    /// allows.
+    /// or to standard output.
     pub fn write(&self, summaries: &[(Vec<String>, Vec<Table>)]) -> anyhow::Result<()> {
-        let fit = self.fit();
-        match &self.output {
-            Some(path) => say_written(&save_tables(path, summaries, self.format, fit)?),
+        let (format, fit) = (self.format, self.fit);
+        match &self.file {
+            Some(file) => say_written(&save_tables(file, summaries, format, fit)?),
             None => {
                 let mut text = Vec::new();
-                write_tables(&mut text, summaries, self.format, fit).expect("writing to memory");
+                write_tables(&mut text, summaries, format, fit).expect("writing to memory");
                 let mut out = std::io::stdout().lock();
                 out.write_all(&text)
                     .and_then(|()| out.flush())
@@ -75,57 +128,32 @@ impl TableOutput {
         which: &[StatsReport],
         options: &Options,
     ) -> anyhow::Result<()> {
-        let (format, fit) = (self.format, self.fit());
-        if let Some(path) = &self.output {
-            let written = save_summaries(path, inputs, which, options, format, fit)
+        let (format, fit) = (self.format, self.fit);
+        if let Some(file) = &self.file {
+            let written = save_summaries(file, inputs, which, options, format, fit)
                 .map_err(interrupted_reading)?;
             say_written(&written);
             return Ok(());
         }
-        let mut spool =
-            tempfile::tempfile().context("cannot create a temporary file (TMPDIR says where)")?;
-        let mut writer = BufWriter::new(&spool);
+        // The spool's errors name the temporary directory, once.
+        let spool_failed = |cause: std::io::Error| match cause.raw_os_error() {
+            Some(_) => nsys2perfetto::Error::temporary(cause).into(),
+            // Worded by the library already (a temporary file of its own).
+            None => anyhow::Error::new(cause),
+        };
+        let mut spooled = tempfile::tempfile().map_err(spool_failed)?;
+        let mut writer = BufWriter::new(&spooled);
         write_summaries(&mut writer, inputs, which, options, format, fit).map_err(|e| match e {
-            nsys2perfetto::Error::Writer { cause } => anyhow::Error::new(cause)
-                .context("cannot write a temporary file (TMPDIR says where)"),
+            nsys2perfetto::Error::Writer { cause } => spool_failed(cause),
             e => interrupted_reading(e),
         })?;
-        writer
-            .flush()
-            .context("cannot write a temporary file (TMPDIR says where)")?;
+        writer.flush().map_err(spool_failed)?;
         drop(writer);
-        spool.rewind().context("cannot read a temporary file")?;
+        spooled.rewind().context("cannot read a temporary file")?;
         let mut out = std::io::stdout().lock();
-        std::io::copy(&mut spool, &mut out)
+        std::io::copy(&mut spooled, &mut out)
             .and_then(|_| out.flush())
             .context("cannot write standard output")
-    }
-
-    /// Whether the tables are aligned text, to be fitted to a terminal of
-    /// this width (see [`TableOutput::fit`]).
-    pub fn terminal_width(&self) -> Option<usize> {
-        match (self.format, self.fit()) {
-            (TableFormat::Table, Fit::Line(width)) => Some(width),
-            _ => None,
-        }
-    }
-
-    /// How long names may be in an aligned table: whole with `--wide`; on a
-    /// terminal, as long as its lines allow; elsewhere (a file, a pipe), as
-    /// long as nsys prints them.
-    fn fit(&self) -> Fit {
-        use std::io::IsTerminal;
-        if self.wide {
-            return Fit::Whole;
-        }
-        let stdout = std::io::stdout();
-        match (&self.output, stdout.is_terminal()) {
-            (None, true) => match terminal_size::terminal_size_of(&stdout) {
-                Some((terminal_size::Width(columns), _)) => Fit::Line(usize::from(columns)),
-                None => Fit::NSYS,
-            },
-            _ => Fit::NSYS,
-        }
     }
 }
 

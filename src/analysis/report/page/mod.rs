@@ -14,6 +14,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::render::format::duration;
 use crate::render::page::{write_html, write_markdown, Block};
+use crate::workflows::output::OutputFile;
 
 use super::model::{GpuUse, RunReport};
 use super::Page;
@@ -99,14 +100,11 @@ fn title(page: &Page) -> String {
     }
 }
 
-/// [`write_page`] into the file at `path`, which appears only when complete.
-pub fn save_page(path: &Path, page: &Page, format: PageFormat) -> Result<()> {
-    crate::workflows::output::write_atomically(path, |out| {
-        write_page(out, page, format).map_err(|cause| Error::Output {
-            path: path.to_owned(),
-            cause,
-        })
-    })
+/// [`write_page`] into the file `output`, which appears only when complete.
+pub fn save_page(output: impl Into<OutputFile>, page: &Page, format: PageFormat) -> Result<()> {
+    let inputs: Vec<&str> = page.runs.iter().map(|r| r.path.as_str()).collect();
+    let output = output.into().inputs(&inputs);
+    output.write_with(|out| write_page(out, page, format))
 }
 
 /// `part` of `whole` in percent (0 of nothing).
