@@ -16,6 +16,8 @@ package (the same as ``cargo install nsys2perfetto``)::
     # "report" and "rank", each report's work on a Dask cluster (or any
     # concurrent.futures.Executor; without client=, here, jobs=N at a time):
     kernels = n2p.stats(ranks, "cuda_gpu_kern_sum", client=dask_client)
+    job = n2p.steps(ranks, step="ProfilerStep*", client=dask_client)
+    job.per_step                                         # slowest rank, skew per step
 
 Options are the command's flags, dashes written as underscores. A failure
 raises :class:`Error` with the program's one-line message; Ctrl-C stops the
@@ -27,6 +29,7 @@ from importlib.metadata import PackageNotFoundError, version
 from ._api import Profiled, analyze, compare, convert, merge, profile, report, series, stats
 from ._cli import Error, NoDataWarning, Nsys2PerfettoWarning, program
 from ._ranks import ranks
+from ._steps import Steps, steps
 from ._notebook import PerfettoButton, open_in_notebook
 
 try:
@@ -51,4 +54,6 @@ __all__ = [
     "ranks",
     "series",
     "stats",
+    "steps",
+    "Steps",
 ]

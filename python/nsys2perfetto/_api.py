@@ -420,7 +420,8 @@ def report(
     there, and the page (``{"runs": [...]}``, in the order of `reports`) is
     the program's for them all; a failed report raises, or with
     ``errors="row"`` is a run ``{"path": ..., "error": ...}``. Steps across
-    ranks need every rank at once: ``step=`` runs here, in one program."""
+    ranks need every rank at once: ``step=`` runs here, in one program;
+    :func:`steps` measures each rank on `client` and compares them here."""
     import json
 
     _parallel.check_errors(errors)
@@ -431,7 +432,7 @@ def report(
         if out is not None or options.get("step"):
             raise ValueError(
                 "client=/jobs= compute each run's page apart: without out= and step= "
-                "(steps across ranks compare every rank at once)"
+                "(steps across ranks compare every rank at once: steps() measures each on a client)"
             )
         outcomes = _parallel.run_each(
             _report_runs, reports, client=client, jobs=jobs, errors=errors, options=options

@@ -1,7 +1,8 @@
 """What the tests of the Python package share: the fixtures (real nsys
-exports in ../shared/fixtures, or $NSYS2PERFETTO_SHARED/fixtures), the
-program itself to compare with, and how a cell of its CSV compares with a
-DataFrame's value.
+exports in ../shared/fixtures, or $NSYS2PERFETTO_SHARED/fixtures; the 8
+Cori ranks exported by nsys), the program itself to compare with, how a
+cell of its CSV compares with a DataFrame's value, and a Dask cluster of
+worker processes.
 
 Without the fixtures the tests that need them are skipped, saying why; in
 CI (``CI`` set) they fail instead, as the Rust tests do.
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import csv
 import io
+import concurrent.futures
 import math
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -112,3 +115,39 @@ def assert_frame_is_csv(frame, header: list[str], rows: list[list[str]]) -> None
     for number, (values, cells) in enumerate(zip(got, rows)):
         for column, value, cell in zip(header, values, cells):
             assert same_cell(value, cell), f"row {number}, {column}: {value!r} is not {cell!r}"
+
+
+@pytest.fixture(scope="session")
+def cori_ranks(tmp_path_factory) -> list[Path]:
+    """The 8 ranks of the Cori job, exported by nsys once for the session
+    (their .qdrep need nsys; each worker would export them again)."""
+    reports = sorted((shared_dir() / "fixtures" / "reports").glob("cori_run1_report*.qdrep"))
+    need(len(reports) == 8, "the 8 Cori reports in ../shared/fixtures/reports")
+    need(shutil.which("nsys") is not None, "nsys (.ci/install-nsys) to export the Cori reports")
+    out = tmp_path_factory.mktemp("cori")
+
+    def export(report: Path) -> Path:
+        target = out / report.with_suffix(".sqlite").name
+        subprocess.run(
+            ["nsys", "export", "--type", "sqlite", "--output", str(target), str(report)],
+            check=True,
+            capture_output=True,
+        )
+        return target
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        return list(pool.map(export, reports))
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')"
+    )
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -26,30 +25,6 @@ from conftest import assert_frame_is_csv, cli, cli_csv, need
 
 SUMMARIES = ["cuda_api_sum", "cuda_gpu_kern_sum"]
 RANK_IN_NAME = r"report(\d+)"
-
-
-@pytest.fixture(scope="session")
-def cori_ranks(tmp_path_factory) -> list[Path]:
-    """The 8 ranks of the Cori job, exported by nsys once for the session
-    (their .qdrep need nsys; each worker would export them again)."""
-    from conftest import shared_dir
-
-    reports = sorted((shared_dir() / "fixtures" / "reports").glob("cori_run1_report*.qdrep"))
-    need(len(reports) == 8, "the 8 Cori reports in ../shared/fixtures/reports")
-    need(shutil.which("nsys") is not None, "nsys (.ci/install-nsys) to export the Cori reports")
-    out = tmp_path_factory.mktemp("cori")
-
-    def export(report: Path) -> Path:
-        target = out / report.with_suffix(".sqlite").name
-        subprocess.run(
-            ["nsys", "export", "--type", "sqlite", "--output", str(target), str(report)],
-            check=True,
-            capture_output=True,
-        )
-        return target
-
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        return list(pool.map(export, reports))
 
 
 @pytest.fixture
@@ -182,20 +157,6 @@ def test_report_and_series_of_runs_apart_are_the_programs(sqlite):
 
 
 # --- a real Dask cluster of worker processes ---------------------------------------
-
-
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')"
-    )
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
 
 
 def test_stats_on_dask_are_the_sequential_ones_and_the_clis(dask_client, job):
