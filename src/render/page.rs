@@ -289,11 +289,9 @@ fn markdown_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[test]
     fn html_escapes_every_text_and_marks_cells() {

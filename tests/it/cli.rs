@@ -300,7 +300,7 @@ fn an_output_that_is_an_input_is_refused() {
     // The library refuses too, before writing anything.
     let err = nsys2perfetto::convert_file(
         &d.join("run.sqlite"),
-        &d.join("hard.sqlite"),
+        d.join("hard.sqlite"),
         &Default::default(),
         &mut |_| {},
     )
@@ -655,7 +655,7 @@ fn output_to_standard_output() {
     trace.assert_valid();
     let summary = nsys2perfetto::convert_file(
         &demo,
-        &d.join("file.trace"),
+        d.join("file.trace"),
         &Default::default(),
         &mut |_| {},
     )

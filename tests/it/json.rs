@@ -346,7 +346,7 @@ fn samples_and_context_switches_are_told_as_not_in_json() {
     let dir = tempfile::tempdir().unwrap();
     let mut all = Options::default();
     all.format = Format::Json;
-    let summary = convert_file(&input, &dir.path().join("t.json"), &all, &mut |_| {}).unwrap();
+    let summary = convert_file(&input, dir.path().join("t.json"), &all, &mut |_| {}).unwrap();
     let source = crate::support::source::open(&input);
     let rows = |table: &str| -> u64 {
         source

@@ -354,17 +354,13 @@ fn the_library_refuses_too() {
     let d = dir.path();
     let before = snapshot(d);
     let options = nsys2perfetto::Options::default();
-    let err = nsys2perfetto::convert_file(
-        &d.join("a.sqlite"),
-        &d.join("hard-a"),
-        &options,
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let err =
+        nsys2perfetto::convert_file(&d.join("a.sqlite"), d.join("hard-a"), &options, &mut |_| {})
+            .unwrap_err();
     assert!(err.to_string().contains("it is the input"), "{err}");
     let err = nsys2perfetto::convert_file(
         &d.join("a.sqlite"),
-        &d.join("other.nsys-rep"),
+        d.join("other.nsys-rep"),
         &options,
         &mut |_| {},
     )
@@ -374,7 +370,7 @@ fn the_library_refuses_too() {
     let merge = nsys2perfetto::merge::MergeOptions::default();
     let err = nsys2perfetto::merge::merge_files(
         &inputs,
-        &d.join("link-b.out"),
+        d.join("link-b.out"),
         &options,
         &merge,
         &mut |_| {},

@@ -7,8 +7,8 @@
 //! The y axis starts at zero, in the time unit that suits the largest total.
 //! The frame, palette and round ticks are [`crate::render::chart`]'s.
 
-use crate::render::escape::html as escape;
 use crate::render::chart::{self, decimals, round_step, PALETTE};
+use crate::render::escape::html as escape;
 use crate::render::format::{duration_3, TimeUnit};
 use std::fmt::Write;
 

@@ -13,8 +13,8 @@
 //! Past [`MAX_STEPS`] steps, the chart holds those of largest skew, in step
 //! order, and says so; the tables keep every step.
 
-use crate::render::escape::html as escape;
 use crate::render::chart::{self, Swatch, BLUE, MUTED, RED};
+use crate::render::escape::html as escape;
 use crate::render::format::{duration, ms};
 use std::fmt::Write;
 

@@ -224,6 +224,10 @@ fn run_name(base: &Path, value: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// What `--series` will run: the parameter's name, its values, the events
+/// to measure and a run per value.
+type SeriesPlan = (String, Vec<String>, Vec<EventPattern>, Vec<SeriesRun>);
+
 /// `--series NAME=V,...`: the command profiled once per value, then the
 /// events measured across the reports. Ends with the first run's non-zero
 /// status, if any.
@@ -234,7 +238,7 @@ fn run_series(
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let base = args.output.clone().unwrap_or_else(|| PathBuf::from("run"));
-    let plan = || -> Result<(String, Vec<String>, Vec<EventPattern>, Vec<SeriesRun>), String> {
+    let plan = || -> Result<SeriesPlan, String> {
         let (name, values) = series
             .split_once('=')
             .filter(|(n, v)| !n.is_empty() && !v.is_empty())

@@ -11,7 +11,7 @@ use nsys2perfetto::report::{
     report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
 };
 use nsys2perfetto::steps::{measure_report_steps, save_report_steps, StepOptions, StepPattern};
-use nsys2perfetto::{output_format, OutputFile, Options};
+use nsys2perfetto::{output_format, Options, OutputFile};
 
 use crate::interrupted_reading;
 use crate::paths::Writing;
@@ -227,13 +227,21 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         Measured::File(file) => {
             save_report_steps(file, &all)?;
             if !args.quiet {
-                crate::say(format_args!("{} report(s) -> {}", all.len(), file.path().display()));
+                crate::say(format_args!(
+                    "{} report(s) -> {}",
+                    all.len(),
+                    file.path().display()
+                ));
             }
         }
         Measured::Files(files) => {
             if let Some(dir) = files.first().and_then(|f| f.path().parent()) {
                 if !args.quiet {
-                    crate::say(format_args!("{} report(s) -> {}", files.len(), dir.display()));
+                    crate::say(format_args!(
+                        "{} report(s) -> {}",
+                        files.len(),
+                        dir.display()
+                    ));
                 }
             }
         }

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use super::super::model::RunReport;
 use super::percent;
-use crate::render::escape::html as escape;
 use crate::render::chart::{self, Swatch, BLUE, GROUND, MUTED, ORANGE, PALETTE};
+use crate::render::escape::html as escape;
 
 const LEFT: f64 = 110.0;
 const PLOT: f64 = 840.0;
