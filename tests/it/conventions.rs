@@ -217,7 +217,11 @@ fn a_format_the_output_name_contradicts_is_refused_everywhere() {
     // The name chooses: the same bytes as --format asked on standard output.
     let chosen: &[(&[&str], &str, &str)] = &[
         // One table: several in CSV go to a file each (FILE_<table>.csv).
-        (&["stats", "a.sqlite", "--report", "cuda_api_sum"], "x.csv", "csv"),
+        (
+            &["stats", "a.sqlite", "--report", "cuda_api_sum"],
+            "x.csv",
+            "csv",
+        ),
         (&["stats", "a.sqlite"], "x.json", "json"),
         (&["analyze", "a.sqlite"], "x.csv", "csv"),
         (&["compare", "a.sqlite", "b.sqlite"], "x.json", "json"),
