@@ -35,7 +35,6 @@ mod official_schema;
 mod one_way_out;
 mod open;
 mod overhead;
-mod profile;
 mod progress;
 mod projection;
 mod readme;

@@ -1,6 +1,13 @@
 //! `profile`: a command run under the real nsys, its report converted; the
 //! raw capture imported where nsys could not; Ctrl-C leaves nothing behind.
 
+// A test binary of its own, apart from `tests/it`: nsys 2022.4's `profile` hangs when another
+// nsys runs beside it, and the tests of `tests/it` export reports with nsys in parallel; cargo
+// runs test binaries one after the other.
+#[allow(dead_code)]
+#[path = "it/support/mod.rs"]
+mod support;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
