@@ -148,20 +148,26 @@ def test_the_readme_notebook_example(fixtures, sqlite, tmp_path):
     assert int(loaded["total"][0]) == int(kernels["Total Time (ns)"].sum())
 
 
-def test_the_readmes_advice_reads_names_with_a_hash_whole(tmp_path):
+def test_the_readmes_advice_reads_names_with_a_hash_whole(tmp_path, sqlite):
     """Issue 27 D: a CSV table the program writes to a file starts with its
     header, and is read as it is, as the README advises: by Python's csv
     module, and by pandas where it is installed. The former advice,
     ``comment='#'``, cut ``ProfilerStep#3`` to ``ProfilerStep``."""
     import shutil
     import sqlite3
-    from pathlib import Path
 
-    demo = Path(__file__).resolve().parents[2] / "demo" / "demo.sqlite"
+    # A real capture (the tests run apart from the checkout, so not demo/), its
+    # "forward" ranges renamed as PyTorch's profiler names its steps.
     report = tmp_path / "steps.sqlite"
-    shutil.copy(demo, report)
+    shutil.copy(sqlite("h100_torch_graph_node"), report)
     with sqlite3.connect(report) as db:
-        assert db.execute("UPDATE NVTX_EVENTS SET text = 'ProfilerStep#3' WHERE text = 'forward'").rowcount > 0
+        renamed = db.execute(
+            "UPDATE NVTX_EVENTS SET text = 'ProfilerStep#3' WHERE text = 'forward'"
+        ).rowcount
+        renamed += db.execute(
+            "UPDATE StringIds SET value = 'ProfilerStep#3' WHERE value = 'forward'"
+        ).rowcount
+        assert renamed > 0
     table = tmp_path / "nvtx.csv"
     cli("stats", report, "--report", "nvtx_sum", "--format", "csv", "-o", table)
     # The README's advice, with Python's csv module: the header, then rows.
