@@ -60,4 +60,18 @@ for target in "${targets[@]}"; do
   maturin build --release --locked --zig --compatibility manylinux2014 \
     --target "$target" --out "$out" -- -C "link-arg=$PWD/$shim_dir/gettid-$arch.o"
 done
+# The promise of the manylinux2014 tag, checked on what was built: no glibc symbol newer
+# than 2.17 in the program's dynamic symbol table (python/tests/test_files.py checks the
+# installed wheel the same way).
+for wheel in "$out"/nsys2perfetto-*manylinux*.whl; do
+  check=$(mktemp -d)
+  python3 -m zipfile -e "$wheel" "$check"
+  newest=$(objdump -T "$check"/*.data/scripts/nsys2perfetto | grep -o 'GLIBC_[0-9.]*' |
+    sort -uV | tail -1)
+  rm -rf "$check"
+  if [ "$(printf '%s\nGLIBC_2.17\n' "$newest" | sort -V | tail -1)" != GLIBC_2.17 ]; then
+    echo "$wheel: its program needs $newest, newer than manylinux2014's GLIBC_2.17" >&2
+    exit 1
+  fi
+done
 ls -l "$out"

@@ -271,8 +271,8 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
         options.findings = Some(Thresholds::default());
         let (with, summary) = crate::support::convert::convert(&file, &options);
         assert!(with.errors.is_empty(), "{name}: {:?}", with.errors);
-        let (without, _) =
-            crate::support::convert::convert(&file, &nsys2perfetto::Options::default());
+        let converted = crate::support::converted::converted(&file);
+        let (without, _) = (&converted.trace, &converted.summary);
 
         let report = Report::open(&file).unwrap();
         let found = found_in(&report, &Rule::ALL, &Thresholds::default());
@@ -371,7 +371,7 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
 
 /// Runs the command line with `args`: (status, stdout, stderr).
 fn cli(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let out = crate::support::program::program()
         .args(args)
         .output()
         .expect("the binary runs");

@@ -5,8 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::fixtures::{require, Need};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+use crate::support::program::BIN;
 
 /// A tree of links to real exports and reports, an export beside its own
 /// report, and a broken file.

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use crate::support::checker;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+use crate::support::program::{demo, BIN};
 
 fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty())
@@ -28,10 +27,6 @@ fn fixture(relative: &str) -> Option<PathBuf> {
         path.display()
     );
     None
-}
-
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {

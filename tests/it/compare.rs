@@ -375,7 +375,7 @@ fn two_captures_differ_in_nvtx_gpu_time_as_nsys_projects_it() {
 #[test]
 fn the_command_prints_a_report_against_itself_as_no_change() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite");
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let out = crate::support::program::program()
         .args(["compare", "--format", "csv"])
         .arg(&demo)
         .arg(&demo)
@@ -397,7 +397,7 @@ fn the_command_prints_a_report_against_itself_as_no_change() {
         rows += 1;
     }
     assert!(rows > 0);
-    let missing = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let missing = crate::support::program::program()
         .args(["compare", "/nonexistent/a.sqlite"])
         .arg(&demo)
         .output()
@@ -445,8 +445,8 @@ fn the_command_writes_both_runs_into_one_trace_aligned_at_their_first_gpu_work()
         }
     }
     for (side, input) in [("A: ", &a), ("B: ", &b)] {
-        let (single, _) =
-            crate::support::convert::convert(input, &nsys2perfetto::Options::default());
+        let converted = crate::support::converted::converted(input);
+        let (single, _) = (&converted.trace, &converted.summary);
         assert_eq!(
             count.get(side),
             Some(&single.slices.len()),
@@ -578,7 +578,7 @@ fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
         return;
     };
     let run = |extra: &[&str]| -> Vec<Vec<String>> {
-        let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        let out = crate::support::program::program()
             .args(["compare", "--format", "csv"])
             .args([&node, &whole])
             .args(extra)
@@ -635,7 +635,7 @@ fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
         .chain(all[1..].iter().filter(|r| r[kind] == "api").take(3))
         .collect();
     assert_eq!(top[1..].iter().collect::<Vec<_>>(), expected);
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let out = crate::support::program::program()
         .args(["compare", "--kind", "kernal"])
         .args([&node, &whole])
         .output()
@@ -649,7 +649,7 @@ fn the_command_groups_rows_by_kind_with_the_top_changes_of_each() {
 fn compared_trace(a: &Path, b: &Path) -> crate::support::checker::Checked {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("both.perfetto-trace");
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let out = crate::support::program::program()
         .args(["compare", "--format", "csv", "--trace"])
         .arg(&trace)
         .args([a, b])

@@ -3,14 +3,9 @@
 //! a `--format` that the output's name contradicts refused as a usage error;
 //! a closed standard output or error never a panic (exit 101).
 
-use std::path::{Path, PathBuf};
+use crate::support::program::{demo, BIN};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
-
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
-}
 
 fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(BIN);

@@ -174,7 +174,8 @@ fn osrt_samples_and_scheduling_match_the_source() {
     let mut cuda_stacks = 0;
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
-        let (trace, summary) = convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, summary) = (&converted.trace, &converted.summary);
         trace.assert_valid();
         let db = open(&input);
 
@@ -265,6 +266,7 @@ fn excluded_parts_are_left_out() {
     assert!(trace.count("nvtx") > 0, "NVTX stays");
     assert_eq!(summary.cpu_samples + summary.sched_events, 0);
 
-    let (full, _) = convert(input, &Default::default());
+    let converted = crate::support::converted::converted(input);
+    let (full, _) = (&converted.trace, &converted.summary);
     assert!(full.count("osrt") > 0 && !full.samples.is_empty() && !full.sched.is_empty());
 }

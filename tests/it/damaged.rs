@@ -18,9 +18,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::fixtures;
+use crate::support::program::BIN;
 use rusqlite::Connection;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// A run that takes longer hangs.
 const TIME_LIMIT: Duration = Duration::from_secs(60);

@@ -5,6 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::support::program::demo;
 use nsys2perfetto::perfetto::proto::{self, trace_packet};
 use nsys2perfetto::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, SequenceWriter, Slice, SliceTrack, Stacking, Trace,
@@ -18,10 +19,6 @@ use rustc_hash::FxHashMap;
 /// a fresh clone has none; CI must have them.
 fn fixture(name: &str) -> Option<PathBuf> {
     crate::support::fixtures::fixture(name)
-}
-
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
 }
 
 /// The trace file `input` converts to with `options`, checked by the

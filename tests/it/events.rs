@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use crate::support::checker::{Checked, Slice, Value};
-use crate::support::convert::{convert, convert_synthetic};
+use crate::support::convert::convert_synthetic;
 use crate::support::source::{event_records_without_call, event_waits, linked_event_waits, open};
 use crate::support::synth::{
     GpuStream, Synth, Thread, CUDA_EVENT, EVENT_SYNC, NO_EVENT, STREAM_SYNC, STREAM_WAIT_EVENT,
@@ -254,7 +254,8 @@ fn fixtures_link_every_wait_whose_record_they_hold() {
     for input in fixtures() {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let db = open(&input);
-        let (trace, summary) = convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, summary) = (&converted.trace, &converted.summary);
         trace.assert_valid();
         let flows = event_flows(&trace);
         let expected = linked_event_waits(&db);
@@ -308,7 +309,8 @@ fn the_h100_capture_links_its_event_queries_and_stream_waits() {
     else {
         return;
     };
-    let (trace, summary) = convert(&input, &Default::default());
+    let converted = crate::support::converted::converted(&input);
+    let (trace, summary) = (&converted.trace, &converted.summary);
     let flows = event_flows(&trace);
     // 108 cudaEventQuery syncs and 2 cross-stream waits name a record of
     // the table; 67 waits name event 1 with no record (eventSyncId 0).

@@ -8,11 +8,10 @@ use std::process::Command;
 use crate::support::checker::{Checked, Value};
 use crate::support::convert::{convert, convert_into};
 use crate::support::fixtures::fixture;
+use crate::support::program::BIN;
 use crate::support::source::{gpu_of_row_sql, has_column, has_table, open, CUDA_TABLES};
 use nsys2perfetto::{Filter, Options, Part, Parts, Summary, TimeWindow};
 use rusqlite::Connection;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 fn count(db: &Connection, sql: &str) -> u64 {
     db.query_row(sql, [], |r| r.get::<_, i64>(0))

@@ -6,7 +6,6 @@
 //! `clipped_start`/`clipped_end`.
 
 use std::path::Path;
-use std::process::Command;
 
 use nsys2perfetto::analyze::Thresholds;
 use nsys2perfetto::{Filter, Options, TimeWindow};
@@ -29,7 +28,7 @@ struct Found {
 /// Every finding of every rule in `export`, from the JSON of the CLI's
 /// `analyze` (all rows).
 fn analyzed(export: &Path) -> Vec<Found> {
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let out = crate::support::program::program()
         .args(["analyze", export.to_str().unwrap(), "--format", "json"])
         .args(["--rows", "0"])
         .output()

@@ -8,13 +8,14 @@
 
 use std::path::Path;
 
-use crate::support::checker::{self, Checked};
+use crate::support::checker;
+use crate::support::converted::Converted;
 use crate::support::fixtures::fixture;
 use crate::support::source::{gpu_rows_by_place, has_column, has_table, launched_ops, nvtx_totals};
 use crate::support::source::{open, source_totals, GPU_WORK_TABLES};
 
-fn convert(input: &Path) -> (Checked, nsys2perfetto::Summary) {
-    crate::support::convert::convert(input, &Default::default())
+fn convert(input: &Path) -> std::sync::Arc<Converted> {
+    crate::support::converted::converted(input)
 }
 
 #[test]
@@ -33,12 +34,11 @@ fn every_fixture_converts_faithfully() {
     );
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
-        let dir = tempfile::tempdir().unwrap();
-        let output = dir.path().join("t.perfetto-trace");
         // trace_processor's own numbers are compared with the source's here,
         // as the checker's are (and the two with each other in convert_imported).
+        let converted = convert(&input);
         let (trace, summary, imported) =
-            crate::support::convert::convert_imported(&input, &output, &Default::default());
+            (&converted.trace, &converted.summary, &converted.imported);
         trace.assert_valid();
         let db = open(&input);
         for (category, table) in [
@@ -155,7 +155,8 @@ fn gpu_work_lands_on_the_gpu_of_its_context() {
         if tables.is_empty() {
             continue;
         }
-        let (trace, summary) = convert(&input);
+        let converted = convert(&input);
+        let (trace, summary) = (&converted.trace, &converted.summary);
         trace.assert_valid();
         for (category, table) in tables {
             let expected = gpu_rows_by_place(&db, table, "1");
@@ -204,7 +205,8 @@ fn correlation_ids_shared_by_two_processes_link_within_each() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
     };
-    let (trace, _) = convert(&input);
+    let converted = convert(&input);
+    let (trace, _) = (&converted.trace, &converted.summary);
     let mut pids = std::collections::BTreeSet::new();
     for &(from, to) in &trace.flows {
         let launcher = trace
@@ -236,7 +238,8 @@ fn nvtx_domains_categories_payloads_and_threads_of_the_c_demo() {
     let Some(input) = fixture("nvtx_c_full.sqlite") else {
         return;
     };
-    let (trace, summary) = convert(&input);
+    let converted = convert(&input);
+    let (trace, summary) = (&converted.trace, &converted.summary);
     trace.assert_valid();
     assert_eq!(summary.slices.get("nvtx"), Some(&35));
     let find = |name: &str| {
@@ -320,7 +323,8 @@ fn wall_clock_comes_from_the_session_start() {
     let Some(input) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
     };
-    let (trace, _) = convert(&input);
+    let converted = convert(&input);
+    let (trace, _) = (&converted.trace, &converted.summary);
     let start: i64 = open(&input)
         .query_row(
             "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::convert::{convert_imported, trace_processor};
+use crate::support::convert::trace_processor;
 use crate::support::source::{has_column, has_table, open, source_totals};
 use crate::support::synth::global_pid;
 use crate::support::tp::Totals;
@@ -199,11 +199,11 @@ fn typed_gpu_work_matches_the_source_and_the_trackevent_trace_on_every_fixture()
     let dir = tempfile::tempdir().unwrap();
     for fixture in fixtures {
         let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
-        let slices = dir.path().join(format!("{name}.slices.perfetto-trace"));
-        let (_, _, imported) = convert_imported(&fixture, &slices, &Options::default());
-        let trackevent = imported.expect("trace_processor imported the TrackEvent trace");
+        let converted = crate::support::converted::converted(&fixture);
+        let trackevent =
+            (converted.imported.as_ref()).expect("trace_processor imported the TrackEvent trace");
         // The TrackEvent trace has the GPUs too (`GpuInfo`), and only those.
-        let default = typed_import(&binary, &slices);
+        let default = typed_import(&binary, &converted.path);
         assert!(
             default.problems.is_empty(),
             "{name}: {:?}",
@@ -736,9 +736,7 @@ fn cuda_memory_use_is_a_gpu_counter_of_its_gpu_on_the_fixtures_that_record_it() 
         let typed_trace = dir.path().join(format!("{name}.typed.perfetto-trace"));
         nsys2perfetto::convert_file(&fixture, &typed_trace, &typed(), &mut |_| {})
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let default_trace = dir.path().join(format!("{name}.perfetto-trace"));
-        nsys2perfetto::convert_file(&fixture, &default_trace, &Options::default(), &mut |_| {})
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let default_trace = &crate::support::converted::converted(&fixture).path;
         let typed_counters = counter_totals(&binary, &typed_trace, true);
         let gpus = source_gpus(&db);
         for ((device, pid), totals) in &source {
@@ -766,7 +764,7 @@ fn cuda_memory_use_is_a_gpu_counter_of_its_gpu_on_the_fixtures_that_record_it() 
                 .map(|(k, v)| (k.clone(), *v))
                 .collect()
         };
-        let trackevent = counter_totals(&binary, &default_trace, false);
+        let trackevent = counter_totals(&binary, default_trace, false);
         same_counters(&memory(&typed_counters), &memory(&trackevent), &name);
         checked += 1;
     }

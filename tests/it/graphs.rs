@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::support::checker::{Checked, Slice, Value};
-use crate::support::convert::{convert, convert_synthetic};
+use crate::support::convert::convert_synthetic;
 use crate::support::source::{open, source_totals};
 use crate::support::synth::{GpuStream, Thread, GRAPH_EVENTS, GRAPH_NODE_EVENTS};
 
@@ -133,7 +133,8 @@ fn fixtures_show_every_graph_creation() {
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let db = open(&input);
-        let (trace, _) = convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, _) = (&converted.trace, &converted.summary);
         trace.assert_valid();
         let (a, b) = (
             source_totals(&db, "CUDA_GRAPH_EVENTS"),
@@ -162,7 +163,8 @@ fn the_h100_graphs_lead_from_their_gpu_work_to_their_creation() {
     };
     let find = |file: &str| files.iter().find(|f| f.ends_with(file)).cloned();
     if let Some(input) = find("h100_torch_graph_node.sqlite") {
-        let (trace, _) = convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, _) = (&converted.trace, &converted.summary);
         assert_eq!(created(&trace).len(), 22);
         // Every node a kernel, memcpy or memset ran as was made in the trace.
         let made = values(&trace, CATEGORY, "graph_node_id");
@@ -177,7 +179,8 @@ fn the_h100_graphs_lead_from_their_gpu_work_to_their_creation() {
         assert!(originals.is_subset(&made));
     }
     if let Some(input) = find("h100_torch_graph_whole.sqlite") {
-        let (trace, _) = convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, _) = (&converted.trace, &converted.summary);
         assert_eq!(created(&trace).len(), 4);
         // The graph run names the exec whose creation is in the trace.
         let runs = values(&trace, "cuda_graph", "graph_exec_id");

@@ -16,13 +16,12 @@ use std::sync::OnceLock;
 
 use crate::support::fixtures::fixture;
 use crate::support::nsys::{csv_rows, unmarked};
+use crate::support::program::BIN;
 use crate::support::source::open;
 use nsys2perfetto::compare::{compare, run_summary_with};
 use nsys2perfetto::stats::{summarize_with, Cell, RangeNames, StatsReport, Table};
 use nsys2perfetto::Report;
 use regex::Regex;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// The fixtures whose ranges the rule groups, or `None` (having said why).
 fn pytorch_fixtures() -> Option<Vec<std::path::PathBuf>> {

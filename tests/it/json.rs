@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::fixtures::{self, Need};
+use crate::support::program::BIN;
 use crate::support::synth::{GpuStream, Thread};
 use crate::support::tp;
 use nsys2perfetto::{convert_file, Format, Options, Part, Parts};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// Options for `format`, uncompressed. The protobuf leaves out what JSON
 /// cannot carry (CPU samples, context switches), so both hold the same.

@@ -1,12 +1,9 @@
 //! The public API: what an embedding program can do without the CLI.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::support::program::demo;
 use nsys2perfetto::{convert, convert_file, convert_to_writer, Error, Options, Report};
-
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
-}
 
 #[test]
 fn an_open_report_converts_into_any_writer_as_a_file_does() {

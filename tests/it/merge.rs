@@ -474,7 +474,7 @@ fn the_merge_command_prints_each_rank_and_refuses_bad_input_in_one_line() {
     ) else {
         return;
     };
-    let bin = env!("CARGO_BIN_EXE_nsys2perfetto");
+    let bin = crate::support::program::BIN;
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("job.perfetto-trace");
     let run = std::process::Command::new(bin)
@@ -584,7 +584,7 @@ fn waits_on_events_recorded_before_the_capture_are_said_once_with_the_total() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("job.perfetto-trace");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let run = crate::support::program::program()
         .arg("merge")
         .args(ranks.iter().map(|(_, path)| path))
         .arg("-o")
@@ -628,7 +628,7 @@ fn sessions_that_started_years_apart_are_warned_about() {
     assert_eq!(changed, 1);
     drop(db);
     let merge = |inputs: &[&Path]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+        let out = crate::support::program::program()
             .arg("merge")
             .args(inputs)
             .arg("-o")

@@ -3,14 +3,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::sync::Arc;
+
 use crate::support::checker::Checked;
+use crate::support::converted::Converted;
 use crate::support::fixtures::fixture;
 
-fn convert(name: &str) -> Option<Checked> {
+fn convert(name: &str) -> Option<Arc<Converted>> {
     let input = fixture(name)?;
-    let (trace, _) = crate::support::convert::convert(&input, &Default::default());
-    trace.assert_valid();
-    Some(trace)
+    let converted = crate::support::converted::converted(&input);
+    converted.trace.assert_valid();
+    Some(converted)
 }
 
 /// The names of the tracks directly inside a top-level "GPU ..." group.
@@ -38,9 +41,10 @@ fn stream_names(trace: &Checked) -> Vec<String> {
     ignore = "needs ../shared/fixtures, absent when the tests were built"
 )]
 fn work_on_no_stream_is_named_so() {
-    let Some(trace) = convert("h100_torch_graph_node.sqlite") else {
+    let Some(converted) = convert("h100_torch_graph_node.sqlite") else {
         return;
     };
+    let trace = &converted.trace;
     let names = stream_names(&trace);
     assert!(!names.iter().any(|n| n.contains("4294967295")), "{names:?}");
     let no_stream: Vec<_> = trace
@@ -63,7 +67,8 @@ fn streams_are_named_alike_on_every_gpu() {
     };
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
-        let (trace, _) = crate::support::convert::convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, _) = (&converted.trace, &converted.summary);
         let names = stream_names(&trace);
         // Either every stream says its process, or none does.
         let with_pid: BTreeSet<bool> = names.iter().map(|n| n.contains("(pid ")).collect();
@@ -98,9 +103,10 @@ fn streams_are_named_alike_on_every_gpu() {
     ignore = "needs ../shared/fixtures, absent when the tests were built"
 )]
 fn two_processes_on_two_gpus_name_their_streams_with_the_pid() {
-    let Some(trace) = convert("nsys-ai_h100_2gpu_1s.sqlite") else {
+    let Some(converted) = convert("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
     };
+    let trace = &converted.trace;
     let names = stream_names(&trace);
     assert!(!names.is_empty());
     assert!(names.iter().all(|n| n.contains("(pid ")), "{names:?}");
@@ -115,7 +121,8 @@ fn nsys_markers_without_a_thread_sit_on_their_process() {
     let Some(input) = fixture("abacus_report1.sqlite") else {
         return;
     };
-    let (trace, _) = crate::support::convert::convert(&input, &Default::default());
+    let converted = crate::support::converted::converted(&input);
+    let (trace, _) = (&converted.trace, &converted.summary);
     assert!(
         !trace
             .tracks
@@ -152,9 +159,10 @@ fn nsys_markers_without_a_thread_sit_on_their_process() {
     ignore = "needs ../shared/fixtures, absent when the tests were built"
 )]
 fn ranks_started_by_nsys_are_named_by_their_program() {
-    let Some(trace) = convert("cori_run1_report1.sqlite") else {
+    let Some(converted) = convert("cori_run1_report1.sqlite") else {
         return;
     };
+    let trace = &converted.trace;
     let processes: Vec<&str> = trace
         .tracks
         .values()

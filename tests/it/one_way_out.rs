@@ -7,16 +7,11 @@
 //! never an input. The inputs are copies of demo/demo.sqlite, so these tests
 //! need no ../shared; a real .nsys-rep is used where ../shared has one.
 
+use crate::support::program::{demo, BIN};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
-
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
-}
 
 fn run(dir: &Path, args: &[String]) -> Output {
     Command::new(BIN)

@@ -10,13 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::fixtures::{require, Need};
+use crate::support::program::{demo, BIN};
 
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 const UI: &str = "https://ui.perfetto.dev";
-
-fn demo() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
-}
 
 /// A port free now on 127.0.0.1.
 fn free_port() -> u16 {

@@ -214,7 +214,8 @@ fn fixtures_show_all_their_overhead_and_diagnostics() {
     for input in files {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let db = open(&input);
-        let (trace, summary) = convert(&input, &Default::default());
+        let converted = crate::support::converted::converted(&input);
+        let (trace, summary) = (&converted.trace, &converted.summary);
         trace.assert_valid();
         for (category, table) in [
             ("nsys_overhead", "PROFILER_OVERHEAD"),
@@ -280,7 +281,8 @@ fn the_h100_capture_shows_its_warnings_and_where_nsys_cost_time() {
     }) else {
         return;
     };
-    let (trace, _) = convert(&input, &Default::default());
+    let converted = crate::support::converted::converted(&input);
+    let (trace, _) = (&converted.trace, &converted.summary);
     let diagnostics = of(&trace, "nsys_diagnostic");
     assert_eq!(diagnostics.len(), 23);
     let warnings = diagnostics

@@ -14,6 +14,7 @@ use std::process::Command;
 
 use crate::support::convert::synthetic;
 use crate::support::fixtures::{fixture, require, skip, Need};
+use crate::support::program::program;
 use crate::support::source::{has_table, open};
 use crate::support::synth::{GpuStream, Synth, Thread, HTOD};
 use nsys2perfetto::report::{report, report_file, summary_table, ReportOptions, RunReport};
@@ -569,10 +570,6 @@ fn user_kinds_come_before_the_built_in_ones() {
     assert_eq!(kinds, [("moe", 1_000), ("GEMM", 500)]);
 }
 
-fn binary() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
-}
-
 #[test]
 fn pages_in_three_formats_hold_the_same_numbers() {
     let (dir, input) = synthetic(|s| {
@@ -587,7 +584,7 @@ fn pages_in_three_formats_hold_the_same_numbers() {
         ("page.json", "{\"runs\": ["),
     ] {
         let out = dir.path().join(file);
-        let status = binary()
+        let status = program()
             .arg("report")
             .arg(&input)
             .arg("-o")
@@ -639,7 +636,7 @@ fn bad_command_lines_fail_on_one_line_and_write_nothing() {
         (&["--kind", "moe=("], 2),
     ];
     for (args, code) in cases {
-        let out = binary()
+        let out = program()
             .current_dir(dir.path())
             .arg("report")
             .arg(&input)
@@ -653,7 +650,7 @@ fn bad_command_lines_fail_on_one_line_and_write_nothing() {
     }
     let missing = dir.path().join("missing.sqlite");
     let page = dir.path().join("page.html");
-    let out = binary()
+    let out = program()
         .arg("report")
         .arg(&input)
         .arg(&missing)
@@ -717,7 +714,7 @@ fn compare_summary_puts_both_runs_headlines_side_by_side() {
     let graph = row("CUDA graph share of GPU time %");
     assert_eq!((&graph[1], &graph[3]), (&Cell::Empty, &Cell::Empty));
     // The command prints the same table.
-    let out = binary()
+    let out = program()
         .args(["compare", "--summary", "--format", "csv"])
         .arg(&a)
         .arg(&b)
@@ -756,7 +753,7 @@ fn the_html_page_opens_in_chromium_without_console_errors() {
     };
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("page.html");
-    let status = binary()
+    let status = program()
         .arg("report")
         .arg(&path)
         .arg("-o")
@@ -803,7 +800,7 @@ fn several_reports_make_one_section_each() {
     let mut synth = Synth::new(&b);
     synth.kernel(S1, 1_000..4_000, "sm90_gemm").corr(1);
     synth.finish();
-    let out = binary().arg("report").arg(&a).arg(&b).output().unwrap();
+    let out = program().arg("report").arg(&a).arg(&b).output().unwrap();
     assert!(out.status.success());
     let page = String::from_utf8_lossy(&out.stdout);
     let runs: Vec<&str> = page.lines().filter(|l| l.starts_with("# ")).collect();
@@ -868,7 +865,7 @@ fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
     ] {
         let mut expected_runs = Vec::new();
         write_page(&mut expected_runs, &without, format).unwrap();
-        let out = binary()
+        let out = program()
             .args(["report", "--step", "step *", "--format", flag])
             .args(&inputs)
             .output()
@@ -899,7 +896,7 @@ fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
         }
     }
     // --rank-from-name needs --step.
-    let out = binary()
+    let out = program()
         .args(["report", "--rank-from-name", "(\\d+)"])
         .args(&inputs)
         .output()
@@ -933,7 +930,7 @@ fn hostile_run() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn report_text(input: &Path, format: &str) -> String {
-    let out = binary()
+    let out = program()
         .args(["report", "--format", format])
         .arg(input)
         .output()
@@ -1016,7 +1013,7 @@ fn hostile_names_are_text_in_markdown_and_counted_in_json() {
 fn hostile_names_are_text_in_html() {
     let (dir, input) = hostile_run();
     let page = dir.path().join("page.html");
-    let status = binary()
+    let status = program()
         .arg("report")
         .arg(&input)
         .arg("-o")
@@ -1082,7 +1079,7 @@ fn the_busy_chart_ticks_round_times_on_the_clock_of_the_idle_table() {
     };
     let (dir, input) = synthetic(run);
     let page = dir.path().join("page.html");
-    assert!(binary()
+    assert!(program()
         .arg("report")
         .arg(&input)
         .arg("-o")

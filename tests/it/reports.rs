@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::fixtures::{require, Need};
+use crate::support::program::BIN;
 
 /// ../shared's reports, where nsys can export them; or `None`, having said why not.
 fn reports_dir() -> Option<PathBuf> {
@@ -275,8 +276,6 @@ fn a_rank_s_synchronizations_are_on_its_gpu_and_kept_by_it() {
     assert_eq!(trace.count("cuda_sync"), 0);
     assert_eq!(summary.filtered_out.get("cuda_sync"), Some(&syncs));
 }
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// A stand-in for `nsys export` that runs out of room as nsys 2022.4 does:
 /// part of the export written, then SQLite's "database or disk is full"

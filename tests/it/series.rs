@@ -13,10 +13,9 @@ use regex::Regex;
 use rusqlite::Connection;
 
 use crate::support::fixtures::{require, shared_dir, Need};
+use crate::support::program::BIN;
 use crate::support::source::{has_column, has_table, open};
 use crate::support::synth::{GpuStream, Synth, Thread};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// A cell as SQL and the definitions give it.
 #[derive(Debug, PartialEq)]
@@ -952,7 +951,7 @@ fn nvtx_gpu_cells_equal_the_projections_of_nsys_stats() {
 /// needed (--param, or --pattern with --values), not that both are.
 #[test]
 fn a_series_without_runs_says_either_way_of_naming_them_will_do() {
-    let out = Command::new(env!("CARGO_BIN_EXE_nsys2perfetto"))
+    let out = crate::support::program::program()
         .args(["series", "--events", "kernel:."])
         .output()
         .unwrap();

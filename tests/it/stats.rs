@@ -13,6 +13,7 @@ use std::process::Command;
 
 use crate::support::convert::synthetic;
 use crate::support::fixtures::{all, require, Need};
+use crate::support::program::{demo, BIN};
 use crate::support::synth::Thread;
 use nsys2perfetto::stats::{summarize, Cell, StatsReport, Table};
 use nsys2perfetto::Report;
@@ -498,12 +499,6 @@ fn every_summary_equals_nsys_2025_on_the_h100_fixtures_character_for_character()
         }
     }
     assert!(compared > 1000, "only {compared} cells compared");
-}
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
-
-fn demo() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
 }
 
 /// Issue 27 D: tables that tools read as they are. Several CSV tables

@@ -10,8 +10,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::support::fixtures::{cori_exports, fixture};
-
-const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+use crate::support::program::BIN;
 
 fn run(args: &[&std::ffi::OsStr]) -> Output {
     let out = Command::new(BIN).args(args).output().unwrap();

@@ -1,7 +1,9 @@
 pub mod checker;
 pub mod convert;
+pub mod converted;
 pub mod fixtures;
 pub mod nsys;
+pub mod program;
 pub mod sched;
 pub mod source;
 pub mod stacks;
