@@ -55,6 +55,7 @@ mod filter;
 mod nsys;
 mod nsys_cli;
 pub mod perfetto;
+mod ranks;
 mod render;
 mod worker;
 mod workflows;
@@ -87,9 +88,10 @@ pub mod merge {
     //! on one time line, or two runs side by side. Each report keeps its
     //! events' durations; its pids, tids and CPUs move to numbers no other
     //! report uses, and its processes are named after its label.
+    pub use crate::ranks::{Labels, RankFrom, RankPattern};
     pub use crate::workflows::merge::{
-        merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport,
-        RankFrom, RankPattern, MAX_CPUS, MAX_REPORTS, PID_STRIDE,
+        merge_files, AlignedOn, Alignment, MergeOptions, MergeProgress, MergedReport, MAX_CPUS,
+        MAX_REPORTS, PID_STRIDE,
     };
 }
 
@@ -348,11 +350,11 @@ pub fn convert<W: Write + Send>(
         _ if options.cancelled() => Error::Interrupted {
             path: report.path().to_owned(),
         },
-        analysis::Failure::Read(e) => Error::Damaged {
+        error::Failure::Read(e) => Error::Damaged {
             path: report.path().to_owned(),
             cause: DatabaseError(e),
         },
-        analysis::Failure::Write(cause) => Error::Writer { cause },
+        error::Failure::Write(cause) => Error::Writer { cause },
     })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))

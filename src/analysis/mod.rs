@@ -8,7 +8,6 @@
 
 pub(crate) mod analyze;
 pub(crate) mod compare;
-mod failure;
 mod needs;
 pub(crate) mod projection;
 pub(crate) mod report;
@@ -16,5 +15,4 @@ pub(crate) mod series;
 pub(crate) mod stats;
 pub(crate) mod steps;
 
-pub(crate) use failure::Failure;
 pub(crate) use needs::{missing, Needs};

@@ -44,7 +44,8 @@ use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::{missing, Failure, Needs};
+use crate::analysis::{missing, Needs};
+use crate::error::Failure;
 use crate::error::{Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};

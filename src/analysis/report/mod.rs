@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::analyze::{analyze, Finding, Place, Rule, Thresholds};
 use crate::analysis::stats::{projected_by_name_counted, top_kernel_groups};
 use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions};
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
 use crate::nsys::Report;

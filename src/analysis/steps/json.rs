@@ -24,7 +24,7 @@ use std::fmt::Display;
 use std::io::{self, Write};
 
 use crate::render::escape::json_string;
-use crate::workflows::merge::RankFrom;
+use crate::ranks::RankFrom;
 
 use super::{JobSteps, StepMatch};
 

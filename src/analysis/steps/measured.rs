@@ -89,7 +89,7 @@ impl ReportSteps {
             pattern: pattern.text().to_owned(),
             input: input.to_string_lossy().into_owned(),
             host,
-            mpi_rank: crate::workflows::merge::mpi_rank(report),
+            mpi_rank: crate::ranks::mpi_rank(report),
             gpus: measured.gpus,
             gpu_busy_ns: measured.gpu_busy_ns,
             nvtx_ranges: measured.nvtx_ranges,

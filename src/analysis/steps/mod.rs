@@ -36,7 +36,7 @@ pub use measured::{
 pub use pattern::StepPattern;
 
 use crate::error::{Error, Result};
-use crate::workflows::merge::{check_labels, named_from, Labels, Named, RankFrom};
+use crate::ranks::{check_labels, named_from, Labels, Named, RankFrom};
 use crate::Options;
 
 /// What to measure: which ranges are steps, and how ranks are named.
