@@ -95,9 +95,7 @@ pub(crate) fn check_labels(labels: &Labels, reports: usize) -> Result<()> {
 /// Names the report at `input`, the `place`-th of the inputs, as `labels`
 /// say: the one rule of every command over the reports of a job.
 pub(crate) fn named(report: &Report, input: &Path, place: usize, labels: &Labels) -> Result<Named> {
-    let host = report
-        .hostname()
-        .map_err(|e| Failure::Read(e).of(input))?;
+    let host = report.hostname().map_err(|e| Failure::Read(e).of(input))?;
     Ok(named_from(input, host, mpi_rank(report), place, labels))
 }
 
@@ -150,4 +148,3 @@ fn rank_of(
         None => (place as i64, RankFrom::Order),
     }
 }
-

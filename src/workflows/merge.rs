@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use super::input::Input;
 use super::output::OutputFile;
-use crate::error::Failure;
 use crate::convert;
+use crate::error::Failure;
 use crate::error::{DatabaseError, Error, Result};
 use crate::nsys::Report;
 use crate::perfetto::json::transcode;

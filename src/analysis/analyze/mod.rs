@@ -39,7 +39,6 @@ mod sorted;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::path::Path;
 use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
@@ -425,19 +424,6 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
         .map_err(|e: Failure| e.of(report.path()))?;
     findings.finish();
     Ok(findings)
-}
-
-/// [`analyze`] on the report at `path`: an SQLite export, or an
-/// `.nsys-rep`/`.qdrep` report, exported first to a temporary file with
-/// `options.nsys`. Once `options.cancel` is set, it stops soon after with
-/// [`Error::Interrupted`]. The other options play no part.
-pub fn analyze_file(
-    path: &Path,
-    rules: &[Rule],
-    thresholds: &Thresholds,
-    options: &crate::Options,
-) -> Result<Findings> {
-    crate::workflows::with_report(path, options, |report| analyze(report, rules, thresholds))
 }
 
 /// Hands the findings of `rules` to `found`, in no order; fails where the

@@ -23,8 +23,8 @@
 use std::fmt::Display;
 use std::io::{self, Write};
 
-use crate::render::escape::json_string;
 use crate::ranks::RankFrom;
+use crate::render::escape::json_string;
 
 use super::{JobSteps, StepMatch};
 

@@ -187,14 +187,3 @@ impl ReportSteps {
         Ok(Some(documents))
     }
 }
-
-/// Writes `documents` to the file at `path` as JSON Lines (a line each),
-/// through the one way out: the file appears only when complete.
-pub fn save_report_steps(
-    output: impl Into<crate::workflows::output::OutputFile>,
-    documents: &[ReportSteps],
-) -> Result<()> {
-    output
-        .into()
-        .write_with(|out| documents.iter().try_for_each(|d| d.write_json(out)))
-}
