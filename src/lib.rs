@@ -54,6 +54,7 @@ mod error;
 mod filter;
 mod nsys;
 mod nsys_cli;
+mod pattern;
 pub mod perfetto;
 mod ranks;
 mod render;

@@ -39,14 +39,7 @@ impl RankPattern {
     /// The pattern `text`, or [`Error::InvalidOption`] saying in one line
     /// why it is not a regular expression.
     pub fn new(text: &str) -> Result<RankPattern> {
-        Regex::new(text).map(RankPattern).map_err(|e| {
-            // The regex crate points at the error over several lines; the
-            // last says why.
-            let why = e.to_string();
-            let why = why.lines().last().unwrap_or("").trim();
-            let why = why.strip_prefix("error: ").unwrap_or(why);
-            Error::InvalidOption(format!("not a regular expression: {why}"))
-        })
+        crate::pattern::compile("not a regular expression", text).map(RankPattern)
     }
 
     /// The pattern as written.

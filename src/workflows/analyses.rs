@@ -205,7 +205,8 @@ pub fn measure_steps(
 
 /// Measures the steps of the report or export at `input` on its own: the
 /// per-report part of [`measure_steps`], which a worker computes and
-/// returns as data ([`ReportSteps`]) for [`combine_steps`](crate::steps::combine_steps).
+/// returns as data ([`ReportSteps`]) for
+/// [`combine_steps`](crate::steps::combine_steps).
 pub fn measure_report_steps(
     input: &Path,
     pattern: &StepPattern,
