@@ -1,5 +1,5 @@
 //! The page as one JSON object for programs (CI): `{"runs": [RUN, ...]}`,
-//! and `"steps": STEPS` (the shape of `JobSteps::write_json`) with `--step`;
+//! and `"steps": STEPS` (the shape of `JobSteps::write_json`, compact) with `--step`;
 //! times in nanoseconds on the export's clock, shares in percent. The shape
 //! of a run is [`RunReport`]'s, field by field (README shows it).
 
@@ -15,10 +15,8 @@ pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
     let runs: Vec<String> = page.runs.iter().map(run).collect();
     write!(out, "{{\"runs\": [{}]", runs.join(", "))?;
     if let Some(steps) = &page.steps {
-        let mut json = Vec::new();
-        steps.write_json(&mut json)?;
-        let json = String::from_utf8_lossy(&json);
-        write!(out, ", \"steps\": {}", json.trim_end())?;
+        write!(out, ", \"steps\": ")?;
+        steps.write_json_object(out)?;
     }
     writeln!(out, "}}")
 }
