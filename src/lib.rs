@@ -91,8 +91,7 @@ pub mod merge {
     //! report uses, and its processes are named after its label.
     pub use crate::ranks::{Labels, RankFrom, RankPattern};
     pub use crate::workflows::merge::{
-        merge_files, AlignedOn, Alignment, MergeOptions, MergeProgress, MergedReport, MAX_CPUS,
-        MAX_REPORTS, PID_STRIDE,
+        merge_files, AlignedOn, Alignment, MergeOptions, MergeProgress, MergedReport,
     };
 }
 

@@ -84,8 +84,9 @@ pub struct MergedReport {
     pub pid_offset: u32,
     /// Added to its CPU numbers.
     pub cpu_offset: u32,
-    /// Its CPUs did not fit below [`MAX_CPUS`] after the reports before it:
-    /// its context switches were left out, its CPU samples have no CPU.
+    /// Its CPUs did not fit below [`MAX_CPUS`](crate::perfetto::MAX_CPUS)
+    /// after the reports before it: its context switches were left out, its
+    /// CPU samples have no CPU.
     pub sched_left_out: bool,
     /// What its part of the trace holds.
     pub summary: Summary,
@@ -105,11 +106,9 @@ pub struct MergeProgress {
 
 /// Each report's pids and tids move up by this much times its place: Linux
 /// pids stay below 2^22 (`PID_MAX_LIMIT`), and perfetto's pids are `i32`.
-pub const PID_STRIDE: u32 = 1 << 22;
-/// CPU numbers trace_processor accepts: below 1024.
-pub use crate::perfetto::MAX_CPUS;
+const PID_STRIDE: u32 = 1 << 22;
 /// The most reports one trace can hold with pids kept apart.
-pub const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
+const MAX_REPORTS: usize = (i32::MAX as u32 / PID_STRIDE) as usize;
 
 /// Converts the reports or exports at `inputs` into one trace at `output`
 /// (written to a temporary file and renamed when complete; none of the
@@ -177,7 +176,7 @@ pub fn merge_files(
         let mut cpu_offset = 0u32;
         for (i, ((input, facts), offset)) in placed.into_iter().zip(&plan.offsets).enumerate() {
             let report = input.open(options)?;
-            let sched_left_out = cpu_offset.saturating_add(facts.cpus) > MAX_CPUS;
+            let sched_left_out = cpu_offset.saturating_add(facts.cpus) > crate::perfetto::MAX_CPUS;
             let mut parts = options.parts;
             if sched_left_out {
                 parts = parts.without(crate::Part::Sched);
