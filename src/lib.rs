@@ -163,7 +163,7 @@ pub mod report {
     //! side ([`summary_table`]). Several runs of one job make one [`Page`]
     //! ([`report_files`]), with the job's steps across its ranks where
     //! [`ReportOptions::steps`] names them (see [`crate::steps`]).
-    pub use crate::analysis::report::{
+    pub use crate::analysis::gpu_time::{
         report, summary_table, write_page, GpuUse, IdleStretch, KindPattern, KindTime,
         LaunchDelays, NamedTime, NvtxScopes, Page, PageFormat, ReportOptions, RuleFindings,
         RunReport, ThreadActivity,

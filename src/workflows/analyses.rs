@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::with_report;
 use crate::analysis::analyze::{analyze, Findings, Rule, Thresholds};
-use crate::analysis::report::{report, Page, ReportOptions, RunReport};
+use crate::analysis::gpu_time::{report, Page, ReportOptions, RunReport};
 use crate::analysis::series::{
     check_series, measure_events_with, EventPattern, Series, SeriesCell, SeriesRun,
 };

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::output::OutputFile;
-use crate::analysis::report::{write_page, Page, PageFormat};
+use crate::analysis::gpu_time::{write_page, Page, PageFormat};
 use crate::analysis::series::Series;
 use crate::analysis::steps::ReportSteps;
 use crate::error::Result;

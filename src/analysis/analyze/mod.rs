@@ -33,8 +33,8 @@ mod cuda_memcpy_sync;
 mod cuda_memset_sync;
 mod gpu_gaps;
 mod gpu_time_util;
-mod report;
 mod sorted;
+mod written;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,9 +50,9 @@ use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::{cuda, Report, RowFilter, MEMORY_KINDS};
 
-pub use report::write_findings;
 pub use sorted::Findings;
 pub(crate) use sorted::Order;
+pub use written::write_findings;
 
 /// A rule of `nsys analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,4 +1,4 @@
-//! `report`: where the GPU time of a run went, on one page.
+//! Where the GPU time of a run went, on one page (the `report` command).
 //!
 //! Per GPU, its busy time (the union of its kernels, memcpys, memsets and
 //! whole-graph runs) as a share of the capture and of the span of its work,
