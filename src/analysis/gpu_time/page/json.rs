@@ -1,19 +1,24 @@
 //! The page as one JSON object for programs (CI): `{"runs": [RUN, ...]}`,
-//! and `"steps": STEPS` (the shape of `JobSteps::write_json`, compact) with `--step`;
-//! times in nanoseconds on the export's clock, shares in percent. The shape
-//! of a run is [`RunReport`]'s, field by field (README shows it).
+//! and `"steps": STEPS` (the shape of `JobSteps::write_json`, compact) with
+//! `--step`; times in nanoseconds on the export's clock, shares in percent.
+//! The shape of a run is [`RunReport`]'s, field by field (README shows it),
+//! written by serde derives of the documents below: a space after each
+//! `,` and `:`, shares with three decimals ([`Spaced`]).
 
 use std::io::{self, Write};
 
-use crate::render::escape::json_string;
+use serde::Serialize;
+use serde_json::ser::Formatter;
 
-use super::super::model::{IdleStretch, NamedTime, RunReport};
+use super::super::model::{GpuUse, IdleStretch, NamedTime, RunReport};
 use super::super::Page;
 use super::percent;
 
 pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
-    let runs: Vec<String> = page.runs.iter().map(run).collect();
-    write!(out, "{{\"runs\": [{}]", runs.join(", "))?;
+    write!(out, "{{\"runs\": ")?;
+    let runs: Vec<Run> = page.runs.iter().map(Run::of).collect();
+    let mut spaced = serde_json::Serializer::with_formatter(&mut *out, Spaced);
+    runs.serialize(&mut spaced).map_err(io::Error::from)?;
     if let Some(steps) = &page.steps {
         write!(out, ", \"steps\": ")?;
         steps.write_json_object(out)?;
@@ -21,153 +26,277 @@ pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
     writeln!(out, "}}")
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or("null".to_owned(), |v| v.to_string())
+/// JSON with a space after each `,` and `:`, and every `f64` (the shares,
+/// the only ones) with three decimals.
+struct Spaced;
+
+impl Formatter for Spaced {
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        match first {
+            true => Ok(()),
+            false => w.write_all(b", "),
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        match first {
+            true => Ok(()),
+            false => w.write_all(b", "),
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, value: f64) -> io::Result<()> {
+        write!(w, "{value:.3}")
+    }
 }
 
-fn opt_str(v: Option<&str>) -> String {
-    v.map_or("null".to_owned(), json_string)
+#[derive(Serialize)]
+struct Run<'a> {
+    path: &'a str,
+    capture: Option<Span>,
+    timeline: Timeline,
+    gpus: Vec<Gpu<'a>>,
+    kinds: Vec<Kind<'a>>,
+    launches: Vec<Launches<'a>>,
+    top_kernels: Vec<Named<'a>>,
+    kernel_time: i128,
+    nvtx: Nvtx<'a>,
+    findings: Vec<Findings<'a>>,
 }
 
-fn share(part: i128, whole: i128) -> String {
-    format!("{:.3}", percent(part, whole))
+#[derive(Serialize)]
+struct Span {
+    start: i64,
+    end: i64,
 }
 
-fn list<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
-    format!("[{}]", items.iter().map(f).collect::<Vec<_>>().join(", "))
+#[derive(Serialize)]
+struct Timeline {
+    bucket: i64,
+    origin: i64,
 }
 
-fn named(n: &NamedTime, whole: i128) -> String {
-    format!(
-        "{{\"name\": {}, \"time\": {}, \"count\": {}, \"share\": {}}}",
-        json_string(&n.name),
-        n.time,
-        opt(n.count),
-        share(n.time, whole)
-    )
+#[derive(Serialize)]
+struct Gpu<'a> {
+    device: i64,
+    name: Option<&'a str>,
+    first_start: i64,
+    last_end: i64,
+    busy: i64,
+    busy_share_of_span: f64,
+    busy_share_of_capture: Option<f64>,
+    host_bound: i64,
+    waiting: i64,
+    unattributed: i64,
+    communication: i64,
+    overlapped: i64,
+    overlap_share: f64,
+    largest_idle: Vec<Stretch<'a>>,
+    timeline: GpuTimeline<'a>,
 }
 
-fn stretch(s: &IdleStretch) -> String {
-    let threads = list(&s.threads, |t| {
-        let part = |p: &Option<(String, i64)>| match p {
-            Some((name, overlap)) => {
-                format!(
-                    "{{\"name\": {}, \"overlap\": {overlap}}}",
-                    json_string(name)
-                )
-            }
-            None => "null".to_owned(),
+#[derive(Serialize)]
+struct GpuTimeline<'a> {
+    busy: &'a [i64],
+    waiting: &'a [i64],
+}
+
+#[derive(Serialize)]
+struct Stretch<'a> {
+    start: i64,
+    end: i64,
+    waiting_from: Option<i64>,
+    pid: Option<u32>,
+    threads: Vec<Thread<'a>>,
+}
+
+#[derive(Serialize)]
+struct Thread<'a> {
+    tid: u32,
+    name: Option<&'a str>,
+    call: Option<Overlap<'a>>,
+    range: Option<Overlap<'a>>,
+}
+
+#[derive(Serialize)]
+struct Overlap<'a> {
+    name: &'a str,
+    overlap: i64,
+}
+
+#[derive(Serialize)]
+struct Kind<'a> {
+    kind: &'a str,
+    time: i128,
+    count: u64,
+    share: f64,
+}
+
+#[derive(Serialize)]
+struct Launches<'a> {
+    kind: &'a str,
+    calls: u64,
+    call_time: Quantiles,
+    launched: u64,
+    delay: Quantiles,
+}
+
+#[derive(Serialize)]
+struct Quantiles {
+    p50: i64,
+    p90: i64,
+    p99: i64,
+}
+
+#[derive(Serialize)]
+struct Named<'a> {
+    name: &'a str,
+    time: i128,
+    count: Option<u64>,
+    share: f64,
+}
+
+#[derive(Serialize)]
+struct Nvtx<'a> {
+    skipped: Option<&'a str>,
+    gpu_span: i128,
+    top: Vec<Named<'a>>,
+}
+
+#[derive(Serialize)]
+struct Findings<'a> {
+    rule: &'a str,
+    title: &'a str,
+    count: usize,
+    skipped: Option<&'a str>,
+    top: &'a [String],
+}
+
+impl<'a> Run<'a> {
+    fn of(r: &'a RunReport) -> Self {
+        let capture_len = r.capture.map(|(s, e)| i128::from(e - s));
+        let kind_total: i128 = r.kinds.iter().map(|k| k.time).sum();
+        Run {
+            path: &r.path,
+            capture: r.capture.map(|(start, end)| Span { start, end }),
+            timeline: Timeline {
+                bucket: r.timeline.0,
+                origin: r.timeline.1,
+            },
+            gpus: r.gpus.iter().map(|g| Gpu::of(g, capture_len)).collect(),
+            kinds: r
+                .kinds
+                .iter()
+                .map(|k| Kind {
+                    kind: &k.kind,
+                    time: k.time,
+                    count: k.count,
+                    share: percent(k.time, kind_total),
+                })
+                .collect(),
+            launches: r
+                .launches
+                .iter()
+                .map(|l| Launches {
+                    kind: &l.kind,
+                    calls: l.calls,
+                    call_time: Quantiles::of(l.call_time),
+                    launched: l.launched,
+                    delay: Quantiles::of(l.delay),
+                })
+                .collect(),
+            top_kernels: named(&r.top_kernels, r.kernel_time),
+            kernel_time: r.kernel_time,
+            nvtx: Nvtx {
+                skipped: r.nvtx.skipped.as_deref(),
+                gpu_span: r.nvtx.gpu_span,
+                top: named(&r.nvtx.top, r.nvtx.gpu_span),
+            },
+            findings: r
+                .findings
+                .iter()
+                .map(|f| Findings {
+                    rule: &f.rule,
+                    title: &f.title,
+                    count: f.count,
+                    skipped: f.skipped.as_deref(),
+                    top: &f.top,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> Gpu<'a> {
+    fn of(g: &'a GpuUse, capture_len: Option<i128>) -> Self {
+        Gpu {
+            device: g.device,
+            name: g.name.as_deref(),
+            first_start: g.first_start,
+            last_end: g.last_end,
+            busy: g.busy,
+            busy_share_of_span: percent(g.busy.into(), g.span().into()),
+            busy_share_of_capture: capture_len.map(|c| percent(g.busy.into(), c)),
+            host_bound: g.host_bound,
+            waiting: g.waiting,
+            unattributed: g.unattributed,
+            communication: g.communication,
+            overlapped: g.overlapped,
+            overlap_share: percent(g.overlapped.into(), g.communication.into()),
+            largest_idle: g.largest_idle.iter().map(Stretch::of).collect(),
+            timeline: GpuTimeline {
+                busy: &g.busy_over_time,
+                waiting: &g.waiting_over_time,
+            },
+        }
+    }
+}
+
+impl<'a> Stretch<'a> {
+    fn of(s: &'a IdleStretch) -> Self {
+        let overlap = |p: &'a Option<(String, i64)>| {
+            p.as_ref().map(|(name, overlap)| Overlap {
+                name,
+                overlap: *overlap,
+            })
         };
-        format!(
-            "{{\"tid\": {}, \"name\": {}, \"call\": {}, \"range\": {}}}",
-            t.tid,
-            opt_str(t.name.as_deref()),
-            part(&t.call),
-            part(&t.range)
-        )
-    });
-    format!(
-        "{{\"start\": {}, \"end\": {}, \"waiting_from\": {}, \"pid\": {}, \"threads\": {threads}}}",
-        s.start,
-        s.end,
-        opt(s.waiting_from),
-        opt(s.pid)
-    )
+        Stretch {
+            start: s.start,
+            end: s.end,
+            waiting_from: s.waiting_from,
+            pid: s.pid,
+            threads: s
+                .threads
+                .iter()
+                .map(|t| Thread {
+                    tid: t.tid,
+                    name: t.name.as_deref(),
+                    call: overlap(&t.call),
+                    range: overlap(&t.range),
+                })
+                .collect(),
+        }
+    }
 }
 
-fn run(r: &RunReport) -> String {
-    let capture = match r.capture {
-        Some((start, end)) => format!("{{\"start\": {start}, \"end\": {end}}}"),
-        None => "null".to_owned(),
-    };
-    let capture_len = r.capture.map(|(s, e)| i128::from(e - s));
-    let gpus = list(&r.gpus, |g| {
-        let span = i128::from(g.span());
-        format!(
-            concat!(
-                "{{\"device\": {}, \"name\": {}, \"first_start\": {}, \"last_end\": {}, ",
-                "\"busy\": {}, \"busy_share_of_span\": {}, \"busy_share_of_capture\": {}, ",
-                "\"host_bound\": {}, \"waiting\": {}, \"unattributed\": {}, ",
-                "\"communication\": {}, \"overlapped\": {}, \"overlap_share\": {}, ",
-                "\"largest_idle\": {}, \"timeline\": {{\"busy\": {}, \"waiting\": {}}}}}"
-            ),
-            g.device,
-            opt_str(g.name.as_deref()),
-            g.first_start,
-            g.last_end,
-            g.busy,
-            share(g.busy.into(), span),
-            opt(capture_len.map(|c| share(g.busy.into(), c))),
-            g.host_bound,
-            g.waiting,
-            g.unattributed,
-            g.communication,
-            g.overlapped,
-            share(g.overlapped.into(), g.communication.into()),
-            list(&g.largest_idle, stretch),
-            list(&g.busy_over_time, i64::to_string),
-            list(&g.waiting_over_time, i64::to_string),
-        )
-    });
-    let kind_total: i128 = r.kinds.iter().map(|k| k.time).sum();
-    let kinds = list(&r.kinds, |k| {
-        format!(
-            "{{\"kind\": {}, \"time\": {}, \"count\": {}, \"share\": {}}}",
-            json_string(&k.kind),
-            k.time,
-            k.count,
-            share(k.time, kind_total)
-        )
-    });
-    let quantiles = |q: &[i64; 3]| {
-        format!(
-            "{{\"p50\": {}, \"p90\": {}, \"p99\": {}}}",
-            q[0], q[1], q[2]
-        )
-    };
-    let launches = list(&r.launches, |l| {
-        format!(
-            "{{\"kind\": {}, \"calls\": {}, \"call_time\": {}, \"launched\": {}, \"delay\": {}}}",
-            json_string(&l.kind),
-            l.calls,
-            quantiles(&l.call_time),
-            l.launched,
-            quantiles(&l.delay)
-        )
-    });
-    let kernels = list(&r.top_kernels, |k| named(k, r.kernel_time));
-    let nvtx = format!(
-        "{{\"skipped\": {}, \"gpu_span\": {}, \"top\": {}}}",
-        opt_str(r.nvtx.skipped.as_deref()),
-        r.nvtx.gpu_span,
-        list(&r.nvtx.top, |n| named(n, r.nvtx.gpu_span))
-    );
-    let findings = list(&r.findings, |f| {
-        format!(
-            "{{\"rule\": {}, \"title\": {}, \"count\": {}, \"skipped\": {}, \"top\": {}}}",
-            json_string(&f.rule),
-            json_string(&f.title),
-            f.count,
-            opt_str(f.skipped.as_deref()),
-            list(&f.top, |t| json_string(t))
-        )
-    });
-    format!(
-        concat!(
-            "{{\"path\": {}, \"capture\": {}, \"timeline\": {{\"bucket\": {}, \"origin\": {}}}, ",
-            "\"gpus\": {}, \"kinds\": {}, \"launches\": {}, \"top_kernels\": {}, ",
-            "\"kernel_time\": {}, \"nvtx\": {}, \"findings\": {}}}"
-        ),
-        json_string(&r.path),
-        capture,
-        r.timeline.0,
-        r.timeline.1,
-        gpus,
-        kinds,
-        launches,
-        kernels,
-        r.kernel_time,
-        nvtx,
-        findings
-    )
+impl Quantiles {
+    fn of([p50, p90, p99]: [i64; 3]) -> Self {
+        Quantiles { p50, p90, p99 }
+    }
+}
+
+/// Named times, each with its share of `whole`.
+fn named(list: &[NamedTime], whole: i128) -> Vec<Named<'_>> {
+    list.iter()
+        .map(|n| Named {
+            name: &n.name,
+            time: n.time,
+            count: n.count,
+            share: percent(n.time, whole),
+        })
+        .collect()
 }
