@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use regex::Regex;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// What a conversion keeps; by default everything. Build one with its
 /// methods, each of which narrows what is kept:
@@ -120,15 +120,8 @@ impl Filter {
 }
 
 fn regex(flag: &str, pattern: &str) -> Result<Regex> {
-    Regex::new(pattern).map_err(|e| {
-        let why = e.to_string();
-        // The regex crate explains over several lines; the last says why.
-        let why = why.lines().last().unwrap_or("").trim();
-        let why = why.strip_prefix("error: ").unwrap_or(why);
-        Error::InvalidOption(format!(
-            "{flag} '{pattern}' is not a regular expression: {why}"
-        ))
-    })
+    let what = format!("{flag} '{pattern}' is not a regular expression");
+    crate::pattern::compile(&what, pattern)
 }
 
 /// A span of session time, in nanoseconds from the session start; either

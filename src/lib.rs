@@ -54,7 +54,9 @@ mod error;
 mod filter;
 mod nsys;
 mod nsys_cli;
+mod pattern;
 pub mod perfetto;
+mod ranks;
 mod render;
 mod worker;
 mod workflows;
@@ -87,9 +89,9 @@ pub mod merge {
     //! on one time line, or two runs side by side. Each report keeps its
     //! events' durations; its pids, tids and CPUs move to numbers no other
     //! report uses, and its processes are named after its label.
+    pub use crate::ranks::{Labels, RankFrom, RankPattern};
     pub use crate::workflows::merge::{
-        merge_files, AlignedOn, Alignment, Labels, MergeOptions, MergeProgress, MergedReport,
-        RankFrom, RankPattern, MAX_CPUS, MAX_REPORTS, PID_STRIDE,
+        merge_files, AlignedOn, Alignment, MergeOptions, MergeProgress, MergedReport,
     };
 }
 
@@ -114,10 +116,10 @@ pub mod stats {
     //! # Ok::<(), nsys2perfetto::Error>(())
     //! ```
     pub use crate::analysis::stats::{
-        summarize, summarize_file, summarize_with, Cell, Fit, Stats, StatsReport, Table,
-        TableFormat,
+        summarize, summarize_with, Cell, Fit, Stats, StatsReport, Table, TableFormat,
     };
     pub use crate::nsys::names::{group_name, RangeNames};
+    pub use crate::workflows::analyses::summarize_file;
     pub use crate::workflows::output::{
         save_summaries, save_tables, table_paths, write_summaries, write_tables,
     };
@@ -129,9 +131,10 @@ pub mod compare {
     //! by kind and largest first ([`top_by_kind`]), as a
     //! [`Table`](crate::stats::Table) ([`comparison_table`]).
     pub use crate::analysis::stats::{
-        compare, compare_files, comparison_table, fit_to_width, run_summary, run_summary_with,
-        top_by_kind, Difference, Kind, RunSummary, Side, NARROWING,
+        compare, comparison_table, fit_to_width, run_summary, run_summary_with, top_by_kind,
+        Difference, Kind, RunSummary, Side, NARROWING,
     };
+    pub use crate::workflows::analyses::compare_files;
 }
 
 pub mod analyze {
@@ -142,9 +145,10 @@ pub mod analyze {
     //! written ([`write_findings`], [`save_findings`]) or put into a trace
     //! ([`Options::findings`](crate::Options::findings)).
     pub use crate::analysis::analyze::{
-        analyze, analyze_file, write_findings, Finding, Findings, Place, Rule, Thresholds,
+        analyze, write_findings, Finding, Findings, Place, Rule, Thresholds,
     };
     pub use crate::filter::parse_duration;
+    pub use crate::workflows::analyses::analyze_file;
     pub use crate::workflows::output::save_findings;
 }
 
@@ -159,11 +163,13 @@ pub mod report {
     //! side ([`summary_table`]). Several runs of one job make one [`Page`]
     //! ([`report_files`]), with the job's steps across its ranks where
     //! [`ReportOptions::steps`] names them (see [`crate::steps`]).
-    pub use crate::analysis::report::{
-        report, report_file, report_files, save_page, summary_table, write_page, GpuUse,
-        IdleStretch, KindPattern, KindTime, LaunchDelays, NamedTime, NvtxScopes, Page, PageFormat,
-        ReportOptions, RuleFindings, RunReport, ThreadActivity,
+    pub use crate::analysis::gpu_time::{
+        report, summary_table, write_page, GpuUse, IdleStretch, KindPattern, KindTime,
+        LaunchDelays, NamedTime, NvtxScopes, Page, PageFormat, ReportOptions, RuleFindings,
+        RunReport, ThreadActivity,
     };
+    pub use crate::workflows::analyses::{report_file, report_files};
+    pub use crate::workflows::saved::save_page;
 }
 
 pub mod series {
@@ -173,9 +179,10 @@ pub mod series {
     //! ([`measure_series`]), written as a CSV table or an SVG plot
     //! ([`Series`]).
     pub use crate::analysis::series::{
-        check_series, measure_events, measure_events_with, measure_series, EventKind, EventPattern,
-        Series, SeriesCell, SeriesRun,
+        check_series, measure_events, measure_events_with, EventKind, EventPattern, Series,
+        SeriesCell, SeriesRun,
     };
+    pub use crate::workflows::analyses::measure_series;
 }
 
 pub mod steps {
@@ -189,10 +196,11 @@ pub mod steps {
     //! ([`ReportSteps`], JSON by serde) that [`combine_steps`] combines into
     //! the same job: reports measured apart, on other machines.
     pub use crate::analysis::steps::{
-        combine_steps, measure_report_steps, measure_steps, save_report_steps, JobSteps,
-        ProcessSteps, RankSteps, ReportSteps, RunSkew, Slowest, Step, StepMatch, StepOptions,
-        StepPattern, StepTime, MEASURED_KIND, MEASURED_VERSION,
+        combine_steps, JobSteps, ProcessSteps, RankSteps, ReportSteps, RunSkew, Slowest, Step,
+        StepMatch, StepOptions, StepPattern, StepTime, MEASURED_KIND, MEASURED_VERSION,
     };
+    pub use crate::workflows::analyses::{measure_report_steps, measure_steps};
+    pub use crate::workflows::saved::save_report_steps;
 }
 
 pub mod profile {
@@ -348,11 +356,11 @@ pub fn convert<W: Write + Send>(
         _ if options.cancelled() => Error::Interrupted {
             path: report.path().to_owned(),
         },
-        analysis::Failure::Read(e) => Error::Damaged {
+        error::Failure::Read(e) => Error::Damaged {
             path: report.path().to_owned(),
             cause: DatabaseError(e),
         },
-        analysis::Failure::Write(cause) => Error::Writer { cause },
+        error::Failure::Write(cause) => Error::Writer { cause },
     })?;
     summary.no_event_tables = !report.has_event_tables();
     Ok((out.out, summary))

@@ -12,7 +12,7 @@
 //! (first start to last end), so that a range that keeps the GPU in hand
 //! from the first operation to the last counts 100%. API calls have none.
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::Report;
 
 use super::stats::projected_by_name;

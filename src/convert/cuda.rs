@@ -23,7 +23,7 @@ use super::summary::Summary;
 use super::threads::thread_track;
 use super::typed_gpu::{Gpus, TypedGpu, Work};
 use super::{trace_time, RowTicker};
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cpu::ChainFrame;
 use crate::nsys::names::api_trace_name;
 

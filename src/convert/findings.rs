@@ -15,7 +15,7 @@ use crate::nsys::Report;
 use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec};
 
 use super::summary::Summary;
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// The category of finding slices.
 pub(super) const FINDING: &str = "finding";

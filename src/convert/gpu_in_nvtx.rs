@@ -16,7 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::nsys::{Report, RowFilter};
 
 use super::nvtx::keeps_nvtx;
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// Per thread (pid, tid), the spans covered by kept NVTX ranges: sorted,
 /// disjoint, inclusive.

@@ -14,7 +14,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::summary::Summary;
 use super::threads::thread_track;
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 pub(super) const GRAPH_CREATION: &str = "cuda_graph_creation";
 

@@ -10,7 +10,7 @@ use crate::perfetto::json::transcoding;
 use crate::Options;
 
 use super::{convert, Part, Parts, Progress, Summary};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// Converts the parts of `report` that JSON carries into JSON written to
 /// `out`, gzipped if `options` say so.

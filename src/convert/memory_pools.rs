@@ -18,7 +18,7 @@ use crate::perfetto::{
 use super::gpu::device_group;
 use super::summary::Summary;
 use super::threads::process_name;
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// The category of pool operations.
 pub(super) const MEMORY_POOL: &str = "cuda_memory_pool";

@@ -43,7 +43,7 @@ pub(crate) use pipeline::RowTicker;
 
 use parts::category_of;
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::{Report, RowFilter};
 use crate::perfetto::Trace;
 use crate::Options;

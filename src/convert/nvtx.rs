@@ -17,7 +17,7 @@ use super::projection::RangeFeed;
 use super::summary::Summary;
 use super::threads::{process_track, thread_track};
 use super::{trace_time, RowTicker};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 pub(super) const NVTX: &str = "nvtx";
 

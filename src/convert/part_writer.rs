@@ -8,7 +8,7 @@ use crate::perfetto::SequenceWriter;
 
 use super::typed_gpu::Gpus;
 use super::{RowTicker, Summary};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// A part being written: the report it reads and the rows of it the filter
 /// keeps, the sequence it writes, the counts of what it wrote and the rows

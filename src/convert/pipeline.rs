@@ -71,7 +71,7 @@ use super::projection::{self, RangeFeed, RangeSource};
 use super::typed_gpu::Gpus;
 use super::{findings, nvtx};
 use super::{Part, Parts, Summary};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// Converts the `parts` of `report` into `trace`, keeping the rows `filter`
 /// keeps, calling `progress` with the number of rows read so far, and closes

@@ -18,7 +18,7 @@ use crate::perfetto::{Arg, ArgValue, SequenceWriter, Slice, SliceTrack, Stacking
 
 use super::gpu::GpuTracks;
 use super::summary::Summary;
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// The NVTX thread's end of the projection's feed: named ranges.
 pub(super) type RangeFeed = projection::RangeFeed<Name>;

@@ -14,7 +14,7 @@ use crate::perfetto::{ContextSwitch, EndState, SequenceWriter, Task};
 
 use super::part_writer::{PartWriter, Written};
 use super::threads::{thread_name, thread_track};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 pub(super) const SCHED: &str = "sched";
 

@@ -19,7 +19,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cuda::{GpuCommon, GpuPlace, Kernel, PlaceWork};
 use crate::nsys::gpu_devices::GpuDevice as ReportedGpu;
 use crate::nsys::{Metadata, Report};

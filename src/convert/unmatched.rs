@@ -5,7 +5,7 @@
 //! made of. Each is said with what the report holds instead, so that an
 //! empty trace is not taken for an empty report.
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::filter::duration_text;
 use crate::nsys::{Owner, Report};
 use crate::{Options, Part, Parts, TimeWindow};

@@ -341,7 +341,7 @@ fn traces_of_ranks_with_one_pid_collide_when_concatenated_and_not_when_merged() 
     crate::support::convert::check_trace(&output).assert_valid();
     assert_eq!(reports[1].offset_ns, 1_000);
     if let Some(pids) = pids(&output) {
-        let second = 100 + i64::from(nsys2perfetto::merge::PID_STRIDE);
+        let second = 100 + i64::from(reports[1].pid_offset);
         assert_eq!(pids, BTreeMap::from([(100, 1), (second, 2)]));
     }
 }

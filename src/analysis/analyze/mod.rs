@@ -33,26 +33,26 @@ mod cuda_memcpy_sync;
 mod cuda_memset_sync;
 mod gpu_gaps;
 mod gpu_time_util;
-mod report;
 mod sorted;
+mod written;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::path::Path;
 use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::{missing, Failure, Needs};
+use crate::analysis::{missing, Needs};
+use crate::error::Failure;
 use crate::error::{Error, Result};
 use crate::nsys::gpu_work::{GpuOp, OpKind, Work};
 use crate::nsys::overhead::{NsysEvent, OverheadSource};
 use crate::nsys::{cuda, Report, RowFilter, MEMORY_KINDS};
 
-pub use report::write_findings;
 pub use sorted::Findings;
 pub(crate) use sorted::Order;
+pub use written::write_findings;
 
 /// A rule of `nsys analyze`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -424,19 +424,6 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
         .map_err(|e: Failure| e.of(report.path()))?;
     findings.finish();
     Ok(findings)
-}
-
-/// [`analyze`] on the report at `path`: an SQLite export, or an
-/// `.nsys-rep`/`.qdrep` report, exported first to a temporary file with
-/// `options.nsys`. Once `options.cancel` is set, it stops soon after with
-/// [`Error::Interrupted`]. The other options play no part.
-pub fn analyze_file(
-    path: &Path,
-    rules: &[Rule],
-    thresholds: &Thresholds,
-    options: &crate::Options,
-) -> Result<Findings> {
-    crate::workflows::with_report(path, options, |report| analyze(report, rules, thresholds))
 }
 
 /// Hands the findings of `rules` to `found`, in no order; fails where the

@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use crate::analysis::projection::{Projector, Range, RangeFeed};
 use crate::analysis::stats::ValueSets;
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::names::{api_stats_name, RangeNames};

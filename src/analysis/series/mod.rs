@@ -3,7 +3,7 @@
 //!
 //! Each run's report is measured on its own, streamed (see `measure`): per
 //! event pattern, the count of matching events and their total, mean and
-//! median duration. [`measure_series`] measures every run; the [`Series`] it
+//! median duration. [`measure_series`](crate::series::measure_series) measures every run; the [`Series`] it
 //! returns is written as a CSV table ([`Series::write_csv`]) and as an SVG
 //! plot of time against the parameter ([`Series::write_svg`]).
 
@@ -12,15 +12,14 @@ mod pattern;
 mod svg;
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub use pattern::{EventKind, EventPattern};
 
 use crate::analysis::stats::Stats;
 use crate::error::{Error, Result};
+use crate::nsys;
 use crate::nsys::names::RangeNames;
-use crate::workflows::output::OutputFile;
-use crate::{nsys, Options};
 
 /// One run of a series: its value of the parameter, and its report (an
 /// SQLite export, or a `.nsys-rep`/`.qdrep` report exported with nsys).
@@ -118,45 +117,12 @@ pub fn measure_events_with(
     measure::measure(report, patterns, names).map_err(|e| e.of(report.path()))
 }
 
-/// Measures each run of a series, in turn, streaming over its report;
-/// `progress` hears of each run as it starts. `options` gives the nsys CLI
-/// that exports reports, the flag that stops the work, and how NVTX ranges
-/// are named (`range_names`).
-pub fn measure_series(
-    parameter: &str,
-    runs: &[SeriesRun],
-    patterns: &[EventPattern],
-    options: &Options,
-    progress: &mut dyn FnMut(&SeriesRun),
-) -> Result<Series> {
-    check_series(parameter, runs, patterns)?;
-    let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
-    for run in runs {
-        // Small reports finish before SQLite looks at the flag: look here too.
-        if options.cancelled() {
-            return Err(Error::Interrupted {
-                path: run.input.clone(),
-            });
-        }
-        progress(run);
-        let measured = measure_file(&run.input, patterns, options)?;
-        for (row, cell) in cells.iter_mut().zip(measured) {
-            row.push(cell);
-        }
-    }
-    Ok(Series {
-        parameter: parameter.to_owned(),
-        runs: runs.to_vec(),
-        patterns: patterns.to_vec(),
-        cells,
-    })
-}
-
 /// Refuses a series that cannot be measured or drawn (no name, no run, no
 /// pattern, an empty value, a value given twice) with an
-/// [`Error::InvalidOption`], reading no report: [`measure_series`] checks
-/// so first, and a caller that makes the reports (profiling a command per
-/// value) can check before it does.
+/// [`Error::InvalidOption`], reading no report:
+/// [`measure_series`](crate::series::measure_series) checks so first, and a
+/// caller that makes the reports (profiling a command per value) can check
+/// before it does.
 pub fn check_series(parameter: &str, runs: &[SeriesRun], patterns: &[EventPattern]) -> Result<()> {
     let invalid = |m: String| Err(Error::InvalidOption(m));
     if parameter.trim().is_empty() {
@@ -182,18 +148,6 @@ pub fn check_series(parameter: &str, runs: &[SeriesRun], patterns: &[EventPatter
         }
     }
     Ok(())
-}
-
-/// Measures the report or export at `input`, exporting a report with nsys
-/// into a temporary directory first.
-fn measure_file(
-    input: &Path,
-    patterns: &[EventPattern],
-    options: &Options,
-) -> Result<Vec<SeriesCell>> {
-    crate::workflows::with_report(input, options, |report| {
-        measure_events_with(report, patterns, options.range_names)
-    })
 }
 
 impl Series {
@@ -226,24 +180,6 @@ impl Series {
     /// The plot: total time of each pattern against the parameter, as SVG.
     pub fn write_svg(&self, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(svg::plot(self).as_bytes())
-    }
-
-    /// Writes the table to `output`, which appears only when complete.
-    pub fn save_csv(&self, output: impl Into<OutputFile>) -> Result<()> {
-        self.with_inputs(output)
-            .write_with(|out| self.write_csv(out))
-    }
-
-    /// Writes the plot to `output`, which appears only when complete.
-    pub fn save_svg(&self, output: impl Into<OutputFile>) -> Result<()> {
-        self.with_inputs(output)
-            .write_with(|out| self.write_svg(out))
-    }
-
-    /// `output`, which must be none of the reports measured.
-    fn with_inputs(&self, output: impl Into<OutputFile>) -> OutputFile {
-        let inputs: Vec<&Path> = self.runs.iter().map(|r| r.input.as_path()).collect();
-        output.into().inputs(&inputs)
     }
 }
 

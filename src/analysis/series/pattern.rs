@@ -84,14 +84,8 @@ impl EventPattern {
             }
             (None, None) => (EventKind::Kernel, text),
         };
-        let regex = Regex::new(expression).map_err(|e| {
-            // The regex crate's message spans lines, pointing at the error.
-            let why = e.to_string().lines().last().unwrap_or_default().to_owned();
-            Error::InvalidOption(format!(
-                "event pattern {text:?} is not a valid regular expression: {}",
-                why.trim_start_matches("error: ")
-            ))
-        })?;
+        let what = format!("event pattern {text:?} is not a valid regular expression");
+        let regex = crate::pattern::compile(&what, expression)?;
         Ok(EventPattern {
             text: text.to_owned(),
             kind,

@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 
 use super::median::Medians;
 use super::spill::{Spill, SpillKey, SpilledGroups};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// What a summary says of one group.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -18,7 +18,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cuda::{CudaEvent, KERNEL};
 use crate::nsys::{Report, RowFilter, Streamed};
 

@@ -91,29 +91,3 @@ pub fn run_summary(report: &Report) -> Result<RunSummary> {
 pub fn run_summary_with(report: &Report, names: RangeNames) -> Result<RunSummary> {
     RunSummary::of_with(report, names)
 }
-
-/// [`summarize`] for the report or export at `input` (a report is exported
-/// with `options.nsys` first; `options.cancel` stops it), NVTX ranges named
-/// as `options.range_names` says.
-pub fn summarize_file(
-    input: &std::path::Path,
-    which: &[StatsReport],
-    options: &crate::Options,
-) -> Result<Vec<Table>> {
-    crate::workflows::with_report(input, options, |report| {
-        summarize_with(report, which, options.range_names)
-    })
-}
-
-/// The summaries of `a` and `b` that [`compare`] compares, each a report or
-/// an export, NVTX ranges named as `options.range_names` says.
-pub fn compare_files(
-    a: &std::path::Path,
-    b: &std::path::Path,
-    options: &crate::Options,
-) -> Result<(RunSummary, RunSummary)> {
-    let summary = |report: &Report| run_summary_with(report, options.range_names);
-    let a = crate::workflows::with_report(a, options, summary)?;
-    let b = crate::workflows::with_report(b, options, summary)?;
-    Ok((a, b))
-}

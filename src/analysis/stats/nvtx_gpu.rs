@@ -20,7 +20,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::analysis::projection::{streamed, Projector, Range, RangeFeed};
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cuda::{self, CudaEvent};
 use crate::nsys::names::RangeNames;
 use crate::nsys::nvtx::{self, NvtxKind};

@@ -1,7 +1,8 @@
 //! The summaries, defined as nsys 2025.3 defines them, and how each is
 //! computed from one pass over its tables.
 
-use crate::analysis::{missing, Failure, Needs};
+use crate::analysis::{missing, Needs};
+use crate::error::Failure;
 use crate::nsys::metrics::UM_CPU_FAULTS;
 use crate::nsys::names::{api_stats_name, memcpy_stats_name, RangeNames, MEMSET_STATS_NAME};
 use crate::nsys::{cpu, cuda, nvtx, Report};
@@ -134,7 +135,7 @@ impl StatsReport {
             table.rows.push(row.to_vec());
             Ok(())
         })
-        .map_err(|e| crate::analysis::Failure::from(e).of(report.path()))?;
+        .map_err(|e| crate::error::Failure::from(e).of(report.path()))?;
         Ok(table)
     }
 

@@ -12,7 +12,7 @@ use std::io;
 use rusqlite::{params, Connection};
 
 use super::aggregate::{Stats, ValueSets};
-use crate::analysis::Failure;
+use crate::error::Failure;
 
 /// A group's key, written into the database and read back.
 pub(crate) trait SpillKey: Sized {

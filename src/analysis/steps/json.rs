@@ -20,103 +20,148 @@
 //!   "notes": [s] }
 //! ```
 
-use std::fmt::Display;
+use std::borrow::Cow;
 use std::io::{self, Write};
 
-use crate::render::escape::json_string;
-use crate::workflows::merge::RankFrom;
+use serde::Serialize;
 
-use super::{JobSteps, StepMatch};
+use crate::ranks::RankFrom;
+use crate::render::json::{number, optional_number};
+
+use super::{JobSteps, StepMatch, StepTime};
 
 impl JobSteps {
     /// Writes the steps as one JSON object (its shape: see the module), and
     /// a newline.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
-        let matched_by = match self.matched_by {
+        self.write_json_object(out)?;
+        writeln!(out)
+    }
+
+    /// The object alone, without the newline: also a part of the page's
+    /// JSON.
+    pub(crate) fn write_json_object(&self, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer(out, &Document::of(self)).map_err(io::Error::from)
+    }
+}
+
+/// The JSON document of a [`JobSteps`], field by field in the order the
+/// module shows.
+#[derive(Serialize)]
+struct Document<'a> {
+    pattern: &'a str,
+    matched_by: &'static str,
+    ranks: Vec<Rank<'a>>,
+    steps: Vec<Step<'a>>,
+    skew: Skew<'a>,
+    notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Rank<'a> {
+    label: &'a str,
+    input: Cow<'a, str>,
+    rank: Option<i64>,
+    rank_from: Option<&'static str>,
+    pid: Option<u32>,
+    steps: usize,
+    open_steps: usize,
+    gpus: &'a [i64],
+    gpu_busy_ns: u64,
+    nvtx_ranges: u64,
+    other_names: &'a [String],
+    unattributed_gpu_ops: u64,
+    slowest_in: usize,
+}
+
+#[derive(Serialize)]
+struct Step<'a> {
+    name: &'a str,
+    times: &'a [Option<StepTime>],
+    missing: Vec<usize>,
+    slowest: Option<Slowest>,
+}
+
+#[derive(Serialize)]
+struct Slowest {
+    rank: usize,
+    fastest_rank: usize,
+    #[serde(serialize_with = "number")]
+    median_ns: f64,
+    #[serde(serialize_with = "number")]
+    lead_over_median_ns: f64,
+    skew_ns: u64,
+}
+
+#[derive(Serialize)]
+struct Skew<'a> {
+    steps_compared: usize,
+    #[serde(serialize_with = "optional_number")]
+    mean_skew_ns: Option<f64>,
+    max_skew_step: Option<usize>,
+    max_skew_ns: Option<u64>,
+    slowest_count: &'a [usize],
+    slowest_most_often: Option<usize>,
+}
+
+impl<'a> Document<'a> {
+    fn of(job: &'a JobSteps) -> Self {
+        let matched_by = match job.matched_by {
             StepMatch::Name => "name",
             StepMatch::Order => "order",
         };
-        write!(
-            out,
-            "{{\"pattern\":{},\"matched_by\":\"{matched_by}\",\"ranks\":[",
-            json_string(&self.pattern)
-        )?;
-        for (r, rank) in self.ranks.iter().enumerate() {
-            let (number, from) = match rank.rank {
-                Some((n, from)) => (n.to_string(), json_string(rank_from(from))),
-                None => ("null".into(), "null".into()),
-            };
-            write!(
-                out,
-                "{}{{\"label\":{},\"input\":{},\"rank\":{number},\"rank_from\":{from},\
-                 \"pid\":{},\"steps\":{},\"open_steps\":{},\"gpus\":[{}],\"gpu_busy_ns\":{},\
-                 \"nvtx_ranges\":{},\"other_names\":[{}],\"unattributed_gpu_ops\":{},\
-                 \"slowest_in\":{}}}",
-                comma(r),
-                json_string(&rank.label),
-                json_string(&rank.input.to_string_lossy()),
-                or_null(rank.pid),
-                rank.steps,
-                rank.open_steps,
-                list(rank.gpus.iter()),
-                rank.gpu_busy_ns,
-                rank.nvtx_ranges,
-                list(rank.other_names.iter().map(|n| json_string(n))),
-                rank.unattributed_gpu_ops,
-                self.skew.slowest_count.get(r).copied().unwrap_or(0)
-            )?;
+        let ranks = job
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(r, rank)| Rank {
+                label: &rank.label,
+                input: rank.input.to_string_lossy(),
+                rank: rank.rank.map(|(n, _)| n),
+                rank_from: rank.rank.map(|(_, from)| rank_from(from)),
+                pid: rank.pid,
+                steps: rank.steps,
+                open_steps: rank.open_steps,
+                gpus: &rank.gpus,
+                gpu_busy_ns: rank.gpu_busy_ns,
+                nvtx_ranges: rank.nvtx_ranges,
+                other_names: &rank.other_names,
+                unattributed_gpu_ops: rank.unattributed_gpu_ops,
+                slowest_in: job.skew.slowest_count.get(r).copied().unwrap_or(0),
+            })
+            .collect();
+        let steps = job
+            .steps
+            .iter()
+            .map(|step| Step {
+                name: &step.name,
+                times: &step.times,
+                missing: step.missing(),
+                slowest: step.slowest.as_ref().map(|s| Slowest {
+                    rank: s.rank,
+                    fastest_rank: s.fastest_rank,
+                    median_ns: s.median_ns,
+                    lead_over_median_ns: s.lead_over_median_ns,
+                    skew_ns: s.skew_ns,
+                }),
+            })
+            .collect();
+        let skew = &job.skew;
+        Document {
+            pattern: &job.pattern,
+            matched_by,
+            ranks,
+            steps,
+            skew: Skew {
+                steps_compared: skew.steps_compared,
+                mean_skew_ns: skew.mean_skew_ns,
+                max_skew_step: skew.max_skew.map(|m| m.0),
+                max_skew_ns: skew.max_skew.map(|m| m.1),
+                slowest_count: &skew.slowest_count,
+                slowest_most_often: skew.slowest_most_often,
+            },
+            notes: job.notes(),
         }
-        write!(out, "],\"steps\":[")?;
-        for (i, step) in self.steps.iter().enumerate() {
-            write!(
-                out,
-                "{}{{\"name\":{},\"times\":[",
-                comma(i),
-                json_string(&step.name)
-            )?;
-            for (r, time) in step.times.iter().enumerate() {
-                match time {
-                    Some(t) => write!(
-                        out,
-                        "{}{{\"name\":{},\"start_ns\":{},\"duration_ns\":{},\"gpu_busy_ns\":{}}}",
-                        comma(r),
-                        json_string(&t.name),
-                        t.start_ns,
-                        t.duration_ns,
-                        t.gpu_busy_ns
-                    )?,
-                    None => write!(out, "{}null", comma(r))?,
-                }
-            }
-            write!(
-                out,
-                "],\"missing\":[{}],\"slowest\":",
-                list(step.missing().iter())
-            )?;
-            match &step.slowest {
-                Some(s) => write!(
-                    out,
-                    "{{\"rank\":{},\"fastest_rank\":{},\"median_ns\":{},\
-                     \"lead_over_median_ns\":{},\"skew_ns\":{}}}}}",
-                    s.rank, s.fastest_rank, s.median_ns, s.lead_over_median_ns, s.skew_ns
-                )?,
-                None => write!(out, "null}}")?,
-            }
-        }
-        let skew = &self.skew;
-        write!(
-            out,
-            "],\"skew\":{{\"steps_compared\":{},\"mean_skew_ns\":{},\"max_skew_step\":{},\
-             \"max_skew_ns\":{},\"slowest_count\":[{}],\"slowest_most_often\":{}}},\"notes\":[{}]}}",
-            skew.steps_compared,
-            or_null(skew.mean_skew_ns),
-            or_null(skew.max_skew.map(|m| m.0)),
-            or_null(skew.max_skew.map(|m| m.1)),
-            list(skew.slowest_count.iter()),
-            or_null(skew.slowest_most_often),
-            list(self.notes().iter().map(|n| json_string(n)))
-        )?;
-        writeln!(out)
     }
 }
 
@@ -126,19 +171,4 @@ fn rank_from(from: RankFrom) -> &'static str {
         RankFrom::FileName => "file_name",
         RankFrom::Order => "order",
     }
-}
-
-fn comma(i: usize) -> &'static str {
-    match i {
-        0 => "",
-        _ => ",",
-    }
-}
-
-fn or_null(value: Option<impl Display>) -> String {
-    value.map_or("null".into(), |v| v.to_string())
-}
-
-fn list<T: Display>(items: impl Iterator<Item = T>) -> String {
-    items.map(|i| i.to_string()).collect::<Vec<_>>().join(",")
 }

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, RowFilter};

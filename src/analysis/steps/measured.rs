@@ -89,7 +89,7 @@ impl ReportSteps {
             pattern: pattern.text().to_owned(),
             input: input.to_string_lossy().into_owned(),
             host,
-            mpi_rank: crate::workflows::merge::mpi_rank(report),
+            mpi_rank: crate::ranks::mpi_rank(report),
             gpus: measured.gpus,
             gpu_busy_ns: measured.gpu_busy_ns,
             nvtx_ranges: measured.nvtx_ranges,
@@ -186,15 +186,4 @@ impl ReportSteps {
         }
         Ok(Some(documents))
     }
-}
-
-/// Writes `documents` to the file at `path` as JSON Lines (a line each),
-/// through the one way out: the file appears only when complete.
-pub fn save_report_steps(
-    output: impl Into<crate::workflows::output::OutputFile>,
-    documents: &[ReportSteps],
-) -> Result<()> {
-    output
-        .into()
-        .write_with(|out| documents.iter().try_for_each(|d| d.write_json(out)))
 }

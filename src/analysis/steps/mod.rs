@@ -29,15 +29,11 @@ mod pattern;
 
 use std::path::{Path, PathBuf};
 
-pub use measured::{
-    save_report_steps, ProcessSteps, ReportSteps, KIND as MEASURED_KIND,
-    VERSION as MEASURED_VERSION,
-};
+pub use measured::{ProcessSteps, ReportSteps, KIND as MEASURED_KIND, VERSION as MEASURED_VERSION};
 pub use pattern::StepPattern;
 
 use crate::error::{Error, Result};
-use crate::workflows::merge::{check_labels, named_from, Labels, Named, RankFrom};
-use crate::Options;
+use crate::ranks::{check_labels, named_from, Labels, Named, RankFrom};
 
 /// What to measure: which ranges are steps, and how ranks are named.
 #[derive(Clone, Debug)]
@@ -213,45 +209,11 @@ impl JobSteps {
     }
 }
 
-/// Measures the steps of the reports or exports at `inputs`, each in turn
-/// (`.nsys-rep`/`.qdrep` reports exported with `options.nsys` first);
-/// `progress` hears of each as it starts.
-pub fn measure_steps(
-    inputs: &[PathBuf],
-    steps: &StepOptions,
-    options: &Options,
-    progress: &mut dyn FnMut(&Path),
-) -> Result<JobSteps> {
-    let mut job = Job::new(steps, inputs.len())?;
-    for (place, input) in inputs.iter().enumerate() {
-        if options.cancelled() {
-            return Err(Error::Interrupted {
-                path: input.clone(),
-            });
-        }
-        progress(input);
-        crate::workflows::with_report(input, options, |report| job.add(report, input, place))?;
-    }
-    Ok(job.finish())
-}
-
-/// Measures the steps of the report or export at `input` on its own: the
-/// per-report part of [`measure_steps`], which a worker computes and
-/// returns as data ([`ReportSteps`]) for [`combine_steps`].
-pub fn measure_report_steps(
-    input: &Path,
-    pattern: &StepPattern,
-    options: &Options,
-) -> Result<ReportSteps> {
-    crate::workflows::with_report(input, options, |report| {
-        ReportSteps::measure(report, input, pattern)
-    })
-}
-
 /// The job the steps of its reports make, each measured on its own
-/// ([`measure_report_steps`]) and given in the order of the reports: the
-/// cross-rank part of [`measure_steps`], with the same numbers. Ranks are
-/// named by `steps.labels` from each report's path, host and MPI rank, and
+/// ([`measure_report_steps`](crate::steps::measure_report_steps)) and given
+/// in the order of the reports: the cross-rank part of
+/// [`measure_steps`](crate::steps::measure_steps), with the same numbers.
+/// Ranks are named by `steps.labels` from each report's path, host and MPI rank, and
 /// its place here. Steps measured with another pattern than `steps`'s are
 /// refused.
 pub fn combine_steps(measured: Vec<ReportSteps>, steps: &StepOptions) -> Result<JobSteps> {

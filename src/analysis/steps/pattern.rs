@@ -39,10 +39,7 @@ impl StepPattern {
         expression.push('$');
         // Escaped literals and two wildcards always compile; a pattern too
         // large for the regex crate's limits is told as any other.
-        let regex = Regex::new(&expression).map_err(|e| {
-            let why = e.to_string().lines().last().unwrap_or_default().to_owned();
-            Error::InvalidOption(format!("step pattern {text:?}: {why}"))
-        })?;
+        let regex = crate::pattern::compile(&format!("step pattern {text:?}"), &expression)?;
         Ok(StepPattern {
             text: text.to_owned(),
             regex,

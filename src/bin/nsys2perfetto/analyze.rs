@@ -13,6 +13,7 @@ use nsys2perfetto::analyze::{
 use nsys2perfetto::stats::TableFormat;
 use nsys2perfetto::{output_format, Options};
 
+use crate::exporter::Exporter;
 use crate::paths::Writing;
 use crate::signals::Signals;
 
@@ -69,9 +70,8 @@ pub struct Args {
     #[command(flatten)]
     writing: Writing,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// Errors only, as for every command (analyze prints nothing else on
     /// standard error).
@@ -107,7 +107,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     thresholds.util_percent = args.util_threshold;
     thresholds.util_chunks = args.chunks;
     let mut options = Options::default();
-    options.nsys = args.nsys;
+    options.nsys = args.exporter.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;

@@ -10,6 +10,7 @@ use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
 use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
 use nsys2perfetto::Options;
 
+use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::interrupted_reading;
 use crate::paths::Writing;
@@ -61,9 +62,8 @@ pub struct Args {
     #[command(flatten)]
     writing: Writing,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// Errors only: not the line that says where the --trace went.
     #[arg(short, long)]
@@ -84,7 +84,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut options = Options::default();
-    options.nsys = args.nsys;
+    options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     options.range_names = args.grouping.range_names();
     if args.summary {

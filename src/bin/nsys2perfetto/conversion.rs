@@ -35,8 +35,8 @@ pub struct Encoding {
     /// .json.gz; a format the name contradicts is refused). JSON is gzipped
     /// only when its name ends in .gz; it carries no CPU samples, context
     /// switches or call stacks.
-    #[arg(long, value_name = "FORMAT", value_parser = ["perfetto", "json"])]
-    format: Option<String>,
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<TraceFormat>,
 
     /// Write raw protobuf instead of gzip.
     #[arg(long, conflicts_with = "level")]
@@ -53,8 +53,24 @@ pub struct Encoding {
     /// Perfetto's own GPU model, which fills trace_processor's gpu_slice,
     /// gpu_context and gpu tables and the UI's GPU compute views (see
     /// README.md). Perfetto's format only.
-    #[arg(long, value_name = "MODEL", value_parser = ["trackevent", "typed"], default_value = "trackevent")]
-    gpu_model: String,
+    #[arg(long, value_name = "MODEL", default_value = "trackevent")]
+    gpu_model: GpuModelName,
+}
+
+/// What `--format` names: a [`Format`]. (No doc comments on the values:
+/// clap would list them in the help, which names them in the flag's.)
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum TraceFormat {
+    Perfetto,
+    Json,
+}
+
+/// What `--gpu-model` names: a [`GpuModel`].
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum GpuModelName {
+    #[value(name = "trackevent")]
+    TrackEvent,
+    Typed,
 }
 
 /// Which parts of the report the trace holds.
@@ -77,24 +93,23 @@ impl Encoding {
     pub fn apply(&self, options: &mut Options, name: Option<&Path>) -> Result<(), String> {
         options.format = self.format(name)?;
         options.gzip = self.gzip(options.format, name)?;
-        options.gpu_model = match self.gpu_model.as_str() {
-            "typed" if options.format == Format::Json => return Err(
+        options.gpu_model = match self.gpu_model {
+            GpuModelName::Typed if options.format == Format::Json => return Err(
                 "--gpu-model typed with JSON: Chrome's JSON has no place for Perfetto's GPU model"
                     .into(),
             ),
-            "typed" => GpuModel::Typed,
-            _ => GpuModel::TrackEvent,
+            GpuModelName::Typed => GpuModel::Typed,
+            GpuModelName::TrackEvent => GpuModel::TrackEvent,
         };
         Ok(())
     }
 
     /// `--format`, else the format `name` names, else Perfetto's.
     fn format(&self, name: Option<&Path>) -> Result<Format, String> {
-        let asked = match self.format.as_deref() {
-            Some("json") => Some(Format::Json),
-            Some(_) => Some(Format::Perfetto),
-            None => None,
-        };
+        let asked = self.format.map(|format| match format {
+            TraceFormat::Json => Format::Json,
+            TraceFormat::Perfetto => Format::Perfetto,
+        });
         output_format(asked, name, Format::Perfetto).map_err(|e| e.to_string())
     }
 

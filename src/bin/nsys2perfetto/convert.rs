@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, OutputFile, Progress};
 
 use crate::conversion::Conversion;
+use crate::exporter::Exporter;
 use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, Interrupted, Usage};
@@ -45,9 +46,8 @@ pub struct Args {
     #[command(flatten)]
     conversion: Conversion,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// No progress bar and no summary; errors only.
     #[arg(short, long)]
@@ -64,14 +64,14 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         inputs,
         output,
         conversion,
-        nsys,
+        exporter,
         quiet,
         jobs,
         writing,
     } = args;
     let encoding = conversion.encoding.clone();
     let mut options = conversion.options().map_err(|e| Usage(e.to_string()))?;
-    options.nsys = nsys;
+    options.nsys = exporter.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     // The name of the one trace that -o names (not a directory, not -).
     let named = output.as_deref().filter(|o| {

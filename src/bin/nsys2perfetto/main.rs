@@ -17,6 +17,7 @@ mod batch;
 mod compare;
 mod conversion;
 mod convert;
+mod exporter;
 mod grouping;
 mod merge;
 mod open;
@@ -26,6 +27,7 @@ mod report;
 mod series;
 mod signals;
 mod stats;
+mod tab_memory;
 mod tables;
 
 #[derive(Parser)]

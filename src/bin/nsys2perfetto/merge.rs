@@ -15,6 +15,7 @@ use nsys2perfetto::merge::{
 use nsys2perfetto::{Options, Summary};
 
 use crate::conversion::{Encoding, Selection};
+use crate::exporter::Exporter;
 use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, note, warn, Usage};
@@ -50,9 +51,8 @@ pub struct Args {
     #[command(flatten)]
     selection: Selection,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// No progress bar and no summary; errors only.
     #[arg(short, long)]
@@ -74,7 +74,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .map_err(Usage)?;
     options.parts = args.selection.parts().map_err(Usage)?;
     let output = args.writing.output(&args.output, &args.inputs)?;
-    options.nsys = args.nsys;
+    options.nsys = args.exporter.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let mut merge = MergeOptions::default();
     merge.labels = Labels::Ranks {
@@ -149,7 +149,7 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
                  trace_processor takes CPU numbers below {}",
                 r.path.display(),
                 r.cpu_offset,
-                nsys2perfetto::merge::MAX_CPUS
+                nsys2perfetto::perfetto::MAX_CPUS
             ));
         }
         if let Some((_, RankFrom::Order)) = r.rank {

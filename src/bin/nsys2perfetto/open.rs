@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 
 use nsys2perfetto::serve::{
-    estimated_tab_memory, spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer,
-    BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN, UI_PORT_FLAG,
+    spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer, DEFAULT_PORT, UI_ORIGIN,
+    UI_PORT_FLAG,
 };
 use nsys2perfetto::{convert_file, Error, Options};
 
+use crate::exporter::Exporter;
 use crate::signals::Signals;
+use crate::tab_memory::{estimated_tab_memory, BROWSER_TAB_LIMIT};
 use crate::{human_bytes, Interrupted};
 
 /// Open a trace in ui.perfetto.dev, converting a report first.
@@ -52,9 +54,8 @@ pub struct Args {
     #[arg(long)]
     no_browser: bool,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// Only what is needed to reach the trace (the URL where no browser was
     /// opened, how to tunnel) and errors: no summary of the conversion, no
@@ -79,7 +80,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                 .with_extension("perfetto-trace");
             let trace = dir.path().join(name);
             let mut options = Options::default();
-            options.nsys = args.nsys.clone();
+            options.nsys = args.exporter.nsys.clone();
             options.cancel = Some(Arc::clone(&signals.cancel));
             let started = Instant::now();
             let summary = convert_file(&args.input, &trace, &options, &mut |_| {})?;

@@ -13,6 +13,7 @@ use nsys2perfetto::report::{
 use nsys2perfetto::steps::{measure_report_steps, save_report_steps, StepOptions, StepPattern};
 use nsys2perfetto::{output_format, Options, OutputFile};
 
+use crate::exporter::Exporter;
 use crate::interrupted_reading;
 use crate::paths::Writing;
 use crate::signals::Signals;
@@ -76,9 +77,8 @@ pub struct Args {
     #[command(flatten)]
     writing: Writing,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// Errors only: not the line that says where the page went.
     #[arg(short, long)]
@@ -107,7 +107,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(input)?;
     }
     let mut options = Options::default();
-    options.nsys = args.nsys;
+    options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let mut report_options = ReportOptions::default();
     report_options.kinds = args.kinds;
@@ -200,7 +200,7 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(input)?;
     }
     let mut options = Options::default();
-    options.nsys = args.nsys;
+    options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let mut all = Vec::new();
     for (i, input) in args.inputs.iter().enumerate() {

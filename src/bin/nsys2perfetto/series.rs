@@ -8,6 +8,7 @@ use std::sync::Arc;
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, Series, SeriesRun};
 use nsys2perfetto::{Error, Options, OutputFile};
 
+use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::paths::Writing;
 use crate::signals::Signals;
@@ -52,9 +53,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// No progress lines; errors only.
     #[arg(short, long)]
@@ -95,7 +95,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(&run.input)?;
     }
     let mut options = Options::default();
-    options.nsys = args.nsys.clone();
+    options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
     options.range_names = args.grouping.range_names();
     let quiet = args.quiet;

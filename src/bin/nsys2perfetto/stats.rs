@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 
+use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::paths::Writing;
 use crate::signals::Signals;
@@ -39,9 +40,8 @@ pub struct Args {
     #[command(flatten)]
     writing: Writing,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// Errors only, as for every command (stats prints nothing else on
     /// standard error).
@@ -59,7 +59,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         false => once_each(args.report),
     };
     let mut options = Options::default();
-    options.nsys = args.nsys;
+    options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     options.range_names = args.grouping.range_names();
     tables.write_summaries(&args.inputs, &which, &options)?;

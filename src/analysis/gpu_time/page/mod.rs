@@ -14,7 +14,6 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::render::format::duration;
 use crate::render::page::{write_html, write_markdown, Block};
-use crate::workflows::output::OutputFile;
 
 use super::model::{GpuUse, RunReport};
 use super::Page;
@@ -98,13 +97,6 @@ fn title(page: &Page) -> String {
         [one] => format!("GPU time report: {}", one.path),
         runs => format!("GPU time report: {} runs", runs.len()),
     }
-}
-
-/// [`write_page`] into the file `output`, which appears only when complete.
-pub fn save_page(output: impl Into<OutputFile>, page: &Page, format: PageFormat) -> Result<()> {
-    let inputs: Vec<&str> = page.runs.iter().map(|r| r.path.as_str()).collect();
-    let output = output.into().inputs(&inputs);
-    output.write_with(|out| write_page(out, page, format))
 }
 
 /// `part` of `whole` in percent (0 of nothing).

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::{Report, RowFilter, Streamed};
 

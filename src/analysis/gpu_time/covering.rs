@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::Failure;
+use crate::error::Failure;
 use crate::nsys::{Report, RowFilter};
 
 use super::gpu::Gap;

@@ -81,12 +81,8 @@ impl std::str::FromStr for KindPattern {
                 "kind {spec:?}: expected NAME=REGEX, both non-empty"
             )));
         }
-        regex::Regex::new(&format!("(?i){pattern}")).map_err(|e| {
-            let why = e.to_string().lines().last().unwrap_or("").trim().to_owned();
-            Error::InvalidOption(format!(
-                "kind {name}: {pattern:?} is no regular expression: {why}"
-            ))
-        })?;
+        let what = format!("kind {name}: {pattern:?} is no regular expression");
+        crate::pattern::compile(&what, &format!("(?i){pattern}"))?;
         Ok(KindPattern {
             name: name.to_owned(),
             pattern: pattern.to_owned(),

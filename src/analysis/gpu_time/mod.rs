@@ -1,4 +1,4 @@
-//! `report`: where the GPU time of a run went, on one page.
+//! Where the GPU time of a run went, on one page (the `report` command).
 //!
 //! Per GPU, its busy time (the union of its kernels, memcpys, memsets and
 //! whole-graph runs) as a share of the capture and of the span of its work,
@@ -28,12 +28,10 @@ mod sketch;
 mod summary;
 mod timeline;
 
-use std::path::{Path, PathBuf};
-
 use crate::analysis::analyze::{analyze, Finding, Place, Rule, Thresholds};
 use crate::analysis::stats::{projected_by_name_counted, top_kernel_groups};
-use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions};
-use crate::analysis::Failure;
+use crate::analysis::steps::{JobSteps, StepOptions};
+use crate::error::Failure;
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
 use crate::nsys::Report;
@@ -43,7 +41,7 @@ pub use model::{
     GpuUse, IdleStretch, KindTime, LaunchDelays, NamedTime, NvtxScopes, RuleFindings, RunReport,
     ThreadActivity,
 };
-pub use page::{save_page, write_page, PageFormat};
+pub use page::{write_page, PageFormat};
 pub use summary::summary_table;
 
 /// What a report holds. Start from [`ReportOptions::default`].
@@ -83,20 +81,6 @@ pub fn report(report: &Report, options: &ReportOptions) -> Result<RunReport> {
     })
 }
 
-/// [`report()`] of the report or export at `path` (a report is exported
-/// with `options.nsys` first; `options.cancel` stops it).
-pub fn report_file(
-    path: &Path,
-    report_options: &ReportOptions,
-    options: &crate::Options,
-) -> Result<RunReport> {
-    crate::workflows::with_report(path, options, |r| {
-        let mut run = report(r, report_options)?;
-        run.path = path.display().to_string();
-        Ok(run)
-    })
-}
-
 /// A page: the report of each run, and, where [`ReportOptions::steps`]
 /// asks, the steps of the job the runs make.
 #[derive(Clone, Debug, Default)]
@@ -106,71 +90,6 @@ pub struct Page {
     pub runs: Vec<RunReport>,
     /// The job's steps across the runs, its ranks.
     pub steps: Option<JobSteps>,
-}
-
-/// The page of the reports or exports at `inputs`, each read once (a
-/// report is exported with `options.nsys` first; `options.cancel` stops
-/// the work); `progress` hears of each input as it starts. With
-/// [`ReportOptions::steps`], an input may also be a report's steps measured
-/// on their own (a file of [`ReportSteps`](crate::steps::ReportSteps)
-/// documents, recognised by its content): its ranks join the job's in its
-/// place, and it has no run of its own on the page.
-pub fn report_files(
-    inputs: &[PathBuf],
-    report_options: &ReportOptions,
-    options: &crate::Options,
-    progress: &mut dyn FnMut(&Path),
-) -> Result<Page> {
-    let mut measured = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        let steps = ReportSteps::read_file(input)?;
-        if steps.is_some() && report_options.steps.is_none() {
-            return Err(crate::Error::InvalidOption(format!(
-                "{} holds measured steps: combine them with --step PATTERN",
-                input.display()
-            )));
-        }
-        measured.push(steps);
-    }
-    let reports = measured
-        .iter()
-        .map(|m| m.as_ref().map_or(1, Vec::len))
-        .sum();
-    let mut job = match &report_options.steps {
-        Some(steps) => Some(Job::new(steps, reports)?),
-        None => None,
-    };
-    let mut runs = Vec::with_capacity(inputs.len());
-    let mut place = 0;
-    for (input, measured) in inputs.iter().zip(measured) {
-        if options.cancelled() {
-            return Err(crate::Error::Interrupted {
-                path: input.clone(),
-            });
-        }
-        progress(input);
-        if let (Some(measured), Some(job)) = (measured, &mut job) {
-            for steps in measured {
-                job.add_measured(steps, place, input)?;
-                place += 1;
-            }
-            continue;
-        }
-        let run = crate::workflows::with_report(input, options, |r| {
-            let mut run = report(r, report_options)?;
-            run.path = input.display().to_string();
-            if let Some(job) = &mut job {
-                job.add(r, input, place)?;
-            }
-            Ok(run)
-        })?;
-        place += 1;
-        runs.push(run);
-    }
-    Ok(Page {
-        runs,
-        steps: job.map(Job::finish),
-    })
 }
 
 enum Read {

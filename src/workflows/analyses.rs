@@ -1,0 +1,218 @@
+//! The analyses of files: each input turned into a report the one way
+//! ([`with_report`]: a report exported with `options.nsys` first, its
+//! temporary export removed after), then analysed as an open report; runs
+//! of several inputs read them in turn, and stop between two once
+//! `options.cancel` is set. The analyses themselves (`crate::analysis`)
+//! take an open report and options of their own.
+
+use std::path::{Path, PathBuf};
+
+use super::with_report;
+use crate::analysis::analyze::{analyze, Findings, Rule, Thresholds};
+use crate::analysis::gpu_time::{report, Page, ReportOptions, RunReport};
+use crate::analysis::series::{
+    check_series, measure_events_with, EventPattern, Series, SeriesCell, SeriesRun,
+};
+use crate::analysis::stats::{run_summary_with, summarize_with, RunSummary, StatsReport, Table};
+use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions, StepPattern};
+use crate::error::{Error, Result};
+use crate::nsys::Report;
+use crate::Options;
+
+/// [`summarize`](crate::stats::summarize) for the report or export at
+/// `input` (a report is exported with `options.nsys` first;
+/// `options.cancel` stops it), NVTX ranges named as `options.range_names`
+/// says.
+pub fn summarize_file(
+    input: &Path,
+    which: &[StatsReport],
+    options: &Options,
+) -> Result<Vec<Table>> {
+    with_report(input, options, |report| {
+        summarize_with(report, which, options.range_names)
+    })
+}
+
+/// The summaries of `a` and `b` that [`compare`](crate::compare::compare)
+/// compares, each a report or an export, NVTX ranges named as
+/// `options.range_names` says.
+pub fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<(RunSummary, RunSummary)> {
+    let summary = |report: &Report| run_summary_with(report, options.range_names);
+    let a = with_report(a, options, summary)?;
+    let b = with_report(b, options, summary)?;
+    Ok((a, b))
+}
+
+/// [`analyze`] on the report at `path`: an SQLite export, or an
+/// `.nsys-rep`/`.qdrep` report, exported first to a temporary file with
+/// `options.nsys`. Once `options.cancel` is set, it stops soon after with
+/// [`Error::Interrupted`]. The other options play no part.
+pub fn analyze_file(
+    path: &Path,
+    rules: &[Rule],
+    thresholds: &Thresholds,
+    options: &Options,
+) -> Result<Findings> {
+    with_report(path, options, |report| analyze(report, rules, thresholds))
+}
+
+/// [`report()`] of the report or export at `path` (a report is exported
+/// with `options.nsys` first; `options.cancel` stops it).
+pub fn report_file(
+    path: &Path,
+    report_options: &ReportOptions,
+    options: &Options,
+) -> Result<RunReport> {
+    with_report(path, options, |r| {
+        let mut run = report(r, report_options)?;
+        run.path = path.display().to_string();
+        Ok(run)
+    })
+}
+
+/// The page of the reports or exports at `inputs`, each read once (a
+/// report is exported with `options.nsys` first; `options.cancel` stops
+/// the work); `progress` hears of each input as it starts. With
+/// [`ReportOptions::steps`], an input may also be a report's steps measured
+/// on their own (a file of [`ReportSteps`](crate::steps::ReportSteps)
+/// documents, recognised by its content): its ranks join the job's in its
+/// place, and it has no run of its own on the page.
+pub fn report_files(
+    inputs: &[PathBuf],
+    report_options: &ReportOptions,
+    options: &Options,
+    progress: &mut dyn FnMut(&Path),
+) -> Result<Page> {
+    let mut measured = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let steps = ReportSteps::read_file(input)?;
+        if steps.is_some() && report_options.steps.is_none() {
+            return Err(Error::InvalidOption(format!(
+                "{} holds measured steps: combine them with --step PATTERN",
+                input.display()
+            )));
+        }
+        measured.push(steps);
+    }
+    let reports = measured
+        .iter()
+        .map(|m| m.as_ref().map_or(1, Vec::len))
+        .sum();
+    let mut job = match &report_options.steps {
+        Some(steps) => Some(Job::new(steps, reports)?),
+        None => None,
+    };
+    let mut runs = Vec::with_capacity(inputs.len());
+    let mut place = 0;
+    for (input, measured) in inputs.iter().zip(measured) {
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: input.clone(),
+            });
+        }
+        progress(input);
+        if let (Some(measured), Some(job)) = (measured, &mut job) {
+            for steps in measured {
+                job.add_measured(steps, place, input)?;
+                place += 1;
+            }
+            continue;
+        }
+        let run = with_report(input, options, |r| {
+            let mut run = report(r, report_options)?;
+            run.path = input.display().to_string();
+            if let Some(job) = &mut job {
+                job.add(r, input, place)?;
+            }
+            Ok(run)
+        })?;
+        place += 1;
+        runs.push(run);
+    }
+    Ok(Page {
+        runs,
+        steps: job.map(Job::finish),
+    })
+}
+
+/// Measures each run of a series, in turn, streaming over its report;
+/// `progress` hears of each run as it starts. `options` gives the nsys CLI
+/// that exports reports, the flag that stops the work, and how NVTX ranges
+/// are named (`range_names`).
+pub fn measure_series(
+    parameter: &str,
+    runs: &[SeriesRun],
+    patterns: &[EventPattern],
+    options: &Options,
+    progress: &mut dyn FnMut(&SeriesRun),
+) -> Result<Series> {
+    check_series(parameter, runs, patterns)?;
+    let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
+    for run in runs {
+        // Small reports finish before SQLite looks at the flag: look here too.
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: run.input.clone(),
+            });
+        }
+        progress(run);
+        let measured = measure_file(&run.input, patterns, options)?;
+        for (row, cell) in cells.iter_mut().zip(measured) {
+            row.push(cell);
+        }
+    }
+    Ok(Series {
+        parameter: parameter.to_owned(),
+        runs: runs.to_vec(),
+        patterns: patterns.to_vec(),
+        cells,
+    })
+}
+
+/// Measures the report or export at `input`, exporting a report with nsys
+/// into a temporary directory first.
+fn measure_file(
+    input: &Path,
+    patterns: &[EventPattern],
+    options: &Options,
+) -> Result<Vec<SeriesCell>> {
+    with_report(input, options, |report| {
+        measure_events_with(report, patterns, options.range_names)
+    })
+}
+
+/// Measures the steps of the reports or exports at `inputs`, each in turn
+/// (`.nsys-rep`/`.qdrep` reports exported with `options.nsys` first);
+/// `progress` hears of each as it starts.
+pub fn measure_steps(
+    inputs: &[PathBuf],
+    steps: &StepOptions,
+    options: &Options,
+    progress: &mut dyn FnMut(&Path),
+) -> Result<JobSteps> {
+    let mut job = Job::new(steps, inputs.len())?;
+    for (place, input) in inputs.iter().enumerate() {
+        if options.cancelled() {
+            return Err(Error::Interrupted {
+                path: input.clone(),
+            });
+        }
+        progress(input);
+        with_report(input, options, |report| job.add(report, input, place))?;
+    }
+    Ok(job.finish())
+}
+
+/// Measures the steps of the report or export at `input` on its own: the
+/// per-report part of [`measure_steps`], which a worker computes and
+/// returns as data ([`ReportSteps`]) for
+/// [`combine_steps`](crate::steps::combine_steps).
+pub fn measure_report_steps(
+    input: &Path,
+    pattern: &StepPattern,
+    options: &Options,
+) -> Result<ReportSteps> {
+    with_report(input, options, |report| {
+        ReportSteps::measure(report, input, pattern)
+    })
+}
