@@ -23,6 +23,7 @@ mod open;
 mod paths;
 mod profile;
 mod report;
+mod serve;
 mod series;
 mod signals;
 mod stats;
@@ -49,6 +50,7 @@ enum Command {
     Compare(compare::Args),
     Series(series::Args),
     Report(report::Args),
+    Serve(serve::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -77,6 +79,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
         Command::Report(args) => report::run(args, &signals),
+        Command::Serve(args) => serve::run(args, &signals),
     };
     match ran {
         Ok(status) => status,
