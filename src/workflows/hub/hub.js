@@ -14,7 +14,13 @@ function status(text) {
     line = document.createElement("p");
     line.id = "hub-status";
     line.setAttribute("role", "status");
-    document.body.insertBefore(line, document.body.children[1] || null);
+    // In the upload box where there is one; else under the heading.
+    const box = document.querySelector("section.upload");
+    if (box) {
+      box.append(line);
+    } else {
+      document.querySelector("h1").after(line);
+    }
   }
   line.textContent = text;
 }
