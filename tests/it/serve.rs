@@ -619,3 +619,84 @@ fn percent_encode(part: &str) -> String {
         })
         .collect()
 }
+
+/// Every row of every table of an HTML page: its cells' text, entities
+/// decoded.
+fn html_rows(html: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for row in html.split("<tr>").skip(1) {
+        let row = row.split("</tr>").next().unwrap();
+        let cells = row
+            .split("<td")
+            .skip(1)
+            .map(|cell| {
+                let text = &cell[cell.find('>').unwrap() + 1..cell.find("</td>").unwrap()];
+                text.replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'")
+                    .replace("&amp;", "&")
+            })
+            .collect::<Vec<_>>();
+        if !cells.is_empty() {
+            rows.push(cells);
+        }
+    }
+    rows
+}
+
+/// The rows of a CSV table (RFC 4180), header left out.
+fn csv_rows(csv: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let (mut row, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = csv.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut field)),
+            ('\n', false) => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (c, _) => field.push(c),
+        }
+    }
+    rows.into_iter().skip(1).collect()
+}
+
+#[test]
+fn serve_compares_two_runs_with_the_numbers_compare_prints() {
+    let Some((dir, copies)) = runs(&["h100_torch_graph_whole.sqlite", "h100_torch_graph_node.sqlite"])
+    else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let page = server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/h100_torch_graph_node.sqlite");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let shown = html_rows(&page.text());
+    let cli = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("compare")
+            .args(&copies)
+            .args(["--format", "csv"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        csv_rows(&String::from_utf8(out.stdout).unwrap())
+    };
+    let summary = cli(&["--summary"]);
+    let top = cli(&["--top", "10"]);
+    assert!(summary.len() > 3 && top.len() > 3, "{summary:?} {top:?}");
+    for row in summary.iter().chain(&top) {
+        assert!(shown.contains(row), "{row:?} is not on the page");
+    }
+    assert_eq!(shown.len(), summary.len() + top.len());
+    // Only runs of the list.
+    let response = server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/../../etc/passwd");
+    assert_eq!(response.status, 404);
+}

@@ -233,6 +233,7 @@ async fn serve(
         .route("/stats/{*id}", get(stats_page))
         .route("/findings/{*id}", get(findings_page))
         .route("/open/{*id}", get(open_page))
+        .route("/compare", get(compare_page))
         .route("/trace/{*id}", get(trace))
         .route(
             "/upload",
@@ -642,6 +643,36 @@ async fn open_page(
     {
         Ok(page) => html(page),
         Err(r) => r,
+    }
+}
+
+/// Two runs compared: `?a=ID&b=ID`.
+async fn compare_page(State(hub): State<Shared>, uri: axum::http::Uri) -> Response {
+    let query = uri.query().unwrap_or("");
+    let (Some(a), Some(b)) = (url::query_value(query, "a"), url::query_value(query, "b")) else {
+        return refused(StatusCode::BAD_REQUEST, "compare needs two runs: ?a=RUN&b=RUN");
+    };
+    let Ok(_permit) = hub.foreground.clone().acquire_owned().await else {
+        return refused(StatusCode::SERVICE_UNAVAILABLE, "stopping");
+    };
+    let worker = Arc::clone(&hub);
+    let done = tokio::task::spawn_blocking(move || {
+        let (listed, _) = hub::scan(&worker.dirs);
+        let find = |id: &str| listed.iter().find(|e| e.id == id);
+        let (Some(a), Some(b)) = (find(&a), find(&b)) else {
+            return Err(None);
+        };
+        let mut out = Vec::new();
+        pages::write_compare(&mut out, a, b, &worker.options)
+            .map(|()| out)
+            .map_err(|e| Some(e.to_string()))
+    })
+    .await;
+    match done {
+        Ok(Ok(page)) => html(page),
+        Ok(Err(None)) => refused(StatusCode::NOT_FOUND, "no such report"),
+        Ok(Err(Some(why))) => refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {why}")),
+        Err(_) => refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed"),
     }
 }
 

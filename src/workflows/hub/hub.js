@@ -148,6 +148,50 @@ function upload(file, bar) {
 
 // The home page's list, fetched again now and then: new files, headlines.
 const reports = document.querySelector("section.reports");
+
+// The list as the server last sent it (the page's own has boxes added).
+let shown = reports ? reports.innerHTML : "";
+
+// Two runs chosen by their boxes, compared on /compare.
+const chosen = [];
+let compareButton = null;
+function addBoxes() {
+  for (const link of reports.querySelectorAll("tr td:first-child a[href^='/report/']")) {
+    const id = link.getAttribute("href").slice("/report/".length);
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.className = "choose";
+    box.title = "choose for comparison";
+    box.checked = chosen.includes(id);
+    box.addEventListener("change", () => {
+      const at = chosen.indexOf(id);
+      if (box.checked && at < 0) {
+        chosen.push(id);
+      } else if (!box.checked && at >= 0) {
+        chosen.splice(at, 1);
+      }
+      updateCompare();
+    });
+    link.before(box, " ");
+  }
+}
+function updateCompare() {
+  compareButton.disabled = chosen.length !== 2;
+  compareButton.textContent =
+    chosen.length === 2 ? "Compare the two chosen runs" : "Choose two runs to compare";
+}
+if (reports) {
+  compareButton = document.createElement("button");
+  compareButton.id = "hub-compare";
+  compareButton.addEventListener("click", () => {
+    if (chosen.length === 2) {
+      window.location.href = "/compare?a=" + chosen[0] + "&b=" + chosen[1];
+    }
+  });
+  reports.before(compareButton);
+  updateCompare();
+  addBoxes();
+}
 async function refresh() {
   if (!reports) {
     return;
@@ -156,8 +200,10 @@ async function refresh() {
     const response = await fetch("/", { credentials: "same-origin" });
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
     const fresh = page.querySelector("section.reports");
-    if (fresh && fresh.innerHTML !== reports.innerHTML) {
+    if (fresh && fresh.innerHTML !== shown) {
+      shown = fresh.innerHTML;
       reports.innerHTML = fresh.innerHTML;
+      addBoxes();
     }
     const count = page.querySelector("h1 + p");
     const mine = document.querySelector("h1 + p");

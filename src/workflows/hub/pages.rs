@@ -12,7 +12,11 @@ use serde::Deserialize;
 use super::catalog::{utc_minute, Entry};
 use super::headline::Headline;
 use crate::analysis::analyze::{analyze_file, write_findings, Rule, Thresholds};
-use crate::analysis::stats::{summarize_file, StatsReport, Table as StatsTable, TableFormat};
+use crate::analysis::report::{report_file, summary_table, ReportOptions};
+use crate::analysis::stats::{
+    compare, compare_files, comparison_table, summarize_file, top_by_kind, Kind, StatsReport,
+    Table as StatsTable, TableFormat,
+};
 use crate::render::table::Cell;
 use crate::error::Result;
 use crate::render::format::duration;
@@ -367,4 +371,35 @@ pub fn write_message(out: &mut dyn Write, title: &str, message: &str) -> io::Res
         Block::Paragraph(Text::plain(message)),
     ];
     write_html_with(out, title, &blocks, &[SCRIPT_PATH])
+}
+
+/// How many differences of each kind the comparison page lists.
+const COMPARE_TOP: usize = 10;
+
+/// Writes the page that compares the runs `a` and `b`: the headline
+/// numbers side by side (`compare --summary`), then the largest changes
+/// of each kind (`compare --top 10`).
+pub fn write_compare(out: &mut dyn Write, a: &Entry, b: &Entry, options: &Options) -> Result<()> {
+    let report_options = ReportOptions::default();
+    let run_a = report_file(&a.path, &report_options, options)?;
+    let run_b = report_file(&b.path, &report_options, options)?;
+    let (summary_a, summary_b) = compare_files(&a.path, &b.path, options)?;
+    let differences = top_by_kind(
+        compare(&summary_a, &summary_b),
+        &Kind::ALL,
+        Some(COMPARE_TOP),
+    );
+    let mut blocks = vec![
+        nav(None),
+        Block::Heading(1, Text::plain(format!("{} vs {}", a.relative(), b.relative()))),
+        Block::List(vec![
+            Text::plain("A: ").link(a.relative(), url("report", a)),
+            Text::plain("B: ").link(b.relative(), url("report", b)),
+        ]),
+    ];
+    blocks.extend(table_blocks(&summary_table(&run_a, &run_b)));
+    blocks.extend(table_blocks(&comparison_table(&differences)));
+    let title = format!("compare: {} vs {}", a.relative(), b.relative());
+    write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
+        .map_err(|cause| crate::Error::Writer { cause })
 }
