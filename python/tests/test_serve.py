@@ -192,6 +192,37 @@ def test_home_lists_the_runs_newest_first_with_their_headlines(hub, runs, page):
     screenshot(page, "stats")
 
 
+def test_two_chosen_runs_are_compared_with_compares_numbers(hub, runs, page):
+    page.goto(hub)
+    for export in sorted(runs.iterdir()):
+        wait_for_headline(page, export.name)
+    button = page.locator("#hub-compare")
+    assert button.is_disabled()
+    first, second = "nsys-ai_h100_2gpu_1s.sqlite", "dlprof_nsys_profile.sqlite"
+    row_of(page, first).locator("input.choose").check()
+    # The list is fetched again meanwhile: the choice stays.
+    page.wait_for_timeout(2500)
+    row_of(page, second).locator("input.choose").check()
+    assert button.is_enabled()
+    button.click()
+    page.wait_for_selector("h1:has-text('vs')")
+    assert page.locator("h1").text_content() == f"{first} vs {second}"
+    shown = [
+        [cell.strip() for cell in row.locator("td").all_text_contents()]
+        for row in page.locator("tr").all()
+    ]
+    out = subprocess.run(
+        [program(), "compare", str(runs / first), str(runs / second), "--summary", "--format", "csv"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    import csv
+    import io
+
+    for row in list(csv.reader(io.StringIO(out)))[1:]:
+        assert row in shown, row
+    screenshot(page, "compare")
+
+
 def test_a_dropped_report_is_uploaded_listed_and_converted(hub, runs, page, sqlite, tmp_path):
     page.goto(hub)
     page.wait_for_selector("section.upload input[type=file]")

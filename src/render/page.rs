@@ -161,7 +161,8 @@ table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #ddd;pad
 th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 td.slowest{color:#c0392b;font-weight:bold}td.missing{color:#888}\
 li{margin:3px 0}svg{display:block;margin:8px 0;max-width:100%;height:auto}td{overflow-wrap:anywhere}p{margin:6px 0}\
-section.upload{border:2px dashed #9aa7b8;border-radius:6px;padding:6px 14px;margin:12px 0}section.upload.over{background:#eef3fb}section.reports td:first-child{min-width:12em}";
+section.upload{border:2px dashed #9aa7b8;border-radius:6px;padding:6px 14px;margin:12px 0}section.upload.over{background:#eef3fb}section.reports td:first-child{min-width:12em}\
+section.wide{overflow-x:auto}section.wide td:last-child{min-width:24em}section.wide td:not(:last-child){overflow-wrap:normal}";
 
 /// Writes `blocks` as one HTML page titled `title`.
 pub(crate) fn write_html(out: &mut dyn Write, title: &str, blocks: &[Block]) -> io::Result<()> {

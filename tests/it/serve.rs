@@ -181,11 +181,8 @@ fn dechunk(mut raw: &[u8]) -> Vec<u8> {
     let mut body = Vec::new();
     loop {
         let line_end = raw.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size = usize::from_str_radix(
-            std::str::from_utf8(&raw[..line_end]).unwrap().trim(),
-            16,
-        )
-        .unwrap();
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[..line_end]).unwrap().trim(), 16)
+            .unwrap();
         raw = &raw[line_end + 2..];
         if size == 0 {
             return body;
@@ -204,7 +201,8 @@ fn runs(names: &[&str]) -> Option<(tempfile::TempDir, Vec<PathBuf>)> {
         let source = fixture(name)?;
         let copy = dir.path().join(name);
         std::fs::copy(&source, &copy).unwrap();
-        let when = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + 3600 * i as u64);
+        let when = std::time::SystemTime::UNIX_EPOCH
+            + Duration::from_secs(1_700_000_000 + 3600 * i as u64);
         std::fs::File::options()
             .write(true)
             .open(&copy)
@@ -239,11 +237,18 @@ fn serve_lists_reports_newest_first_with_headlines_from_the_exports() {
         return;
     };
     let server = Server::start(&[dir.path()], &[]);
-    assert!(server.url.starts_with("http://127.0.0.1:"), "{}", server.url);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
     let list = server.reports_with_headlines();
     let paths: Vec<&str> = list.iter().map(|r| r["path"].as_str().unwrap()).collect();
     // Newest first: the second copy is an hour newer.
-    assert_eq!(paths, ["dlprof_nsys_profile.sqlite", "nsys-ai_h100_2gpu_1s.sqlite"]);
+    assert_eq!(
+        paths,
+        ["dlprof_nsys_profile.sqlite", "nsys-ai_h100_2gpu_1s.sqlite"]
+    );
     for (report, copy) in list.iter().zip(copies.iter().rev()) {
         let headline = &report["headline"];
         assert!(headline["error"].is_null(), "{headline}");
@@ -275,7 +280,10 @@ fn serve_lists_reports_newest_first_with_headlines_from_the_exports() {
     // The home page shows them, with the numbers.
     let home = server.get("/").text();
     assert!(home.contains("dlprof_nsys_profile.sqlite"), "{home}");
-    assert!(home.contains("/open/0/dlprof_nsys_profile.sqlite"), "{home}");
+    assert!(
+        home.contains("/open/0/dlprof_nsys_profile.sqlite"),
+        "{home}"
+    );
     // A file added later appears without a restart.
     std::fs::copy(&copies[1], dir.path().join("later.sqlite")).unwrap();
     let list = server.reports_with_headlines();
@@ -306,7 +314,10 @@ fn serve_gives_the_trace_convert_writes() {
         .unwrap();
     assert!(status.success());
     let converted = std::fs::read(&trace).unwrap();
-    assert!(served.body == converted, "the served trace differs from convert's");
+    assert!(
+        served.body == converted,
+        "the served trace differs from convert's"
+    );
     // Twice: the same bytes, from the cache.
     assert!(server.get("/trace/0/dlprof_nsys_profile.sqlite").body == converted);
     // Nothing was written beside the report.
@@ -327,7 +338,10 @@ fn serve_refuses_traversal_in_every_form() {
     let server = Server::start(&[dir.path()], &[]);
     let list = server.get("/api/reports").text();
     assert!(list.contains("nsys-ai_mock.sqlite"), "{list}");
-    assert!(!list.contains("escape"), "a link leaving the directory is listed: {list}");
+    assert!(
+        !list.contains("escape"),
+        "a link leaving the directory is listed: {list}"
+    );
     let secret_bytes = std::fs::read(&secret).unwrap();
     let relative = format!(
         "../{}/secret.sqlite",
@@ -354,7 +368,10 @@ fn serve_refuses_traversal_in_every_form() {
         assert_eq!(response.status, 404, "{probe}: {}", response.text());
         assert!(!response.text().contains("root:"), "{probe}");
         assert!(
-            !response.body.windows(64).any(|w| secret_bytes.starts_with(w)),
+            !response
+                .body
+                .windows(64)
+                .any(|w| secret_bytes.starts_with(w)),
             "{probe} sent the secret"
         );
     }
@@ -373,7 +390,12 @@ fn serve_off_loopback_needs_its_token_on_every_request() {
         .split_once("?token=")
         .unwrap_or_else(|| panic!("no token in {}", server.url));
     assert!(token.len() >= 32, "{token}");
-    for path in ["/", "/api/reports", "/trace/0/nsys-ai_mock.sqlite", "/assets/hub.js"] {
+    for path in [
+        "/",
+        "/api/reports",
+        "/trace/0/nsys-ai_mock.sqlite",
+        "/assets/hub.js",
+    ] {
         let refused = server.get(path);
         assert_eq!(refused.status, 401, "{path}: {}", refused.text());
         let wrong = server.get(&format!("{path}?token=x{}", &token[1..]));
@@ -381,8 +403,14 @@ fn serve_off_loopback_needs_its_token_on_every_request() {
     }
     let with_token = server.get(&format!("/?token={token}"));
     assert_eq!(with_token.status, 200);
-    let cookie = with_token.header("Set-Cookie").expect("a cookie").to_owned();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let cookie = with_token
+        .header("Set-Cookie")
+        .expect("a cookie")
+        .to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
     let pair = cookie.split(';').next().unwrap();
     let by_cookie = server.send("GET", "/api/reports", &[("Cookie", pair)], &[]);
     assert_eq!(by_cookie.status, 200);
@@ -396,14 +424,22 @@ fn serve_off_loopback_needs_its_token_on_every_request() {
     let foreign = server.send(
         "POST",
         "/upload?name=x.sqlite",
-        &[("Authorization", &bearer), ("Host", &host), ("Origin", "http://evil.example")],
+        &[
+            ("Authorization", &bearer),
+            ("Host", &host),
+            ("Origin", "http://evil.example"),
+        ],
         &body,
     );
     assert_eq!(foreign.status, 403);
     let own = server.send(
         "POST",
         "/upload?name=x.sqlite",
-        &[("Authorization", &bearer), ("Host", &host), ("Origin", &origin)],
+        &[
+            ("Authorization", &bearer),
+            ("Host", &host),
+            ("Origin", &origin),
+        ],
         &body,
     );
     assert_eq!(own.status, 200, "{}", own.text());
@@ -416,10 +452,18 @@ fn serve_on_loopback_answers_loopback_names_only() {
     };
     let server = Server::start(&[dir.path()], &[]);
     for host in ["localhost:9", "127.0.0.1", "[::1]:80"] {
-        assert_eq!(server.send("GET", "/", &[("Host", host)], &[]).status, 200, "{host}");
+        assert_eq!(
+            server.send("GET", "/", &[("Host", host)], &[]).status,
+            200,
+            "{host}"
+        );
     }
     // A page of another site whose name was pointed at 127.0.0.1 (DNS rebinding).
-    for host in ["evil.example", "evil.example:8765", "127.0.0.1.evil.example"] {
+    for host in [
+        "evil.example",
+        "evil.example:8765",
+        "127.0.0.1.evil.example",
+    ] {
         let response = server.send("GET", "/api/reports", &[("Host", host)], &[]);
         assert_eq!(response.status, 403, "{host}");
     }
@@ -457,7 +501,10 @@ fn serve_refuses_cross_origin_posts() {
     assert_eq!(own.status, 200, "{}", own.text());
     // The name existed: the upload got a new one, the file is untouched.
     assert_eq!(own.text(), "nsys-ai_mock-2.sqlite");
-    assert_eq!(names_in(dir.path()), ["nsys-ai_mock-2.sqlite", "nsys-ai_mock.sqlite"]);
+    assert_eq!(
+        names_in(dir.path()),
+        ["nsys-ai_mock-2.sqlite", "nsys-ai_mock.sqlite"]
+    );
     assert!(std::fs::read(dir.path().join("nsys-ai_mock-2.sqlite")).unwrap() == body);
 }
 
@@ -572,8 +619,11 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
             [HOSTILE],
         )
         .unwrap();
-        db.execute("UPDATE NVTX_EVENTS SET text = ?1 WHERE text IS NOT NULL", [HOSTILE])
-            .unwrap();
+        db.execute(
+            "UPDATE NVTX_EVENTS SET text = ?1 WHERE text IS NOT NULL",
+            [HOSTILE],
+        )
+        .unwrap();
     }
     let server = Server::start(&[dir.path()], &[]);
     let list = server.reports_with_headlines();
@@ -585,7 +635,8 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
         .map(percent_encode)
         .collect();
     let id = id.join("/");
-    let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;";
+    let escaped =
+        "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;";
     for (page, shows) in [
         ("/".to_owned(), true),
         (format!("/report/{id}"), true),
@@ -599,13 +650,22 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
         assert!(!html.contains("<script>alert"), "{page}");
         assert!(!html.contains("<img"), "{page}");
         assert!(!html.contains("<b>bold"), "{page}");
-        assert!(html.contains("run &lt;b&gt;bold&lt;i&gt; &amp; &#39;quoted&#39;.sqlite"), "{page}");
+        assert!(
+            html.contains("run &lt;b&gt;bold&lt;i&gt; &amp; &#39;quoted&#39;.sqlite"),
+            "{page}"
+        );
         if shows {
-            assert!(html.contains(escaped), "{page} does not show the name as text");
+            assert!(
+                html.contains(escaped),
+                "{page} does not show the name as text"
+            );
         }
         // The only scripts are the page's own.
         for (at, _) in html.match_indices("<script") {
-            assert!(html[at..].starts_with("<script src=\"/assets/hub.js\""), "{page}");
+            assert!(
+                html[at..].starts_with("<script src=\"/assets/hub.js\""),
+                "{page}"
+            );
         }
     }
 }
@@ -613,10 +673,12 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
 /// A URL path segment (as the hub writes ids).
 fn percent_encode(part: &str) -> String {
     part.bytes()
-        .map(|b| match b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            true => (b as char).to_string(),
-            false => format!("%{b:02X}"),
-        })
+        .map(
+            |b| match b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                true => (b as char).to_string(),
+                false => format!("%{b:02X}"),
+            },
+        )
         .collect()
 }
 
@@ -670,12 +732,15 @@ fn csv_rows(csv: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn serve_compares_two_runs_with_the_numbers_compare_prints() {
-    let Some((dir, copies)) = runs(&["h100_torch_graph_whole.sqlite", "h100_torch_graph_node.sqlite"])
-    else {
+    let Some((dir, copies)) = runs(&[
+        "h100_torch_graph_whole.sqlite",
+        "h100_torch_graph_node.sqlite",
+    ]) else {
         return;
     };
     let server = Server::start(&[dir.path()], &[]);
-    let page = server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/h100_torch_graph_node.sqlite");
+    let page =
+        server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/h100_torch_graph_node.sqlite");
     assert_eq!(page.status, 200, "{}", page.text());
     let shown = html_rows(&page.text());
     let cli = |extra: &[&str]| {
@@ -686,7 +751,11 @@ fn serve_compares_two_runs_with_the_numbers_compare_prints() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         csv_rows(&String::from_utf8(out.stdout).unwrap())
     };
     let summary = cli(&["--summary"]);

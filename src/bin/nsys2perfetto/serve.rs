@@ -309,7 +309,9 @@ fn default_cache() -> anyhow::Result<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .ok_or_else(|| anyhow!("no cache directory (neither XDG_CACHE_HOME nor HOME): give --cache"))?;
+        .ok_or_else(|| {
+            anyhow!("no cache directory (neither XDG_CACHE_HOME nor HOME): give --cache")
+        })?;
     Ok(base.join("nsys2perfetto").join("hub"))
 }
 
@@ -521,7 +523,10 @@ async fn home(State(hub): State<Shared>) -> Response {
     .await;
     match page {
         Ok(Ok(page)) => html(page),
-        _ => refused(StatusCode::INTERNAL_SERVER_ERROR, "the page could not be made"),
+        _ => refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the page could not be made",
+        ),
     }
 }
 
@@ -541,7 +546,10 @@ async fn config(State(hub): State<Shared>) -> Response {
 async fn reports_json(State(hub): State<Shared>) -> Response {
     let lister = Arc::clone(&hub);
     let Ok((reports, _)) = tokio::task::spawn_blocking(move || lister.list()).await else {
-        return refused(StatusCode::INTERNAL_SERVER_ERROR, "the list could not be made");
+        return refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the list could not be made",
+        );
     };
     let list: Vec<serde_json::Value> = reports
         .iter()
@@ -585,7 +593,10 @@ async fn with_entry<T: Send + 'static>(
             StatusCode::UNPROCESSABLE_ENTITY,
             &format!("error: {why}"),
         )),
-        Err(_) => Err(refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed")),
+        Err(_) => Err(refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the work failed",
+        )),
     }
 }
 
@@ -593,7 +604,11 @@ async fn report_page(
     State(hub): State<Shared>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
-    match with_entry(&hub, &id, |hub, entry| hub.cache.report_page(entry, &hub.options)).await {
+    match with_entry(&hub, &id, |hub, entry| {
+        hub.cache.report_page(entry, &hub.options)
+    })
+    .await
+    {
         Ok(page) => file_response(&page, "text/html; charset=utf-8", None).await,
         Err(r) => r,
     }
@@ -650,7 +665,10 @@ async fn open_page(
 async fn compare_page(State(hub): State<Shared>, uri: axum::http::Uri) -> Response {
     let query = uri.query().unwrap_or("");
     let (Some(a), Some(b)) = (url::query_value(query, "a"), url::query_value(query, "b")) else {
-        return refused(StatusCode::BAD_REQUEST, "compare needs two runs: ?a=RUN&b=RUN");
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "compare needs two runs: ?a=RUN&b=RUN",
+        );
     };
     let Ok(_permit) = hub.foreground.clone().acquire_owned().await else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "stopping");
@@ -704,9 +722,7 @@ async fn trace(
     })
     .await;
     match converted {
-        Ok((path, name)) => {
-            file_response(&path, "application/octet-stream", Some(&name)).await
-        }
+        Ok((path, name)) => file_response(&path, "application/octet-stream", Some(&name)).await,
         Err(r) => r,
     }
 }
@@ -835,9 +851,10 @@ async fn receive(State(hub): State<Shared>, request: Request) -> Response {
         Ok(Err(upload::UploadError::Stopped(upload::Stopped::TooLarge(_)))) => {
             refused(StatusCode::PAYLOAD_TOO_LARGE, &too_large)
         }
-        Ok(Err(upload::UploadError::Stopped(upload::Stopped::Broken(why)))) => {
-            refused(StatusCode::BAD_REQUEST, &format!("upload cut off: {why}; nothing kept"))
-        }
+        Ok(Err(upload::UploadError::Stopped(upload::Stopped::Broken(why)))) => refused(
+            StatusCode::BAD_REQUEST,
+            &format!("upload cut off: {why}; nothing kept"),
+        ),
         Ok(Err(upload::UploadError::Failed(e))) => {
             refused(StatusCode::INTERNAL_SERVER_ERROR, &format!("error: {e}"))
         }

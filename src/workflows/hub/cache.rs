@@ -25,13 +25,11 @@ impl CacheKey {
     /// The key of `entry` as it is now.
     pub fn of(entry: &Entry) -> CacheKey {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        let path = entry.path.canonicalize().unwrap_or_else(|_| entry.path.clone());
-        let text = format!(
-            "{}\0{}\0{}",
-            path.display(),
-            entry.size,
-            entry.modified_ns
-        );
+        let path = entry
+            .path
+            .canonicalize()
+            .unwrap_or_else(|_| entry.path.clone());
+        let text = format!("{}\0{}\0{}", path.display(), entry.size, entry.modified_ns);
         for byte in text.bytes() {
             hash ^= u64::from(byte);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
@@ -106,11 +104,10 @@ impl Cache {
             OutputFile::new(&path).write_with(|out| out.write_all(&json))?;
             Ok(())
         })?;
-        self.headline(entry)
-            .ok_or_else(|| Error::Unreadable {
-                path: path.clone(),
-                cause: std::io::Error::other("the headline just written cannot be read"),
-            })
+        self.headline(entry).ok_or_else(|| Error::Unreadable {
+            path: path.clone(),
+            cause: std::io::Error::other("the headline just written cannot be read"),
+        })
     }
 
     /// The report page of `entry` (HTML, as `report -o page.html` writes

@@ -132,7 +132,10 @@ mod tests {
     fn utc_minutes_as_date_prints_them() {
         assert_eq!(utc_minute(0), "1970-01-01 00:00");
         // date -u -d @1795795200 → 2026-11-27 16:00
-        assert_eq!(utc_minute(1_795_795_200 * 1_000_000_000), "2026-11-27 16:00");
+        assert_eq!(
+            utc_minute(1_795_795_200 * 1_000_000_000),
+            "2026-11-27 16:00"
+        );
         assert_eq!(utc_minute(951_782_400 * 1_000_000_000), "2000-02-29 00:00");
     }
 }

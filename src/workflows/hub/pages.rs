@@ -17,10 +17,10 @@ use crate::analysis::stats::{
     compare, compare_files, comparison_table, summarize_file, top_by_kind, Kind, StatsReport,
     Table as StatsTable, TableFormat,
 };
-use crate::render::table::Cell;
 use crate::error::Result;
 use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
+use crate::render::table::Cell;
 use crate::workflows::serve::percent_encode;
 use crate::Options;
 
@@ -78,9 +78,11 @@ pub fn write_home(out: &mut dyn Write, home: &Home) -> io::Result<()> {
         Block::Section(
             "upload",
             vec![Block::Paragraph(
-                Text::plain("Drop .sqlite, .nsys-rep or .qdrep files here (or choose them) to add them to ")
-                    .code(home.upload_dir.display().to_string())
-                    .then("."),
+                Text::plain(
+                    "Drop .sqlite, .nsys-rep or .qdrep files here (or choose them) to add them to ",
+                )
+                .code(home.upload_dir.display().to_string())
+                .then("."),
             )],
         ),
     ];
@@ -128,9 +130,7 @@ fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
                 h.capture_ns.map_or("–".into(), |ns| duration(ns.into())),
             ));
             row.push(Text::plain(h.gpus.to_string()));
-            row.push(Text::plain(
-                h.busy_share.map_or("–".into(), percent),
-            ));
+            row.push(Text::plain(h.busy_share.map_or("–".into(), percent)));
             row.push(match &h.top_kernel {
                 Some((name, time)) => Text::default()
                     .code(name.clone())
@@ -198,12 +198,7 @@ pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
         table
             .rows
             .iter()
-            .all(|r| {
-                matches!(
-                    r.get(c),
-                    Some(Cell::Int(_) | Cell::Real(..) | Cell::Empty)
-                )
-            })
+            .all(|r| matches!(r.get(c), Some(Cell::Int(_) | Cell::Real(..) | Cell::Empty)))
     };
     let columns = table
         .columns
@@ -219,7 +214,11 @@ pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
         .iter()
         .map(|r| r.iter().map(|c| Text::plain(c.text())).collect())
         .collect();
-    blocks.push(Block::TextTable(columns, rows));
+    // Wide: scrolled sideways rather than its names squeezed.
+    blocks.push(Block::Section(
+        "wide",
+        vec![Block::TextTable(columns, rows)],
+    ));
     blocks
 }
 
@@ -228,15 +227,17 @@ pub fn write_stats(out: &mut dyn Write, entry: &Entry, options: &Options) -> Res
     let tables = summarize_file(&entry.path, &StatsReport::DEFAULT, options)?;
     let mut blocks = vec![
         nav(Some(entry)),
-        Block::Heading(1, Text::plain(format!("Statistics of {}", entry.relative()))),
+        Block::Heading(
+            1,
+            Text::plain(format!("Statistics of {}", entry.relative())),
+        ),
     ];
     for table in &tables {
         blocks.extend(table_blocks(table));
     }
     let title = format!("stats: {}", entry.relative());
-    write_html_with(out, &title, &blocks, &[SCRIPT_PATH]).map_err(|cause| {
-        crate::Error::Writer { cause }
-    })
+    write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
+        .map_err(|cause| crate::Error::Writer { cause })
 }
 
 /// A JSON object with its keys in the order written.
@@ -250,7 +251,10 @@ impl<'de> Deserialize<'de> for Ordered {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("an object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Ordered, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Ordered, A::Error> {
                 let mut pairs = Vec::new();
                 while let Some(pair) = map.next_entry()? {
                     pairs.push(pair);
@@ -281,8 +285,14 @@ pub fn write_findings_page(out: &mut dyn Write, entry: &Entry, options: &Options
     let findings = analyze_file(&entry.path, &Rule::ALL, &Thresholds::default(), options)?;
     let mut json = Vec::new();
     let file = entry.relative().to_owned();
-    write_findings(&mut json, &findings, &file, TableFormat::Json, Some(FINDINGS_SHOWN))
-        .map_err(|cause| crate::Error::Writer { cause })?;
+    write_findings(
+        &mut json,
+        &findings,
+        &file,
+        TableFormat::Json,
+        Some(FINDINGS_SHOWN),
+    )
+    .map_err(|cause| crate::Error::Writer { cause })?;
     let mut blocks = vec![
         nav(Some(entry)),
         Block::Heading(1, Text::plain(format!("Findings of {}", entry.relative()))),
@@ -321,12 +331,14 @@ pub fn write_findings_page(out: &mut dyn Write, entry: &Entry, options: &Options
                     .collect()
             })
             .collect();
-        blocks.push(Block::TextTable(columns, rows));
+        blocks.push(Block::Section(
+            "wide",
+            vec![Block::TextTable(columns, rows)],
+        ));
     }
     let title = format!("findings: {}", entry.relative());
-    write_html_with(out, &title, &blocks, &[SCRIPT_PATH]).map_err(|cause| {
-        crate::Error::Writer { cause }
-    })
+    write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
+        .map_err(|cause| crate::Error::Writer { cause })
 }
 
 /// A value of the findings' JSON as a cell shows it.
@@ -334,11 +346,9 @@ fn json_cell(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(items) => items
-            .iter()
-            .map(json_cell)
-            .collect::<Vec<_>>()
-            .join(" "),
+        serde_json::Value::Array(items) => {
+            items.iter().map(json_cell).collect::<Vec<_>>().join(" ")
+        }
         v => v.to_string(),
     }
 }
@@ -359,7 +369,12 @@ pub fn write_open(out: &mut dyn Write, entry: &Entry) -> io::Result<()> {
             )],
         ),
     ];
-    write_html_with(out, &format!("open: {}", entry.relative()), &blocks, &[SCRIPT_PATH])
+    write_html_with(
+        out,
+        &format!("open: {}", entry.relative()),
+        &blocks,
+        &[SCRIPT_PATH],
+    )
 }
 
 /// Writes a page that says `message` (an error, on one line), with the way
@@ -391,7 +406,10 @@ pub fn write_compare(out: &mut dyn Write, a: &Entry, b: &Entry, options: &Option
     );
     let mut blocks = vec![
         nav(None),
-        Block::Heading(1, Text::plain(format!("{} vs {}", a.relative(), b.relative()))),
+        Block::Heading(
+            1,
+            Text::plain(format!("{} vs {}", a.relative(), b.relative())),
+        ),
         Block::List(vec![
             Text::plain("A: ").link(a.relative(), url("report", a)),
             Text::plain("B: ").link(b.relative(), url("report", b)),

@@ -102,12 +102,24 @@ mod tests {
     fn names_are_their_own_and_never_replace_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        assert_eq!(place_for(d, "run.sqlite", &|_| false).unwrap(), d.join("run.sqlite"));
-        assert_eq!(place_for(d, "../../etc/run.sqlite", &|_| false).unwrap(), d.join("run.sqlite"));
-        assert_eq!(place_for(d, "C:\\x\\run.qdrep", &|_| false).unwrap(), d.join("run.qdrep"));
+        assert_eq!(
+            place_for(d, "run.sqlite", &|_| false).unwrap(),
+            d.join("run.sqlite")
+        );
+        assert_eq!(
+            place_for(d, "../../etc/run.sqlite", &|_| false).unwrap(),
+            d.join("run.sqlite")
+        );
+        assert_eq!(
+            place_for(d, "C:\\x\\run.qdrep", &|_| false).unwrap(),
+            d.join("run.qdrep")
+        );
         std::fs::write(d.join("run.sqlite"), b"x").unwrap();
         std::fs::write(d.join("run-2.sqlite"), b"x").unwrap();
-        assert_eq!(place_for(d, "run.sqlite", &|_| false).unwrap(), d.join("run-3.sqlite"));
+        assert_eq!(
+            place_for(d, "run.sqlite", &|_| false).unwrap(),
+            d.join("run-3.sqlite")
+        );
         for bad in ["run.txt", ".sqlite", "..", "", "a/.hidden.sqlite", "sqlite"] {
             assert!(place_for(d, bad, &|_| false).is_err(), "{bad:?}");
         }
