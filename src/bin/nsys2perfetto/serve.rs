@@ -90,6 +90,10 @@ pub struct Args {
     /// The nsys CLI used to export .nsys-rep/.qdrep reports.
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
+
+    /// Only the URL, the `ssh -L` line and errors: no note of what is served.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// A size: bytes, or with a unit (K, M, G: powers of 1024, as KiB...).
@@ -146,6 +150,13 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         false => args.dirs,
     };
     for dir in &dirs {
+        if let Err(cause) = std::fs::metadata(dir) {
+            return Err(nsys2perfetto::Error::Unreadable {
+                path: dir.clone(),
+                cause,
+            }
+            .into());
+        }
         if !dir.is_dir() {
             return Err(Usage(format!("{} is not a directory", dir.display())).into());
         }
@@ -204,7 +215,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         .build()
         .context("cannot start the server's threads")?;
     let cancel = Arc::clone(&signals.cancel);
-    runtime.block_on(serve(hub, args.bind, args.port, cancel))?;
+    runtime.block_on(serve(hub, (args.bind, args.port), args.quiet, cancel))?;
     // Reads under way stop at the cancellation flag; uploads under way lose
     // their sender and leave nothing.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -213,15 +224,15 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
 
 async fn serve(
     hub: Shared,
-    bind: IpAddr,
-    port: u16,
+    (bind, port): (IpAddr, u16),
+    quiet: bool,
     cancel: Arc<std::sync::atomic::AtomicBool>,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(bind, port))
         .await
         .with_context(|| format!("cannot listen on {}", SocketAddr::new(bind, port)))?;
     let address = listener.local_addr()?;
-    announce(&hub, address);
+    announce(&hub, address, quiet);
     tokio::spawn(watch(Arc::clone(&hub)));
     let app = Router::new()
         .route("/", get(home))
@@ -256,7 +267,7 @@ async fn serve(
 }
 
 /// Prints where to open the page, and how to reach it from a laptop.
-fn announce(hub: &Hub, address: SocketAddr) {
+fn announce(hub: &Hub, address: SocketAddr, quiet: bool) {
     let port = address.port();
     let shown = match address.ip() {
         IpAddr::V6(ip) => format!("[{ip}]"),
@@ -278,6 +289,9 @@ fn announce(hub: &Hub, address: SocketAddr) {
         );
     }
     let _ = out.flush();
+    if quiet {
+        return;
+    }
     let dirs: Vec<String> = hub.dirs.iter().map(|d| d.display().to_string()).collect();
     crate::note(format_args!(
         "serving the reports under {}; cache in {}; Ctrl-C stops",
