@@ -769,3 +769,48 @@ fn serve_compares_two_runs_with_the_numbers_compare_prints() {
     let response = server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/../../etc/passwd");
     assert_eq!(response.status, 404);
 }
+
+#[test]
+fn serve_stopped_by_sigterm_leaves_no_half_upload() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let mut server = Server::start(&[dir.path()], &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /upload?name=half.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
+                 Content-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    stream.write_all(&body[..body.len() / 2]).unwrap();
+    // Being written: a temporary file beside the runs.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while names_in(dir.path()).len() < 2 {
+        assert!(Instant::now() < deadline, "no temporary file appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the server's own pid.
+    assert_eq!(
+        unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still serving after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status}");
+    // The upload that never ended left nothing, and the run is untouched.
+    assert_eq!(names_in(dir.path()), ["nsys-ai_mock.sqlite"]);
+    drop(stream);
+}

@@ -13,6 +13,7 @@
 //! by its id in the list, never by a path of the machine.
 
 use std::collections::{HashMap, HashSet};
+use std::future::IntoFuture as _;
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -256,15 +257,28 @@ async fn serve(
             guard,
         ))
         .with_state(hub);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            while !cancel.load(Ordering::Relaxed) {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-        .await
-        .context("the server failed")
+    let stopped = |cancel: Arc<std::sync::atomic::AtomicBool>| async move {
+        while !cancel.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let server = std::pin::pin!(axum::serve(listener, app)
+        .with_graceful_shutdown(stopped(Arc::clone(&cancel)))
+        .into_future());
+    // Requests under way get a moment to end; one that does not (an upload
+    // that stalls) is dropped with the runtime, and leaves nothing.
+    let grace = std::pin::pin!(async move {
+        stopped(cancel).await;
+        tokio::time::sleep(GRACE).await;
+    });
+    match futures_util::future::select(server, grace).await {
+        futures_util::future::Either::Left((served, _)) => served.context("the server failed"),
+        futures_util::future::Either::Right(_) => Ok(()),
+    }
 }
+
+/// How long requests under way may go on once the server is stopping.
+const GRACE: Duration = Duration::from_secs(2);
 
 /// Prints where to open the page, and how to reach it from a laptop.
 fn announce(hub: &Hub, address: SocketAddr, quiet: bool) {
