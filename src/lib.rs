@@ -74,6 +74,13 @@ pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::output::{output_format, NamedFormat, OutputFile};
 pub use workflows::serve;
 
+pub mod hub {
+    //! What the web page of `serve` needs that is no HTTP: the reports under
+    //! its directories ([`scan`]), their headlines and traces computed once
+    //! and cached ([`Cache`]), the pages ([`pages`]) and uploads ([`upload`]).
+    pub use crate::workflows::hub::*;
+}
+
 pub mod directories {
     //! Directories of reports: every export and report below them
     //! ([`files_below`]), each converted into a trace in a tree that mirrors

@@ -6,6 +6,7 @@
 //! numbers being in the tables beside them). Text is plain text: each
 //! rendering escapes it, so a name is shown as it is, whatever it holds.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::render::escape::{code_span, commonmark, commonmark_line, html as escape};
@@ -16,6 +17,9 @@ pub(crate) enum Span {
     Plain(String),
     /// Shown in a code font, as is.
     Code(String),
+    /// A link: its text, and where it goes (a URL the program made, never
+    /// text from a report).
+    Link(String, String),
 }
 
 /// Text: spans one after the other.
@@ -37,6 +41,12 @@ impl Text {
     /// This text, then `text` plain.
     pub(crate) fn then(mut self, text: impl Into<String>) -> Text {
         self.0.push(Span::Plain(text.into()));
+        self
+    }
+
+    /// This text, then a link of text `text` to `href`.
+    pub(crate) fn link(mut self, text: impl Into<String>, href: impl Into<String>) -> Text {
+        self.0.push(Span::Link(text.into(), href.into()));
         self
     }
 }
@@ -134,6 +144,9 @@ pub(crate) enum Block {
     /// An SVG image, from [`super::chart`] (HTML only).
     Chart(String),
     List(Vec<Text>),
+    /// A table whose cells are text (links among it): the columns, and
+    /// rows of a cell per column.
+    TextTable(Vec<Column>, Vec<Vec<Text>>),
     /// Blocks that belong together (a run, the job's steps): an HTML
     /// `<section>` of this class (none where empty); in Markdown, a blank
     /// line more from the section before.
@@ -147,15 +160,32 @@ h2{font-size:1.15em;margin-top:1.6em;color:#4e79a7}h3{font-size:1em;margin-botto
 table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #ddd;padding:3px 8px;vertical-align:top;font-size:0.92em}\
 th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 td.slowest{color:#c0392b;font-weight:bold}td.missing{color:#888}\
-li{margin:3px 0}svg{display:block;margin:8px 0;max-width:100%;height:auto}td{overflow-wrap:anywhere}p{margin:6px 0}";
+li{margin:3px 0}svg{display:block;margin:8px 0;max-width:100%;height:auto}td{overflow-wrap:anywhere}p{margin:6px 0}\
+section.upload{border:2px dashed #9aa7b8;border-radius:6px;padding:6px 14px;margin:12px 0}section.upload.over{background:#eef3fb}section.reports td:first-child{min-width:12em}\
+section.wide{overflow-x:auto}section.wide td:last-child{min-width:24em}section.wide td:not(:last-child){overflow-wrap:normal}";
 
 /// Writes `blocks` as one HTML page titled `title`.
 pub(crate) fn write_html(out: &mut dyn Write, title: &str, blocks: &[Block]) -> io::Result<()> {
+    write_html_with(out, title, blocks, &[])
+}
+
+/// [`write_html`], the page also loading each of `scripts` (URLs the
+/// program made), after the page is read: the pages of `serve`.
+pub(crate) fn write_html_with(
+    out: &mut dyn Write,
+    title: &str,
+    blocks: &[Block],
+    scripts: &[&str],
+) -> io::Result<()> {
     write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style></head><body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>",
         escape(title)
     )?;
+    for script in scripts {
+        write!(out, "<script src=\"{}\" defer></script>", escape(script))?;
+    }
+    writeln!(out, "</head><body>")?;
     write_html_blocks(out, blocks)?;
     writeln!(out, "</body></html>")
 }
@@ -174,6 +204,7 @@ fn html_text(text: &Text) -> String {
         .map(|span| match span {
             Span::Plain(s) => escape(s),
             Span::Code(s) => format!("<code>{}</code>", escape(s)),
+            Span::Link(s, href) => format!("<a href=\"{}\">{}</a>", escape(href), escape(s)),
         })
         .collect()
 }
@@ -199,6 +230,26 @@ fn html_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
             }
             write_html_blocks(out, blocks)?;
             writeln!(out, "</section>")
+        }
+        Block::TextTable(columns, rows) => {
+            write!(out, "<table>")?;
+            write!(out, "<tr>")?;
+            for c in columns {
+                write!(out, "<th>{}</th>", escape(&c.name))?;
+            }
+            write!(out, "</tr>")?;
+            for row in rows {
+                write!(out, "<tr>")?;
+                for (i, cell) in row.iter().enumerate() {
+                    let class = match columns.get(i).is_some_and(|c| c.numeric) {
+                        true => " class=\"n\"",
+                        false => "",
+                    };
+                    write!(out, "<td{class}>{}</td>", html_text(cell))?;
+                }
+                write!(out, "</tr>")?;
+            }
+            writeln!(out, "</table>")
         }
         Block::Table(table) => {
             write!(out, "<table>")?;
@@ -249,6 +300,21 @@ fn markdown_text(text: &Text) -> String {
             Span::Plain(p) if i == 0 => s.push_str(&commonmark_line(p)),
             Span::Plain(p) => s.push_str(&commonmark(p)),
             Span::Code(c) => s.push_str(&code_span(c)),
+            Span::Link(t, href) => {
+                let _ = write!(s, "[{}](<{}>)", commonmark(t), href.replace(['<', '>'], ""));
+            }
+        }
+    }
+    s
+}
+
+/// `text` in a table cell: as [`markdown_text`], but starting no line.
+fn markdown_cell(text: &Text) -> String {
+    let mut s = String::new();
+    for span in &text.0 {
+        match span {
+            Span::Plain(p) => s.push_str(&commonmark(p)),
+            span => s.push_str(&markdown_text(&Text(vec![span.clone()]))),
         }
     }
     s
@@ -271,6 +337,20 @@ fn markdown_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
             writeln!(out)
         }
         Block::Section(_, blocks) => write_markdown(out, blocks),
+        Block::TextTable(columns, rows) => {
+            let names: Vec<String> = columns.iter().map(|c| commonmark(&c.name)).collect();
+            writeln!(out, "| {} |", names.join(" | "))?;
+            let aligns: Vec<&str> = columns
+                .iter()
+                .map(|c| if c.numeric { "---:" } else { "---" })
+                .collect();
+            writeln!(out, "| {} |", aligns.join(" | "))?;
+            for row in rows {
+                let cells: Vec<String> = row.iter().map(markdown_cell).collect();
+                writeln!(out, "| {} |", cells.join(" | "))?;
+            }
+            writeln!(out)
+        }
         Block::Table(table) => {
             let names: Vec<String> = table.columns.iter().map(|c| commonmark(&c.name)).collect();
             writeln!(out, "| {} |", names.join(" | "))?;

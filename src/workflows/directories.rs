@@ -196,7 +196,7 @@ fn trace_name(input: &Path, format: Format) -> PathBuf {
 /// modification time), the report, exported again, when it is older; never
 /// both. Links to files are followed; links to directories are not (no
 /// cycles).
-fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<PathBuf>)>> {
+pub(crate) fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<PathBuf>)>> {
     let mut found = Vec::new();
     let mut dirs = vec![dir.to_owned()];
     while let Some(dir) = dirs.pop() {

@@ -9,6 +9,7 @@
 pub(crate) mod analyses;
 pub(crate) mod directories;
 pub(crate) mod file;
+pub(crate) mod hub;
 pub(crate) mod input;
 pub(crate) mod merge;
 pub(crate) mod output;

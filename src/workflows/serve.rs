@@ -380,7 +380,7 @@ fn copy_cancellable(
 
 /// A file name as a URL path segment: unreserved characters as they are,
 /// every other byte %-encoded.
-fn percent_encode(name: &str) -> String {
+pub(crate) fn percent_encode(name: &str) -> String {
     let mut out = String::new();
     for b in name.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {

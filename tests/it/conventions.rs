@@ -129,6 +129,7 @@ fn a_missing_input_exits_1_and_a_usage_error_2_everywhere() {
         &["report", "missing.sqlite"],
         &["report", "missing.sqlite", "-o", "r.md"],
         &["open", "missing.sqlite"],
+        &["serve", "missing.sqlite"],
     ];
     for args in missing {
         assert_fails(
@@ -139,7 +140,7 @@ fn a_missing_input_exits_1_and_a_usage_error_2_everywhere() {
         );
     }
     for command in [
-        "convert", "merge", "stats", "analyze", "compare", "series", "report", "open",
+        "convert", "merge", "stats", "analyze", "compare", "series", "report", "open", "serve",
     ] {
         assert_fails(d, &[command, "--no-such-flag"], 2, "--no-such-flag");
     }

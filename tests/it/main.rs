@@ -43,6 +43,7 @@ mod report;
 mod reports;
 mod scale;
 mod series;
+mod serve;
 mod stats;
 mod steps;
 mod steps_measured;

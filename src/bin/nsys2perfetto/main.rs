@@ -25,6 +25,7 @@ mod paths;
 mod profile;
 mod report;
 mod series;
+mod serve;
 mod signals;
 mod stats;
 mod tab_memory;
@@ -51,6 +52,7 @@ enum Command {
     Compare(compare::Args),
     Series(series::Args),
     Report(report::Args),
+    Serve(serve::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
         Command::Report(args) => report::run(args, &signals),
+        Command::Serve(args) => serve::run(args, &signals),
     };
     match ran {
         Ok(status) => status,

@@ -1,0 +1,267 @@
+"""`nsys2perfetto serve`, the hub, driven by a real browser: Debian's
+Chromium under Playwright, as a user would use the page. The home page
+lists the fixtures with their headlines; a report dropped on the page (a
+real drop event carrying a file) appears, and its trace is `convert`'s;
+"Open in Perfetto" hands the exact bytes of the trace to a stand-in of the
+Perfetto UI that answers PING with PONG as ui.perfetto.dev does; no page
+logs an error to the console.
+
+Skipped (failed in CI) without Playwright or /usr/bin/chromium. With
+NSYS2PERFETTO_SCREENS set to a directory, screenshots of the pages go there.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import os
+import shutil
+import sqlite3
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from nsys2perfetto._cli import program
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+# The stand-in of the Perfetto UI: answers PING with PONG, as the UI does,
+# and keeps what it was posted: its length and SHA-256.
+STAND_IN = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>stand-in</title></head>
+<body><p id="state">waiting</p><script>
+window.addEventListener("message", async (event) => {
+  if (event.data === "PING") { event.source.postMessage("PONG", event.origin); return; }
+  const posted = event.data && event.data.perfetto;
+  if (!posted) { return; }
+  const digest = await crypto.subtle.digest("SHA-256", posted.buffer);
+  const hex = Array.from(new Uint8Array(digest)).map((b) => b.toString(16).padStart(2, "0")).join("");
+  window.received = { length: posted.buffer.byteLength, sha256: hex, title: posted.title };
+  document.getElementById("state").textContent = "received " + posted.buffer.byteLength;
+});
+</script></body></html>"""
+
+
+def sync_playwright():
+    try:
+        from playwright.sync_api import sync_playwright as start
+    except ImportError:
+        need(False, "Playwright for Python (pip install playwright)")
+    need(CHROMIUM.exists(), f"Chromium at {CHROMIUM} (apt-get install chromium)")
+    return start
+
+
+class StandIn(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (the standard library's name)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(STAND_IN)))
+        self.end_headers()
+        self.wfile.write(STAND_IN)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def stand_in():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/ui.html"
+    server.shutdown()
+
+
+@pytest.fixture
+def runs(tmp_path, sqlite):
+    """A directory of two runs, the second an hour newer."""
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    for i, name in enumerate(["nsys-ai_h100_2gpu_1s", "dlprof_nsys_profile"]):
+        copy = directory / f"{name}.sqlite"
+        shutil.copy(sqlite(name), copy)
+        os.utime(copy, (1_700_000_000 + 3600 * i, 1_700_000_000 + 3600 * i))
+    return directory
+
+
+@pytest.fixture
+def hub(runs, tmp_path, stand_in):
+    """`serve` on the runs, its UI the stand-in: (URL, process)."""
+    process = subprocess.Popen(
+        [program(), "serve", str(runs), "--port", "0", "--cache", str(tmp_path / "cache"),
+         "--ui", stand_in],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    url = process.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:"), url
+    threading.Thread(target=process.stdout.read, daemon=True).start()
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def browser():
+    start = sync_playwright()
+    with start() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A page whose console errors and uncaught exceptions are collected,
+    and checked to be none at the end."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    errors: list[str] = []
+
+    def watch(p):
+        p.on("console", lambda m: errors.append(f"{p.url}: {m.text}") if m.type == "error" else None)
+        p.on("pageerror", lambda e: errors.append(f"{p.url}: {e}"))
+
+    context.on("page", watch)
+    page = context.new_page()
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def screenshot(page, name: str) -> None:
+    directory = os.environ.get("NSYS2PERFETTO_SCREENS")
+    if directory:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=True)
+
+
+def converted(report: Path, tmp_path: Path) -> bytes:
+    """The trace `convert` writes of `report`."""
+    out = tmp_path / f"{report.stem}.convert.perfetto-trace"
+    subprocess.run([program(), "convert", str(report), "-o", str(out), "-q"], check=True)
+    return out.read_bytes()
+
+
+def gpus_of(export: Path) -> int:
+    """How many GPUs did work, by SQL over the export."""
+    with sqlite3.connect(f"file:{export}?mode=ro", uri=True) as db:
+        return db.execute(
+            "SELECT count(DISTINCT deviceId) FROM (SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "UNION ALL SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY)"
+        ).fetchone()[0]
+
+
+def row_of(page, name: str):
+    return page.locator("section.reports tr", has=page.locator(f"a:text-is('{name}')"))
+
+
+def wait_for_headline(page, name: str, timeout: float = 120_000):
+    """The row of `name` once its headline is shown (the page refreshes
+    its list by itself)."""
+    row = row_of(page, name)
+    row.wait_for(timeout=timeout)
+    page.wait_for_function(
+        """(name) => { const link = [...document.querySelectorAll('section.reports a')]
+             .find((a) => a.textContent === name);
+           return link && !link.closest('tr').textContent.includes('…'); }""",
+        arg=name, timeout=timeout,
+    )
+    return row
+
+
+def test_home_lists_the_runs_newest_first_with_their_headlines(hub, runs, page):
+    page.goto(hub)
+    for export in sorted(runs.iterdir()):
+        row = wait_for_headline(page, export.name)
+        cells = row.locator("td").all_text_contents()
+        assert cells[4] == str(gpus_of(export)), cells
+        assert cells[5].endswith("%"), cells
+    names = page.locator("section.reports tr td:first-child a").all_text_contents()
+    assert names == ["dlprof_nsys_profile.sqlite", "nsys-ai_h100_2gpu_1s.sqlite"]
+    screenshot(page, "home")
+    # The report page, the stats and the findings: the renderer's pages.
+    page.locator("a:text-is('dlprof_nsys_profile.sqlite')").click()
+    page.wait_for_selector("h1")
+    assert "dlprof_nsys_profile.sqlite" in page.locator("h1").first.text_content()
+    assert page.locator("text=Top kernels").count() >= 1
+    screenshot(page, "report")
+    page.go_back()
+    row_of(page, "dlprof_nsys_profile.sqlite").locator("a:text-is('stats')").click()
+    page.wait_for_selector("text=cuda_gpu_kern_sum")
+    screenshot(page, "stats")
+
+
+def test_two_chosen_runs_are_compared_with_compares_numbers(hub, runs, page):
+    page.goto(hub)
+    for export in sorted(runs.iterdir()):
+        wait_for_headline(page, export.name)
+    button = page.locator("#hub-compare")
+    assert button.is_disabled()
+    first, second = "nsys-ai_h100_2gpu_1s.sqlite", "dlprof_nsys_profile.sqlite"
+    row_of(page, first).locator("input.choose").check()
+    # The list is fetched again meanwhile: the choice stays.
+    page.wait_for_timeout(2500)
+    row_of(page, second).locator("input.choose").check()
+    assert button.is_enabled()
+    button.click()
+    page.wait_for_selector("h1:has-text('vs')")
+    assert page.locator("h1").text_content() == f"{first} vs {second}"
+    shown = [
+        [cell.strip() for cell in row.locator("td").all_text_contents()]
+        for row in page.locator("tr").all()
+    ]
+    out = subprocess.run(
+        [program(), "compare", str(runs / first), str(runs / second), "--summary", "--format", "csv"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    import csv
+    import io
+
+    for row in list(csv.reader(io.StringIO(out)))[1:]:
+        assert row in shown, row
+    screenshot(page, "compare")
+
+
+def test_a_dropped_report_is_uploaded_listed_and_converted(hub, runs, page, sqlite, tmp_path):
+    page.goto(hub)
+    page.wait_for_selector("section.upload input[type=file]")
+    source = sqlite("nsys-ai_mock")
+    data = base64.b64encode(source.read_bytes()).decode()
+    # A real drop event, carrying the file.
+    transfer = page.evaluate_handle(
+        """(data) => { const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+             const transfer = new DataTransfer();
+             transfer.items.add(new File([bytes], 'dropped run.sqlite'));
+             return transfer; }""",
+        data,
+    )
+    page.dispatch_event("section.upload", "drop", {"dataTransfer": transfer})
+    page.wait_for_selector("#hub-status:has-text('Added dropped run.sqlite')")
+    saved = runs / "dropped run.sqlite"
+    assert saved.read_bytes() == source.read_bytes()
+    wait_for_headline(page, "dropped run.sqlite")
+    served = page.request.get(hub.split("?")[0] + "trace/0/dropped%20run.sqlite")
+    assert served.ok, served.text()
+    assert served.body() == converted(saved, tmp_path)
+    # The same name again: a name of its own, the first untouched.
+    page.dispatch_event("section.upload", "drop", {"dataTransfer": transfer})
+    page.wait_for_selector("#hub-status:has-text('Added dropped run-2.sqlite')")
+    assert (runs / "dropped run-2.sqlite").read_bytes() == source.read_bytes()
+    wait_for_headline(page, "dropped run-2.sqlite")
+
+
+def test_open_in_perfetto_hands_the_ui_the_exact_trace(hub, runs, page, tmp_path):
+    page.goto(hub)
+    name = "dlprof_nsys_profile.sqlite"
+    row = wait_for_headline(page, name)
+    with page.expect_popup() as opened:
+        row.locator("a:text-is('Perfetto')").click()
+    ui = opened.value
+    ui.wait_for_function("window.received !== undefined", timeout=120_000)
+    received = ui.evaluate("window.received")
+    trace = converted(runs / name, tmp_path)
+    assert received["length"] == len(trace)
+    assert received["sha256"] == hashlib.sha256(trace).hexdigest()
+    assert received["title"] == name
+    page.wait_for_selector("#hub-status:has-text('Opened')")

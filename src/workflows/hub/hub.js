@@ -1,0 +1,219 @@
+// The script of the hub's pages (`nsys2perfetto serve`). Every page is
+// whole without it; it adds what only a script can do: uploads by drag and
+// drop or a file picker (with progress), the home page's list kept fresh,
+// and the trace handed to the Perfetto UI the documented way (open the UI,
+// PING until it answers PONG, post the trace's bytes). It never builds HTML
+// from data: text goes in as textContent, pages come from the server.
+"use strict";
+
+const config = fetch("/api/config", { credentials: "same-origin" }).then((r) => r.json());
+
+function status(text) {
+  let line = document.getElementById("hub-status");
+  if (!line) {
+    line = document.createElement("p");
+    line.id = "hub-status";
+    line.setAttribute("role", "status");
+    // In the upload box where there is one; else under the heading.
+    const box = document.querySelector("section.upload");
+    if (box) {
+      box.append(line);
+    } else {
+      document.querySelector("h1").after(line);
+    }
+  }
+  line.textContent = text;
+}
+
+// Open in Perfetto: links to /open/ID.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest && event.target.closest("a[href^='/open/']");
+  if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) {
+    return;
+  }
+  event.preventDefault();
+  openInPerfetto(link.getAttribute("href").slice("/open/".length));
+});
+
+async function openInPerfetto(id) {
+  // Opened now, while the click lets a page open a window; pointed at the
+  // UI once its address is known.
+  const win = window.open("about:blank", "_blank");
+  if (!win) {
+    status("The browser blocked the Perfetto tab: allow pop-ups for this page.");
+    return;
+  }
+  const { ui } = await config;
+  const origin = new URL(ui).origin;
+  win.location.href = ui;
+  status("Converting " + decodeURIComponent(id) + " (once; later opens are instant)…");
+  let buffer;
+  try {
+    const response = await fetch("/trace/" + id, { credentials: "same-origin" });
+    if (!response.ok) {
+      status(await response.text());
+      win.close();
+      return;
+    }
+    buffer = await response.arrayBuffer();
+  } catch (e) {
+    status("The trace could not be fetched: " + e);
+    win.close();
+    return;
+  }
+  status("Handing " + buffer.byteLength + " bytes to the Perfetto UI…");
+  const name = decodeURIComponent(id.split("/").pop());
+  const ping = setInterval(() => win.postMessage("PING", origin), 50);
+  const answered = (event) => {
+    if (event.source !== win || event.data !== "PONG") {
+      return;
+    }
+    clearInterval(ping);
+    window.removeEventListener("message", answered);
+    win.postMessage(
+      { perfetto: { buffer, title: name, fileName: name + ".perfetto-trace" } },
+      origin,
+      [buffer],
+    );
+    status("Opened " + name + " in Perfetto.");
+  };
+  window.addEventListener("message", answered);
+}
+
+// Uploads: the home page's section.upload.
+const zone = document.querySelector("section.upload");
+if (zone) {
+  const picker = document.createElement("input");
+  picker.type = "file";
+  picker.multiple = true;
+  picker.accept = ".sqlite,.nsys-rep,.qdrep";
+  picker.addEventListener("change", () => uploadAll(picker.files));
+  const bar = document.createElement("progress");
+  bar.max = 1;
+  bar.value = 0;
+  bar.hidden = true;
+  zone.append(picker, bar);
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    uploadAll(event.dataTransfer.files);
+  });
+
+  async function uploadAll(files) {
+    for (const file of Array.from(files)) {
+      try {
+        const answer = await upload(file, bar);
+        status("Added " + answer + ".");
+      } catch (message) {
+        status(String(message));
+      }
+    }
+    refresh();
+  }
+}
+
+// Sends `file` as the body of one POST (streamed to disk by the server).
+function upload(file, bar) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", "/upload?name=" + encodeURIComponent(file.name));
+    request.setRequestHeader("Content-Type", "application/octet-stream");
+    bar.hidden = false;
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) {
+        bar.value = event.loaded / event.total;
+      }
+    };
+    request.onload = () => {
+      bar.hidden = true;
+      if (request.status === 200) {
+        resolve(request.responseText);
+      } else {
+        reject(request.responseText || "upload failed: " + request.status);
+      }
+    };
+    request.onerror = () => {
+      bar.hidden = true;
+      reject("upload of " + file.name + " failed");
+    };
+    status("Uploading " + file.name + "…");
+    request.send(file);
+  });
+}
+
+// The home page's list, fetched again now and then: new files, headlines.
+const reports = document.querySelector("section.reports");
+
+// The list as the server last sent it (the page's own has boxes added).
+let shown = reports ? reports.innerHTML : "";
+
+// Two runs chosen by their boxes, compared on /compare.
+const chosen = [];
+let compareButton = null;
+function addBoxes() {
+  for (const link of reports.querySelectorAll("tr td:first-child a[href^='/report/']")) {
+    const id = link.getAttribute("href").slice("/report/".length);
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.className = "choose";
+    box.title = "choose for comparison";
+    box.checked = chosen.includes(id);
+    box.addEventListener("change", () => {
+      const at = chosen.indexOf(id);
+      if (box.checked && at < 0) {
+        chosen.push(id);
+      } else if (!box.checked && at >= 0) {
+        chosen.splice(at, 1);
+      }
+      updateCompare();
+    });
+    link.before(box, " ");
+  }
+}
+function updateCompare() {
+  compareButton.disabled = chosen.length !== 2;
+  compareButton.textContent =
+    chosen.length === 2 ? "Compare the two chosen runs" : "Choose two runs to compare";
+}
+if (reports) {
+  compareButton = document.createElement("button");
+  compareButton.id = "hub-compare";
+  compareButton.addEventListener("click", () => {
+    if (chosen.length === 2) {
+      window.location.href = "/compare?a=" + chosen[0] + "&b=" + chosen[1];
+    }
+  });
+  reports.before(compareButton);
+  updateCompare();
+  addBoxes();
+}
+async function refresh() {
+  if (!reports) {
+    return;
+  }
+  try {
+    const response = await fetch("/", { credentials: "same-origin" });
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const fresh = page.querySelector("section.reports");
+    if (fresh && fresh.innerHTML !== shown) {
+      shown = fresh.innerHTML;
+      reports.innerHTML = fresh.innerHTML;
+      addBoxes();
+    }
+    const count = page.querySelector("h1 + p");
+    const mine = document.querySelector("h1 + p");
+    if (count && mine && count.textContent !== mine.textContent) {
+      mine.textContent = count.textContent;
+    }
+  } catch (e) {
+    // The server is gone or restarting: try again later.
+  }
+}
+if (reports) {
+  setInterval(refresh, 2000);
+}

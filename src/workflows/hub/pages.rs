@@ -1,0 +1,423 @@
+//! The hub's pages, as documents of blocks written by the one renderer
+//! (`crate::render::page`): every string from a report or a file name goes
+//! through its escaping. The report page is the very page `report -o
+//! page.html` writes; the others are made here.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::de::{MapAccess, Visitor};
+use serde::Deserialize;
+
+use super::catalog::{utc_minute, Entry};
+use super::headline::Headline;
+use crate::analysis::analyze::{analyze_file, write_findings, Rule, Thresholds};
+use crate::analysis::report::{report_file, summary_table, ReportOptions};
+use crate::analysis::stats::{
+    compare, compare_files, comparison_table, summarize_file, top_by_kind, Kind, StatsReport,
+    Table as StatsTable, TableFormat,
+};
+use crate::error::Result;
+use crate::render::format::duration;
+use crate::render::page::{write_html_with, Block, Column, Text};
+use crate::render::table::Cell;
+use crate::workflows::serve::percent_encode;
+use crate::Options;
+
+/// The script every page of the hub loads (served at [`SCRIPT_PATH`]).
+pub const SCRIPT: &str = include_str!("hub.js");
+/// Where the hub serves [`SCRIPT`].
+pub const SCRIPT_PATH: &str = "/assets/hub.js";
+
+/// The URL of `what` (`report`, `trace`, ...) of `entry`: its id's parts
+/// percent-encoded.
+pub fn url(what: &str, entry: &Entry) -> String {
+    let parts: Vec<String> = entry.id.split('/').map(percent_encode).collect();
+    format!("/{what}/{}", parts.join("/"))
+}
+
+/// A byte count as people read it: 11.7 KiB, 20.7 MiB.
+pub fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+/// What the home page shows: the reports with their headlines (`None`:
+/// not yet computed), where uploads go, and the directories that could not
+/// be read.
+pub struct Home<'a> {
+    /// The reports, newest first, each with its headline where known.
+    pub reports: &'a [(Entry, Option<Headline>)],
+    /// Where an upload goes.
+    pub upload_dir: &'a Path,
+    /// The directories listed.
+    pub dirs: &'a [std::path::PathBuf],
+    /// Directories that could not be read, and why.
+    pub unreadable: &'a [String],
+}
+
+/// Writes the home page.
+pub fn write_home(out: &mut dyn Write, home: &Home) -> io::Result<()> {
+    let pending = home.reports.iter().filter(|(_, h)| h.is_none()).count();
+    let dirs: Vec<String> = home.dirs.iter().map(|d| d.display().to_string()).collect();
+    let mut blocks = vec![
+        Block::Heading(1, Text::plain("Runs")),
+        Block::Paragraph(Text::plain(format!(
+            "{} report(s) under {}{}.",
+            home.reports.len(),
+            dirs.join(", "),
+            match pending {
+                0 => String::new(),
+                n => format!("; {n} headline(s) being computed"),
+            }
+        ))),
+        Block::Section(
+            "upload",
+            vec![Block::Paragraph(
+                Text::plain(
+                    "Drop .sqlite, .nsys-rep or .qdrep files here (or choose them) to add them to ",
+                )
+                .code(home.upload_dir.display().to_string())
+                .then("."),
+            )],
+        ),
+    ];
+    for why in home.unreadable {
+        blocks.push(Block::Paragraph(Text::plain(why.clone())));
+    }
+    let columns = vec![
+        Column::text("Report"),
+        Column::text("Modified (UTC)"),
+        Column::number("Size"),
+        Column::number("Capture"),
+        Column::number("GPUs"),
+        Column::number("GPU busy"),
+        Column::text("Top kernel"),
+        Column::text("Open"),
+    ];
+    let rows = home
+        .reports
+        .iter()
+        .map(|(entry, headline)| report_row(entry, headline.as_ref()))
+        .collect();
+    blocks.push(Block::Section(
+        "reports",
+        vec![Block::TextTable(columns, rows)],
+    ));
+    write_html_with(out, "nsys2perfetto: runs", &blocks, &[SCRIPT_PATH])
+}
+
+fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
+    let mut row = vec![
+        Text::default().link(entry.relative(), url("report", entry)),
+        Text::plain(utc_minute(entry.modified_ns)),
+        Text::plain(human_bytes(entry.size)),
+    ];
+    match headline {
+        None => row.extend((0..4).map(|_| Text::plain("…"))),
+        Some(Headline {
+            error: Some(error), ..
+        }) => {
+            row.extend((0..3).map(|_| Text::default()));
+            row.push(Text::plain(format!("cannot be read: {error}")));
+        }
+        Some(h) => {
+            row.push(Text::plain(
+                h.capture_ns.map_or("–".into(), |ns| duration(ns.into())),
+            ));
+            row.push(Text::plain(h.gpus.to_string()));
+            row.push(Text::plain(h.busy_share.map_or("–".into(), percent)));
+            row.push(match &h.top_kernel {
+                Some((name, time)) => Text::default()
+                    .code(name.clone())
+                    .then(format!(" ({})", duration(*time))),
+                None => Text::plain("–"),
+            });
+        }
+    }
+    row.push(
+        Text::default()
+            .link("Perfetto", url("open", entry))
+            .then(" · ")
+            .link("download", url("trace", entry))
+            .then(" · ")
+            .link("stats", url("stats", entry))
+            .then(" · ")
+            .link("findings", url("findings", entry)),
+    );
+    row
+}
+
+/// A share (0 to 1) as a percentage, small ones with the digits that
+/// tell them apart from nothing.
+fn percent(share: f64) -> String {
+    match share * 100.0 {
+        p if p == 0.0 || p >= 1.0 => format!("{p:.1}%"),
+        p if p >= 0.001 => format!("{p:.3}%"),
+        _ => "< 0.001%".to_owned(),
+    }
+}
+
+/// The way back to the home page, atop every other page.
+fn nav(entry: Option<&Entry>) -> Block {
+    let text = Text::default().link("← all runs", "/");
+    Block::Paragraph(match entry {
+        Some(entry) => text
+            .then(" · ")
+            .link("report", url("report", entry))
+            .then(" · ")
+            .link("stats", url("stats", entry))
+            .then(" · ")
+            .link("findings", url("findings", entry))
+            .then(" · ")
+            .link("Open in Perfetto", url("open", entry)),
+        None => text,
+    })
+}
+
+/// The blocks of a table of `stats`, `compare` or `analyze`: its title and
+/// name, then its rows, or why it has none.
+pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
+    let mut blocks = vec![Block::Heading(
+        2,
+        Text::plain(format!("{} ", table.title)).code(table.name.clone()),
+    )];
+    if let Some(why) = &table.no_data {
+        blocks.push(Block::Paragraph(Text::plain(format!("No data: {why}."))));
+        return blocks;
+    }
+    if table.rows.is_empty() {
+        blocks.push(Block::Paragraph(Text::plain("No rows.")));
+        return blocks;
+    }
+    let numeric = |c: usize| {
+        table
+            .rows
+            .iter()
+            .all(|r| matches!(r.get(c), Some(Cell::Int(_) | Cell::Real(..) | Cell::Empty)))
+    };
+    let columns = table
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match numeric(i) {
+            true => Column::number(name),
+            false => Column::text(name),
+        })
+        .collect();
+    let rows = table
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|c| Text::plain(c.text())).collect())
+        .collect();
+    // Wide: scrolled sideways rather than its names squeezed.
+    blocks.push(Block::Section(
+        "wide",
+        vec![Block::TextTable(columns, rows)],
+    ));
+    blocks
+}
+
+/// Writes the stats page of `entry`: the tables `stats` prints by default.
+pub fn write_stats(out: &mut dyn Write, entry: &Entry, options: &Options) -> Result<()> {
+    let tables = summarize_file(&entry.path, &StatsReport::DEFAULT, options)?;
+    let mut blocks = vec![
+        nav(Some(entry)),
+        Block::Heading(
+            1,
+            Text::plain(format!("Statistics of {}", entry.relative())),
+        ),
+    ];
+    for table in &tables {
+        blocks.extend(table_blocks(table));
+    }
+    let title = format!("stats: {}", entry.relative());
+    write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
+        .map_err(|cause| crate::Error::Writer { cause })
+}
+
+/// A JSON object with its keys in the order written.
+struct Ordered(Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> Visitor<'de> for Keys {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Ordered, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(pair) = map.next_entry()? {
+                    pairs.push(pair);
+                }
+                Ok(Ordered(pairs))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
+/// One rule's findings as `analyze --format json` writes them.
+#[derive(Deserialize)]
+struct RuleTable {
+    table: String,
+    title: String,
+    rows: Vec<Ordered>,
+    #[serde(default)]
+    skipped: Option<String>,
+}
+
+/// How many findings of each rule the findings page lists.
+const FINDINGS_SHOWN: usize = 50;
+
+/// Writes the findings page of `entry`: what `analyze` finds, rule by rule,
+/// from the JSON `analyze --format json` writes.
+pub fn write_findings_page(out: &mut dyn Write, entry: &Entry, options: &Options) -> Result<()> {
+    let findings = analyze_file(&entry.path, &Rule::ALL, &Thresholds::default(), options)?;
+    let mut json = Vec::new();
+    let file = entry.relative().to_owned();
+    write_findings(
+        &mut json,
+        &findings,
+        &file,
+        TableFormat::Json,
+        Some(FINDINGS_SHOWN),
+    )
+    .map_err(|cause| crate::Error::Writer { cause })?;
+    let mut blocks = vec![
+        nav(Some(entry)),
+        Block::Heading(1, Text::plain(format!("Findings of {}", entry.relative()))),
+    ];
+    for line in json.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let Ok(rule) = serde_json::from_slice::<RuleTable>(line) else {
+            continue;
+        };
+        blocks.push(Block::Heading(
+            2,
+            Text::plain(format!("{} ", rule.title)).code(rule.table),
+        ));
+        if let Some(why) = rule.skipped {
+            blocks.push(Block::Paragraph(Text::plain(format!("Skipped: {why}"))));
+            continue;
+        }
+        let Some(first) = rule.rows.first() else {
+            blocks.push(Block::Paragraph(Text::plain("Nothing found.")));
+            continue;
+        };
+        let columns = first
+            .0
+            .iter()
+            .map(|(name, value)| match value.is_number() {
+                true => Column::number(name),
+                false => Column::text(name),
+            })
+            .collect();
+        let rows = rule
+            .rows
+            .iter()
+            .map(|row| {
+                row.0
+                    .iter()
+                    .map(|(_, value)| Text::plain(json_cell(value)))
+                    .collect()
+            })
+            .collect();
+        blocks.push(Block::Section(
+            "wide",
+            vec![Block::TextTable(columns, rows)],
+        ));
+    }
+    let title = format!("findings: {}", entry.relative());
+    write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
+        .map_err(|cause| crate::Error::Writer { cause })
+}
+
+/// A value of the findings' JSON as a cell shows it.
+fn json_cell(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => {
+            items.iter().map(json_cell).collect::<Vec<_>>().join(" ")
+        }
+        v => v.to_string(),
+    }
+}
+
+/// Writes the page that hands `entry`'s trace to the Perfetto UI at `ui`:
+/// its script converts the report (once), opens the UI, waits for its
+/// PONG, and posts it the trace.
+pub fn write_open(out: &mut dyn Write, entry: &Entry) -> io::Result<()> {
+    let blocks = vec![
+        nav(Some(entry)),
+        Block::Heading(1, Text::plain(format!("Open {} in Perfetto", entry.relative()))),
+        Block::Section(
+            "handoff",
+            vec![Block::Paragraph(
+                Text::default()
+                    .link("Open in Perfetto", url("open", entry))
+                    .then(": converts the report (once), opens the Perfetto UI in a new tab, and hands it the trace."),
+            )],
+        ),
+    ];
+    write_html_with(
+        out,
+        &format!("open: {}", entry.relative()),
+        &blocks,
+        &[SCRIPT_PATH],
+    )
+}
+
+/// Writes a page that says `message` (an error, on one line), with the way
+/// home.
+pub fn write_message(out: &mut dyn Write, title: &str, message: &str) -> io::Result<()> {
+    let blocks = vec![
+        nav(None),
+        Block::Heading(1, Text::plain(title)),
+        Block::Paragraph(Text::plain(message)),
+    ];
+    write_html_with(out, title, &blocks, &[SCRIPT_PATH])
+}
+
+/// How many differences of each kind the comparison page lists.
+const COMPARE_TOP: usize = 10;
+
+/// Writes the page that compares the runs `a` and `b`: the headline
+/// numbers side by side (`compare --summary`), then the largest changes
+/// of each kind (`compare --top 10`).
+pub fn write_compare(out: &mut dyn Write, a: &Entry, b: &Entry, options: &Options) -> Result<()> {
+    let report_options = ReportOptions::default();
+    let run_a = report_file(&a.path, &report_options, options)?;
+    let run_b = report_file(&b.path, &report_options, options)?;
+    let (summary_a, summary_b) = compare_files(&a.path, &b.path, options)?;
+    let differences = top_by_kind(
+        compare(&summary_a, &summary_b),
+        &Kind::ALL,
+        Some(COMPARE_TOP),
+    );
+    let mut blocks = vec![
+        nav(None),
+        Block::Heading(
+            1,
+            Text::plain(format!("{} vs {}", a.relative(), b.relative())),
+        ),
+        Block::List(vec![
+            Text::plain("A: ").link(a.relative(), url("report", a)),
+            Text::plain("B: ").link(b.relative(), url("report", b)),
+        ]),
+    ];
+    blocks.extend(table_blocks(&summary_table(&run_a, &run_b)));
+    blocks.extend(table_blocks(&comparison_table(&differences)));
+    let title = format!("compare: {} vs {}", a.relative(), b.relative());
+    write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
+        .map_err(|cause| crate::Error::Writer { cause })
+}

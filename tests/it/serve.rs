@@ -1,0 +1,816 @@
+//! `serve`, the hub: the real program on a free port, driven by a real HTTP
+//! client (std's TcpStream): the list and its headlines against SQL over
+//! the exports, the trace served against `convert`'s, and the security
+//! model: traversal in every form, the token off loopback, the Host on
+//! loopback, cross-origin POSTs, uploads too large or cut off, hostile
+//! names shown as text.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use crate::support::fixtures::fixture;
+
+const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
+
+/// A running `serve`, stopped when dropped.
+struct Server {
+    child: Child,
+    /// What it printed first: the URL to open.
+    url: String,
+    port: u16,
+    _cache: tempfile::TempDir,
+}
+
+impl Server {
+    /// `serve DIRS --port 0` with a cache of its own and `extra` flags.
+    fn start(dirs: &[&Path], extra: &[&str]) -> Server {
+        let cache = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .args(dirs)
+            .args(["--port", "0", "--cache"])
+            .arg(cache.path())
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = lines
+            .next()
+            .expect("serve printed its URL")
+            .expect("a line");
+        // The rest of standard output is read (and dropped) so that the
+        // server never blocks on it.
+        std::thread::spawn(move || lines.for_each(drop));
+        let port = url
+            .split("://")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|host| host.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {url:?}"));
+        Server {
+            child,
+            url,
+            port,
+            _cache: cache,
+        }
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.send("GET", path, &[], &[])
+    }
+
+    /// One request of `method` on `path` with `headers` (a Host of
+    /// 127.0.0.1 unless given) and `body`.
+    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        request(stream, method, path, headers, body)
+    }
+
+    /// The list `/api/reports` gives, once every headline is known (two
+    /// minutes at most).
+    fn reports_with_headlines(&self) -> Vec<serde_json::Value> {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let response = self.get("/api/reports");
+            assert_eq!(response.status, 200, "{}", response.text());
+            let list: Vec<serde_json::Value> = serde_json::from_slice(&response.body).unwrap();
+            if list.iter().all(|r| !r["headline"].is_null()) {
+                return list;
+            }
+            assert!(Instant::now() < deadline, "headlines never came: {list:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One HTTP/1.1 request on `stream`, the connection closed after it.
+fn request(
+    mut stream: TcpStream,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        head.push_str("Host: 127.0.0.1\r\n");
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    // A server that refuses early may close before the body is all sent.
+    let _ = stream.write_all(body);
+    read_response(stream)
+}
+
+fn read_response(mut stream: TcpStream) -> Response {
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no complete head in {:?}", String::from_utf8_lossy(&raw)));
+    let text = String::from_utf8(raw[..end].to_vec()).unwrap();
+    let mut lines = text.split("\r\n");
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.trim().to_owned(), v.trim().to_owned())
+        })
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    if chunked {
+        body = dechunk(&body);
+    }
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// A chunked body's bytes.
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = raw.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[..line_end]).unwrap().trim(), 16)
+            .unwrap();
+        raw = &raw[line_end + 2..];
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&raw[..size]);
+        raw = &raw[size + 2..];
+    }
+}
+
+/// A directory holding copies of the fixtures `names`, the first the
+/// oldest.
+fn runs(names: &[&str]) -> Option<(tempfile::TempDir, Vec<PathBuf>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut copies = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let source = fixture(name)?;
+        let copy = dir.path().join(name);
+        std::fs::copy(&source, &copy).unwrap();
+        let when = std::time::SystemTime::UNIX_EPOCH
+            + Duration::from_secs(1_700_000_000 + 3600 * i as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(&copy)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        copies.push(copy);
+    }
+    Some((dir, copies))
+}
+
+/// The files of `dir`, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// One value of `sql` over the export at `path`.
+fn sql_value<T: rusqlite::types::FromSql>(path: &Path, sql: &str) -> T {
+    let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    db.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn serve_lists_reports_newest_first_with_headlines_from_the_exports() {
+    let Some((dir, copies)) = runs(&["nsys-ai_h100_2gpu_1s.sqlite", "dlprof_nsys_profile.sqlite"])
+    else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let list = server.reports_with_headlines();
+    let paths: Vec<&str> = list.iter().map(|r| r["path"].as_str().unwrap()).collect();
+    // Newest first: the second copy is an hour newer.
+    assert_eq!(
+        paths,
+        ["dlprof_nsys_profile.sqlite", "nsys-ai_h100_2gpu_1s.sqlite"]
+    );
+    for (report, copy) in list.iter().zip(copies.iter().rev()) {
+        let headline = &report["headline"];
+        assert!(headline["error"].is_null(), "{headline}");
+        let gpus: i64 = sql_value(
+            copy,
+            "SELECT count(DISTINCT deviceId) FROM (SELECT deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL \
+             UNION ALL SELECT deviceId FROM CUPTI_ACTIVITY_KIND_MEMCPY)",
+        );
+        assert_eq!(headline["gpus"], gpus, "{}", copy.display());
+        assert_eq!(report["size"], std::fs::metadata(copy).unwrap().len());
+        // The top kernel: the name (demangled, as nsys stats names kernels)
+        // with most summed time, and that time.
+        let (name, time): (String, i64) = {
+            let db = Connection::open_with_flags(copy, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+            db.query_row(
+                "SELECT s.value, sum(k.end - k.start) AS t FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+                 JOIN StringIds s ON s.id = k.demangledName GROUP BY s.value ORDER BY t DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(headline["top_kernel"][0], name, "{}", copy.display());
+        assert_eq!(headline["top_kernel"][1], time, "{}", copy.display());
+        let share = headline["busy_share"].as_f64().unwrap();
+        assert!(share > 0.0 && share <= 1.0, "{share}");
+    }
+    // The home page shows them, with the numbers.
+    let home = server.get("/").text();
+    assert!(home.contains("dlprof_nsys_profile.sqlite"), "{home}");
+    assert!(
+        home.contains("/open/0/dlprof_nsys_profile.sqlite"),
+        "{home}"
+    );
+    // A file added later appears without a restart.
+    std::fs::copy(&copies[1], dir.path().join("later.sqlite")).unwrap();
+    let list = server.reports_with_headlines();
+    assert_eq!(list[0]["path"], "later.sqlite");
+}
+
+#[test]
+fn serve_gives_the_trace_convert_writes() {
+    let Some((dir, copies)) = runs(&["dlprof_nsys_profile.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let served = server.get("/trace/0/dlprof_nsys_profile.sqlite");
+    assert_eq!(served.status, 200, "{}", served.text());
+    assert_eq!(
+        served.header("Content-Disposition"),
+        Some("attachment; filename=\"dlprof_nsys_profile.perfetto-trace\"")
+    );
+    let out = tempfile::tempdir().unwrap();
+    let trace = out.path().join("t.perfetto-trace");
+    let status = Command::new(BIN)
+        .arg("convert")
+        .arg(&copies[0])
+        .arg("-o")
+        .arg(&trace)
+        .arg("-q")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let converted = std::fs::read(&trace).unwrap();
+    assert!(
+        served.body == converted,
+        "the served trace differs from convert's"
+    );
+    // Twice: the same bytes, from the cache.
+    assert!(server.get("/trace/0/dlprof_nsys_profile.sqlite").body == converted);
+    // Nothing was written beside the report.
+    assert_eq!(names_in(dir.path()), ["dlprof_nsys_profile.sqlite"]);
+}
+
+#[test]
+fn serve_refuses_traversal_in_every_form() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    // A report outside the directory, reached through a link inside it,
+    // and a secret beside the directory.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.sqlite");
+    std::fs::copy(fixture("nsys-ai_healthy_1pct.sqlite").unwrap(), &secret).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("escape.sqlite")).unwrap();
+    let server = Server::start(&[dir.path()], &[]);
+    let list = server.get("/api/reports").text();
+    assert!(list.contains("nsys-ai_mock.sqlite"), "{list}");
+    assert!(
+        !list.contains("escape"),
+        "a link leaving the directory is listed: {list}"
+    );
+    let secret_bytes = std::fs::read(&secret).unwrap();
+    let relative = format!(
+        "../{}/secret.sqlite",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    let probes = [
+        format!("/trace/0/{relative}"),
+        "/trace/0/escape.sqlite".to_owned(),
+        "/report/0/escape.sqlite".to_owned(),
+        "/trace/0/../../../../etc/passwd".to_owned(),
+        "/trace/0/%2e%2e/%2e%2e/%2e%2e/etc/passwd".to_owned(),
+        "/trace/0/..%2f..%2f..%2fetc%2fpasswd".to_owned(),
+        "/trace/0/%252e%252e/%252e%252e/etc/passwd".to_owned(),
+        "/trace/0%2f..%2f..%2fetc%2fpasswd".to_owned(),
+        "/report/1/nsys-ai_mock.sqlite".to_owned(),
+        "/stats//etc/passwd".to_owned(),
+        "/assets/../Cargo.toml".to_owned(),
+        "/assets/%2e%2e/Cargo.toml".to_owned(),
+        "/../../../../etc/passwd".to_owned(),
+        "/%2e%2e/%2e%2e/etc/passwd".to_owned(),
+    ];
+    for probe in &probes {
+        let response = server.get(probe);
+        assert_eq!(response.status, 404, "{probe}: {}", response.text());
+        assert!(!response.text().contains("root:"), "{probe}");
+        assert!(
+            !response
+                .body
+                .windows(64)
+                .any(|w| secret_bytes.starts_with(w)),
+            "{probe} sent the secret"
+        );
+    }
+    // The one report is served.
+    assert_eq!(server.get("/trace/0/nsys-ai_mock.sqlite").status, 200);
+}
+
+#[test]
+fn serve_off_loopback_needs_its_token_on_every_request() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &["--bind", "0.0.0.0"]);
+    let (_, token) = server
+        .url
+        .split_once("?token=")
+        .unwrap_or_else(|| panic!("no token in {}", server.url));
+    assert!(token.len() >= 32, "{token}");
+    for path in [
+        "/",
+        "/api/reports",
+        "/trace/0/nsys-ai_mock.sqlite",
+        "/assets/hub.js",
+    ] {
+        let refused = server.get(path);
+        assert_eq!(refused.status, 401, "{path}: {}", refused.text());
+        let wrong = server.get(&format!("{path}?token=x{}", &token[1..]));
+        assert_eq!(wrong.status, 401, "{path}");
+    }
+    let with_token = server.get(&format!("/?token={token}"));
+    assert_eq!(with_token.status, 200);
+    let cookie = with_token
+        .header("Set-Cookie")
+        .expect("a cookie")
+        .to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let by_cookie = server.send("GET", "/api/reports", &[("Cookie", pair)], &[]);
+    assert_eq!(by_cookie.status, 200);
+    let bearer = format!("Bearer {token}");
+    let by_header = server.send("GET", "/api/reports", &[("Authorization", &bearer)], &[]);
+    assert_eq!(by_header.status, 200);
+    // A POST with the token still needs its own Origin.
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    let host = format!("127.0.0.1:{}", server.port);
+    let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
+    let foreign = server.send(
+        "POST",
+        "/upload?name=x.sqlite",
+        &[
+            ("Authorization", &bearer),
+            ("Host", &host),
+            ("Origin", "http://evil.example"),
+        ],
+        &body,
+    );
+    assert_eq!(foreign.status, 403);
+    let own = server.send(
+        "POST",
+        "/upload?name=x.sqlite",
+        &[
+            ("Authorization", &bearer),
+            ("Host", &host),
+            ("Origin", &origin),
+        ],
+        &body,
+    );
+    assert_eq!(own.status, 200, "{}", own.text());
+}
+
+#[test]
+fn serve_on_loopback_answers_loopback_names_only() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    for host in ["localhost:9", "127.0.0.1", "[::1]:80"] {
+        assert_eq!(
+            server.send("GET", "/", &[("Host", host)], &[]).status,
+            200,
+            "{host}"
+        );
+    }
+    // A page of another site whose name was pointed at 127.0.0.1 (DNS rebinding).
+    for host in [
+        "evil.example",
+        "evil.example:8765",
+        "127.0.0.1.evil.example",
+    ] {
+        let response = server.send("GET", "/api/reports", &[("Host", host)], &[]);
+        assert_eq!(response.status, 403, "{host}");
+    }
+}
+
+#[test]
+fn serve_refuses_cross_origin_posts() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
+    let host = format!("127.0.0.1:{}", server.port);
+    for origin in [
+        Some("http://evil.example"),
+        Some("null"),
+        Some("https://127.0.0.1:1"),
+        None,
+    ] {
+        let mut headers = vec![("Host", host.as_str())];
+        if let Some(origin) = origin {
+            headers.push(("Origin", origin));
+        }
+        let response = server.send("POST", "/upload?name=new.sqlite", &headers, &body);
+        assert_eq!(response.status, 403, "{origin:?}: {}", response.text());
+    }
+    assert_eq!(names_in(dir.path()), ["nsys-ai_mock.sqlite"]);
+    let origin = format!("http://{host}");
+    let own = server.send(
+        "POST",
+        "/upload?name=nsys-ai_mock.sqlite",
+        &[("Host", &host), ("Origin", &origin)],
+        &body,
+    );
+    assert_eq!(own.status, 200, "{}", own.text());
+    // The name existed: the upload got a new one, the file is untouched.
+    assert_eq!(own.text(), "nsys-ai_mock-2.sqlite");
+    assert_eq!(
+        names_in(dir.path()),
+        ["nsys-ai_mock-2.sqlite", "nsys-ai_mock.sqlite"]
+    );
+    assert!(std::fs::read(dir.path().join("nsys-ai_mock-2.sqlite")).unwrap() == body);
+}
+
+#[test]
+fn serve_refuses_uploads_over_the_limit_and_keeps_nothing() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &["--max-upload", "100K"]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let origin = format!("http://{host}");
+    let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
+    assert!(body.len() > 100 * 1024);
+    // Its length said first.
+    let response = server.send(
+        "POST",
+        "/upload?name=big.sqlite",
+        &[("Host", &host), ("Origin", &origin)],
+        &body,
+    );
+    assert_eq!(response.status, 413, "{}", response.text());
+    assert!(response.text().contains("100.0 KiB"), "{}", response.text());
+    // Its length not said (chunked): refused once past the limit.
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /upload?name=big.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n\
+                 Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    for piece in body.chunks(16 * 1024) {
+        let sent = stream
+            .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+            .and_then(|()| stream.write_all(piece))
+            .and_then(|()| stream.write_all(b"\r\n"));
+        if sent.is_err() {
+            break;
+        }
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let response = read_response(stream);
+    assert_eq!(response.status, 413, "{}", response.text());
+    assert_eq!(names_in(dir.path()), ["nsys-ai_mock.sqlite"]);
+}
+
+#[test]
+fn serve_keeps_nothing_of_an_upload_cut_off_halfway() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let origin = format!("http://{host}");
+    let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /upload?name=half.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n\
+                 Content-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    stream.write_all(&body[..body.len() / 2]).unwrap();
+    // Half of it is being written: a temporary file exists, under a name
+    // the list does not take.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!server.get("/api/reports").text().contains("half"));
+    stream.shutdown(Shutdown::Both).unwrap();
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while names_in(dir.path()) != ["nsys-ai_mock.sqlite"] {
+        assert!(
+            Instant::now() < deadline,
+            "left behind: {:?}",
+            names_in(dir.path())
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The server goes on: a whole upload is taken.
+    let whole = server.send(
+        "POST",
+        "/upload?name=whole.sqlite",
+        &[("Host", &host), ("Origin", &origin)],
+        &body,
+    );
+    assert_eq!(whole.status, 200, "{}", whole.text());
+    assert!(std::fs::read(dir.path().join("whole.sqlite")).unwrap() == body);
+}
+
+#[test]
+fn serve_shows_hostile_names_as_text_on_every_page() {
+    let Some(source) = fixture("dlprof_nsys_profile.sqlite") else {
+        return;
+    };
+    const HOSTILE: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>&amp;";
+    let dir = tempfile::tempdir().unwrap();
+    let name = "run <b>bold<i> & 'quoted'.sqlite";
+    let copy = dir.path().join(name);
+    std::fs::copy(&source, &copy).unwrap();
+    {
+        let db = Connection::open(&copy).unwrap();
+        // The top kernel's names, and every NVTX range's text.
+        db.execute(
+            "UPDATE StringIds SET value = ?1 WHERE id IN (SELECT demangledName FROM \
+             CUPTI_ACTIVITY_KIND_KERNEL GROUP BY demangledName ORDER BY sum(end - start) DESC LIMIT 1)",
+            [HOSTILE],
+        )
+        .unwrap();
+        db.execute(
+            "UPDATE NVTX_EVENTS SET text = ?1 WHERE text IS NOT NULL",
+            [HOSTILE],
+        )
+        .unwrap();
+    }
+    let server = Server::start(&[dir.path()], &[]);
+    let list = server.reports_with_headlines();
+    assert_eq!(list[0]["headline"]["top_kernel"][0], HOSTILE, "{list:?}");
+    let id: Vec<String> = list[0]["id"]
+        .as_str()
+        .unwrap()
+        .split('/')
+        .map(percent_encode)
+        .collect();
+    let id = id.join("/");
+    let escaped =
+        "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;";
+    for (page, shows) in [
+        ("/".to_owned(), true),
+        (format!("/report/{id}"), true),
+        (format!("/stats/{id}"), true),
+        (format!("/findings/{id}"), false),
+        (format!("/open/{id}"), false),
+    ] {
+        let response = server.get(&page);
+        assert_eq!(response.status, 200, "{page}: {}", response.text());
+        let html = response.text();
+        assert!(!html.contains("<script>alert"), "{page}");
+        assert!(!html.contains("<img"), "{page}");
+        assert!(!html.contains("<b>bold"), "{page}");
+        assert!(
+            html.contains("run &lt;b&gt;bold&lt;i&gt; &amp; &#39;quoted&#39;.sqlite"),
+            "{page}"
+        );
+        if shows {
+            assert!(
+                html.contains(escaped),
+                "{page} does not show the name as text"
+            );
+        }
+        // The only scripts are the page's own.
+        for (at, _) in html.match_indices("<script") {
+            assert!(
+                html[at..].starts_with("<script src=\"/assets/hub.js\""),
+                "{page}"
+            );
+        }
+    }
+}
+
+/// A URL path segment (as the hub writes ids).
+fn percent_encode(part: &str) -> String {
+    part.bytes()
+        .map(
+            |b| match b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                true => (b as char).to_string(),
+                false => format!("%{b:02X}"),
+            },
+        )
+        .collect()
+}
+
+/// Every row of every table of an HTML page: its cells' text, entities
+/// decoded.
+fn html_rows(html: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for row in html.split("<tr>").skip(1) {
+        let row = row.split("</tr>").next().unwrap();
+        let cells = row
+            .split("<td")
+            .skip(1)
+            .map(|cell| {
+                let text = &cell[cell.find('>').unwrap() + 1..cell.find("</td>").unwrap()];
+                text.replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'")
+                    .replace("&amp;", "&")
+            })
+            .collect::<Vec<_>>();
+        if !cells.is_empty() {
+            rows.push(cells);
+        }
+    }
+    rows
+}
+
+/// The rows of a CSV table (RFC 4180), header left out.
+fn csv_rows(csv: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let (mut row, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = csv.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut field)),
+            ('\n', false) => {
+                row.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut row));
+            }
+            (c, _) => field.push(c),
+        }
+    }
+    rows.into_iter().skip(1).collect()
+}
+
+#[test]
+fn serve_compares_two_runs_with_the_numbers_compare_prints() {
+    let Some((dir, copies)) = runs(&[
+        "h100_torch_graph_whole.sqlite",
+        "h100_torch_graph_node.sqlite",
+    ]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let page =
+        server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/h100_torch_graph_node.sqlite");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let shown = html_rows(&page.text());
+    let cli = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("compare")
+            .args(&copies)
+            .args(["--format", "csv"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        csv_rows(&String::from_utf8(out.stdout).unwrap())
+    };
+    let summary = cli(&["--summary"]);
+    let top = cli(&["--top", "10"]);
+    assert!(summary.len() > 3 && top.len() > 3, "{summary:?} {top:?}");
+    for row in summary.iter().chain(&top) {
+        assert!(shown.contains(row), "{row:?} is not on the page");
+    }
+    assert_eq!(shown.len(), summary.len() + top.len());
+    // Only runs of the list.
+    let response = server.get("/compare?a=0/h100_torch_graph_whole.sqlite&b=0/../../etc/passwd");
+    assert_eq!(response.status, 404);
+}
+
+#[test]
+fn serve_stopped_by_sigterm_leaves_no_half_upload() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let mut server = Server::start(&[dir.path()], &[]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /upload?name=half.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
+                 Content-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    stream.write_all(&body[..body.len() / 2]).unwrap();
+    // Being written: a temporary file beside the runs.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while names_in(dir.path()).len() < 2 {
+        assert!(Instant::now() < deadline, "no temporary file appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the server's own pid.
+    assert_eq!(
+        unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still serving after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status}");
+    // The upload that never ended left nothing, and the run is untouched.
+    assert_eq!(names_in(dir.path()), ["nsys-ai_mock.sqlite"]);
+    drop(stream);
+}
