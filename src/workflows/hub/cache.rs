@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use super::catalog::Entry;
 use super::headline::Headline;
-use crate::analysis::report::{report_file, write_page, Page, PageFormat, ReportOptions};
+use crate::analysis::gpu_time::{write_page, Page, PageFormat, ReportOptions};
 use crate::error::{Error, Result};
+use crate::workflows::analyses::report_file;
 use crate::workflows::file::convert_file;
 use crate::workflows::output::OutputFile;
 use crate::{Format, Options};

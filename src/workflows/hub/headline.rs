@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::report::RunReport;
+use crate::analysis::gpu_time::RunReport;
 
 /// What the home page says of one report.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -11,16 +11,16 @@ use serde::Deserialize;
 
 use super::catalog::{utc_minute, Entry};
 use super::headline::Headline;
-use crate::analysis::analyze::{analyze_file, write_findings, Rule, Thresholds};
-use crate::analysis::report::{report_file, summary_table, ReportOptions};
+use crate::analysis::analyze::{write_findings, Rule, Thresholds};
+use crate::analysis::gpu_time::{summary_table, ReportOptions};
 use crate::analysis::stats::{
-    compare, compare_files, comparison_table, summarize_file, top_by_kind, Kind, StatsReport,
-    Table as StatsTable, TableFormat,
+    compare, comparison_table, top_by_kind, Kind, StatsReport, Table as StatsTable, TableFormat,
 };
 use crate::error::Result;
 use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
 use crate::render::table::Cell;
+use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
 use crate::workflows::serve::percent_encode;
 use crate::Options;
 
