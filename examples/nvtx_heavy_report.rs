@@ -152,7 +152,11 @@ fn backward_layer() -> Vec<Op> {
             "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
             vec![plain(
                 "torch::autograd::AccumulateGrad",
-                vec![op("aten::add_", Work::Kernel(Kind::Elementwise, 4_000), vec![])],
+                vec![op(
+                    "aten::add_",
+                    Work::Kernel(Kind::Elementwise, 4_000),
+                    vec![],
+                )],
             )],
         )
     };
@@ -523,11 +527,8 @@ impl Gen {
             let gpu_done = clocks.get(&p.stream).copied().unwrap_or(0);
             let dur = (gpu_done - start).max(0) + 2_000;
             let (end, corr) = self.api_call(tid, "cudaStreamSynchronize_v3020", start, dur);
-            let mut row: Vec<(usize, Value)> = p.templates[SYNC]
-                .clone()
-                .into_iter()
-                .enumerate()
-                .collect();
+            let mut row: Vec<(usize, Value)> =
+                p.templates[SYNC].clone().into_iter().enumerate().collect();
             let t = &self.tables[SYNC];
             for (c, v) in [
                 ("start", Value::Integer(start + 500)),
@@ -595,7 +596,13 @@ impl Gen {
         for _ in 0..LAYERS {
             optimizer.extend(optimizer_layer());
         }
-        now = self.run(p, main, &plain("Optimizer.step#SGD.step", optimizer), now, clocks);
+        now = self.run(
+            p,
+            main,
+            &plain("Optimizer.step#SGD.step", optimizer),
+            now,
+            clocks,
+        );
         now += self.jitter(2_000);
         now = self.run(p, main, &item(), now, clocks);
         let end = now + self.jitter(3_000);
@@ -633,7 +640,11 @@ fn make(input: &Path, output: &Path, events: usize) -> rusqlite::Result<()> {
             .prepare("SELECT name FROM pragma_table_info(?1)")?
             .query_map([name], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        assert!(!columns.is_empty(), "{} has no table {name}", input.display());
+        assert!(
+            !columns.is_empty(),
+            "{} has no table {name}",
+            input.display()
+        );
         tables.push(Table { name, columns });
     }
     let mut api = HashMap::new();
@@ -685,7 +696,9 @@ fn make(input: &Path, output: &Path, events: usize) -> rusqlite::Result<()> {
         for step in 0..steps {
             now = gen.step(p, step, now, &mut clocks);
         }
-        last = last.max(now).max(clocks.values().copied().max().unwrap_or(0));
+        last = last
+            .max(now)
+            .max(clocks.values().copied().max().unwrap_or(0));
     }
 
     // Rows in time order, as nsys writes them.
@@ -847,15 +860,11 @@ fn processes(db: &Connection, tables: &[Table]) -> rusqlite::Result<Vec<Process>
                 Ok(r) => Ok(r),
                 // None of this process: any row, or one of NULLs.
                 Err(rusqlite::Error::QueryReturnedNoRows) => {
-                    match db.query_row(
-                        &format!("SELECT * FROM \"{}\" LIMIT 1", t.name),
-                        [],
-                        |r| {
-                            (0..r.as_ref().column_count())
-                                .map(|i| r.get::<_, Value>(i))
-                                .collect()
-                        },
-                    ) {
+                    match db.query_row(&format!("SELECT * FROM \"{}\" LIMIT 1", t.name), [], |r| {
+                        (0..r.as_ref().column_count())
+                            .map(|i| r.get::<_, Value>(i))
+                            .collect()
+                    }) {
                         Ok(r) => Ok(r),
                         Err(rusqlite::Error::QueryReturnedNoRows) => {
                             Ok(vec![Value::Null; t.columns.len()])
