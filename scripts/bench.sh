@@ -2,11 +2,17 @@
 # Benchmarks nsys2perfetto side by side with the fastest peer and with the floor.
 #
 #   scripts/bench.sh            # writes target/bench/results.md
-#   RUNS=5 SCALES="50 500" scripts/bench.sh
+#   RUNS=5 SCALES="50 500" NVTX_HEAVY=1500000 scripts/bench.sh
+#   SCALES="" scripts/bench.sh      # the NVTX-heavy input alone
+#   NVTX_HEAVY="" scripts/bench.sh  # without it
 #
 # Inputs: ../shared/fixtures/sqlite/nsys-ai_h100_2gpu_1s.sqlite scaled by
 # examples/scale_report.rs (every event table repeated, shifted in time and
-# correlation id). Tools, each run RUNS times, wall time and peak RSS from GNU time:
+# correlation id), labelled xN; and "nvtx", an NVTX-heavy input of about
+# NVTX_HEAVY events made from the same fixture by examples/nvtx_heavy_report.rs
+# (a PyTorch training run under emit_nvtx: 58% of its events are NVTX ranges,
+# nearly every name distinct). Tools, each run RUNS times, wall time and peak
+# RSS from GNU time:
 #   nsys2perfetto   convert, gzipped output
 #   nsys-chrome     nCompass's Rust converter, from the PyPI wheel ncompass==0.1.15
 #   floor read      examples/read_floor.rs: a plain scan of the tables and columns we read
@@ -21,7 +27,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS=${RUNS:-5}
-SCALES=${SCALES:-"50 500"}
+SCALES=${SCALES-"50 500"}
+NVTX_HEAVY=${NVTX_HEAVY-1500000}
 LOAD_SCALES=${LOAD_SCALES:-"50"}
 TRACE_PROCESSOR=${TRACE_PROCESSOR:-../shared/tools/trace_processor_shell}
 WORK=${WORK:-target/bench}
@@ -37,7 +44,7 @@ if ! /usr/bin/time -f %e true >/dev/null 2>&1; then
   apt-get install -y -qq time >/dev/null
 fi
 
-cargo build --release --quiet --bin nsys2perfetto --example scale_report --example read_floor --example gzip_floor
+cargo build --release --quiet --bin nsys2perfetto --example scale_report --example nvtx_heavy_report --example read_floor --example gzip_floor
 OURS=target/release/nsys2perfetto
 
 # The peer: the binary inside the ncompass wheel (no need for its Python deps).
@@ -62,10 +69,20 @@ fi
 
 : >"$WORK/times.txt"
 : >"$WORK/sizes.txt"
-for scale in $SCALES; do
-  input="$WORK/h100_x$scale.sqlite"
-  if [ ! -f "$input" ]; then
-    target/release/examples/scale_report "$SOURCE" "$input" "$scale" 2>/dev/null
+INPUTS=()
+for scale in $SCALES; do INPUTS+=("x$scale"); done
+[ -n "$NVTX_HEAVY" ] && INPUTS+=(nvtx)
+for label in "${INPUTS[@]}"; do
+  if [ "$label" = nvtx ]; then
+    input="$WORK/nvtx_heavy_$NVTX_HEAVY.sqlite"
+    if [ ! -f "$input" ]; then
+      target/release/examples/nvtx_heavy_report "$SOURCE" "$input" "$NVTX_HEAVY" 2>/dev/null
+    fi
+  else
+    input="$WORK/h100_$label.sqlite"
+    if [ ! -f "$input" ]; then
+      target/release/examples/scale_report "$SOURCE" "$input" "${label#x}" 2>/dev/null
+    fi
   fi
   events=$(python3 - "$input" <<'PY'
 import sqlite3, sys
@@ -76,55 +93,61 @@ present = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type =
 print(sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables if t in present))
 PY
 )
-  echo "x$scale input $(stat -c %s "$input") $events" >>"$WORK/sizes.txt"
+  echo "$label input $(stat -c %s "$input") $events" >>"$WORK/sizes.txt"
 
-  "$OURS" convert "$input" -o "$WORK/out_x$scale.pb" --no-gzip -q
+  "$OURS" convert "$input" -o "$WORK/out_$label.pb" --no-gzip -q
   # Tools take turns, run after run, so that a machine that speeds up or slows
   # down meanwhile moves every tool's numbers alike.
   for _ in $(seq "$RUNS"); do
-    once "x$scale nsys2perfetto" "$OURS" convert "$input" -o "$WORK/out_x$scale.perfetto-trace" -q
-    once "x$scale nsys-chrome" "$PEER" "$input" -o "$WORK/out_x$scale.json.gz"
-    once "x$scale floor-read" target/release/examples/read_floor "$input"
-    once "x$scale floor-gzip" target/release/examples/gzip_floor "$WORK/out_x$scale.pb"
-    once "x$scale stats" "$OURS" stats "$input" --report "$STATS_REPORTS" --format csv -o "$WORK/stats_x$scale.csv"
-    once "x$scale report" "$OURS" report "$input" -o "$WORK/report_x$scale.json"
+    once "$label nsys2perfetto" "$OURS" convert "$input" -o "$WORK/out_$label.perfetto-trace" -q
+    once "$label nsys-chrome" "$PEER" "$input" -o "$WORK/out_$label.json.gz"
+    once "$label floor-read" target/release/examples/read_floor "$input"
+    once "$label floor-gzip" target/release/examples/gzip_floor "$WORK/out_$label.pb"
+    once "$label stats" "$OURS" stats "$input" --report "$STATS_REPORTS" --format csv -o "$WORK/stats_$label.csv"
+    once "$label report" "$OURS" report "$input" -o "$WORK/report_$label.json"
     if command -v nsys >/dev/null; then
-      once "x$scale nsys-stats" nsys stats -q --format csv --report "$STATS_REPORTS" \
-        --force-overwrite true -o "$WORK/nsys_stats_x$scale" "$input"
+      once "$label nsys-stats" nsys stats -q --format csv --report "$STATS_REPORTS" \
+        --force-overwrite true -o "$WORK/nsys_stats_$label" "$input"
     fi
     if [ ${#ONE_CORE[@]} -gt 0 ]; then
-      once "x$scale one-core" "${ONE_CORE[@]}" "$OURS" convert "$input" -o "$WORK/out_x$scale.1core" -q
+      once "$label one-core" "${ONE_CORE[@]}" "$OURS" convert "$input" -o "$WORK/out_$label.1core" -q
     fi
   done
-  rm -f "$WORK/out_x$scale.1core"
+  rm -f "$WORK/out_$label.1core"
   # Time to open: the load into trace_processor, of our trace and of the JSON.
-  if [[ " $LOAD_SCALES " == *" $scale "* ]] && [ -x "$TRACE_PROCESSOR" ]; then
+  if [[ " $LOAD_SCALES " == *" ${label#x} "* ]] && [ -x "$TRACE_PROCESSOR" ]; then
     count="select count(*) from slice"
     for _ in $(seq "$RUNS"); do
-      once "x$scale load-nsys2perfetto" "$TRACE_PROCESSOR" query "$WORK/out_x$scale.perfetto-trace" "$count"
-      once "x$scale load-nsys-chrome" "$TRACE_PROCESSOR" query "$WORK/out_x$scale.json.gz" "$count"
+      once "$label load-nsys2perfetto" "$TRACE_PROCESSOR" query "$WORK/out_$label.perfetto-trace" "$count"
+      once "$label load-nsys-chrome" "$TRACE_PROCESSOR" query "$WORK/out_$label.json.gz" "$count"
     done
     for tool in nsys2perfetto nsys-chrome; do
-      out="$WORK/out_x$scale.perfetto-trace"
-      [ "$tool" = nsys-chrome ] && out="$WORK/out_x$scale.json.gz"
-      echo "x$scale slices-$tool $("$TRACE_PROCESSOR" query "$out" "$count" 2>/dev/null | tail -1)" >>"$WORK/sizes.txt"
+      out="$WORK/out_$label.perfetto-trace"
+      [ "$tool" = nsys-chrome ] && out="$WORK/out_$label.json.gz"
+      echo "$label slices-$tool $("$TRACE_PROCESSOR" query "$out" "$count" 2>/dev/null | tail -1)" >>"$WORK/sizes.txt"
     done
   fi
-  echo "x$scale nsys2perfetto $(stat -c %s "$WORK/out_x$scale.perfetto-trace")" >>"$WORK/sizes.txt"
-  echo "x$scale nsys-chrome $(stat -c %s "$WORK/out_x$scale.json.gz")" >>"$WORK/sizes.txt"
-  echo "x$scale raw $(stat -c %s "$WORK/out_x$scale.pb")" >>"$WORK/sizes.txt"
-  rm -f "$WORK/out_x$scale.pb" "$WORK/out_x$scale.json.gz"
+  echo "$label nsys2perfetto $(stat -c %s "$WORK/out_$label.perfetto-trace")" >>"$WORK/sizes.txt"
+  echo "$label nsys-chrome $(stat -c %s "$WORK/out_$label.json.gz")" >>"$WORK/sizes.txt"
+  echo "$label raw $(stat -c %s "$WORK/out_$label.pb")" >>"$WORK/sizes.txt"
+  rm -f "$WORK/out_$label.pb" "$WORK/out_$label.json.gz"
 done
 
 {
   echo "Machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
     "$(. /etc/os-release && echo "$PRETTY_NAME"); $(rustc --version)."
-  echo "Run: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), RUNS=$RUNS, SCALES=\"$SCALES\"."
+  echo "Run: $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), RUNS=$RUNS, SCALES=\"$SCALES\", NVTX_HEAVY=\"$NVTX_HEAVY\"."
   echo
   python3 scripts/bench_table.py "$WORK/times.txt" "$WORK/sizes.txt"
 } | tee "$WORK/results.md"
 
-# Fidelity on the largest input: the same checks as the fixtures.
-largest=$(echo $SCALES | tr ' ' '\n' | sort -n | tail -1)
-NSYS2PERFETTO_SCALED="$WORK/h100_x$largest.sqlite" cargo test --release --quiet --test it scale:: -- --ignored --nocapture 2>&1 |
-  grep -E "slices, .* flows checked|test result" | tee -a "$WORK/results.md"
+# Fidelity on the largest input and the NVTX-heavy one: the same checks as the fixtures.
+checked=()
+if [ -n "$SCALES" ]; then
+  checked+=("$WORK/h100_x$(echo $SCALES | tr ' ' '\n' | sort -n | tail -1).sqlite")
+fi
+[ -n "$NVTX_HEAVY" ] && checked+=("$WORK/nvtx_heavy_$NVTX_HEAVY.sqlite")
+for input in "${checked[@]}"; do
+  NSYS2PERFETTO_SCALED="$input" cargo test --release --quiet --test it scale:: -- --ignored --nocapture 2>&1 |
+    grep -E "slices, .* flows checked|test result" | tee -a "$WORK/results.md"
+done

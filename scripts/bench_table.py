@@ -9,7 +9,7 @@ runs = defaultdict(list)
 cpu = defaultdict(list)
 for line in open(times_path):
     parts = line.split()
-    if len(parts) in (4, 6) and parts[0].startswith("x"):
+    if len(parts) in (4, 6):
         scale, tool, wall, rss = parts[:4]
         runs[(scale, tool)].append((float(wall), int(rss)))
         if len(parts) == 6:
@@ -19,7 +19,13 @@ for line in open(sizes_path):
     parts = line.split()
     sizes[(parts[0], parts[1])] = [int(p) for p in parts[2:]]
 
-scales = sorted({s for s, _ in runs}, key=lambda s: int(s[1:]))
+def scaled(label):
+    """The copies of a scaled input (x50: 50), or None for another input (nvtx)."""
+    return int(label[1:]) if label[:1] == "x" and label[1:].isdigit() else None
+
+
+# The scaled inputs by size, then the others (the NVTX-heavy one).
+scales = sorted({s for s, _ in runs}, key=lambda s: (scaled(s) is None, scaled(s) or 0, s))
 tools = ["nsys2perfetto", "nsys-chrome", "floor-read", "floor-gzip", "one-core", "stats", "report", "nsys-stats"]
 print("| input | tool | wall median (min-max) s | CPU (user+sys) median s | peak RSS median (min-max) MB | runs |")
 print("|---|---|---|---|---|---|")
@@ -43,8 +49,15 @@ for scale in scales:
             f"| {cpu_median(scale, tool)} | {statistics.median(rss):.0f} ({min(rss):.0f}-{max(rss):.0f}) | {len(r)} |"
         )
 print()
-print("| input | events | input MB | ours MB | bytes/event | nsys-chrome MB | speed vs nsys-chrome | RSS vs nsys-chrome | size vs nsys-chrome | time vs floor read |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| input | events | input MB | ours MB | bytes/event | nsys-chrome MB | speed vs nsys-chrome | RSS vs nsys-chrome | size vs nsys-chrome | time vs floor read | CPU vs floor read |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+def cpu_ratio(scale):
+    ours, floor = cpu.get((scale, "nsys2perfetto")), cpu.get((scale, "floor-read"))
+    if not ours or not floor:
+        return "-"
+    return f"{statistics.median(ours) / statistics.median(floor):.2f}x"
+
+
 for scale in scales:
     size_in, events = sizes[(scale, "input")]
     ours = sizes[(scale, "nsys2perfetto")][0]
@@ -52,11 +65,13 @@ for scale in scales:
     o, p, f = med[(scale, "nsys2perfetto")], med[(scale, "nsys-chrome")], med[(scale, "floor-read")]
     print(
         f"| {scale} | {events:,} | {size_in / 1e6:.0f} | {ours / 1e6:.1f} | {ours / events:.1f} | {peer / 1e6:.1f} "
-        f"| {p[0] / o[0]:.1f}x faster | {o[1] / p[1]:.3f} | {ours / peer:.2f} | {o[0] / f[0]:.2f}x |"
+        f"| {p[0] / o[0]:.1f}x faster | {o[1] / p[1]:.3f} | {ours / peer:.2f} | {o[0] / f[0]:.2f}x "
+        f"| {cpu_ratio(scale)} |"
     )
-if len(scales) >= 2:
-    a, b = scales[0], scales[-1]
-    factor = int(b[1:]) / int(a[1:])
+copies = [s for s in scales if scaled(s)]
+if len(copies) >= 2:
+    a, b = copies[0], copies[-1]
+    factor = scaled(b) / scaled(a)
     t = med[(b, "nsys2perfetto")][0] / med[(a, "nsys2perfetto")][0]
     m = med[(b, "nsys2perfetto")][1] / med[(a, "nsys2perfetto")][1]
     print()

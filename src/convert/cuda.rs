@@ -239,20 +239,18 @@ impl<W: Write> Mapper<'_, '_, W> {
             return self.gpu_op(&k.common, name, KERNEL, Vec::new(), None, Some(k));
         }
         let meta = self.report.meta();
-        let dims = |d: [Option<i64>; 3]| -> Option<String> {
-            let [x, y, z] = d;
-            Some(format!("{}x{}x{}", x?, y?, z?))
-        };
         let l = &k.launch;
-        let grid = dims(l.grid());
-        let block = dims(l.block());
+        // On the stack: `format!` was a tenth of this function's work.
+        let (mut grid_text, mut block_text) = (Dims::default(), Dims::default());
+        let grid = grid_text.write(l.grid());
+        let block = block_text.write(l.block());
         let launch_type = label(&meta.launch_types, l.launch_type);
         let mut args = Vec::with_capacity(16);
         if let Some(name) = k.demangled_name {
             args.push(Arg::new("demangled_name", ArgValue::Str(name)));
         }
-        push_str(&mut args, "grid", grid.as_deref());
-        push_str(&mut args, "block", block.as_deref());
+        push_str(&mut args, "grid", grid);
+        push_str(&mut args, "block", block);
         push_int(&mut args, "registers_per_thread", l.registers_per_thread);
         push_int(&mut args, "static_shared_memory", l.static_shared_memory);
         push_int(&mut args, "dynamic_shared_memory", l.dynamic_shared_memory);
@@ -478,6 +476,82 @@ fn push_str<'a>(args: &mut Vec<Arg<'a>>, name: &'static str, value: Option<&'a s
     }
 }
 
+/// A kernel's grid or block dimensions as text, `XxYxZ`, written on the
+/// stack: three `i64`s of at most 20 characters each and two `x`s.
+struct Dims {
+    text: [u8; 64],
+}
+
+impl Default for Dims {
+    fn default() -> Self {
+        Self { text: [0; 64] }
+    }
+}
+
+impl Dims {
+    /// `XxYxZ` as `format!("{x}x{y}x{z}")` writes it; `None` if any is unknown.
+    fn write(&mut self, [x, y, z]: [Option<i64>; 3]) -> Option<&str> {
+        let (x, y, z) = (x?, y?, z?);
+        let mut at = 0;
+        for (i, v) in [x, y, z].into_iter().enumerate() {
+            if i > 0 {
+                self.text[at] = b'x';
+                at += 1;
+            }
+            at += decimal(v, &mut self.text[at..]);
+        }
+        Some(std::str::from_utf8(&self.text[..at]).expect("ASCII digits"))
+    }
+}
+
+/// Writes `v` in decimal at the start of `out` (room for 20 bytes); its length.
+fn decimal(v: i64, out: &mut [u8]) -> usize {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut at = 0;
+    if v < 0 {
+        out[0] = b'-';
+        at = 1;
+    }
+    for d in digits[..len].iter().rev() {
+        out[at] = *d;
+        at += 1;
+    }
+    at
+}
+
 fn label(labels: &FxHashMap<i64, String>, value: Option<i64>) -> Option<&str> {
     value.and_then(|v| labels.get(&v)).map(String::as_str)
+}
+
+#[cfg(test)]
+mod dims_tests {
+    use super::Dims;
+
+    #[test]
+    fn dims_read_as_format_writes_them() {
+        let cases = [
+            [Some(1), Some(2), Some(3)],
+            [Some(0), Some(-7), Some(1024)],
+            [Some(i64::MIN), Some(i64::MAX), Some(-1)],
+            [Some(65_535), Some(10), Some(100)],
+        ];
+        for d in cases {
+            let [x, y, z] = d.map(Option::unwrap);
+            assert_eq!(
+                Dims::default().write(d),
+                Some(format!("{x}x{y}x{z}").as_str())
+            );
+        }
+        assert_eq!(Dims::default().write([Some(1), None, Some(1)]), None);
+    }
 }

@@ -35,6 +35,8 @@ pub(super) fn write<W: Write>(
     let by_name = filter
         .filter()
         .filter(|f| f.nvtx.is_some() || !f.nvtx_domains.is_empty());
+    // Counted here, added to the summary once.
+    let mut written = 0u64;
     let last = report.nvtx_events_to_last_time(filter, |e| -> Result<(), Failure> {
         rows.tick();
         if let Some(filter) = by_name {
@@ -81,7 +83,8 @@ pub(super) fn write<W: Write>(
                 None => ArgValue::Int(c),
             });
         let color = e.color.map(|argb| format!("#{:06x}", argb & 0xFF_FFFF));
-        let mut args = Vec::with_capacity(6);
+        // Most ranges (PyTorch's) have no args: no allocation for them.
+        let mut args = Vec::new();
         if let Some(c) = category {
             args.push(Arg::new("category", c));
         }
@@ -130,9 +133,10 @@ pub(super) fn write<W: Write>(
                 feed.send_named(start, end, (e.pid, e.tid), name);
             }
         }
-        summary.count(NVTX);
+        written += 1;
         Ok(())
     })?;
+    summary.count_n(NVTX, written);
     // Ranges still open when the capture stopped are projected up to the
     // last time of any NVTX row (domain and category rows too), as nsys does.
     if let (Some(feed), Some(last)) = (feed, last.and_then(trace_time)) {

@@ -45,6 +45,8 @@ pub(super) struct Projector<'p, 's, W: Write> {
     seq: &'p mut SequenceWriter<'s, W>,
     projector: projection::Projector<Name>,
     tracks: FxHashMap<ProjectionTrack, SliceTrack>,
+    /// Projections written, added to the summary at the end.
+    written: u64,
 }
 
 impl<'p, 's, W: Write> Projector<'p, 's, W> {
@@ -54,6 +56,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
             // Open ranges end where the NVTX data ends, once the feed says.
             projector: projection::Projector::fed_by(source, None),
             tracks: FxHashMap::default(),
+            written: 0,
         }
     }
 
@@ -78,7 +81,9 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
         summary: &mut Summary,
     ) -> Result<(), Failure> {
         self.projector.finish();
-        self.write_ready(gpu, meta, summary)
+        self.write_ready(gpu, meta, summary)?;
+        summary.count_n(NVTX_GPU, self.written);
+        Ok(())
     }
 
     fn write_ready(
@@ -93,7 +98,7 @@ impl<'p, 's, W: Write> Projector<'p, 's, W> {
                 continue;
             }
             self.write(&p, gpu, meta)?;
-            summary.count(NVTX_GPU);
+            self.written += 1;
         }
         Ok(())
     }
