@@ -358,7 +358,7 @@ fn convert_with_findings_writes_each_finding_in_an_analysis_group() {
             v.sort();
             v
         };
-        assert_eq!(rest(&with), rest(&without), "{name}");
+        assert_eq!(rest(&with), rest(without), "{name}");
         assert!(without.slices.iter().all(|s| s.category != "finding"));
         if name.starts_with("nsys-ai_h100_2gpu") {
             assert!(

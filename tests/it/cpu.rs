@@ -185,13 +185,13 @@ fn osrt_samples_and_scheduling_match_the_source() {
             "{name}: osrt (count, Σts, Σdur)"
         );
         if has_table(&db, "OSRT_API") {
-            let ours = slice_stacks(&trace, "osrt");
+            let ours = slice_stacks(trace, "osrt");
             let expected = call_stacks(&db, "OSRT_API", "OSRT_CALLCHAINS");
             assert_eq!(ours, expected, "{name}: osrt stacks");
             checked[0] += 1;
         }
         if has_table(&db, "CUPTI_ACTIVITY_KIND_RUNTIME") {
-            let ours = slice_stacks(&trace, "cuda_api");
+            let ours = slice_stacks(trace, "cuda_api");
             let expected = call_stacks(&db, "CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA_CALLCHAINS");
             assert_eq!(ours, expected, "{name}: CUDA API backtraces");
             cuda_stacks += expected.len();

@@ -257,7 +257,7 @@ fn fixtures_link_every_wait_whose_record_they_hold() {
         let converted = crate::support::converted::converted(&input);
         let (trace, summary) = (&converted.trace, &converted.summary);
         trace.assert_valid();
-        let flows = event_flows(&trace);
+        let flows = event_flows(trace);
         let expected = linked_event_waits(&db);
         assert_eq!(flows.len() as u64, expected, "{name}: event flows");
         assert_eq!(summary.event_flows, expected, "{name}: in the summary");
@@ -311,15 +311,14 @@ fn the_h100_capture_links_its_event_queries_and_stream_waits() {
     };
     let converted = crate::support::converted::converted(&input);
     let (trace, summary) = (&converted.trace, &converted.summary);
-    let flows = event_flows(&trace);
+    let flows = event_flows(trace);
     // 108 cudaEventQuery syncs and 2 cross-stream waits name a record of
     // the table; 67 waits name event 1 with no record (eventSyncId 0).
     assert_eq!(flows.len(), 110);
     let cross_stream = flows
         .iter()
         .filter(|(record, wait)| {
-            wait.name == "Stream wait sync"
-                && int(record, "event_stream") != stream_of(&trace, wait)
+            wait.name == "Stream wait sync" && int(record, "event_stream") != stream_of(trace, wait)
         })
         .count();
     assert_eq!(cross_stream, 2);

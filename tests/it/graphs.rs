@@ -145,7 +145,7 @@ fn fixtures_show_every_graph_creation() {
             (a.0 + b.0, a.1 + b.1, a.2 + b.2),
             "{name}: (count, Σts, Σdur)"
         );
-        for s in created(&trace) {
+        for s in created(trace) {
             let thread = trace.thread_of(s.track).expect("on a thread");
             assert!(thread.tid.is_some(), "{name}");
         }
@@ -165,26 +165,26 @@ fn the_h100_graphs_lead_from_their_gpu_work_to_their_creation() {
     if let Some(input) = find("h100_torch_graph_node.sqlite") {
         let converted = crate::support::converted::converted(&input);
         let (trace, _) = (&converted.trace, &converted.summary);
-        assert_eq!(created(&trace).len(), 22);
+        assert_eq!(created(trace).len(), 22);
         // Every node a kernel, memcpy or memset ran as was made in the trace.
-        let made = values(&trace, CATEGORY, "graph_node_id");
+        let made = values(trace, CATEGORY, "graph_node_id");
         for category in ["cuda_kernel", "cuda_memcpy", "cuda_memset"] {
-            let nodes = values(&trace, category, "graph_node_id");
+            let nodes = values(trace, category, "graph_node_id");
             assert!(nodes.is_subset(&made), "{category}: {nodes:?}");
         }
-        assert_eq!(values(&trace, "cuda_kernel", "graph_node_id").len(), 6);
+        assert_eq!(values(trace, "cuda_kernel", "graph_node_id").len(), 6);
         // The exec's nodes name the nodes they were made from.
-        let originals = values(&trace, CATEGORY, "original_graph_node_id");
+        let originals = values(trace, CATEGORY, "original_graph_node_id");
         assert_eq!(originals.len(), 7);
         assert!(originals.is_subset(&made));
     }
     if let Some(input) = find("h100_torch_graph_whole.sqlite") {
         let converted = crate::support::converted::converted(&input);
         let (trace, _) = (&converted.trace, &converted.summary);
-        assert_eq!(created(&trace).len(), 4);
+        assert_eq!(created(trace).len(), 4);
         // The graph run names the exec whose creation is in the trace.
-        let runs = values(&trace, "cuda_graph", "graph_exec_id");
+        let runs = values(trace, "cuda_graph", "graph_exec_id");
         assert_eq!(runs, BTreeSet::from([2]));
-        assert_eq!(values(&trace, CATEGORY, "graph_exec_id"), runs);
+        assert_eq!(values(trace, CATEGORY, "graph_exec_id"), runs);
     }
 }

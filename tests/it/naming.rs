@@ -45,7 +45,7 @@ fn work_on_no_stream_is_named_so() {
         return;
     };
     let trace = &converted.trace;
-    let names = stream_names(&trace);
+    let names = stream_names(trace);
     assert!(!names.iter().any(|n| n.contains("4294967295")), "{names:?}");
     let no_stream: Vec<_> = trace
         .slices
@@ -69,7 +69,7 @@ fn streams_are_named_alike_on_every_gpu() {
         let name = input.file_name().unwrap().to_string_lossy().into_owned();
         let converted = crate::support::converted::converted(&input);
         let (trace, _) = (&converted.trace, &converted.summary);
-        let names = stream_names(&trace);
+        let names = stream_names(trace);
         // Either every stream says its process, or none does.
         let with_pid: BTreeSet<bool> = names.iter().map(|n| n.contains("(pid ")).collect();
         assert!(with_pid.len() <= 1, "{name}: {names:?}");
@@ -107,7 +107,7 @@ fn two_processes_on_two_gpus_name_their_streams_with_the_pid() {
         return;
     };
     let trace = &converted.trace;
-    let names = stream_names(&trace);
+    let names = stream_names(trace);
     assert!(!names.is_empty());
     assert!(names.iter().all(|n| n.contains("(pid ")), "{names:?}");
 }

@@ -226,12 +226,12 @@ fn fixtures_show_all_their_overhead_and_diagnostics() {
                 source_totals(&db, table),
                 "{name}: {category} (count, Σts, Σdur)"
             );
-            for s in of(&trace, category) {
+            for s in of(trace, category) {
                 assert_eq!(trace.root_of(s.track).name.as_deref(), Some("nsys"));
                 assert!(
-                    track(&trace, s).starts_with("Overhead"),
+                    track(trace, s).starts_with("Overhead"),
                     "{name}: {}",
-                    track(&trace, s)
+                    track(trace, s)
                 );
             }
         }
@@ -256,7 +256,7 @@ fn fixtures_show_all_their_overhead_and_diagnostics() {
             "{name}: diagnostics before time 0 are counted"
         );
         // Every diagnostic has its text and severity.
-        for s in of(&trace, "nsys_diagnostic") {
+        for s in of(trace, "nsys_diagnostic") {
             assert!(!s.name.is_empty(), "{name}");
             assert!(text(s, "severity").is_some(), "{name}: {}", s.name);
         }
@@ -283,7 +283,7 @@ fn the_h100_capture_shows_its_warnings_and_where_nsys_cost_time() {
     };
     let converted = crate::support::converted::converted(&input);
     let (trace, _) = (&converted.trace, &converted.summary);
-    let diagnostics = of(&trace, "nsys_diagnostic");
+    let diagnostics = of(trace, "nsys_diagnostic");
     assert_eq!(diagnostics.len(), 23);
     let warnings = diagnostics
         .iter()
@@ -294,9 +294,9 @@ fn the_h100_capture_shows_its_warnings_and_where_nsys_cost_time() {
         .iter()
         .any(|s| s.name == "Profiling has started." && s.ts == 0));
     // 318 rows of the main thread (tid 862), the rest on ten other threads.
-    let main = of(&trace, "nsys_overhead")
+    let main = of(trace, "nsys_overhead")
         .into_iter()
-        .filter(|s| track(&trace, s) == "Overhead: python3 (tid 862)")
+        .filter(|s| track(trace, s) == "Overhead: python3 (tid 862)")
         .count();
     assert_eq!(main, 318);
 }
