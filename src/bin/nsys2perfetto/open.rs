@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 
 use nsys2perfetto::serve::{
-    spawn_trace_processor, trace_kind, Served, TraceKind, TraceServer, DEFAULT_PORT, UI_ORIGIN,
-    UI_PORT_FLAG,
+    spawn_trace_processor, trace_kind, TraceKind, DEFAULT_PORT, UI_ORIGIN, UI_PORT_FLAG,
 };
 use nsys2perfetto::{convert_file, Error, Options};
 
 use crate::exporter::Exporter;
+use crate::open_server::{Served, TraceServer};
 use crate::signals::Signals;
 use crate::tab_memory::{estimated_tab_memory, BROWSER_TAB_LIMIT};
 use crate::{human_bytes, Interrupted};

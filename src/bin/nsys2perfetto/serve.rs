@@ -13,11 +13,9 @@
 //! by its id in the list, never by a path of the machine.
 
 use std::collections::{HashMap, HashSet};
-use std::future::IntoFuture as _;
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -209,12 +207,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         foreground: Arc::new(Semaphore::new(jobs)),
         reserved: Mutex::new(HashSet::new()),
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(2 * jobs + 8)
-        .enable_all()
-        .build()
-        .context("cannot start the server's threads")?;
+    let runtime = crate::http::runtime(2 * jobs + 8)?;
     let cancel = Arc::clone(&signals.cancel);
     runtime.block_on(serve(hub, (args.bind, args.port), args.quiet, cancel))?;
     // Reads under way stop at the cancellation flag; uploads under way lose
@@ -257,24 +250,7 @@ async fn serve(
             guard,
         ))
         .with_state(hub);
-    let stopped = |cancel: Arc<std::sync::atomic::AtomicBool>| async move {
-        while !cancel.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
-    let server = std::pin::pin!(axum::serve(listener, app)
-        .with_graceful_shutdown(stopped(Arc::clone(&cancel)))
-        .into_future());
-    // Requests under way get a moment to end; one that does not (an upload
-    // that stalls) is dropped with the runtime, and leaves nothing.
-    let grace = std::pin::pin!(async move {
-        stopped(cancel).await;
-        tokio::time::sleep(GRACE).await;
-    });
-    match futures_util::future::select(server, grace).await {
-        futures_util::future::Either::Left((served, _)) => served.context("the server failed"),
-        futures_util::future::Either::Right(_) => Ok(()),
-    }
+    crate::http::serve(listener, app, crate::http::raised(cancel), GRACE).await
 }
 
 /// How long requests under way may go on once the server is stopping.
