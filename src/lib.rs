@@ -113,11 +113,14 @@ pub mod stats {
     //!
     //! ```no_run
     //! use std::path::Path;
-    //! use nsys2perfetto::stats::{save_tables, summarize_file, Fit, StatsReport, TableFormat};
+    //! use nsys2perfetto::stats::{
+    //!     save_tables, summarize_file, Fit, RangeNames, StatsReport, TableFormat,
+    //! };
     //! use nsys2perfetto::Options;
     //!
     //! let input = Path::new("report.nsys-rep");
-    //! let tables = summarize_file(input, &StatsReport::DEFAULT, &Options::default())?;
+    //! let which = &StatsReport::DEFAULT;
+    //! let tables = summarize_file(input, which, RangeNames::Recorded, &Options::default())?;
     //! let summaries = [(vec![input.display().to_string()], tables)];
     //! save_tables(Path::new("stats.csv"), &summaries, TableFormat::Csv, Fit::Whole)?;
     //! # Ok::<(), nsys2perfetto::Error>(())
@@ -246,11 +249,6 @@ pub struct Options {
     pub findings: Option<analyze::Thresholds>,
     /// How GPU work is written (Perfetto's format only: JSON has slices).
     pub gpu_model: GpuModel,
-    /// How the summaries of [`stats`], [`compare`] and [`series`] name NVTX
-    /// ranges: as recorded (nsys's definition, the default), or grouped, so
-    /// that the instances of one operator sum together
-    /// ([`stats::group_name`]). Traces keep every name as recorded.
-    pub range_names: stats::RangeNames,
 }
 
 /// How a Perfetto trace holds kernels, memcpys, memsets and graph runs.
@@ -323,7 +321,6 @@ impl Default for Options {
             format: Format::Perfetto,
             findings: None,
             gpu_model: GpuModel::TrackEvent,
-            range_names: stats::RangeNames::Recorded,
         }
     }
 }

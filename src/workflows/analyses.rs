@@ -16,28 +16,33 @@ use crate::analysis::series::{
 use crate::analysis::stats::{run_summary_with, summarize_with, RunSummary, StatsReport, Table};
 use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions, StepPattern};
 use crate::error::{Error, Result};
+use crate::nsys::names::RangeNames;
 use crate::nsys::Report;
 use crate::Options;
 
 /// [`summarize`](crate::stats::summarize) for the report or export at
 /// `input` (a report is exported with `options.nsys` first;
-/// `options.cancel` stops it), NVTX ranges named as `options.range_names`
-/// says.
+/// `options.cancel` stops it), NVTX ranges named as `names` says.
 pub fn summarize_file(
     input: &Path,
     which: &[StatsReport],
+    names: RangeNames,
     options: &Options,
 ) -> Result<Vec<Table>> {
     with_report(input, options, |report| {
-        summarize_with(report, which, options.range_names)
+        summarize_with(report, which, names)
     })
 }
 
 /// The summaries of `a` and `b` that [`compare`](crate::compare::compare)
-/// compares, each a report or an export, NVTX ranges named as
-/// `options.range_names` says.
-pub fn compare_files(a: &Path, b: &Path, options: &Options) -> Result<(RunSummary, RunSummary)> {
-    let summary = |report: &Report| run_summary_with(report, options.range_names);
+/// compares, each a report or an export, NVTX ranges named as `names` says.
+pub fn compare_files(
+    a: &Path,
+    b: &Path,
+    names: RangeNames,
+    options: &Options,
+) -> Result<(RunSummary, RunSummary)> {
+    let summary = |report: &Report| run_summary_with(report, names);
     let a = with_report(a, options, summary)?;
     let b = with_report(b, options, summary)?;
     Ok((a, b))
@@ -136,13 +141,14 @@ pub fn report_files(
 }
 
 /// Measures each run of a series, in turn, streaming over its report;
-/// `progress` hears of each run as it starts. `options` gives the nsys CLI
-/// that exports reports, the flag that stops the work, and how NVTX ranges
-/// are named (`range_names`).
+/// `progress` hears of each run as it starts. NVTX ranges are matched by
+/// the names `names` gives them; `options` gives the nsys CLI that exports
+/// reports and the flag that stops the work.
 pub fn measure_series(
     parameter: &str,
     runs: &[SeriesRun],
     patterns: &[EventPattern],
+    names: RangeNames,
     options: &Options,
     progress: &mut dyn FnMut(&SeriesRun),
 ) -> Result<Series> {
@@ -156,7 +162,7 @@ pub fn measure_series(
             });
         }
         progress(run);
-        let measured = measure_file(&run.input, patterns, options)?;
+        let measured = measure_file(&run.input, patterns, names, options)?;
         for (row, cell) in cells.iter_mut().zip(measured) {
             row.push(cell);
         }
@@ -174,10 +180,11 @@ pub fn measure_series(
 fn measure_file(
     input: &Path,
     patterns: &[EventPattern],
+    names: RangeNames,
     options: &Options,
 ) -> Result<Vec<SeriesCell>> {
     with_report(input, options, |report| {
-        measure_events_with(report, patterns, options.range_names)
+        measure_events_with(report, patterns, names)
     })
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::analyze::{write_findings, Findings};
 use crate::analysis::stats::{Fit, RowSource, StatsReport, Table, TableFormat};
 use crate::error::{Error, Result};
+use crate::nsys::names::RangeNames;
 use crate::nsys_cli::REPORT_MAGIC;
 use crate::render::table::{Layout, Sharing};
 use crate::Options;
@@ -41,7 +42,7 @@ pub fn write_tables(
 
 /// Computes `which` summaries of each report or export in `inputs` and
 /// writes each as soon as it is computed, as [`write_tables`] writes them,
-/// named by the input's path. Unlike [`summarize_file`](crate::stats::summarize_file)
+/// named by the input's path, NVTX ranges named as `range_names` says. Unlike [`summarize_file`](crate::stats::summarize_file)
 /// and [`write_tables`], memory does not grow with the number of rows nor
 /// of names: a summary of many names is written as it is read back from a
 /// temporary file. A failure to write `out` is [`Error::Writer`]; on
@@ -50,6 +51,7 @@ pub fn write_summaries(
     out: &mut dyn Write,
     inputs: &[std::path::PathBuf],
     which: &[StatsReport],
+    range_names: RangeNames,
     options: &Options,
     format: TableFormat,
     fit: Fit,
@@ -60,7 +62,7 @@ pub fn write_summaries(
         let files = [input.display().to_string()];
         crate::workflows::with_report(input, options, |report| {
             for summary in which {
-                let (table, rows) = summary.computed(report, options.range_names)?;
+                let (table, rows) = summary.computed(report, range_names)?;
                 // A failed read of a temporary file says so in its cause.
                 tables.write(out, &files, &table, &*rows).map_err(failed)?;
             }
@@ -78,6 +80,7 @@ pub fn save_summaries(
     output: impl Into<OutputFile>,
     inputs: &[PathBuf],
     which: &[StatsReport],
+    range_names: RangeNames,
     options: &Options,
     format: TableFormat,
     fit: Fit,
@@ -86,10 +89,12 @@ pub fn save_summaries(
     let count = inputs.len() * which.len();
     if format != TableFormat::Csv || count < 2 {
         output.write(|out| {
-            write_summaries(out, inputs, which, options, format, fit).map_err(|e| match e {
-                Error::Writer { cause } => output.failed(cause),
-                e => e,
-            })?;
+            write_summaries(out, inputs, which, range_names, options, format, fit).map_err(
+                |e| match e {
+                    Error::Writer { cause } => output.failed(cause),
+                    e => e,
+                },
+            )?;
             out.flush().map_err(|cause| output.failed(cause))
         })?;
         return Ok(vec![output.path().to_owned()]);
@@ -108,7 +113,7 @@ pub fn save_summaries(
         let names = [input.display().to_string()];
         crate::workflows::with_report(input, options, |report| {
             for summary in which {
-                let (table, rows) = summary.computed(report, options.range_names)?;
+                let (table, rows) = summary.computed(report, range_names)?;
                 let file = each.next().expect("a file per table");
                 file.write_with(|out| write_alone(out, &table, &*rows, &names, fit))?;
             }

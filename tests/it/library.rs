@@ -89,7 +89,7 @@ fn every_command_opens_its_input_the_same_way() {
     use nsys2perfetto::compare::compare_files;
     use nsys2perfetto::merge::{merge_files, MergeOptions};
     use nsys2perfetto::series::{measure_series, EventPattern, SeriesRun};
-    use nsys2perfetto::stats::{summarize_file, StatsReport};
+    use nsys2perfetto::stats::{summarize_file, RangeNames, StatsReport};
 
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.sqlite");
@@ -114,11 +114,11 @@ fn every_command_opens_its_input_the_same_way() {
             ),
             (
                 "summarize_file",
-                summarize_file(input, &which, options).err(),
+                summarize_file(input, &which, RangeNames::Recorded, options).err(),
             ),
             (
                 "compare_files",
-                compare_files(input, &demo(), options).err(),
+                compare_files(input, &demo(), RangeNames::Recorded, options).err(),
             ),
             (
                 "analyze_file",
@@ -126,7 +126,15 @@ fn every_command_opens_its_input_the_same_way() {
             ),
             (
                 "measure_series",
-                measure_series("n", &runs, &pattern, options, &mut |_| {}).err(),
+                measure_series(
+                    "n",
+                    &runs,
+                    &pattern,
+                    RangeNames::Recorded,
+                    options,
+                    &mut |_| {},
+                )
+                .err(),
             ),
             (
                 "merge_files",

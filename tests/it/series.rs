@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nsys2perfetto::series::{measure_series, EventKind, EventPattern, Series, SeriesRun};
+use nsys2perfetto::stats::RangeNames;
 use nsys2perfetto::Options;
 use regex::Regex;
 use rusqlite::Connection;
@@ -463,8 +464,15 @@ fn the_cori_ranks_as_a_series_match_sql_over_each_rank() {
         "cudnn:.*",
         "no_such_kernel",
     ]);
-    let series = measure_series("rank", &runs, &patterns, &Options::default(), &mut |_| {})
-        .expect("the series is measured");
+    let series = measure_series(
+        "rank",
+        &runs,
+        &patterns,
+        RangeNames::Recorded,
+        &Options::default(),
+        &mut |_| {},
+    )
+    .expect("the series is measured");
     check_cells(&series, &exports);
     // The checks can fail: the ranks ran the same kernels for different times.
     let cpush: Vec<i64> = series.cells[0].iter().map(|c| c.total_ns).collect();
@@ -522,8 +530,15 @@ fn nvtx_ranges_and_their_gpu_projections_match_sql() {
         // As `stats` prints it, without the `_v7000` of the recorded name.
         "api:^cudaLaunchKernel$",
     ]);
-    let series = measure_series("report", &runs, &patterns, &Options::default(), &mut |_| {})
-        .expect("the series is measured");
+    let series = measure_series(
+        "report",
+        &runs,
+        &patterns,
+        RangeNames::Recorded,
+        &Options::default(),
+        &mut |_| {},
+    )
+    .expect("the series is measured");
     check_cells(&series, &exports);
     let projected: u64 = series.cells[1].iter().map(|c| c.count).sum();
     assert!(projected > 100, "projections found: {projected}");
@@ -571,8 +586,15 @@ fn library_calls_and_demangled_names_of_a_synthetic_series() {
         "ampere_sgemm_128x64",
         "cudnn:cublas",
     ]);
-    let series =
-        measure_series("batch", &runs, &patterns, &Options::default(), &mut |_| {}).unwrap();
+    let series = measure_series(
+        "batch",
+        &runs,
+        &patterns,
+        RangeNames::Recorded,
+        &Options::default(),
+        &mut |_| {},
+    )
+    .unwrap();
     let totals: Vec<Vec<(u64, i64)>> = series
         .cells
         .iter()
@@ -857,8 +879,15 @@ fn a_cancelled_series_stops_with_interrupted() {
         true,
     )));
     let runs = [SeriesRun::new("1", &path)];
-    let e =
-        measure_series("n", &runs, &patterns(&["cudnn:.*"]), &options, &mut |_| {}).unwrap_err();
+    let e = measure_series(
+        "n",
+        &runs,
+        &patterns(&["cudnn:.*"]),
+        RangeNames::Recorded,
+        &options,
+        &mut |_| {},
+    )
+    .unwrap_err();
     assert!(matches!(e, nsys2perfetto::Error::Interrupted { .. }), "{e}");
 }
 
@@ -933,6 +962,7 @@ fn nvtx_gpu_cells_equal_the_projections_of_nsys_stats() {
         "report",
         &runs,
         &patterns(&["nvtx-gpu:.*"]),
+        RangeNames::Recorded,
         &Options::default(),
         &mut |_| {},
     )

@@ -86,7 +86,6 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
-    options.range_names = args.grouping.range_names();
     if args.summary {
         let report_options = ReportOptions::default();
         let read = |path: &PathBuf| report_file(path, &report_options, &options);
@@ -96,7 +95,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         tables.write(&[(files, vec![summary_table(&a, &b)])])?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (a, b) = compare_files(&args.a, &args.b, &options).map_err(interrupted_reading)?;
+    let (a, b) = compare_files(&args.a, &args.b, args.grouping.range_names(), &options)
+        .map_err(interrupted_reading)?;
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),
         false => args.kinds,

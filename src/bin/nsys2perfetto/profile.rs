@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use nsys2perfetto::profile::NsysProfile;
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, SeriesRun};
+use nsys2perfetto::stats::RangeNames;
 use nsys2perfetto::{convert_file, Error, Options, OutputFile};
 
 use anyhow::anyhow;
@@ -293,7 +294,14 @@ fn run_series(
         }
         runs.push(SeriesRun::new(value.clone(), run.report));
     }
-    let measured = measure_series(&parameter, &runs, &patterns, options, &mut |_| {});
+    let measured = measure_series(
+        &parameter,
+        &runs,
+        &patterns,
+        RangeNames::Recorded,
+        options,
+        &mut |_| {},
+    );
     let written = measured.and_then(|series| outputs.write(&series));
     match written {
         Ok(()) => Ok(ExitCode::from(status)),

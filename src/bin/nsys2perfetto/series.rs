@@ -97,7 +97,6 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
-    options.range_names = args.grouping.range_names();
     let quiet = args.quiet;
     let mut progress = |run: &SeriesRun| {
         if !quiet {
@@ -108,7 +107,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             ));
         }
     };
-    let measured = measure_series(&parameter, &runs, &patterns, &options, &mut progress);
+    let names = args.grouping.range_names();
+    let measured = measure_series(&parameter, &runs, &patterns, names, &options, &mut progress);
     let series = measured.map_err(|e| match e {
         Error::Interrupted { path } => Interrupted(format!(
             "interrupted while measuring {}; nothing written",

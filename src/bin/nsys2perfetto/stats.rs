@@ -61,8 +61,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut options = Options::default();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
-    options.range_names = args.grouping.range_names();
-    tables.write_summaries(&args.inputs, &which, &options)?;
+    let names = args.grouping.range_names();
+    tables.write_summaries(&args.inputs, &which, names, &options)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use nsys2perfetto::stats::{
-    save_summaries, save_tables, write_summaries, write_tables, Fit, StatsReport, Table,
-    TableFormat,
+    save_summaries, save_tables, write_summaries, write_tables, Fit, RangeNames, StatsReport,
+    Table, TableFormat,
 };
 use nsys2perfetto::{output_format, Options, OutputFile};
 
@@ -126,11 +126,12 @@ impl Tables {
         &self,
         inputs: &[PathBuf],
         which: &[StatsReport],
+        names: RangeNames,
         options: &Options,
     ) -> anyhow::Result<()> {
         let (format, fit) = (self.format, self.fit);
         if let Some(file) = &self.file {
-            let written = save_summaries(file, inputs, which, options, format, fit)
+            let written = save_summaries(file, inputs, which, names, options, format, fit)
                 .map_err(interrupted_reading)?;
             say_written(&written);
             return Ok(());
@@ -143,9 +144,11 @@ impl Tables {
         };
         let mut spooled = tempfile::tempfile().map_err(spool_failed)?;
         let mut writer = BufWriter::new(&spooled);
-        write_summaries(&mut writer, inputs, which, options, format, fit).map_err(|e| match e {
-            nsys2perfetto::Error::Writer { cause } => spool_failed(cause),
-            e => interrupted_reading(e),
+        write_summaries(&mut writer, inputs, which, names, options, format, fit).map_err(|e| {
+            match e {
+                nsys2perfetto::Error::Writer { cause } => spool_failed(cause),
+                e => interrupted_reading(e),
+            }
         })?;
         writer.flush().map_err(spool_failed)?;
         drop(writer);

@@ -17,6 +17,7 @@ use crate::analysis::stats::{
     compare, comparison_table, top_by_kind, Kind, StatsReport, Table as StatsTable, TableFormat,
 };
 use crate::error::Result;
+use crate::nsys::names::RangeNames;
 use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
 use crate::render::table::Cell;
@@ -224,7 +225,12 @@ pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
 
 /// Writes the stats page of `entry`: the tables `stats` prints by default.
 pub fn write_stats(out: &mut dyn Write, entry: &Entry, options: &Options) -> Result<()> {
-    let tables = summarize_file(&entry.path, &StatsReport::DEFAULT, options)?;
+    let tables = summarize_file(
+        &entry.path,
+        &StatsReport::DEFAULT,
+        RangeNames::Recorded,
+        options,
+    )?;
     let mut blocks = vec![
         nav(Some(entry)),
         Block::Heading(
@@ -398,7 +404,7 @@ pub fn write_compare(out: &mut dyn Write, a: &Entry, b: &Entry, options: &Option
     let report_options = ReportOptions::default();
     let run_a = report_file(&a.path, &report_options, options)?;
     let run_b = report_file(&b.path, &report_options, options)?;
-    let (summary_a, summary_b) = compare_files(&a.path, &b.path, options)?;
+    let (summary_a, summary_b) = compare_files(&a.path, &b.path, RangeNames::Recorded, options)?;
     let differences = top_by_kind(
         compare(&summary_a, &summary_b),
         &Kind::ALL,
