@@ -46,7 +46,8 @@ async function openInPerfetto(id) {
   const { ui } = await config;
   const origin = new URL(ui).origin;
   win.location.href = ui;
-  const shownName = decodeURIComponent(id);
+  // The run as the list names it: its path under its DIR.
+  const shownName = decodeURIComponent(id.slice(id.indexOf("/") + 1));
   try {
     await followed("/api/convert/" + id, "Converting " + shownName);
   } catch (message) {
