@@ -34,7 +34,7 @@ fn followed_to_the_end(server: &Server, path: &str) -> serde_json::Value {
     let last = text
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("no event in {text:?}"));
     serde_json::from_str(last).unwrap()
 }
