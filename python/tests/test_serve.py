@@ -265,3 +265,40 @@ def test_open_in_perfetto_hands_the_ui_the_exact_trace(hub, runs, page, tmp_path
     assert received["sha256"] == hashlib.sha256(trace).hexdigest()
     assert received["title"] == name
     page.wait_for_selector("#hub-status:has-text('Opened')")
+
+
+def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
+    hub, runs, page, sqlite, tmp_path
+):
+    # The largest fixture: its conversion lasts long enough to be seen.
+    big = runs / "cori_run1_report1.sqlite"
+    shutil.copy(sqlite("cori_run1_report1"), big)
+    page.goto(hub)
+    row = wait_for_headline(page, big.name)
+    with page.expect_popup() as opened:
+        row.locator("a:text-is('Perfetto')").click()
+    popup = opened.value
+    page.wait_for_function(
+        "() => { const bar = document.getElementById('hub-conversion'); return bar && bar.value > 0; }",
+        timeout=120_000,
+    )
+    assert "Converting cori_run1_report1.sqlite" in page.locator("#hub-status").text_content()
+    page.locator("#hub-cancel").click()
+    page.wait_for_selector("#hub-status:has-text('Cancelled')")
+    # The tab opened for the UI is closed again.
+    for _ in range(100):
+        if popup.is_closed():
+            break
+        page.wait_for_timeout(100)
+    assert popup.is_closed()
+    base = hub.split("?")[0]
+    # No one else waited: the job ends cancelled, and leaves nothing.
+    for _ in range(600):
+        jobs = page.request.get(base + "api/jobs").json()
+        if jobs and jobs[-1]["state"] != "running":
+            break
+        page.wait_for_timeout(100)
+    assert jobs[-1]["state"] == "cancelled", jobs
+    assert jobs[-1]["what"] == "convert cori_run1_report1.sqlite", jobs
+    left = [p.name for p in (tmp_path / "cache").iterdir() if ".trace." in p.name or p.name.startswith(".")]
+    assert left == [], left

@@ -205,7 +205,14 @@ pub(crate) fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<P
             .collect::<std::io::Result<_>>()?;
         entries.sort();
         for path in entries {
-            let is_link = std::fs::symlink_metadata(&path)?.file_type().is_symlink();
+            let is_link = match std::fs::symlink_metadata(&path) {
+                Ok(meta) => meta.file_type().is_symlink(),
+                // Gone since the listing (a temporary file renamed into
+                // place, as an upload or a conversion beside it ends): not
+                // there, rather than the whole directory unreadable.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
             if path.is_dir() {
                 if !is_link {
                     dirs.push(path);

@@ -2,12 +2,15 @@
 //! its traces, each computed once and kept under a key made of the file's
 //! path, size and modification time; a file that changes gets a new key,
 //! so nothing stale is ever served. Every file here is written through the
-//! one output path ([`OutputFile`]): it appears only when complete.
+//! one output path ([`OutputFile`]): it appears only when complete. Its
+//! size is bounded ([`Bound`]): pages and traces least recently used are
+//! removed past the limit, and made again when asked for.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::bound::{Bound, Pinned};
 use super::catalog::Entry;
 use super::headline::Headline;
 use crate::analysis::gpu_time::{write_page, Page, PageFormat, ReportOptions};
@@ -15,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::workflows::analyses::report_file;
 use crate::workflows::file::convert_file;
 use crate::workflows::output::OutputFile;
-use crate::{Format, Options};
+use crate::{Format, Options, Progress};
 
 /// The key of a report in the cache: its path, size and modification time,
 /// hashed (FNV-1a, 64 bits), in hex.
@@ -25,12 +28,21 @@ pub struct CacheKey(String);
 impl CacheKey {
     /// The key of `entry` as it is now.
     pub fn of(entry: &Entry) -> CacheKey {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let path = entry
             .path
             .canonicalize()
             .unwrap_or_else(|_| entry.path.clone());
-        let text = format!("{}\0{}\0{}", path.display(), entry.size, entry.modified_ns);
+        CacheKey::of_text(&format!(
+            "{}\0{}\0{}",
+            path.display(),
+            entry.size,
+            entry.modified_ns
+        ))
+    }
+
+    /// The key of `text`.
+    pub fn of_text(text: &str) -> CacheKey {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         for byte in text.bytes() {
             hash ^= u64::from(byte);
             hash = hash.wrapping_mul(0x0100_0000_01b3);
@@ -50,19 +62,36 @@ pub struct Cache {
     dir: PathBuf,
     /// A lock per file being made: two requests of one trace convert it once.
     making: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+    bound: Bound,
 }
 
 impl Cache {
-    /// The cache in `dir`, made if missing.
-    pub fn open(dir: &Path) -> Result<Cache> {
+    /// The cache in `dir`, made if missing, of at most `limit` bytes of
+    /// pages and traces (the least recently used evicted past it, now and
+    /// whenever a file is made).
+    pub fn open(dir: &Path, limit: u64) -> Result<Cache> {
         std::fs::create_dir_all(dir).map_err(|cause| Error::Output {
             path: dir.to_owned(),
             cause,
         })?;
-        Ok(Cache {
+        let cache = Cache {
             dir: dir.to_owned(),
             making: Mutex::new(HashMap::new()),
-        })
+            bound: Bound::new(limit),
+        };
+        cache.bound.evict(dir);
+        Ok(cache)
+    }
+
+    /// Its limit, in bytes.
+    pub fn limit(&self) -> u64 {
+        self.bound.limit()
+    }
+
+    /// Removes the least recently used pages and traces not in use until
+    /// the cache fits its limit; returns the files removed.
+    pub fn evict(&self) -> Vec<PathBuf> {
+        self.bound.evict(&self.dir)
     }
 
     /// Its directory.
@@ -72,6 +101,11 @@ impl Cache {
 
     fn file(&self, key: &CacheKey, what: &str) -> PathBuf {
         self.dir.join(format!("{}.{what}", key.as_str()))
+    }
+
+    /// The cache's file `name` (made or not yet), held in use.
+    pub(super) fn pin_file(&self, name: &str) -> Pinned {
+        self.bound.pin(&self.dir.join(name))
     }
 
     /// The headline of `entry`, where it was computed.
@@ -86,61 +120,84 @@ impl Cache {
     pub fn compute_headline(&self, entry: &Entry, options: &Options) -> Result<Headline> {
         let key = CacheKey::of(entry);
         let path = self.file(&key, "headline.json");
-        self.once(&path, || {
-            let headline = match report_file(&entry.path, &ReportOptions::default(), options) {
-                Ok(mut run) => {
-                    run.path = entry.relative().to_owned();
-                    let page = Page {
-                        runs: vec![run],
-                        steps: None,
-                    };
-                    OutputFile::new(self.file(&key, "report.html"))
-                        .write_with(|out| write_page(out, &page, PageFormat::Html))?;
-                    Headline::of_run(&page.runs[0])
-                }
-                Err(e @ Error::Interrupted { .. }) => return Err(e),
-                Err(e) => Headline::failed(&e.to_string()),
-            };
-            let json = serde_json::to_vec(&headline).expect("a headline serializes");
-            OutputFile::new(&path).write_with(|out| out.write_all(&json))?;
-            Ok(())
-        })?;
+        self.once(&path, || self.read_report(entry, &key, options).map(|_| ()))?;
         self.headline(entry).ok_or_else(|| Error::Unreadable {
             path: path.clone(),
             cause: std::io::Error::other("the headline just written cannot be read"),
         })
     }
 
+    /// Reads `entry`'s report once and writes its report page and its
+    /// headline. A report that cannot be read gets a headline saying why.
+    fn read_report(&self, entry: &Entry, key: &CacheKey, options: &Options) -> Result<Headline> {
+        let headline = match report_file(&entry.path, &ReportOptions::default(), options) {
+            Ok(mut run) => {
+                run.path = entry.relative().to_owned();
+                let page = Page {
+                    runs: vec![run],
+                    steps: None,
+                };
+                let path = self.file(key, "report.html");
+                let _held = self.bound.pin(&path);
+                OutputFile::new(path).write_with(|out| write_page(out, &page, PageFormat::Html))?;
+                Headline::of_run(&page.runs[0])
+            }
+            Err(e @ Error::Interrupted { .. }) => return Err(e),
+            Err(e) => Headline::failed(&e.to_string()),
+        };
+        let json = serde_json::to_vec(&headline).expect("a headline serializes");
+        OutputFile::new(self.file(key, "headline.json")).write_with(|out| out.write_all(&json))?;
+        Ok(headline)
+    }
+
     /// The report page of `entry` (HTML, as `report -o page.html` writes
-    /// it), computed with its headline where not yet.
-    pub fn report_page(&self, entry: &Entry, options: &Options) -> Result<PathBuf> {
-        let page = self.file(&CacheKey::of(entry), "report.html");
-        if !page.is_file() {
-            let headline = self.compute_headline(entry, options)?;
+    /// it), computed with its headline where not yet (or evicted since),
+    /// held in use until dropped.
+    pub fn report_page(&self, entry: &Entry, options: &Options) -> Result<Pinned> {
+        let key = CacheKey::of(entry);
+        let page = self.bound.pin(&self.file(&key, "report.html"));
+        self.once(page.path(), || {
+            let headline = match self.headline(entry) {
+                Some(known) => known,
+                None => self.compute_headline(entry, options)?,
+            };
             if let Some(error) = headline.error {
                 return Err(Error::Serve { reason: error });
             }
-        }
+            if page.path().is_file() {
+                return Ok(());
+            }
+            self.read_report(entry, &key, options).map(|_| ())
+        })?;
         Ok(page)
     }
 
     /// The trace of `entry` in `options.format`, converted once with
-    /// `options` (as `convert` converts with its default flags).
-    pub fn trace(&self, entry: &Entry, options: &Options) -> Result<PathBuf> {
+    /// `options` (as `convert` converts with its default flags; stopped by
+    /// its cancellation flag, leaving nothing), held in use until dropped.
+    /// `progress` hears how far the conversion is, where one runs.
+    pub fn trace(
+        &self,
+        entry: &Entry,
+        options: &Options,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Pinned> {
         let key = CacheKey::of(entry);
         let ext = match (options.format, options.gzip) {
             (Format::Json, Some(_)) => "json.gz",
             (format, _) => format.extension(),
         };
-        let path = self.file(&key, &format!("trace.{ext}"));
-        self.once(&path, || {
-            convert_file(&entry.path, OutputFile::new(&path), options, &mut |_| {}).map(|_| ())
+        let trace = self.bound.pin(&self.file(&key, &format!("trace.{ext}")));
+        let path = trace.path();
+        self.once(path, || {
+            convert_file(&entry.path, OutputFile::new(path), options, progress).map(|_| ())
         })?;
-        Ok(path)
+        Ok(trace)
     }
 
-    /// Runs `make` unless `path` exists, one caller at a time per path.
-    fn once(&self, path: &Path, make: impl FnOnce() -> Result<()>) -> Result<()> {
+    /// Runs `make` unless `path` exists, one caller at a time per path;
+    /// then evicts what passes the limit (`path`, held by the caller, not).
+    pub(super) fn once(&self, path: &Path, make: impl FnOnce() -> Result<()>) -> Result<()> {
         let lock = {
             let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
             making.entry(path.to_owned()).or_default().clone()
@@ -149,6 +206,8 @@ impl Cache {
         if path.is_file() {
             return Ok(());
         }
-        make()
+        let made = make();
+        self.evict();
+        made
     }
 }

@@ -1,7 +1,7 @@
 // The script of the hub's pages (`nsys2perfetto serve`). Every page is
 // whole without it; it adds what only a script can do: uploads by drag and
 // drop or a file picker (with progress), the home page's list kept fresh,
-// and the trace handed to the Perfetto UI the documented way (open the UI,
+// a conversion's progress live with a Cancel button, and the trace handed to the Perfetto UI the documented way (open the UI,
 // PING until it answers PONG, post the trace's bytes). It never builds HTML
 // from data: text goes in as textContent, pages come from the server.
 "use strict";
@@ -46,7 +46,15 @@ async function openInPerfetto(id) {
   const { ui } = await config;
   const origin = new URL(ui).origin;
   win.location.href = ui;
-  status("Converting " + decodeURIComponent(id) + " (once; later opens are instant)…");
+  // The run as the list names it: its path under its DIR.
+  const shownName = decodeURIComponent(id.slice(id.indexOf("/") + 1));
+  try {
+    await followed("/api/convert/" + id, "Converting " + shownName);
+  } catch (message) {
+    status(String(message));
+    win.close();
+    return;
+  }
   let buffer;
   try {
     const response = await fetch("/trace/" + id, { credentials: "same-origin" });
@@ -78,6 +86,56 @@ async function openInPerfetto(id) {
     status("Opened " + name + " in Perfetto.");
   };
   window.addEventListener("message", answered);
+}
+
+// Follows a job on the server (its events at `events`) until it ends: its
+// progress as a bar, and a Cancel button. Closing the events is leaving
+// the job, which the server cancels when no one else waits.
+function followed(events_url, doing) {
+  return new Promise((resolve, reject) => {
+    status(doing + " (once; later asks are instant)…");
+    const line = document.getElementById("hub-status");
+    const bar = document.createElement("progress");
+    bar.id = "hub-conversion";
+    bar.max = 1;
+    const cancel = document.createElement("button");
+    cancel.id = "hub-cancel";
+    cancel.textContent = "Cancel";
+    line.after(bar, cancel);
+    const events = new EventSource(events_url);
+    const finish = () => {
+      events.close();
+      bar.remove();
+      cancel.remove();
+    };
+    cancel.addEventListener("click", () => {
+      finish();
+      reject("Cancelled: " + doing + ".");
+    });
+    events.onmessage = (message) => {
+      const job = JSON.parse(message.data);
+      if (job.done !== null) {
+        bar.value = job.done;
+        status(doing + ": " + Math.round(job.done * 100) + "%");
+      }
+      if (job.state === "done") {
+        finish();
+        resolve();
+      } else if (job.state === "failed") {
+        finish();
+        reject("error: " + job.error);
+      } else if (job.state === "cancelled") {
+        finish();
+        reject("Cancelled: " + doing + ".");
+      }
+    };
+    events.onerror = () => {
+      if (events.readyState === EventSource.CLOSED) {
+        finish();
+        reject("The server stopped answering.");
+      }
+    };
+  });
 }
 
 // Uploads: the home page's section.upload.
@@ -179,7 +237,25 @@ function updateCompare() {
   compareButton.disabled = chosen.length !== 2;
   compareButton.textContent =
     chosen.length === 2 ? "Compare the two chosen runs" : "Choose two runs to compare";
+  bothButton.disabled = chosen.length !== 2;
+  mergeButton.disabled = chosen.length < 2;
 }
+
+// A trace made of the chosen runs (`compare --trace`, `merge`), made as a
+// job followed live, then downloaded.
+async function makeTrace(kind, doing) {
+  const query = chosen.map((id) => "run=" + id).join("&");
+  try {
+    await followed("/api/make/" + kind + "?" + query, doing);
+  } catch (message) {
+    status(String(message));
+    return;
+  }
+  status("Made: downloading it.");
+  window.location.href = "/made/" + kind + "?" + query;
+}
+let bothButton = null;
+let mergeButton = null;
 if (reports) {
   compareButton = document.createElement("button");
   compareButton.id = "hub-compare";
@@ -188,7 +264,17 @@ if (reports) {
       window.location.href = "/compare?a=" + chosen[0] + "&b=" + chosen[1];
     }
   });
-  reports.before(compareButton);
+  bothButton = document.createElement("button");
+  bothButton.id = "hub-both";
+  bothButton.textContent = "Both runs in one trace";
+  bothButton.addEventListener("click", () =>
+    makeTrace("compare", "Putting both runs in one trace"),
+  );
+  mergeButton = document.createElement("button");
+  mergeButton.id = "hub-merge";
+  mergeButton.textContent = "Merge the chosen runs into one trace";
+  mergeButton.addEventListener("click", () => makeTrace("merge", "Merging the chosen runs"));
+  reports.before(compareButton, " ", bothButton, " ", mergeButton);
   updateCompare();
   addBoxes();
 }

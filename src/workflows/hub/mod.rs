@@ -1,17 +1,24 @@
 //! The hub of `serve`: what a web page of a team's runs needs that is no
 //! HTTP. The reports under some directories ([`catalog`]), each one's
 //! headline and trace computed once and kept in a cache directory keyed by
-//! the file's path, size and modification time ([`cache`]), and the pages,
+//! the file's path, size and modification time ([`cache`]), its size
+//! bounded ([`bound`]), and the pages,
 //! made by the one renderer (`crate::render`) as every page of the
 //! commands is ([`pages`]). The server itself lives with the command line:
 //! the library pulls no HTTP stack.
 
+pub mod bound;
 pub mod cache;
 pub mod catalog;
 pub mod headline;
+pub mod jobs;
+pub mod made;
 pub mod pages;
 pub mod upload;
 
+pub use bound::Pinned;
 pub use cache::{Cache, CacheKey};
 pub use catalog::{scan, Entry};
 pub use headline::Headline;
+pub use jobs::{Job, Jobs};
+pub use made::Made;

@@ -15,6 +15,11 @@ use rusqlite::Connection;
 
 use crate::support::fixtures::fixture;
 
+mod cache;
+mod jobs;
+mod load;
+mod made;
+
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
 /// A running `serve`, stopped when dropped.
@@ -23,7 +28,7 @@ struct Server {
     /// What it printed first: the URL to open.
     url: String,
     port: u16,
-    _cache: tempfile::TempDir,
+    cache: tempfile::TempDir,
 }
 
 impl Server {
@@ -60,8 +65,13 @@ impl Server {
             child,
             url,
             port,
-            _cache: cache,
+            cache,
         }
+    }
+
+    /// Its cache directory.
+    fn cache_dir(&self) -> &Path {
+        self.cache.path()
     }
 
     fn get(&self, path: &str) -> Response {

@@ -1,0 +1,99 @@
+//! Traces made of several runs, as jobs: both runs of a comparison in one
+//! trace (the bytes `compare A B --trace` writes) and a merge (the bytes
+//! `merge` writes), followed live and kept in the cache.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::{runs, Server, BIN};
+
+/// What the CLI writes to the file it is given after `args`.
+fn written_by_cli(args: &[&std::ffi::OsStr], flag: &str) -> Vec<u8> {
+    let out = tempfile::tempdir().unwrap();
+    let trace = out.path().join("t.perfetto-trace");
+    let done = Command::new(BIN)
+        .args(args)
+        .arg(flag)
+        .arg(&trace)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    std::fs::read(&trace).unwrap()
+}
+
+/// The last event of following `path`, once the job ended.
+fn followed_to_the_end(server: &Server, path: &str) -> serde_json::Value {
+    let response = server.get(path);
+    assert_eq!(response.status, 200, "{}", response.text());
+    let text = response.text();
+    let last = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .next_back()
+        .unwrap_or_else(|| panic!("no event in {text:?}"));
+    serde_json::from_str(last).unwrap()
+}
+
+#[test]
+fn serve_makes_both_runs_in_one_trace_and_merges_as_the_cli_does() {
+    let names = [
+        "h100_torch_graph_whole.sqlite",
+        "h100_torch_graph_node.sqlite",
+    ];
+    let Some((dir, copies)) = runs(&names) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let list = server.reports_with_headlines();
+    let id = |name: &str| {
+        list.iter().find(|r| r["path"] == name).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let query = format!("run={}&run={}", id(names[0]), id(names[1]));
+    let (a, b): (&Path, &Path) = (&copies[0], &copies[1]);
+    for (kind, cli, flag) in [
+        (
+            "compare",
+            vec!["compare".as_ref(), a.as_os_str(), b.as_os_str()],
+            "--trace",
+        ),
+        (
+            "merge",
+            vec!["merge".as_ref(), a.as_os_str(), b.as_os_str()],
+            "-o",
+        ),
+    ] {
+        let ended = followed_to_the_end(&server, &format!("/api/make/{kind}?{query}"));
+        assert_eq!(ended["state"], "done", "{kind}: {ended}");
+        assert_eq!(ended["done"], 1.0, "{kind}: {ended}");
+        let served = server.get(&format!("/made/{kind}?{query}"));
+        assert_eq!(served.status, 200, "{kind}: {}", served.text());
+        let expected = written_by_cli(&cli, flag);
+        assert!(served.body == expected, "{kind}: differs from the CLI's");
+        // Kept: the cache holds it.
+        let kept = std::fs::read_dir(server.cache_dir())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.to_string_lossy()
+                    .ends_with(&format!(".{kind}.perfetto-trace"))
+            })
+            .count();
+        assert_eq!(kept, 1, "{kind}");
+    }
+    // A comparison needs two runs; runs not in the list are none.
+    let one = server.get(&format!("/made/compare?run={}", id(names[0])));
+    assert_eq!(one.status, 400, "{}", one.text());
+    let foreign = server.get(&format!(
+        "/made/merge?run={}&run=0/../../etc/passwd",
+        id(names[0])
+    ));
+    assert_eq!(foreign.status, 404, "{}", foreign.text());
+}
