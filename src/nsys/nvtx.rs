@@ -5,7 +5,7 @@ use rusqlite::types::ValueRef;
 use super::columns::{columns, TakeAll, Taken};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::{list, RowFilter};
-use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
+use super::scan::{order_key, OrderKey, Prescan, SparseColumns, Streamed, TableScan};
 use super::select::{any_of, quote, Col, Row, Select};
 use super::Report;
 
@@ -93,16 +93,60 @@ pub(crate) struct NvtxEvent<'r> {
 }
 
 pub(crate) enum TextRef<'r> {
+    /// Inline in the row, and short: copied into the event.
+    Short(ShortText),
     Inline(String),
     Registered(&'r str),
 }
 
 impl TextRef<'_> {
+    /// A message inline in the row: copied into the event where it is
+    /// short, allocated otherwise.
+    fn copied(text: &str) -> Self {
+        match ShortText::new(text) {
+            Some(short) => TextRef::Short(short),
+            None => TextRef::Inline(text.to_owned()),
+        }
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         match self {
+            TextRef::Short(s) => s.as_str(),
             TextRef::Inline(s) => s,
             TextRef::Registered(s) => s,
         }
+    }
+}
+
+/// The longest message a [`ShortText`] holds.
+const SHORT: usize = 62;
+
+/// A message of at most [`SHORT`] bytes, held in the event itself. PyTorch
+/// names each range inline (`aten::mm, seq = 1234, op_id = 56789`), nearly
+/// every name distinct: a `String` each was an allocation on the reader's
+/// thread and a free on the converter's, per range.
+#[derive(Clone, Copy)]
+pub(crate) struct ShortText {
+    len: u8,
+    bytes: [u8; SHORT],
+}
+
+impl ShortText {
+    fn new(text: &str) -> Option<Self> {
+        let mut bytes = [0; SHORT];
+        bytes
+            .get_mut(..text.len())?
+            .copy_from_slice(text.as_bytes());
+        Some(Self {
+            len: text.len() as u8,
+            bytes,
+        })
+    }
+
+    fn as_str(&self) -> &str {
+        let bytes = &self.bytes[..usize::from(self.len)];
+        // SAFETY: the bytes are a copy of a `&str`'s, whole (see `new`).
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 }
 
@@ -201,6 +245,19 @@ impl Report {
         if !self.readable(&s) {
             return Ok(self.nvtx_last_time()?);
         }
+        // Columns that PyTorch's ranges (and most others) never fill: where
+        // no row of the export has one, they are not read (see `SparseColumns`).
+        // The commonest first: a row with one stops the pre-scan's check there.
+        let sparse = SparseColumns::new(
+            [c.color, c.category]
+                .iter()
+                .map(|col| col.index())
+                .chain([c.end_global_tid.index()])
+                .chain(payloads.iter().map(|(col, _)| col.index()))
+                .chain([c.json_text_id.index(), c.json_text.index()])
+                .collect(),
+        );
+        let rare = sparse.clone();
         let strings = &self.strings;
         let decode = move |r: &Row| {
             let kind = match c.event_type.get(r)? {
@@ -209,19 +266,16 @@ impl Report {
                 _ => NvtxKind::StartEnd,
             };
             let gtid = c.global_tid.get(r)?;
-            let mut payload = None;
-            for (column, read) in payloads {
-                let value = column.raw(r)?;
-                if value != ValueRef::Null {
-                    payload = read(value);
-                    break;
-                }
-            }
-            let text = match c.text.get(r)? {
-                Some(t) => Some(TextRef::Inline(t)),
-                None => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
+            let text = match c.text.raw(r)? {
+                ValueRef::Null => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
+                ValueRef::Text(t) => match std::str::from_utf8(t) {
+                    Ok(t) => Some(TextRef::copied(t)),
+                    // The error reading it as a `String` gives.
+                    Err(_) => c.text.get(r)?.map(TextRef::Inline),
+                },
+                _ => c.text.get(r)?.map(TextRef::Inline),
             };
-            Ok(NvtxEvent {
+            let mut event = NvtxEvent {
                 kind,
                 start: c.start.get(r)?,
                 end: match kind {
@@ -230,17 +284,31 @@ impl Report {
                 },
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                end_tid: c.end_global_tid.get(r)?.map(tid_of),
+                end_tid: None,
                 domain: c.domain_id.get(r)?.unwrap_or(0),
                 text,
-                category: c.category.get(r)?,
-                color: c.color.get(r)?.map(|color| color as u32),
-                payload,
-                json: match c.json_text.get(r)? {
+                category: None,
+                color: None,
+                payload: None,
+                json: None,
+            };
+            if rare.present() {
+                for (column, read) in payloads {
+                    let value = column.raw(r)?;
+                    if value != ValueRef::Null {
+                        event.payload = read(value);
+                        break;
+                    }
+                }
+                event.end_tid = c.end_global_tid.get(r)?.map(tid_of);
+                event.category = c.category.get(r)?;
+                event.color = c.color.get(r)?.map(|color| color as u32);
+                event.json = match c.json_text.get(r)? {
                     Some(json) => Some(json),
                     None => strings.lookup(c.json_text_id.get(r)?).map(str::to_owned),
-                },
-            })
+                };
+            }
+            Ok(event)
         };
         let mut times = Select::new(&self.schema, TABLE);
         let last = LastTime {
@@ -249,6 +317,7 @@ impl Report {
             last: None,
         };
         let scan = TableScan::new(&s, decode, key)
+            .sparse(&sparse)
             .filter(any_of("eventType", &TIMELINE_TYPES))
             .prescan(&times);
         let mut timeline_last = None;
