@@ -5,7 +5,7 @@ use rusqlite::types::ValueRef;
 use super::columns::{columns, TakeAll, Taken};
 use super::ids::{pid_of, tid_of};
 use super::row_filter::{list, RowFilter};
-use super::scan::{order_key, OrderKey, Prescan, SparseColumns, Streamed, TableScan};
+use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{any_of, quote, Col, Row, Select};
 use super::Report;
 
@@ -245,19 +245,6 @@ impl Report {
         if !self.readable(&s) {
             return Ok(self.nvtx_last_time()?);
         }
-        // Columns that PyTorch's ranges (and most others) never fill: where
-        // no row of the export has one, they are not read (see `SparseColumns`).
-        // The commonest first: a row with one stops the pre-scan's check there.
-        let sparse = SparseColumns::new(
-            [c.color, c.category]
-                .iter()
-                .map(|col| col.index())
-                .chain([c.end_global_tid.index()])
-                .chain(payloads.iter().map(|(col, _)| col.index()))
-                .chain([c.json_text_id.index(), c.json_text.index()])
-                .collect(),
-        );
-        let rare = sparse.clone();
         let strings = &self.strings;
         let decode = move |r: &Row| {
             let kind = match c.event_type.get(r)? {
@@ -266,6 +253,14 @@ impl Report {
                 _ => NvtxKind::StartEnd,
             };
             let gtid = c.global_tid.get(r)?;
+            let mut payload = None;
+            for (column, read) in payloads {
+                let value = column.raw(r)?;
+                if value != ValueRef::Null {
+                    payload = read(value);
+                    break;
+                }
+            }
             let text = match c.text.raw(r)? {
                 ValueRef::Null => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
                 ValueRef::Text(t) => match std::str::from_utf8(t) {
@@ -275,7 +270,7 @@ impl Report {
                 },
                 _ => c.text.get(r)?.map(TextRef::Inline),
             };
-            let mut event = NvtxEvent {
+            Ok(NvtxEvent {
                 kind,
                 start: c.start.get(r)?,
                 end: match kind {
@@ -284,31 +279,17 @@ impl Report {
                 },
                 pid: pid_of(gtid),
                 tid: tid_of(gtid),
-                end_tid: None,
+                end_tid: c.end_global_tid.get(r)?.map(tid_of),
                 domain: c.domain_id.get(r)?.unwrap_or(0),
                 text,
-                category: None,
-                color: None,
-                payload: None,
-                json: None,
-            };
-            if rare.present() {
-                for (column, read) in payloads {
-                    let value = column.raw(r)?;
-                    if value != ValueRef::Null {
-                        event.payload = read(value);
-                        break;
-                    }
-                }
-                event.end_tid = c.end_global_tid.get(r)?.map(tid_of);
-                event.category = c.category.get(r)?;
-                event.color = c.color.get(r)?.map(|color| color as u32);
-                event.json = match c.json_text.get(r)? {
+                category: c.category.get(r)?,
+                color: c.color.get(r)?.map(|color| color as u32),
+                payload,
+                json: match c.json_text.get(r)? {
                     Some(json) => Some(json),
                     None => strings.lookup(c.json_text_id.get(r)?).map(str::to_owned),
-                };
-            }
-            Ok(event)
+                },
+            })
         };
         let mut times = Select::new(&self.schema, TABLE);
         let last = LastTime {
@@ -317,7 +298,6 @@ impl Report {
             last: None,
         };
         let scan = TableScan::new(&s, decode, key)
-            .sparse(&sparse)
             .filter(any_of("eventType", &TIMELINE_TYPES))
             .prescan(&times);
         let mut timeline_last = None;

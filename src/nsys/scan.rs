@@ -12,8 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 
 use rusqlite::Connection;
 
@@ -46,10 +45,7 @@ pub(crate) struct TableScan<'r, T> {
     from: String,
     /// The column of the rows' times (`start`, or `timestamp` in GPU_METRICS).
     time: &'static str,
-    /// The expressions read, in order.
-    columns: Vec<String>,
-    /// Columns NULL in every row of most exports, if declared.
-    sparse: Option<SparseColumns>,
+    columns: String,
     /// Extra condition on rows (`eventType IN (...)`), or empty.
     filter: String,
     decode: Decode<'r, T>,
@@ -70,8 +66,7 @@ impl<'r, T> TableScan<'r, T> {
             table: select.table().to_owned(),
             from: quote(select.table()),
             time: "start",
-            columns: select.exprs().to_vec(),
-            sparse: None,
+            columns: select.sql(),
             filter: String::new(),
             decode: Box::new(decode),
             key,
@@ -91,13 +86,6 @@ impl<'r, T> TableScan<'r, T> {
         self
     }
 
-    /// Declares `sparse`'s columns as NULL in every row of most exports
-    /// (see [`SparseColumns`]).
-    pub(crate) fn sparse(mut self, sparse: &SparseColumns) -> Self {
-        self.sparse = Some(sparse.clone());
-        self
-    }
-
     /// The pre-scan reads `select` (see [`Prescan::row`]).
     pub(crate) fn prescan(mut self, select: &Select) -> Self {
         self.prescan = select.sql();
@@ -111,67 +99,10 @@ impl<'r, T> TableScan<'r, T> {
             true => String::new(),
             false => format!("AND {}", self.filter),
         };
-        let mut columns = self.columns.clone();
-        if let Some(sparse) = self.sparse.as_ref().filter(|s| !s.present()) {
-            // No row has a value there: SQLite need not read them.
-            for &at in &sparse.at {
-                columns[at] = "NULL".to_owned();
-            }
-        }
         format!(
             "SELECT {}, rowid FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
-            columns.join(", "),
-            self.from
+            self.columns, self.from
         )
-    }
-
-    /// SQL true where a row has a value in one of the sparse columns, if
-    /// the scan declares any that the table has.
-    fn sparse_sql(&self) -> Option<String> {
-        let columns: Vec<&str> = self
-            .sparse
-            .as_ref()?
-            .at
-            .iter()
-            .map(|&at| self.columns[at].as_str())
-            .filter(|c| *c != "NULL")
-            .collect();
-        match columns.as_slice() {
-            [] => None,
-            [one] => Some(format!("{one} IS NOT NULL")),
-            // COALESCE stops at the first value: a row with one is cheap.
-            _ => Some(format!("COALESCE({}) IS NOT NULL", columns.join(", "))),
-        }
-    }
-}
-
-/// Columns that are NULL in every row of most exports (NVTX's payloads,
-/// colours and categories, which PyTorch's ranges never have): reading them
-/// is most of the cost of a row that has nothing else. The pre-scan, which
-/// reads every row anyway, finds whether any row has a value in one of
-/// them; where none has, the rows are read without them, and
-/// [`SparseColumns::present`] says so to the decoder, which then need not
-/// look. Until the pre-scan has run, they count as present.
-#[derive(Clone)]
-pub(crate) struct SparseColumns {
-    /// Their places in the scan's `Select`.
-    at: Vec<usize>,
-    present: Arc<AtomicBool>,
-}
-
-impl SparseColumns {
-    /// The columns at `at` of a scan's `Select` (see [`Col::index`]).
-    pub(crate) fn new(at: Vec<usize>) -> Self {
-        Self {
-            at,
-            present: Arc::new(AtomicBool::new(true)),
-        }
-    }
-
-    /// Whether some row read may have a value in one of the columns.
-    #[inline]
-    pub(crate) fn present(&self) -> bool {
-        self.present.load(Ordering::Relaxed)
     }
 }
 
@@ -244,13 +175,8 @@ impl Reader {
             true => String::new(),
             false => format!("{}, ", scan.prescan),
         };
-        let sparse = scan.sparse_sql();
-        let sparse_column = match &sparse {
-            Some(sql) => format!("{sql}, "),
-            None => String::new(),
-        };
         let sql = format!(
-            "SELECT {prescan}{sparse_column}rowid, {} FROM {} {} ORDER BY rowid",
+            "SELECT {prescan}rowid, {} FROM {} {} ORDER BY rowid",
             quote(scan.time),
             scan.from,
             where_clause(&scan.filter)
@@ -258,15 +184,10 @@ impl Reader {
         let mut query = Query::prepare(&self.conn, &sql)?;
         let rowid: Col<i64> = Col::at(query.column_count() - 2);
         let start: Col<i64> = Col::at(query.column_count() - 1);
-        let has_sparse: Option<Col<bool>> = sparse.map(|_| Col::at(query.column_count() - 3));
-        let mut sparse_present = false;
         query.run(&[])?;
         let mut runs: Vec<Run> = Vec::new();
         let mut previous = i64::MIN;
         while let Some(row) = query.next()? {
-            if let (Some(has), false) = (has_sparse, sparse_present) {
-                sparse_present = has.get(&row)?;
-            }
             let (rowid, start) = (rowid.get(&row)?, start.get(&row)?);
             match runs.last_mut() {
                 Some(run) if start >= previous => run.to = rowid,
@@ -278,11 +199,6 @@ impl Reader {
             }
             previous = start;
             visit(&row)?;
-        }
-        if let Some(sparse) = &scan.sparse {
-            // Without the column's SQL, the table has none of them.
-            let present = has_sparse.is_some() && sparse_present;
-            sparse.present.store(present, Ordering::Relaxed);
         }
         Ok(runs)
     }

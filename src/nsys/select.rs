@@ -38,11 +38,6 @@ impl<T> Col<T> {
         }
     }
 
-    /// Where the column is in its query.
-    pub(crate) fn index(self) -> usize {
-        self.at
-    }
-
     /// The value as SQLite holds it, for columns whose type varies by row.
     pub(crate) fn raw<R: Fields>(self, row: &R) -> rusqlite::Result<ValueRef<'_>> {
         row.value(self.at)
@@ -363,11 +358,6 @@ impl<'s> Select<'s> {
     /// The expressions, comma-separated.
     pub(crate) fn sql(&self) -> String {
         self.exprs.join(", ")
-    }
-
-    /// The expressions, in order.
-    pub(crate) fn exprs(&self) -> &[String] {
-        &self.exprs
     }
 }
 

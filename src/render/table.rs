@@ -668,7 +668,16 @@ mod tests {
         // Doubles of every magnitude a summary prints and beyond, integral,
         // halves and thirds, from a fixed sequence of bit patterns.
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut values = vec![0.5, 1.5, 2.5, 0.05, 0.15, 1e15 + 0.5, 2f64.powi(53), 2f64.powi(70)];
+        let mut values = vec![
+            0.5,
+            1.5,
+            2.5,
+            0.05,
+            0.15,
+            1e15 + 0.5,
+            2f64.powi(53),
+            2f64.powi(70),
+        ];
         for _ in 0..20_000 {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             let v = f64::from_bits(x);
@@ -680,7 +689,11 @@ mod tests {
         }
         for v in values {
             for decimals in 0..=4 {
-                assert_eq!(fixed(v, decimals), fixed_by_text(v, decimals), "{v:e} {decimals}");
+                assert_eq!(
+                    fixed(v, decimals),
+                    fixed_by_text(v, decimals),
+                    "{v:e} {decimals}"
+                );
             }
         }
     }
