@@ -198,6 +198,15 @@ impl Report {
         self.schema.has_table(table)
     }
 
+    /// Whether the export has `table`, with a row.
+    pub(crate) fn has_rows(&self, table: &str) -> rusqlite::Result<bool> {
+        if !self.has_table(table) {
+            return Ok(false);
+        }
+        let sql = format!("SELECT EXISTS (SELECT 1 FROM {})", select::quote(table));
+        self.conn().query_row(&sql, [], |r| r.get(0))
+    }
+
     /// Whether the export's `table` has `column`.
     pub(crate) fn has_column(&self, table: &str, column: &str) -> bool {
         self.schema.has_column(table, column)

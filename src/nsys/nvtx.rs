@@ -93,16 +93,60 @@ pub(crate) struct NvtxEvent<'r> {
 }
 
 pub(crate) enum TextRef<'r> {
+    /// Inline in the row, and short: copied into the event.
+    Short(ShortText),
     Inline(String),
     Registered(&'r str),
 }
 
 impl TextRef<'_> {
+    /// A message inline in the row: copied into the event where it is
+    /// short, allocated otherwise.
+    fn copied(text: &str) -> Self {
+        match ShortText::new(text) {
+            Some(short) => TextRef::Short(short),
+            None => TextRef::Inline(text.to_owned()),
+        }
+    }
+
     pub(crate) fn as_str(&self) -> &str {
         match self {
+            TextRef::Short(s) => s.as_str(),
             TextRef::Inline(s) => s,
             TextRef::Registered(s) => s,
         }
+    }
+}
+
+/// The longest message a [`ShortText`] holds.
+const SHORT: usize = 62;
+
+/// A message of at most [`SHORT`] bytes, held in the event itself. PyTorch
+/// names each range inline (`aten::mm, seq = 1234, op_id = 56789`), nearly
+/// every name distinct: a `String` each was an allocation on the reader's
+/// thread and a free on the converter's, per range.
+#[derive(Clone, Copy)]
+pub(crate) struct ShortText {
+    len: u8,
+    bytes: [u8; SHORT],
+}
+
+impl ShortText {
+    fn new(text: &str) -> Option<Self> {
+        let mut bytes = [0; SHORT];
+        bytes
+            .get_mut(..text.len())?
+            .copy_from_slice(text.as_bytes());
+        Some(Self {
+            len: text.len() as u8,
+            bytes,
+        })
+    }
+
+    fn as_str(&self) -> &str {
+        let bytes = &self.bytes[..usize::from(self.len)];
+        // SAFETY: the bytes are a copy of a `&str`'s, whole (see `new`).
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 }
 
@@ -217,9 +261,14 @@ impl Report {
                     break;
                 }
             }
-            let text = match c.text.get(r)? {
-                Some(t) => Some(TextRef::Inline(t)),
-                None => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
+            let text = match c.text.raw(r)? {
+                ValueRef::Null => strings.lookup(c.text_id.get(r)?).map(TextRef::Registered),
+                ValueRef::Text(t) => match std::str::from_utf8(t) {
+                    Ok(t) => Some(TextRef::copied(t)),
+                    // The error reading it as a `String` gives.
+                    Err(_) => c.text.get(r)?.map(TextRef::Inline),
+                },
+                _ => c.text.get(r)?.map(TextRef::Inline),
             };
             Ok(NvtxEvent {
                 kind,

@@ -667,3 +667,50 @@ fn only_failed_calls_and_unlinked_work_carry_return_values_and_correlation_ids()
         Some(&Value::Int(3))
     );
 }
+
+#[test]
+fn one_range_with_args_among_many_without_keeps_them_and_long_names_come_whole() {
+    // NVTX colours, categories and payloads are read only where some row of
+    // the export has one (the reader's pre-scan looks): a range that has
+    // them, late among thousands that have none, must still carry them. And
+    // names are copied into their events up to a length: past it, whole.
+    let long = format!("{} end", "aten::very_long_operator_name, seq = 1".repeat(8));
+    let c = convert(|s| {
+        for i in 0..3_000 {
+            s.nvtx_push_pop(MAIN, i * 10..i * 10 + 5, &format!("aten::mm, seq = {i}"));
+        }
+        s.nvtx_push_pop(MAIN, 40_000..40_500, "coloured")
+            .set("color", 0xFF12_3456_i64)
+            .set("int64Value", -7_i64);
+        s.nvtx_push_pop(MAIN, 50_000..50_500, &long);
+    });
+    let nvtx = c.slices("nvtx");
+    assert_eq!(nvtx.len(), 3_002);
+    let coloured = nvtx
+        .iter()
+        .find(|s| s.name == "coloured")
+        .expect("coloured");
+    assert_eq!(
+        coloured.args.get("color"),
+        Some(&Value::Str("#123456".into()))
+    );
+    assert_eq!(coloured.args.get("payload"), Some(&Value::Int(-7)));
+    assert!(nvtx.iter().any(|s| s.name == long), "the long name, whole");
+    let plain = nvtx.iter().filter(|s| s.name.starts_with("aten::mm"));
+    assert!(plain.clone().all(|s| s.args.is_empty()));
+    assert_eq!(plain.count(), 3_000);
+}
+
+#[test]
+fn ranges_without_args_anywhere_convert_without_them() {
+    // The same export without the one range that has args: no row has a
+    // colour or payload, so none is read, and every range is still there.
+    let c = convert(|s| {
+        for i in 0..3_000 {
+            s.nvtx_push_pop(MAIN, i * 10..i * 10 + 5, &format!("aten::mm, seq = {i}"));
+        }
+    });
+    let nvtx = c.slices("nvtx");
+    assert_eq!(nvtx.len(), 3_000);
+    assert!(nvtx.iter().all(|s| s.args.is_empty()));
+}

@@ -116,66 +116,72 @@ impl GpuPass {
         }
     }
 
+    /// Reads the CUDA stream for the pass alone.
     pub(super) fn run(&mut self, report: &Report) -> Result<(), Failure> {
         let copy_kinds = &report.meta().copy_kinds;
         report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
-            let Streamed::Event(event) = streamed else {
-                return Ok(());
-            };
-            let (start, end) = event.span();
-            let seen = self.events.get_or_insert((start, end));
-            seen.0 = seen.0.min(start);
-            seen.1 = seen.1.max(end);
-            let Some(common) = event.launched_work() else {
-                if let CudaEvent::Api(call) = &event {
-                    if let (Some(corr), false, 1..) =
-                        (call.correlation_id, call.repeats_a_call, call.gpu_ops)
-                    {
-                        self.pending.insert(
-                            (call.pid, corr),
-                            Launch {
-                                start: call.start,
-                                end: call.end,
-                                left: call.gpu_ops,
-                                counted: false,
-                            },
-                        );
-                    }
-                }
-                return Ok(());
-            };
-            let kind = match &event {
-                CudaEvent::Kernel(k) => self
-                    .kinds
-                    .of_kernel(k.demangled_name.unwrap_or(k.short_name)),
-                CudaEvent::Memcpy(m) => {
-                    let copy_kind = m.own.copy_kind;
-                    match self.memcpy_kinds.get(&copy_kind) {
-                        Some(&kind) => kind,
-                        None => {
-                            let kind = match copy_kind.and_then(|k| copy_kinds.get(&k)) {
-                                Some(d) => self.kinds.named(&format!("memcpy {d}")),
-                                None => self.kinds.named("memcpy"),
-                            };
-                            self.memcpy_kinds.insert(copy_kind, kind);
-                            kind
-                        }
-                    }
-                }
-                CudaEvent::Memset(_) => self.kinds.named("memset"),
-                _ => self.kinds.named("CUDA graph"),
-            };
-            self.op(Op {
-                start: common.start,
-                end: common.end,
-                device: common.place.device,
-                pid: common.place.pid,
-                correlation: common.correlation_id,
-                kind,
-                kernel: matches!(event, CudaEvent::Kernel(_)),
-            });
+            if let Streamed::Event(event) = streamed {
+                self.event(&event, copy_kinds);
+            }
             Ok(())
         })
+    }
+
+    /// One event of the report's CUDA stream, in time order (of another
+    /// pass's read of it, or of [`GpuPass::run`]'s).
+    pub(super) fn event(&mut self, event: &CudaEvent<'_>, copy_kinds: &FxHashMap<i64, String>) {
+        let (start, end) = event.span();
+        let seen = self.events.get_or_insert((start, end));
+        seen.0 = seen.0.min(start);
+        seen.1 = seen.1.max(end);
+        let Some(common) = event.launched_work() else {
+            if let CudaEvent::Api(call) = event {
+                if let (Some(corr), false, 1..) =
+                    (call.correlation_id, call.repeats_a_call, call.gpu_ops)
+                {
+                    self.pending.insert(
+                        (call.pid, corr),
+                        Launch {
+                            start: call.start,
+                            end: call.end,
+                            left: call.gpu_ops,
+                            counted: false,
+                        },
+                    );
+                }
+            }
+            return;
+        };
+        let kind = match event {
+            CudaEvent::Kernel(k) => self
+                .kinds
+                .of_kernel(k.demangled_name.unwrap_or(k.short_name)),
+            CudaEvent::Memcpy(m) => {
+                let copy_kind = m.own.copy_kind;
+                match self.memcpy_kinds.get(&copy_kind) {
+                    Some(&kind) => kind,
+                    None => {
+                        let kind = match copy_kind.and_then(|k| copy_kinds.get(&k)) {
+                            Some(d) => self.kinds.named(&format!("memcpy {d}")),
+                            None => self.kinds.named("memcpy"),
+                        };
+                        self.memcpy_kinds.insert(copy_kind, kind);
+                        kind
+                    }
+                }
+            }
+            CudaEvent::Memset(_) => self.kinds.named("memset"),
+            _ => self.kinds.named("CUDA graph"),
+        };
+        self.op(Op {
+            start: common.start,
+            end: common.end,
+            device: common.place.device,
+            pid: common.place.pid,
+            correlation: common.correlation_id,
+            kind,
+            kernel: matches!(event, CudaEvent::Kernel(_)),
+        });
     }
 
     fn op(&mut self, op: Op) {

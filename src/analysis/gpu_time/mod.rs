@@ -29,7 +29,7 @@ mod summary;
 mod timeline;
 
 use crate::analysis::analyze::{analyze, Finding, Place, Rule, Thresholds};
-use crate::analysis::stats::{projected_by_name_counted, top_kernel_groups};
+use crate::analysis::stats::{projected_by_name_seeing, top_kernel_groups, ProjectedName};
 use crate::analysis::steps::{JobSteps, StepOptions};
 use crate::error::Failure;
 use crate::error::Result;
@@ -106,7 +106,19 @@ impl<E: Into<Failure>> From<E> for Read {
 fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunReport, Read> {
     let kinds = kinds::Kinds::new(&options.kinds).map_err(Read::Refused)?;
     let mut pass = gpu::GpuPass::new(kinds, options.idle_stretches);
-    pass.run(report)?;
+    // The GPU pass and the NVTX projection read the CUDA stream once, together.
+    let projected = match projection_needed(report)? {
+        true => {
+            let copy_kinds = &report.meta().copy_kinds;
+            projected_by_name_seeing(report, RangeNames::Grouped, |event| {
+                pass.event(event, copy_kinds)
+            })?
+        }
+        false => None,
+    };
+    if projected.is_none() {
+        pass.run(report)?;
+    }
     let capture = report.capture_span()?.or(pass.events);
     let gpus_seen = !pass.devices.is_empty();
 
@@ -188,40 +200,54 @@ fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunRepo
         launches,
         top_kernels,
         kernel_time,
-        nvtx: nvtx_scopes(report, options.top, !gpus_seen)?,
+        nvtx: nvtx_scopes(report, options.top, !gpus_seen, projected),
         findings: findings(report, options.findings).map_err(Read::Refused)?,
     })
 }
 
-/// The NVTX ranges with most projected GPU time, by grouped name.
-/// Without GPU work, no range can have launched any: the projection (whose
-/// memory grows with the number of distinct range names) is not run.
+/// Whether the NVTX projection is to run: the export has NVTX ranges and
+/// GPU work. Without GPU work, no range can have launched any: the
+/// projection (whose memory grows with the number of distinct range names)
+/// is not run.
+fn projection_needed(report: &Report) -> rusqlite::Result<bool> {
+    use crate::nsys::cuda::{GRAPH_TRACE, KERNEL, MEMCPY, MEMSET};
+    if !report.has_table(crate::nsys::nvtx::TABLE) {
+        return Ok(false);
+    }
+    for table in [KERNEL, MEMCPY, MEMSET, GRAPH_TRACE] {
+        if report.has_rows(table)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The NVTX ranges with most projected GPU time, by grouped name, from the
+/// projection (`None` where it did not run: see [`projection_needed`]).
+/// Names are grouped before the projection keys them, so its groups are
+/// operators, not instances.
 fn nvtx_scopes(
     report: &Report,
     top: usize,
     no_gpu_work: bool,
-) -> std::result::Result<NvtxScopes, Failure> {
+    projected: Option<(Vec<ProjectedName>, i128)>,
+) -> NvtxScopes {
     let skipped = |why: &str| NvtxScopes {
         skipped: Some(why.to_owned()),
         ..NvtxScopes::default()
     };
     if !report.has_table(crate::nsys::nvtx::TABLE) {
-        return Ok(skipped(
-            "the export has no NVTX_EVENTS table (no NVTX ranges were recorded)",
-        ));
+        return skipped("the export has no NVTX_EVENTS table (no NVTX ranges were recorded)");
     }
     if no_gpu_work {
-        return Ok(skipped(
+        return skipped(
             "the export has no GPU work (kernel, memcpy, memset) to project NVTX ranges onto",
-        ));
+        );
     }
-    // Names are grouped before the projection keys them, so its groups are
-    // operators, not instances.
-    let (projected, gpu_span) = projected_by_name_counted(report, RangeNames::Grouped)?;
+    // No NVTX row: no range projected.
+    let (projected, gpu_span) = projected.unwrap_or_default();
     if projected.is_empty() {
-        return Ok(skipped(
-            "no NVTX range (push/pop or start/end on one thread) launched GPU work",
-        ));
+        return skipped("no NVTX range (push/pop or start/end on one thread) launched GPU work");
     }
     let mut grouped: rustc_hash::FxHashMap<String, (i128, u64)> = rustc_hash::FxHashMap::default();
     for (name, time, ranges) in projected {
@@ -241,11 +267,11 @@ fn nvtx_scopes(
         .collect();
     scopes.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.name.cmp(&b.name)));
     scopes.truncate(top);
-    Ok(NvtxScopes {
+    NvtxScopes {
         skipped: None,
         top: scopes,
         gpu_span,
-    })
+    }
 }
 
 /// What each rule of `analyze` finds, with its defaults.

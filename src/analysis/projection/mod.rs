@@ -21,6 +21,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 use crate::nsys::cuda::CudaEvent;
 
@@ -95,8 +96,16 @@ struct Launch {
     arrived: bool,
 }
 
-struct Pending<T> {
+/// A range from its start until it is handed out, or dropped unprojected:
+/// one entry, whatever happens to it on the way.
+struct Slot<T> {
     range: Range<T>,
+    /// What the launches inside it brought, from the first on. Most ranges
+    /// never see a launch.
+    work: Option<Work>,
+}
+
+struct Work {
     /// The stream has passed the range's end.
     closed: bool,
     /// Launches inside the range still waiting for operations.
@@ -105,17 +114,16 @@ struct Pending<T> {
     first: u64,
     last: u64,
     device: i64,
+    /// Finished, waiting to be handed out.
+    finished: bool,
 }
 
 pub(crate) struct Projector<T> {
     next_id: u64,
     /// Where ranges without an end end, once known.
     open_until: Option<u64>,
-    /// Ranges started and not yet closed, by id. Most ranges never see a
-    /// launch: they live and die here.
-    started: FxHashMap<u64, Range<T>>,
-    /// Ranges with a launch inside, until they are finished.
-    ranges: FxHashMap<u64, Pending<T>>,
+    /// Ranges started and not yet handed out (or dropped), by id.
+    slots: FxHashMap<u64, Slot<T>>,
     /// Ranges not yet closed, by end.
     open_ends: BinaryHeap<Reverse<RangeEnd>>,
     /// Ranges not yet closed, by thread.
@@ -126,7 +134,6 @@ pub(crate) struct Projector<T> {
     unfinished: BTreeSet<(u64, u64)>,
     /// Finished projections waiting to be handed out.
     finished: BinaryHeap<Reverse<ReadyOrder>>,
-    done: FxHashMap<u64, Pending<T>>,
     now: u64,
     /// The ranges not yet started.
     source: RangeSource<T>,
@@ -141,14 +148,12 @@ impl<T> Projector<T> {
         Self {
             next_id: 0,
             open_until,
-            started: FxHashMap::default(),
-            ranges: FxHashMap::default(),
+            slots: FxHashMap::default(),
             open_ends: BinaryHeap::new(),
             open_by_thread: FxHashMap::default(),
             launches: FxHashMap::default(),
             unfinished: BTreeSet::new(),
             finished: BinaryHeap::new(),
-            done: FxHashMap::default(),
             now: 0,
             source,
         }
@@ -209,7 +214,7 @@ impl<T> Projector<T> {
             start: range.start,
             end: range.end,
         });
-        self.started.insert(id, range);
+        self.slots.insert(id, Slot { range, work: None });
     }
 
     /// The stream has reached `t`: closes the ranges that ended before it.
@@ -239,15 +244,15 @@ impl<T> Projector<T> {
             .iter()
             .filter(|o| o.start <= start && o.end.unwrap_or(open_until) >= end)
         {
-            let started = &mut self.started;
-            let p = self.ranges.entry(o.id).or_insert_with(|| Pending {
-                range: started.remove(&o.id).expect("a range not yet projected"),
+            let slot = self.slots.get_mut(&o.id).expect("an open range");
+            let p = slot.work.get_or_insert(Work {
                 closed: false,
                 pending: 0,
                 launches: 0,
                 first: u64::MAX,
                 last: 0,
                 device: 0,
+                finished: false,
             });
             p.pending += 1;
             inside.push(o.id);
@@ -273,8 +278,9 @@ impl<T> Projector<T> {
         launch.arrived = true;
         for id in launch.inside.iter() {
             let p = self
-                .ranges
+                .slots
                 .get_mut(id)
+                .and_then(|s| s.work.as_mut())
                 .expect("a range waiting for its launches");
             if p.first == u64::MAX {
                 p.device = device;
@@ -297,7 +303,7 @@ impl<T> Projector<T> {
             .get(&LaunchKey { pid, corr })
             .into_iter()
             .flat_map(|launch| launch.inside.iter())
-            .map(|id| (*id, &self.ranges[id].range))
+            .map(|id| (*id, &self.slots[id].range))
     }
 
     /// An operation of launch (pid, corr) that NVIDIA's projection does not
@@ -319,7 +325,7 @@ impl<T> Projector<T> {
         }
         let launch = self.launches.remove(&key).expect("present");
         for id in launch.inside {
-            let p = self.ranges.get_mut(&id).expect("a range");
+            let p = self.work(id);
             p.pending -= 1;
             if launch.arrived {
                 p.launches += 1;
@@ -335,7 +341,7 @@ impl<T> Projector<T> {
         self.source.close();
         for (_, launch) in std::mem::take(&mut self.launches) {
             for id in launch.inside {
-                let p = self.ranges.get_mut(&id).expect("a range");
+                let p = self.work(id);
                 p.pending -= 1;
                 // A launch some of whose operations arrived counts, as in nsys.
                 if launch.arrived {
@@ -347,7 +353,12 @@ impl<T> Projector<T> {
             self.close(id, thread);
         }
         // Ranges closed before, whose last launches were still waiting.
-        let waiting: Vec<u64> = self.ranges.keys().copied().collect();
+        let waiting: Vec<u64> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| s.work.as_ref().is_some_and(|w| !w.finished))
+            .map(|(&id, _)| id)
+            .collect();
         for id in waiting {
             self.finish_if_done(id);
         }
@@ -361,29 +372,44 @@ impl<T> Projector<T> {
                 open.swap_remove(at);
             }
         }
-        self.started.remove(&id);
-        if let Some(p) = self.ranges.get_mut(&id) {
-            p.closed = true;
-            self.finish_if_done(id);
+        if let Entry::Occupied(mut slot) = self.slots.entry(id) {
+            match &mut slot.get_mut().work {
+                // No launch inside: nothing to project.
+                None => drop(slot.remove()),
+                Some(p) => {
+                    p.closed = true;
+                    self.finish_if_done(id);
+                }
+            }
         }
     }
 
+    /// What the launches inside range `id` brought so far.
+    fn work(&mut self, id: u64) -> &mut Work {
+        self.slots
+            .get_mut(&id)
+            .and_then(|s| s.work.as_mut())
+            .expect("a range with a launch inside")
+    }
+
     fn finish_if_done(&mut self, id: u64) {
-        let p = &self.ranges[&id];
-        if !p.closed || p.pending > 0 {
+        let p = self.work(id);
+        if p.finished || !p.closed || p.pending > 0 {
             return;
         }
-        let p = self.ranges.remove(&id).expect("present");
         if p.first == u64::MAX {
+            // Its launches ran nothing: no projection.
+            self.slots.remove(&id);
             return;
         }
-        self.unfinished.remove(&(p.first, id));
+        p.finished = true;
+        let (first, last) = (p.first, p.last);
+        self.unfinished.remove(&(first, id));
         self.finished.push(Reverse(ReadyOrder {
-            first: p.first,
-            longer_first: Reverse(p.last),
+            first,
+            longer_first: Reverse(last),
             id,
         }));
-        self.done.insert(id, p);
     }
 
     /// The next finished projection that starts before any projection still
@@ -399,13 +425,13 @@ impl<T> Projector<T> {
             return None;
         }
         let Reverse(ReadyOrder { id, .. }) = self.finished.pop().expect("peeked");
-        let p = self.done.remove(&id).expect("a finished projection");
-        let range_end = p
-            .range
+        let Slot { range, work } = self.slots.remove(&id).expect("a finished projection");
+        let p = work.expect("a finished projection has work");
+        let range_end = range
             .end
-            .unwrap_or_else(|| self.open_until.unwrap_or(p.range.start));
+            .unwrap_or_else(|| self.open_until.unwrap_or(range.start));
         Some(Projected {
-            range: p.range,
+            range,
             range_end,
             first: p.first,
             last: p.last.max(p.first),

@@ -26,7 +26,7 @@ pub use super::compare::{
 pub use crate::render::table::{Cell, Fit, Table, TableFormat};
 pub use aggregate::Stats;
 pub(crate) use aggregate::ValueSets;
-pub(crate) use nvtx_gpu::{projected_by_name, projected_by_name_counted};
+pub(crate) use nvtx_gpu::{projected_by_name, projected_by_name_seeing, ProjectedName};
 pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
 pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups, top_kernel_groups};

@@ -313,13 +313,25 @@ pub(crate) fn projected_by_name(
 ///
 /// The ranges stream to the projector as for [`nvtx_gpu_proj_sum`]: memory
 /// holds a few batches, the open and waiting ranges, and the names.
-pub(crate) fn projected_by_name_counted(
+fn projected_by_name_counted(
     report: &Report,
     names: RangeNames,
 ) -> Result<(Vec<ProjectedName>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
+    Ok(projected_by_name_seeing(report, names, |_| {})?.unwrap_or_default())
+}
+
+/// [`projected_by_name_counted`], where `also` sees each event of the CUDA
+/// stream the projection reads, so that another pass over that stream can
+/// share the read; `None` where the export has no NVTX row, and then no
+/// stream is read.
+pub(crate) fn projected_by_name_seeing(
+    report: &Report,
+    names: RangeNames,
+    mut also: impl FnMut(&CudaEvent<'_>),
+) -> Result<Option<(Vec<ProjectedName>, i128)>, Failure> {
     let Some(last) = report.nvtx_last_time()? else {
-        return Ok((Vec::new(), 0));
+        return Ok(None);
     };
     // `None`: no range of the group was projected (it launched no GPU work),
     // so the group is no row, as in `nvtx_gpu_proj_sum`.
@@ -337,6 +349,7 @@ pub(crate) fn projected_by_name_counted(
         }
     };
     let see = |event: &CudaEvent| {
+        also(event);
         if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
             let (start, end) = event.span();
             let (first, last) = span.get_or_insert((start, end));
@@ -359,7 +372,7 @@ pub(crate) fn projected_by_name_counted(
         .into_iter()
         .map(|(name, (total, ranges))| (name, total, ranges))
         .collect();
-    Ok((projected, span))
+    Ok(Some((projected, span)))
 }
 
 pub(super) const KERNEL_COLUMNS: [&str; 13] = [
