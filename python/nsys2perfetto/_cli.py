@@ -157,23 +157,29 @@ def run(
         raise Error(f"cannot run {command[0]}: {e.strerror}", 1, "") from e
     out_lines: list[str] = []
     err_lines: list[str] = []
-    readers = [
-        threading.Thread(
-            target=_pump,
-            args=(process.stdout, out_lines, sys.stdout if echo_stdout else None),
-            daemon=True,
-        ),
-        threading.Thread(
-            target=_pump,
-            args=(process.stderr, err_lines, sys.stderr if echo_stderr else None),
-            daemon=True,
-        ),
-    ]
-    for reader in readers:
-        reader.start()
+    readers: list[threading.Thread] = []
     interrupted = False
+    # Every Ctrl-C from here on is passed on, whenever it comes: one that came
+    # while the readers were being started, before the wait, used to leave the
+    # program running alone in its session, with what it was writing.
     while True:
         try:
+            if not readers:
+                readers = [
+                    threading.Thread(
+                        target=_pump,
+                        args=(process.stdout, out_lines, sys.stdout if echo_stdout else None),
+                        daemon=True,
+                    ),
+                    threading.Thread(
+                        target=_pump,
+                        args=(process.stderr, err_lines, sys.stderr if echo_stderr else None),
+                        daemon=True,
+                    ),
+                ]
+            for reader in readers:
+                if reader.ident is None:
+                    reader.start()
             status = process.wait()
             break
         except KeyboardInterrupt:
