@@ -187,6 +187,23 @@ fn projections_by_sql(db: &Connection) -> Vec<(String, String, i64)> {
     named_durations(db, sql)
 }
 
+/// The series of `runs`, measured as the library's defaults say (NVTX ranges by
+/// their recorded names, reports exported with `nsys` on PATH).
+fn measured(
+    parameter: &str,
+    runs: &[SeriesRun],
+    patterns: &[EventPattern],
+) -> nsys2perfetto::Result<Series> {
+    measure_series(
+        parameter,
+        runs,
+        patterns,
+        RangeNames::Recorded,
+        &Options::default(),
+        &mut |_| {},
+    )
+}
+
 /// Checks every cell of `series` against SQL over the exports, in run order.
 fn check_cells(series: &Series, exports: &[PathBuf]) {
     assert_eq!(series.runs.len(), exports.len());
@@ -464,15 +481,7 @@ fn the_cori_ranks_as_a_series_match_sql_over_each_rank() {
         "cudnn:.*",
         "no_such_kernel",
     ]);
-    let series = measure_series(
-        "rank",
-        &runs,
-        &patterns,
-        RangeNames::Recorded,
-        &Options::default(),
-        &mut |_| {},
-    )
-    .expect("the series is measured");
+    let series = measured("rank", &runs, &patterns).expect("the series is measured");
     check_cells(&series, &exports);
     // The checks can fail: the ranks ran the same kernels for different times.
     let cpush: Vec<i64> = series.cells[0].iter().map(|c| c.total_ns).collect();
@@ -530,15 +539,7 @@ fn nvtx_ranges_and_their_gpu_projections_match_sql() {
         // As `stats` prints it, without the `_v7000` of the recorded name.
         "api:^cudaLaunchKernel$",
     ]);
-    let series = measure_series(
-        "report",
-        &runs,
-        &patterns,
-        RangeNames::Recorded,
-        &Options::default(),
-        &mut |_| {},
-    )
-    .expect("the series is measured");
+    let series = measured("report", &runs, &patterns).expect("the series is measured");
     check_cells(&series, &exports);
     let projected: u64 = series.cells[1].iter().map(|c| c.count).sum();
     assert!(projected > 100, "projections found: {projected}");
@@ -586,15 +587,7 @@ fn library_calls_and_demangled_names_of_a_synthetic_series() {
         "ampere_sgemm_128x64",
         "cudnn:cublas",
     ]);
-    let series = measure_series(
-        "batch",
-        &runs,
-        &patterns,
-        RangeNames::Recorded,
-        &Options::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let series = measured("batch", &runs, &patterns).unwrap();
     let totals: Vec<Vec<(u64, i64)>> = series
         .cells
         .iter()
@@ -958,15 +951,7 @@ fn nvtx_gpu_cells_equal_the_projections_of_nsys_stats() {
         durations.push(projected);
         runs.push(SeriesRun::new(name, export));
     }
-    let series = measure_series(
-        "report",
-        &runs,
-        &patterns(&["nvtx-gpu:.*"]),
-        RangeNames::Recorded,
-        &Options::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let series = measured("report", &runs, &patterns(&["nvtx-gpu:.*"])).unwrap();
     for ((cell, projected), run) in series.cells[0].iter().zip(durations).zip(&runs) {
         let got = Expected {
             count: cell.count,

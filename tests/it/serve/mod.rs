@@ -717,29 +717,6 @@ fn html_rows(html: &str) -> Vec<Vec<String>> {
     rows
 }
 
-/// The rows of a CSV table (RFC 4180), header left out.
-fn csv_rows(csv: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let (mut row, mut field, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = csv.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => row.push(std::mem::take(&mut field)),
-            ('\n', false) => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
-            }
-            (c, _) => field.push(c),
-        }
-    }
-    rows.into_iter().skip(1).collect()
-}
-
 #[test]
 fn serve_compares_two_runs_with_the_numbers_compare_prints() {
     let Some((dir, copies)) = runs(&[
@@ -766,7 +743,9 @@ fn serve_compares_two_runs_with_the_numbers_compare_prints() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        csv_rows(&String::from_utf8(out.stdout).unwrap())
+        // The header left out: the page shows the rows.
+        let rows = crate::support::nsys::csv_rows(&String::from_utf8(out.stdout).unwrap());
+        rows.into_iter().skip(1).collect::<Vec<_>>()
     };
     let summary = cli(&["--summary"]);
     let top = cli(&["--top", "10"]);
