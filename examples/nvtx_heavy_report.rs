@@ -22,6 +22,9 @@
 //! a real capture of this kind (1.47 M events, 858 k ranges).
 //! The output is the same bytes for the same arguments.
 
+#[path = "common/input_output_count.rs"]
+mod input_output_count;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -32,22 +35,8 @@ use rusqlite::{params_from_iter, Connection};
 const LAYERS: usize = 24;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [input, output, events] = args.as_slice() else {
-        eprintln!("usage: nvtx_heavy_report INPUT.sqlite OUTPUT.sqlite EVENTS");
-        std::process::exit(2);
-    };
-    let events: usize = match events.parse() {
-        Ok(n) if n >= 1 => n,
-        _ => {
-            eprintln!("nvtx_heavy_report: EVENTS must be a whole number from 1");
-            std::process::exit(2);
-        }
-    };
-    if let Err(e) = make(Path::new(input), Path::new(output), events) {
-        eprintln!("nvtx_heavy_report: {e}");
-        std::process::exit(1);
-    }
+    let (input, output, events) = input_output_count::parse("nvtx_heavy_report", "EVENTS");
+    input_output_count::finish("nvtx_heavy_report", make(&input, &output, events));
 }
 
 /// What a step's operator does besides calling its children.

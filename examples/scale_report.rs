@@ -9,27 +9,16 @@
 //! shifted past all ids of the report, so every launch still links to its own
 //! GPU work and the copies never overlap. Rows stay in time order.
 
+#[path = "common/input_output_count.rs"]
+mod input_output_count;
+
 use std::path::Path;
 
 use rusqlite::Connection;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [input, output, copies] = args.as_slice() else {
-        eprintln!("usage: scale_report INPUT.sqlite OUTPUT.sqlite COPIES");
-        std::process::exit(2);
-    };
-    let copies: i64 = match copies.parse() {
-        Ok(n) if n >= 1 => n,
-        _ => {
-            eprintln!("scale_report: COPIES must be a whole number from 1");
-            std::process::exit(2);
-        }
-    };
-    if let Err(e) = scale(Path::new(input), Path::new(output), copies) {
-        eprintln!("scale_report: {e}");
-        std::process::exit(1);
-    }
+    let (input, output, copies) = input_output_count::parse("scale_report", "COPIES");
+    input_output_count::finish("scale_report", scale(&input, &output, copies));
 }
 
 fn scale(input: &Path, output: &Path, copies: i64) -> rusqlite::Result<()> {
