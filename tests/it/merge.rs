@@ -64,7 +64,7 @@ fn session_start(export: &Path) -> i64 {
 )]
 fn the_ranks_of_a_job_merge_into_one_trace_with_every_event_exact() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(exports) = cori_exports(dir.path(), 8) else {
+    let Some(exports) = cori_exports(8) else {
         return;
     };
     let merged_path = dir.path().join("job.perfetto-trace");
@@ -379,7 +379,7 @@ fn import_errors(trace: &Path) -> Option<BTreeMap<String, u64>> {
 )]
 fn concatenated_ranks_of_one_node_mix_their_cpus_unless_sched_is_left_out() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(exports) = cori_exports(dir.path(), 2) else {
+    let Some(exports) = cori_exports(2) else {
         return;
     };
     if crate::support::convert::trace_processor().is_none() {

@@ -174,8 +174,7 @@ fn host(export: &Path) -> Option<String> {
     ignore = "needs ../shared/fixtures, absent when the tests were built"
 )]
 fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(exports) = cori_exports(dir.path(), 8) else {
+    let Some(exports) = cori_exports(8) else {
         return;
     };
     let labels = Labels::Ranks {

@@ -126,7 +126,7 @@ fn h100_steps_measured_apart_combine_as_read_together() {
 #[test]
 fn cori_ranks_measured_apart_combine_as_read_together() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(exports) = cori_exports(dir.path(), 8) else {
+    let Some(exports) = cori_exports(8) else {
         return;
     };
     let work = dir.path().join("work");

@@ -60,10 +60,11 @@ type Slot = (usize, Arc<OnceLock<Arc<Converted>>>);
 /// Each input's number and conversion, made once.
 static SLOTS: Mutex<BTreeMap<PathBuf, Slot>> = Mutex::new(BTreeMap::new());
 
-/// The directory of this run's traces, removed when the run ends.
+/// The directory of this run's traces (and other files made once per run), removed
+/// when the run ends.
 static RUN_DIR: OnceLock<PathBuf> = OnceLock::new();
 
-fn run_dir() -> &'static Path {
+pub fn run_dir() -> &'static Path {
     RUN_DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap().keep();
         // SAFETY: registers a function of no arguments that only reads a static.

@@ -139,25 +139,46 @@ pub fn fixture(name: &str) -> Option<PathBuf> {
 }
 
 /// The exports of the Cori job's first `ranks` ranks: report1's from
-/// ../shared, the others exported here by nsys from their .qdrep reports.
-pub fn cori_exports(dir: &Path, ranks: usize) -> Option<Vec<PathBuf>> {
+/// ../shared, the others exported by nsys from their .qdrep reports once per
+/// test run (several tests read them, and each export takes nsys seconds).
+pub fn cori_exports(ranks: usize) -> Option<Vec<PathBuf>> {
     let shared = require(Need::Shared)?;
     let nsys = require(Need::Nsys)?;
-    let fixtures = shared.join("fixtures");
-    let mut exports = vec![fixtures.join("sqlite/cori_run1_report1.sqlite")];
-    for rank in 2..=ranks {
-        let report = fixtures.join(format!("reports/cori_run1_report{rank}.qdrep"));
-        let export = dir.join(format!("cori_run1_report{rank}.sqlite"));
-        let status = std::process::Command::new(&nsys)
-            .args(["export", "--type", "sqlite", "--output"])
-            .arg(&export)
-            .arg(&report)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success(), "nsys export {}", report.display());
-        exports.push(export);
-    }
-    Some(exports)
+    let exports = CORI_EXPORTS.get_or_init(|| {
+        let fixtures = shared.join("fixtures");
+        let dir = super::converted::run_dir().join("cori");
+        std::fs::create_dir_all(&dir).unwrap();
+        let exported: Vec<PathBuf> = std::thread::scope(|scope| {
+            let exporting: Vec<_> = (2..=CORI_RANKS)
+                .map(|rank| {
+                    let report = fixtures.join(format!("reports/cori_run1_report{rank}.qdrep"));
+                    let export = dir.join(format!("cori_run1_report{rank}.sqlite"));
+                    let nsys = &nsys;
+                    scope.spawn(move || {
+                        let status = std::process::Command::new(nsys)
+                            .args(["export", "--type", "sqlite", "--output"])
+                            .arg(&export)
+                            .arg(&report)
+                            .stdout(std::process::Stdio::null())
+                            .stderr(std::process::Stdio::null())
+                            .status()
+                            .unwrap();
+                        assert!(status.success(), "nsys export {}", report.display());
+                        export
+                    })
+                })
+                .collect();
+            exporting.into_iter().map(|e| e.join().unwrap()).collect()
+        });
+        std::iter::once(fixtures.join("sqlite/cori_run1_report1.sqlite"))
+            .chain(exported)
+            .collect()
+    });
+    assert!(ranks <= CORI_RANKS, "the Cori job has {CORI_RANKS} ranks");
+    Some(exports[..ranks].to_vec())
 }
+
+/// The ranks of the Cori job in ../shared.
+const CORI_RANKS: usize = 8;
+
+static CORI_EXPORTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
