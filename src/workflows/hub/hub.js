@@ -210,7 +210,8 @@ const reports = document.querySelector("section.reports");
 // The list as the server last sent it (the page's own has boxes added).
 let shown = reports ? reports.innerHTML : "";
 
-// Two runs chosen by their boxes, compared on /compare.
+// Runs chosen by their boxes: two compared on /compare, or put in one
+// trace; several merged, or their steps measured across ranks.
 const chosen = [];
 let compareButton = null;
 function addBoxes() {
@@ -219,7 +220,7 @@ function addBoxes() {
     const box = document.createElement("input");
     box.type = "checkbox";
     box.className = "choose";
-    box.title = "choose for comparison";
+    box.title = "choose: compare, merge, steps across ranks";
     box.checked = chosen.includes(id);
     box.addEventListener("change", () => {
       const at = chosen.indexOf(id);
@@ -239,6 +240,7 @@ function updateCompare() {
     chosen.length === 2 ? "Compare the two chosen runs" : "Choose two runs to compare";
   bothButton.disabled = chosen.length !== 2;
   mergeButton.disabled = chosen.length < 2;
+  stepsButton.disabled = chosen.length < 1;
 }
 
 // A trace made of the chosen runs (`compare --trace`, `merge`), made as a
@@ -254,8 +256,23 @@ async function makeTrace(kind, doing) {
   status("Made: downloading it.");
   window.location.href = "/made/" + kind + "?" + query;
 }
+// The steps of the chosen runs across their ranks (`report --step
+// PATTERN`), measured as a job followed live, then shown: the CLI's page.
+async function showSteps() {
+  const query =
+    chosen.map((id) => "run=" + id).join("&") + "&step=" + encodeURIComponent(stepField.value);
+  try {
+    await followed("/api/make/steps?" + query, "Measuring the steps of the chosen runs");
+  } catch (message) {
+    status(String(message));
+    return;
+  }
+  window.location.href = "/made/steps?" + query;
+}
 let bothButton = null;
 let mergeButton = null;
+let stepsButton = null;
+let stepField = null;
 if (reports) {
   compareButton = document.createElement("button");
   compareButton.id = "hub-compare";
@@ -274,7 +291,27 @@ if (reports) {
   mergeButton.id = "hub-merge";
   mergeButton.textContent = "Merge the chosen runs into one trace";
   mergeButton.addEventListener("click", () => makeTrace("merge", "Merging the chosen runs"));
-  reports.before(compareButton, " ", bothButton, " ", mergeButton);
+  stepField = document.createElement("input");
+  stepField.id = "hub-step-pattern";
+  stepField.type = "text";
+  stepField.value = "ProfilerStep*";
+  stepField.title =
+    "the steps: NVTX ranges whose names match this glob (* any text, ? one character), as report --step takes it";
+  stepField.setAttribute("aria-label", "step pattern");
+  stepsButton = document.createElement("button");
+  stepsButton.id = "hub-steps";
+  stepsButton.textContent = "Steps across ranks";
+  stepsButton.addEventListener("click", showSteps);
+  stepField.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !stepsButton.disabled) {
+      showSteps();
+    }
+  });
+  const stepLabel = document.createElement("label");
+  stepLabel.append("step pattern ", stepField);
+  reports.before(
+    compareButton, " ", bothButton, " ", mergeButton, " ", stepsButton, " ", stepLabel,
+  );
   updateCompare();
   addBoxes();
 }
