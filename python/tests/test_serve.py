@@ -129,11 +129,13 @@ def page(browser):
     assert errors == [], errors
 
 
-def screenshot(page, name: str) -> None:
+def screenshot(page, name: str, full_page: bool = True) -> None:
+    """The page (whole, or what the window shows: a page of hundreds of
+    rows is too long to look at whole)."""
     directory = os.environ.get("NSYS2PERFETTO_SCREENS")
     if directory:
         Path(directory).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=full_page)
 
 
 def converted(report: Path, tmp_path: Path) -> bytes:
@@ -302,3 +304,69 @@ def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
     assert jobs[-1]["what"] == "convert cori_run1_report1.sqlite", jobs
     left = [p.name for p in (tmp_path / "cache").iterdir() if ".trace." in p.name or p.name.startswith(".")]
     assert left == [], left
+
+
+def test_chosen_runs_make_one_trace_a_merge_and_their_steps_as_the_cli_does(
+    hub, runs, page, tmp_path
+):
+    page.goto(hub)
+    for export in sorted(runs.iterdir()):
+        wait_for_headline(page, export.name)
+    first, second = "nsys-ai_h100_2gpu_1s.sqlite", "dlprof_nsys_profile.sqlite"
+
+    def choose():
+        for name in (first, second):
+            row_of(page, name).locator("input.choose").check()
+
+    choose()
+    # Both runs in one trace (`compare --trace`) and a merge (`merge`):
+    # each made as a job, then downloaded: the CLI's bytes.
+    for button, command, flag in [
+        ("#hub-both", "compare", "--trace"),
+        ("#hub-merge", "merge", "-o"),
+    ]:
+        with page.expect_download(timeout=120_000) as downloading:
+            page.locator(button).click()
+        delivered = Path(downloading.value.path()).read_bytes()
+        expected = tmp_path / f"{command}.perfetto-trace"
+        subprocess.run(
+            [program(), command, str(runs / first), str(runs / second), flag, str(expected), "-q"],
+            check=True,
+        )
+        assert delivered == expected.read_bytes(), button
+    # Steps across ranks: the page `report --step` writes (the runs named
+    # as the list names them), its numbers those of the CLI's page.
+    pattern = "aten::mul*"
+    page.fill("#hub-step-pattern", pattern)
+    page.locator("#hub-steps").click()
+    page.wait_for_url("**/made/steps?**", timeout=120_000)
+    page.wait_for_selector("section.job-steps")
+    cli_page = tmp_path / "steps.html"
+    subprocess.run(
+        [program(), "report", "--step", pattern, first, second, "-o", str(cli_page), "-q"],
+        check=True, cwd=runs,
+    )
+    assert page.request.get(page.url).body() == cli_page.read_bytes()
+    shown = page.locator("section.job-steps").inner_text()
+    assert "308 steps" in shown, shown
+    other = page.context.new_page()
+    other.set_content(cli_page.read_text())
+    assert other.locator("section.job-steps").inner_text() == shown
+    other.close()
+    screenshot(page, "steps", full_page=False)
+    # A bad pattern: the CLI's one-line message on the page; the server
+    # goes on serving.
+    page.goto(hub)
+    wait_for_headline(page, first)
+    choose()
+    page.fill("#hub-step-pattern", "")
+    page.locator("#hub-steps").click()
+    said = page.locator("#hub-status:has-text('error:')")
+    said.wait_for(timeout=120_000)
+    cli_said = subprocess.run(
+        [program(), "report", "--step", "", str(runs / first)], capture_output=True, text=True
+    ).stderr.strip()
+    message = said.text_content().removeprefix("error: ")
+    assert message and cli_said.endswith(message), (message, cli_said)
+    screenshot(page, "steps-refused")
+    assert page.request.get(hub).ok

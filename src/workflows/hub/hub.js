@@ -14,10 +14,11 @@ function status(text) {
     line = document.createElement("p");
     line.id = "hub-status";
     line.setAttribute("role", "status");
-    // In the upload box where there is one; else under the heading.
-    const box = document.querySelector("section.upload");
-    if (box) {
-      box.append(line);
+    // Above the list, under the buttons that act on the runs chosen,
+    // where there is one; else under the heading.
+    const list = document.querySelector("section.reports");
+    if (list) {
+      list.before(line);
     } else {
       document.querySelector("h1").after(line);
     }
