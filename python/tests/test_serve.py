@@ -17,6 +17,7 @@ import hashlib
 import http.server
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -86,17 +87,22 @@ def runs(tmp_path, sqlite):
     return directory
 
 
-@pytest.fixture
-def hub(runs, tmp_path, stand_in):
-    """`serve` on the runs, its UI the stand-in: (URL, process)."""
+def start_hub(runs: Path, cache: Path, ui: str, *extra: str):
+    """`serve` on the runs with `extra` flags, its UI `ui`: (URL, process)."""
     process = subprocess.Popen(
-        [program(), "serve", str(runs), "--port", "0", "--cache", str(tmp_path / "cache"),
-         "--ui", stand_in],
+        [program(), "serve", str(runs), "--port", "0", "--cache", str(cache), "--ui", ui, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     url = process.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), url
     threading.Thread(target=process.stdout.read, daemon=True).start()
+    return url, process
+
+
+@pytest.fixture
+def hub(runs, tmp_path, stand_in):
+    """`serve` on the runs, its UI the stand-in: its URL."""
+    url, process = start_hub(runs, tmp_path / "cache", stand_in)
     yield url
     process.terminate()
     process.wait(timeout=30)
@@ -370,3 +376,65 @@ def test_chosen_runs_make_one_trace_a_merge_and_their_steps_as_the_cli_does(
     assert message and cli_said.endswith(message), (message, cli_said)
     screenshot(page, "steps-refused")
     assert page.request.get(hub).ok
+
+
+def test_a_trace_too_big_for_a_tab_is_offered_to_trace_processor(
+    runs, page, tmp_path, stand_in, fixtures
+):
+    tp = fixtures.parent / "tools" / "trace_processor_shell"
+    need(tp.exists(), f"trace_processor at {tp}")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    name = "dlprof_nsys_profile.sqlite"
+    # The tab's limit lowered (the hidden --tab-limit): the small run is
+    # "too big"; trace_processor at hand.
+    url, process = start_hub(
+        runs, tmp_path / "cache", stand_in,
+        "--tab-limit", "1K", "--tp", str(tp), "--tp-port", str(port),
+    )
+    try:
+        page.goto(url)
+        wait_for_headline(page, name).locator("a:text-is('Perfetto')").click()
+        page.wait_for_selector(f"#hub-status:has-text('{name} needs about')", timeout=120_000)
+        assert "more than a browser tab has (1.0 KiB)" in page.locator("#hub-status").text_content()
+        with page.expect_popup() as opened:
+            page.locator("#hub-tp").click()
+        ui = opened.value
+        ui.wait_for_url(f"**/ui.html#!/?rpc_port={port}")
+        page.wait_for_selector("#hub-status:has-text('Use loaded trace')")
+        # trace_processor serves the trace, as `open --tp` leaves it (once
+        # it listens).
+        for _ in range(600):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            page.wait_for_timeout(100)
+        status = page.request.get(f"http://127.0.0.1:{port}/status")
+        assert status.ok and b".trace.perfetto-trace" in status.body()
+        screenshot(page, "too-big")
+        # Left before the server stops: its list is fetched no more.
+        page.goto("about:blank")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    # Stopped with the server.
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+    # None at hand: the page says why there is no offer.
+    url, process = start_hub(
+        runs, tmp_path / "cache2", stand_in,
+        "--tab-limit", "1K", "--tp", "/nonexistent/trace_processor_shell",
+    )
+    try:
+        page.goto(url)
+        wait_for_headline(page, name).locator("a:text-is('Perfetto')").click()
+        said = page.locator("#hub-status:has-text('is not offered')")
+        said.wait_for(timeout=120_000)
+        assert "--tp /nonexistent/trace_processor_shell: no such file" in said.text_content()
+        assert page.locator("#hub-tp").count() == 0
+        screenshot(page, "too-big-no-tp")
+        page.goto("about:blank")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

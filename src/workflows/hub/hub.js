@@ -56,6 +56,26 @@ async function openInPerfetto(id) {
     win.close();
     return;
   }
+  // Too big for a tab: not handed to the UI, trace_processor offered.
+  let fit;
+  try {
+    const answer = await fetch("/api/fit/" + id, { credentials: "same-origin" });
+    if (!answer.ok) {
+      status((await answer.text()).trim());
+      win.close();
+      return;
+    }
+    fit = await answer.json();
+  } catch (e) {
+    status("The server stopped answering: " + e);
+    win.close();
+    return;
+  }
+  if (!fit.fits) {
+    win.close();
+    offerTraceProcessor(id, fit);
+    return;
+  }
   let buffer;
   try {
     const response = await fetch("/trace/" + id, { credentials: "same-origin" });
@@ -87,6 +107,43 @@ async function openInPerfetto(id) {
     status("Opened " + name + " in Perfetto.");
   };
   window.addEventListener("message", answered);
+}
+
+// A trace too big for a browser tab, as `open` handles it: loaded by
+// trace_processor on the server's machine, which the UI uses as its
+// accelerator ("Use loaded trace"); where there is none, why.
+function offerTraceProcessor(id, fit) {
+  if (!fit.tp) {
+    status(
+      fit.message +
+        ". Opening it with trace_processor as the UI's accelerator is not offered: " +
+        fit.no_tp +
+        ".",
+    );
+    return;
+  }
+  status(fit.message + ".");
+  const button = document.createElement("button");
+  button.id = "hub-tp";
+  button.textContent = "Open it with trace_processor as the UI's accelerator";
+  document.getElementById("hub-status").after(button);
+  button.addEventListener("click", async () => {
+    button.remove();
+    const win = window.open("about:blank", "_blank");
+    const answer = await fetch("/api/tp/" + id, { method: "POST", credentials: "same-origin" });
+    if (!answer.ok) {
+      status((await answer.text()).trim());
+      if (win) {
+        win.close();
+      }
+      return;
+    }
+    const { url } = await answer.json();
+    if (win) {
+      win.location.href = url;
+    }
+    status('trace_processor loads the trace: in the Perfetto UI choose "Use loaded trace" (' + url + ").");
+  });
 }
 
 // Follows a job on the server (its events at `events`) until it ends: its

@@ -19,6 +19,7 @@ mod cache;
 mod jobs;
 mod load;
 mod made;
+mod tp;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
