@@ -44,8 +44,10 @@ impl Cache {
             let mut steps = StepOptions::new(pattern.clone());
             // As the command's default: MPI_RANKS, else the run's place.
             steps.labels = Labels::Ranks { from_name: None };
-            let mut report_options = ReportOptions::default();
-            report_options.steps = Some(steps);
+            let report_options = ReportOptions {
+                steps: Some(steps),
+                ..ReportOptions::default()
+            };
             let inputs: Vec<_> = entries.iter().map(|e| e.path.clone()).collect();
             let total = entries.len() as u64;
             let mut started = 0;
