@@ -17,6 +17,7 @@ import hashlib
 import http.server
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -86,17 +87,22 @@ def runs(tmp_path, sqlite):
     return directory
 
 
-@pytest.fixture
-def hub(runs, tmp_path, stand_in):
-    """`serve` on the runs, its UI the stand-in: (URL, process)."""
+def start_hub(runs: Path, cache: Path, ui: str, *extra: str):
+    """`serve` on the runs with `extra` flags, its UI `ui`: (URL, process)."""
     process = subprocess.Popen(
-        [program(), "serve", str(runs), "--port", "0", "--cache", str(tmp_path / "cache"),
-         "--ui", stand_in],
+        [program(), "serve", str(runs), "--port", "0", "--cache", str(cache), "--ui", ui, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     url = process.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), url
     threading.Thread(target=process.stdout.read, daemon=True).start()
+    return url, process
+
+
+@pytest.fixture
+def hub(runs, tmp_path, stand_in):
+    """`serve` on the runs, its UI the stand-in: its URL."""
+    url, process = start_hub(runs, tmp_path / "cache", stand_in)
     yield url
     process.terminate()
     process.wait(timeout=30)
@@ -129,11 +135,13 @@ def page(browser):
     assert errors == [], errors
 
 
-def screenshot(page, name: str) -> None:
+def screenshot(page, name: str, full_page: bool = True) -> None:
+    """The page (whole, or what the window shows: a page of hundreds of
+    rows is too long to look at whole)."""
     directory = os.environ.get("NSYS2PERFETTO_SCREENS")
     if directory:
         Path(directory).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=full_page)
 
 
 def converted(report: Path, tmp_path: Path) -> bytes:
@@ -305,3 +313,131 @@ def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
     assert jobs[-1]["what"] == "convert cori_run1_report1.sqlite", jobs
     left = [p.name for p in (tmp_path / "cache").iterdir() if ".trace." in p.name or p.name.startswith(".")]
     assert left == [], left
+
+
+def test_chosen_runs_make_one_trace_a_merge_and_their_steps_as_the_cli_does(
+    hub, runs, page, tmp_path
+):
+    page.goto(hub)
+    for export in sorted(runs.iterdir()):
+        wait_for_headline(page, export.name)
+    first, second = "nsys-ai_h100_2gpu_1s.sqlite", "dlprof_nsys_profile.sqlite"
+
+    def choose():
+        for name in (first, second):
+            row_of(page, name).locator("input.choose").check()
+
+    choose()
+    # Both runs in one trace (`compare --trace`) and a merge (`merge`):
+    # each made as a job, then downloaded: the CLI's bytes.
+    for button, command, flag in [
+        ("#hub-both", "compare", "--trace"),
+        ("#hub-merge", "merge", "-o"),
+    ]:
+        with page.expect_download(timeout=120_000) as downloading:
+            page.locator(button).click()
+        delivered = Path(downloading.value.path()).read_bytes()
+        expected = tmp_path / f"{command}.perfetto-trace"
+        subprocess.run(
+            [program(), command, str(runs / first), str(runs / second), flag, str(expected), "-q"],
+            check=True,
+        )
+        assert delivered == expected.read_bytes(), button
+    # Steps across ranks: the page `report --step` writes (the runs named
+    # as the list names them), its numbers those of the CLI's page.
+    pattern = "aten::mul*"
+    page.fill("#hub-step-pattern", pattern)
+    page.locator("#hub-steps").click()
+    page.wait_for_url("**/made/steps?**", timeout=120_000)
+    page.wait_for_selector("section.job-steps")
+    cli_page = tmp_path / "steps.html"
+    subprocess.run(
+        [program(), "report", "--step", pattern, first, second, "-o", str(cli_page), "-q"],
+        check=True, cwd=runs,
+    )
+    assert page.request.get(page.url).body() == cli_page.read_bytes()
+    shown = page.locator("section.job-steps").inner_text()
+    assert "308 steps" in shown, shown
+    other = page.context.new_page()
+    other.set_content(cli_page.read_text())
+    assert other.locator("section.job-steps").inner_text() == shown
+    other.close()
+    screenshot(page, "steps", full_page=False)
+    # A bad pattern: the CLI's one-line message on the page; the server
+    # goes on serving.
+    page.goto(hub)
+    wait_for_headline(page, first)
+    choose()
+    page.fill("#hub-step-pattern", "")
+    page.locator("#hub-steps").click()
+    said = page.locator("#hub-status:has-text('error:')")
+    said.wait_for(timeout=120_000)
+    cli_said = subprocess.run(
+        [program(), "report", "--step", "", str(runs / first)], capture_output=True, text=True
+    ).stderr.strip()
+    message = said.text_content().removeprefix("error: ")
+    assert message and cli_said.endswith(message), (message, cli_said)
+    screenshot(page, "steps-refused")
+    assert page.request.get(hub).ok
+
+
+def test_a_trace_too_big_for_a_tab_is_offered_to_trace_processor(
+    runs, page, tmp_path, stand_in, fixtures
+):
+    tp = fixtures.parent / "tools" / "trace_processor_shell"
+    need(tp.exists(), f"trace_processor at {tp}")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    name = "dlprof_nsys_profile.sqlite"
+    # The tab's limit lowered (the hidden --tab-limit): the small run is
+    # "too big"; trace_processor at hand.
+    url, process = start_hub(
+        runs, tmp_path / "cache", stand_in,
+        "--tab-limit", "1K", "--tp", str(tp), "--tp-port", str(port),
+    )
+    try:
+        page.goto(url)
+        wait_for_headline(page, name).locator("a:text-is('Perfetto')").click()
+        page.wait_for_selector(f"#hub-status:has-text('{name} needs about')", timeout=120_000)
+        assert "more than a browser tab has (1.0 KiB)" in page.locator("#hub-status").text_content()
+        with page.expect_popup() as opened:
+            page.locator("#hub-tp").click()
+        ui = opened.value
+        ui.wait_for_url(f"**/ui.html#!/?rpc_port={port}")
+        page.wait_for_selector("#hub-status:has-text('Use loaded trace')")
+        # trace_processor serves the trace, as `open --tp` leaves it (once
+        # it listens).
+        for _ in range(600):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            page.wait_for_timeout(100)
+        status = page.request.get(f"http://127.0.0.1:{port}/status")
+        assert status.ok and b".trace.perfetto-trace" in status.body()
+        screenshot(page, "too-big")
+        # Left before the server stops: its list is fetched no more.
+        page.goto("about:blank")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    # Stopped with the server.
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0
+    # None at hand: the page says why there is no offer.
+    url, process = start_hub(
+        runs, tmp_path / "cache2", stand_in,
+        "--tab-limit", "1K", "--tp", "/nonexistent/trace_processor_shell",
+    )
+    try:
+        page.goto(url)
+        wait_for_headline(page, name).locator("a:text-is('Perfetto')").click()
+        said = page.locator("#hub-status:has-text('is not offered')")
+        said.wait_for(timeout=120_000)
+        assert "--tp /nonexistent/trace_processor_shell: no such file" in said.text_content()
+        assert page.locator("#hub-tp").count() == 0
+        screenshot(page, "too-big-no-tp")
+        page.goto("about:blank")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -246,7 +246,7 @@ fn open_browser(url: &str) -> bool {
     })
 }
 
-fn on_path(programs: &[&str]) -> Option<PathBuf> {
+pub(crate) fn on_path(programs: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     programs.iter().find_map(|program| {
         std::env::split_paths(&path)

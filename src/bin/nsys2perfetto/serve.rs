@@ -36,6 +36,7 @@ use tokio::sync::Semaphore;
 use crate::signals::Signals;
 use crate::Usage;
 
+mod accelerator;
 mod jobs;
 mod made;
 
@@ -100,6 +101,25 @@ pub struct Args {
     #[arg(long, value_name = "PATH", default_value = "nsys")]
     nsys: PathBuf,
 
+    /// trace_processor_shell, offered for traces too big for a browser tab
+    /// as the UI's accelerator, as `open --tp` uses it (default:
+    /// trace_processor_shell, then trace_processor, on PATH).
+    #[arg(long, value_name = "PATH")]
+    tp: Option<PathBuf>,
+
+    /// The port of 127.0.0.1 trace_processor listens on. The UI looks for
+    /// it on 9001; on another port only with its flag "Relax Content
+    /// Security Policy for 127.0.0.1:*" on.
+    #[arg(long, value_name = "PORT", default_value_t = nsys2perfetto::serve::DEFAULT_PORT)]
+    tp_port: u16,
+
+    /// The memory a trace may need in a browser tab's trace_processor
+    /// (bytes, or with a unit); past it, the page offers trace_processor.
+    /// For tests: the tab's real limit is the default.
+    #[arg(long, value_name = "SIZE", hide = true, value_parser = parse_size,
+          default_value_t = crate::tab_memory::BROWSER_TAB_LIMIT)]
+    tab_limit: u64,
+
     /// Only the URL, the `ssh -L` line and errors: no note of what is served.
     #[arg(short, long)]
     quiet: bool,
@@ -151,6 +171,8 @@ struct Hub {
     reserved: Mutex<HashSet<PathBuf>>,
     /// Conversions a user waits for.
     jobs: Jobs,
+    /// trace_processor, for traces too big for a tab.
+    accelerators: accelerator::Accelerators,
 }
 
 type Shared = Arc<Hub>;
@@ -221,6 +243,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         foreground: Arc::new(Semaphore::new(jobs)),
         reserved: Mutex::new(HashSet::new()),
         jobs: Jobs::default(),
+        accelerators: accelerator::Accelerators::new(args.tp, args.tp_port, args.tab_limit),
     });
     let runtime = crate::http::runtime(2 * jobs + 8)?;
     let cancel = Arc::clone(&signals.cancel);
@@ -231,6 +254,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         cancel,
     ));
     hub.jobs.cancel_all();
+    hub.accelerators.stop();
     served?;
     // Reads under way stop at the cancellation flag; uploads under way lose
     // their sender and leave nothing.
@@ -264,6 +288,8 @@ async fn serve(
         .route("/trace/{*id}", get(trace))
         .route("/api/convert/{*id}", get(jobs::follow))
         .route("/api/jobs", get(jobs::list))
+        .route("/api/fit/{*id}", get(accelerator::fit))
+        .route("/api/tp/{*id}", post(accelerator::start))
         .route("/api/make/{kind}", get(made::follow))
         .route("/made/{kind}", get(made::download))
         .route(

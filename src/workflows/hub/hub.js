@@ -14,10 +14,11 @@ function status(text) {
     line = document.createElement("p");
     line.id = "hub-status";
     line.setAttribute("role", "status");
-    // In the upload box where there is one; else under the heading.
-    const box = document.querySelector("section.upload");
-    if (box) {
-      box.append(line);
+    // Above the list, under the buttons that act on the runs chosen,
+    // where there is one; else under the heading.
+    const list = document.querySelector("section.reports");
+    if (list) {
+      list.before(line);
     } else {
       document.querySelector("h1").after(line);
     }
@@ -55,6 +56,26 @@ async function openInPerfetto(id) {
     win.close();
     return;
   }
+  // Too big for a tab: not handed to the UI, trace_processor offered.
+  let fit;
+  try {
+    const answer = await fetch("/api/fit/" + id, { credentials: "same-origin" });
+    if (!answer.ok) {
+      status((await answer.text()).trim());
+      win.close();
+      return;
+    }
+    fit = await answer.json();
+  } catch (e) {
+    status("The server stopped answering: " + e);
+    win.close();
+    return;
+  }
+  if (!fit.fits) {
+    win.close();
+    offerTraceProcessor(id, fit);
+    return;
+  }
   let buffer;
   try {
     const response = await fetch("/trace/" + id, { credentials: "same-origin" });
@@ -86,6 +107,43 @@ async function openInPerfetto(id) {
     status("Opened " + name + " in Perfetto.");
   };
   window.addEventListener("message", answered);
+}
+
+// A trace too big for a browser tab, as `open` handles it: loaded by
+// trace_processor on the server's machine, which the UI uses as its
+// accelerator ("Use loaded trace"); where there is none, why.
+function offerTraceProcessor(id, fit) {
+  if (!fit.tp) {
+    status(
+      fit.message +
+        ". Opening it with trace_processor as the UI's accelerator is not offered: " +
+        fit.no_tp +
+        ".",
+    );
+    return;
+  }
+  status(fit.message + ".");
+  const button = document.createElement("button");
+  button.id = "hub-tp";
+  button.textContent = "Open it with trace_processor as the UI's accelerator";
+  document.getElementById("hub-status").after(button);
+  button.addEventListener("click", async () => {
+    button.remove();
+    const win = window.open("about:blank", "_blank");
+    const answer = await fetch("/api/tp/" + id, { method: "POST", credentials: "same-origin" });
+    if (!answer.ok) {
+      status((await answer.text()).trim());
+      if (win) {
+        win.close();
+      }
+      return;
+    }
+    const { url } = await answer.json();
+    if (win) {
+      win.location.href = url;
+    }
+    status('trace_processor loads the trace: in the Perfetto UI choose "Use loaded trace" (' + url + ").");
+  });
 }
 
 // Follows a job on the server (its events at `events`) until it ends: its
@@ -210,7 +268,8 @@ const reports = document.querySelector("section.reports");
 // The list as the server last sent it (the page's own has boxes added).
 let shown = reports ? reports.innerHTML : "";
 
-// Two runs chosen by their boxes, compared on /compare.
+// Runs chosen by their boxes: two compared on /compare, or put in one
+// trace; several merged, or their steps measured across ranks.
 const chosen = [];
 let compareButton = null;
 function addBoxes() {
@@ -219,7 +278,7 @@ function addBoxes() {
     const box = document.createElement("input");
     box.type = "checkbox";
     box.className = "choose";
-    box.title = "choose for comparison";
+    box.title = "choose: compare, merge, steps across ranks";
     box.checked = chosen.includes(id);
     box.addEventListener("change", () => {
       const at = chosen.indexOf(id);
@@ -239,6 +298,7 @@ function updateCompare() {
     chosen.length === 2 ? "Compare the two chosen runs" : "Choose two runs to compare";
   bothButton.disabled = chosen.length !== 2;
   mergeButton.disabled = chosen.length < 2;
+  stepsButton.disabled = chosen.length < 1;
 }
 
 // A trace made of the chosen runs (`compare --trace`, `merge`), made as a
@@ -254,8 +314,23 @@ async function makeTrace(kind, doing) {
   status("Made: downloading it.");
   window.location.href = "/made/" + kind + "?" + query;
 }
+// The steps of the chosen runs across their ranks (`report --step
+// PATTERN`), measured as a job followed live, then shown: the CLI's page.
+async function showSteps() {
+  const query =
+    chosen.map((id) => "run=" + id).join("&") + "&step=" + encodeURIComponent(stepField.value);
+  try {
+    await followed("/api/make/steps?" + query, "Measuring the steps of the chosen runs");
+  } catch (message) {
+    status(String(message));
+    return;
+  }
+  window.location.href = "/made/steps?" + query;
+}
 let bothButton = null;
 let mergeButton = null;
+let stepsButton = null;
+let stepField = null;
 if (reports) {
   compareButton = document.createElement("button");
   compareButton.id = "hub-compare";
@@ -274,7 +349,27 @@ if (reports) {
   mergeButton.id = "hub-merge";
   mergeButton.textContent = "Merge the chosen runs into one trace";
   mergeButton.addEventListener("click", () => makeTrace("merge", "Merging the chosen runs"));
-  reports.before(compareButton, " ", bothButton, " ", mergeButton);
+  stepField = document.createElement("input");
+  stepField.id = "hub-step-pattern";
+  stepField.type = "text";
+  stepField.value = "ProfilerStep*";
+  stepField.title =
+    "the steps: NVTX ranges whose names match this glob (* any text, ? one character), as report --step takes it";
+  stepField.setAttribute("aria-label", "step pattern");
+  stepsButton = document.createElement("button");
+  stepsButton.id = "hub-steps";
+  stepsButton.textContent = "Steps across ranks";
+  stepsButton.addEventListener("click", showSteps);
+  stepField.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !stepsButton.disabled) {
+      showSteps();
+    }
+  });
+  const stepLabel = document.createElement("label");
+  stepLabel.append("step pattern ", stepField);
+  reports.before(
+    compareButton, " ", bothButton, " ", mergeButton, " ", stepsButton, " ", stepLabel,
+  );
   updateCompare();
   addBoxes();
 }

@@ -2,7 +2,7 @@
 //! HTTP. The reports under some directories ([`catalog`]), each one's
 //! headline and trace computed once and kept in a cache directory keyed by
 //! the file's path, size and modification time ([`cache`]), its size
-//! bounded ([`bound`]), and the pages,
+//! bounded ([`bound`]), what is made of several runs ([`made`], [`steps`]), and the pages,
 //! made by the one renderer (`crate::render`) as every page of the
 //! commands is ([`pages`]). The server itself lives with the command line:
 //! the library pulls no HTTP stack.
@@ -14,6 +14,7 @@ pub mod headline;
 pub mod jobs;
 pub mod made;
 pub mod pages;
+pub mod steps;
 pub mod upload;
 
 pub use bound::Pinned;

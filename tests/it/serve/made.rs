@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{runs, Server, BIN};
+use super::{names_in, percent_encode, runs, Server, BIN};
 
 /// What the CLI writes to the file it is given after `args`.
 fn written_by_cli(args: &[&std::ffi::OsStr], flag: &str) -> Vec<u8> {
@@ -96,4 +96,95 @@ fn serve_makes_both_runs_in_one_trace_and_merges_as_the_cli_does() {
         id(names[0])
     ));
     assert_eq!(foreign.status, 404, "{}", foreign.text());
+}
+
+/// What `report --step PATTERN NAMES... -o page.html` writes, run in `dir`
+/// (the runs named as the hub's list names them), or its one-line error.
+fn steps_page_by_cli(dir: &Path, pattern: &str, names: &[&str]) -> Result<Vec<u8>, String> {
+    let out = tempfile::tempdir().unwrap();
+    let page = out.path().join("page.html");
+    let done = Command::new(BIN)
+        .current_dir(dir)
+        .args(["report", "--step", pattern])
+        .args(names)
+        .arg("-o")
+        .arg(&page)
+        .arg("-q")
+        .output()
+        .unwrap();
+    match done.status.success() {
+        true => Ok(std::fs::read(&page).unwrap()),
+        false => Err(String::from_utf8_lossy(&done.stderr).trim().to_owned()),
+    }
+}
+
+#[test]
+fn serve_makes_the_steps_page_report_step_writes() {
+    let names = [
+        "h100_torch_graph_whole.sqlite",
+        "h100_torch_graph_node.sqlite",
+    ];
+    let Some((dir, _)) = runs(&names) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    let list = server.reports_with_headlines();
+    let id = |name: &str| {
+        list.iter().find(|r| r["path"] == name).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let runs = format!("run={}&run={}", id(names[0]), id(names[1]));
+    // Steps that match, and a pattern that matches nothing (the page says
+    // what exists instead): the CLI's page, byte for byte, made once.
+    for pattern in ["step *", "nomatch*"] {
+        let query = format!("{runs}&step={}", percent_encode(pattern));
+        let ended = followed_to_the_end(&server, &format!("/api/make/steps?{query}"));
+        assert_eq!(ended["state"], "done", "{pattern}: {ended}");
+        assert_eq!(ended["done"], 1.0, "{pattern}: {ended}");
+        let served = server.get(&format!("/made/steps?{query}"));
+        assert_eq!(served.status, 200, "{pattern}: {}", served.text());
+        assert_eq!(
+            served.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert_eq!(
+            served.header("content-disposition"),
+            None,
+            "shown, not saved"
+        );
+        let expected = steps_page_by_cli(dir.path(), pattern, &names).unwrap();
+        assert!(
+            served.body == expected,
+            "{pattern}: the served page differs from the CLI's"
+        );
+        let text = served.text();
+        assert!(text.contains("<section class=\"job-steps\">"), "{pattern}");
+        if pattern == "nomatch*" {
+            assert!(text.contains("has no NVTX range matching"), "{text}");
+        }
+    }
+    let kept = names_in(server.cache_dir())
+        .iter()
+        .filter(|n| n.ends_with(".steps.html"))
+        .count();
+    assert_eq!(kept, 2, "one page per pattern");
+    // A bad pattern: the CLI's message, as the one event of the job that
+    // could not start (the page shows it) and as the refusal of the page;
+    // the server goes on serving.
+    let cli = steps_page_by_cli(dir.path(), "", &names).unwrap_err();
+    let event = followed_to_the_end(&server, &format!("/api/make/steps?{runs}&step="));
+    assert_eq!(event["state"], "failed", "{event}");
+    let said = event["error"].as_str().unwrap();
+    assert!(cli.ends_with(said), "{said:?} is not the CLI's {cli:?}");
+    let refused = server.get(&format!("/made/steps?{runs}&step="));
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    assert_eq!(refused.text().trim(), format!("error: {said}"));
+    let missing = server.get(&format!("/made/steps?{runs}"));
+    assert_eq!(missing.status, 400, "{}", missing.text());
+    assert!(missing.text().contains("step="), "{}", missing.text());
+    let event = followed_to_the_end(&server, &format!("/api/make/steps?{runs}"));
+    assert_eq!(event["state"], "failed", "{event}");
+    assert_eq!(server.get("/").status, 200);
 }

@@ -19,6 +19,7 @@ mod cache;
 mod jobs;
 mod load;
 mod made;
+mod tp;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
@@ -653,6 +654,8 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
         (format!("/stats/{id}"), true),
         (format!("/findings/{id}"), false),
         (format!("/open/{id}"), false),
+        // Every range a step: the hostile text names them all.
+        (format!("/made/steps?run={id}&step=*"), true),
     ] {
         let response = server.get(&page);
         assert_eq!(response.status, 200, "{page}: {}", response.text());

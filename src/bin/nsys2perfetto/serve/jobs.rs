@@ -154,7 +154,26 @@ pub(super) fn events(job: Arc<Job>) -> Response {
             let next = (!ended).then_some(waiting);
             Some((Ok::<_, Infallible>(event), (next, false)))
         });
-    let mut response = Response::new(Body::from_stream(events));
+    event_stream(Body::from_stream(events))
+}
+
+/// The one event of a job that could not start: failed, saying `why` (in
+/// the CLI's words), as a job's last event says it.
+pub(super) fn failed_event(why: &str) -> Response {
+    let seen = serde_json::json!({
+        "id": null,
+        "what": null,
+        "state": "failed",
+        "error": why,
+        "done": null,
+        "waiting": 0,
+    });
+    event_stream(Body::from(format!("data: {seen}\n\n")))
+}
+
+/// A response of server-sent events, never cached.
+fn event_stream(body: Body) -> Response {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

@@ -1,8 +1,9 @@
-//! Traces made of several runs, as jobs like the conversions:
+//! What the hub makes of several runs, as jobs like the conversions:
 //! `/api/make/compare?run=A&run=B` (both runs in one trace, as `compare A B
-//! --trace` writes it) and `/api/make/merge?run=...` (as `merge` writes
-//! it) follow the job as server-sent events; `/made/compare?...` and
-//! `/made/merge?...` wait for it and send the trace.
+//! --trace` writes it), `/api/make/merge?run=...` (as `merge` writes it)
+//! and `/api/make/steps?run=...&step=PATTERN` (the page `report --step
+//! PATTERN` writes) follow the job as server-sent events; `/made/KIND?...`
+//! waits for it and sends the trace (a download) or the page.
 
 use std::sync::Arc;
 
@@ -10,32 +11,102 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use nsys2perfetto::hub::jobs::State as JobState;
-use nsys2perfetto::hub::{self, Cache, Entry, Job, Made};
+use nsys2perfetto::hub::{self, Cache, Entry, Job, Made, Pinned};
+use nsys2perfetto::steps::StepPattern;
+use nsys2perfetto::{Options, Progress};
 
-use super::jobs::{ended, events, started};
-use super::{file_response, refused, url, Shared};
+use super::jobs::{ended, events, failed_event, started};
+use super::{file_response, refused, url, Hub, Shared};
 
-/// What `kind` names, and the runs the query names, in their order.
+/// What a query asks the hub to make of its runs.
+#[derive(Clone)]
+enum Making {
+    /// A trace of them (`compare --trace`, `merge`).
+    Trace(Made),
+    /// The page of `report --step PATTERN`.
+    Steps(StepPattern),
+}
+
+impl Making {
+    /// Its name in URLs.
+    fn name(&self) -> &'static str {
+        match self {
+            Making::Trace(made) => made.name(),
+            Making::Steps(_) => "steps",
+        }
+    }
+
+    /// How many runs it takes: exactly, or at least.
+    fn runs_needed(&self) -> (usize, bool) {
+        match self {
+            Making::Trace(made) => made.runs_needed(),
+            // As `report --step`: one report may hold several ranks.
+            Making::Steps(_) => (1, false),
+        }
+    }
+
+    /// The key of its job, as of the cache's file.
+    fn key(&self, entries: &[Entry]) -> String {
+        match self {
+            Making::Trace(made) => Cache::made_key(*made, entries),
+            Making::Steps(pattern) => Cache::steps_key(entries, pattern),
+        }
+    }
+
+    /// Makes it of `entries` (once; from the cache after), held in use.
+    fn make(
+        &self,
+        hub: &Hub,
+        entries: &[Entry],
+        options: &Options,
+        progress: &mut dyn FnMut(Progress),
+    ) -> nsys2perfetto::Result<Pinned> {
+        match self {
+            Making::Trace(made) => hub.cache.made(*made, entries, options, progress),
+            Making::Steps(pattern) => hub.cache.steps_page(entries, pattern, options, progress),
+        }
+    }
+}
+
+/// Why a query asks for nothing that can be made: a status and one line.
+struct Refusal(StatusCode, String);
+
+/// What `kind` names (with its query's `step` for steps), and the runs the
+/// query names, in their order. A bad step pattern is refused with the
+/// CLI's message.
 async fn asked(
     hub: &Shared,
     kind: &str,
     uri: &axum::http::Uri,
-) -> Result<(Made, Vec<Entry>), Response> {
-    let made = match kind {
-        "compare" => Made::Compared,
-        "merge" => Made::Merged,
-        _ => return Err(refused(StatusCode::NOT_FOUND, "no such page")),
+) -> Result<(Making, Vec<Entry>), Refusal> {
+    let query = uri.query().unwrap_or("");
+    let making = match kind {
+        "compare" => Making::Trace(Made::Compared),
+        "merge" => Making::Trace(Made::Merged),
+        "steps" => match url::query_value(query, "step") {
+            None => {
+                return Err(Refusal(
+                    StatusCode::BAD_REQUEST,
+                    "steps needs a step pattern: ?run=RUN&step=PATTERN".into(),
+                ))
+            }
+            Some(text) => match StepPattern::new(&text) {
+                Ok(pattern) => Making::Steps(pattern),
+                Err(e) => return Err(Refusal(StatusCode::BAD_REQUEST, format!("error: {e}"))),
+            },
+        },
+        _ => return Err(Refusal(StatusCode::NOT_FOUND, "no such page".into())),
     };
-    let ids = url::query_values(uri.query().unwrap_or(""), "run");
-    let (count, exactly) = made.runs_needed();
+    let ids = url::query_values(query, "run");
+    let (count, exactly) = making.runs_needed();
     if ids.len() < count || exactly && ids.len() != count {
         let needed = match exactly {
             true => format!("{count} runs"),
             false => format!("at least {count} run"),
         };
-        return Err(refused(
+        return Err(Refusal(
             StatusCode::BAD_REQUEST,
-            &format!("{} needs {needed}: ?run=RUN&run=RUN", made.name()),
+            format!("{} needs {needed}: ?run=RUN&run=RUN", making.name()),
         ));
     }
     let dirs = hub.dirs.clone();
@@ -47,45 +118,50 @@ async fn asked(
     })
     .await;
     match found {
-        Ok(Some(entries)) => Ok((made, entries)),
-        _ => Err(refused(StatusCode::NOT_FOUND, "no such report")),
+        Ok(Some(entries)) => Ok((making, entries)),
+        _ => Err(Refusal(StatusCode::NOT_FOUND, "no such report".into())),
     }
 }
 
-/// The job making `made` of `entries` (joined where one runs).
-fn making(hub: &Shared, made: Made, entries: Vec<Entry>) -> Arc<Job> {
-    let key = Cache::made_key(made, &entries);
+/// The job making `making` of `entries` (joined where one runs).
+fn job(hub: &Shared, making: Making, entries: Vec<Entry>) -> Arc<Job> {
+    let key = making.key(&entries);
     let names: Vec<&str> = entries.iter().map(|e| e.relative()).collect();
-    let what = format!("{} {}", made.name(), names.join(" "));
+    let what = match &making {
+        Making::Steps(pattern) => format!("steps '{}' of {}", pattern.text(), names.join(" ")),
+        Making::Trace(made) => format!("{} {}", made.name(), names.join(" ")),
+    };
     started(hub, &key, &what, move |hub, options, progress| {
-        hub.cache.made(made, &entries, options, progress).map(drop)
+        making.make(hub, &entries, options, progress).map(drop)
     })
 }
 
-/// Follows the job that makes the trace (starting it where none runs).
+/// Follows the job that makes it (starting it where none runs). A query
+/// that can start none gets one event, a failed job's, saying why: the page
+/// that follows shows it as it shows any job's error.
 pub(super) async fn follow(
     State(hub): State<Shared>,
     axum::extract::Path(kind): axum::extract::Path<String>,
     uri: axum::http::Uri,
 ) -> Response {
     match asked(&hub, &kind, &uri).await {
-        Ok((made, entries)) => events(making(&hub, made, entries)),
-        Err(r) => r,
+        Ok((making, entries)) => events(job(&hub, making, entries)),
+        Err(Refusal(_, why)) => failed_event(why.strip_prefix("error: ").unwrap_or(&why)),
     }
 }
 
-/// The trace, once made, as a download.
+/// What was made, once it is: a trace as a download, a page to read.
 pub(super) async fn download(
     State(hub): State<Shared>,
     axum::extract::Path(kind): axum::extract::Path<String>,
     uri: axum::http::Uri,
 ) -> Response {
-    let (made, entries) = match asked(&hub, &kind, &uri).await {
+    let (making, entries) = match asked(&hub, &kind, &uri).await {
         Ok(asked) => asked,
-        Err(r) => return r,
+        Err(Refusal(status, why)) => return refused(status, &why),
     };
-    let job = making(&hub, made, entries.clone());
-    match ended(&job).await {
+    let running = job(&hub, making.clone(), entries.clone());
+    match ended(&running).await {
         JobState::Done => {}
         JobState::Failed { error } => {
             return refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {error}"))
@@ -95,16 +171,20 @@ pub(super) async fn download(
         }
     }
     let worker = Arc::clone(&hub);
+    let wanted = making.clone();
     let kept = tokio::task::spawn_blocking(move || {
-        worker
-            .cache
-            .made(made, &entries, &worker.options, &mut |_| {})
+        wanted.make(&worker, &entries, &worker.options, &mut |_| {})
     })
     .await;
-    let name = format!("{}.perfetto-trace", made.name());
-    match kept {
-        Ok(Ok(trace)) => file_response(trace, "application/octet-stream", Some(&name)).await,
-        Ok(Err(e)) => refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {e}")),
-        Err(_) => refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed"),
+    match (kept, making) {
+        (Ok(Ok(page)), Making::Steps(_)) => {
+            file_response(page, "text/html; charset=utf-8", None).await
+        }
+        (Ok(Ok(trace)), Making::Trace(made)) => {
+            let name = format!("{}.perfetto-trace", made.name());
+            file_response(trace, "application/octet-stream", Some(&name)).await
+        }
+        (Ok(Err(e)), _) => refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {e}")),
+        (Err(_), _) => refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed"),
     }
 }
