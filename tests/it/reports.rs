@@ -234,18 +234,10 @@ fn exports_name_the_nsys_that_captured_them() {
 fn a_rank_s_synchronizations_are_on_its_gpu_and_kept_by_it() {
     let Some(dir) = reports_dir() else { return };
     let report = dir.join("cori_run1_report5.qdrep");
-    let out = tempfile::tempdir().unwrap();
-    let export = out.path().join("rank5.sqlite");
-    let status = std::process::Command::new("nsys")
-        .args(["export", "--type", "sqlite", "--output"])
-        .arg(&export)
-        .arg(&report)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "nsys export {}", report.display());
-    let db = crate::support::source::open(&export);
+    let Some(exports) = crate::support::fixtures::cori_exports(5) else {
+        return;
+    };
+    let db = crate::support::source::open(&exports[4]);
     let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as u64;
     let gpus = count("SELECT COUNT(DISTINCT deviceId) FROM CUPTI_ACTIVITY_KIND_KERNEL");
     assert_eq!(gpus, 1);
