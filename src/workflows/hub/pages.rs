@@ -146,6 +146,8 @@ fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
             .then(" · ")
             .link("download", url("trace", entry))
             .then(" · ")
+            .link("JSON", format!("{}?format=json", url("trace", entry)))
+            .then(" · ")
             .link("stats", url("stats", entry))
             .then(" · ")
             .link("findings", url("findings", entry)),

@@ -302,7 +302,7 @@ fn serve_lists_reports_newest_first_with_headlines_from_the_exports() {
 }
 
 #[test]
-fn serve_gives_the_trace_convert_writes() {
+fn serve_gives_the_traces_convert_writes() {
     let Some((dir, copies)) = runs(&["dlprof_nsys_profile.sqlite"]) else {
         return;
     };
@@ -331,6 +331,33 @@ fn serve_gives_the_trace_convert_writes() {
     );
     // Twice: the same bytes, from the cache.
     assert!(server.get("/trace/0/dlprof_nsys_profile.sqlite").body == converted);
+    // Chrome's JSON, gzipped, as `convert --format json -o RUN.json.gz` writes it, linked
+    // from the home page.
+    let home = server.get("/").text();
+    assert!(
+        home.contains("href=\"/trace/0/dlprof_nsys_profile.sqlite?format=json\""),
+        "no JSON link on the home page"
+    );
+    let served = server.get("/trace/0/dlprof_nsys_profile.sqlite?format=json");
+    assert_eq!(served.status, 200, "{}", served.text());
+    let disposition = served.header("Content-Disposition").unwrap_or_default();
+    assert!(
+        disposition == "attachment; filename=\"dlprof_nsys_profile.json.gz\"",
+        "{disposition}"
+    );
+    let json = out.path().join("t.json.gz");
+    let status = Command::new(BIN)
+        .arg("convert")
+        .arg(&copies[0])
+        .args(["--format", "json", "-q", "-o"])
+        .arg(&json)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        served.body == std::fs::read(&json).unwrap(),
+        "the served JSON differs from convert's"
+    );
     // Nothing was written beside the report.
     assert_eq!(names_in(dir.path()), ["dlprof_nsys_profile.sqlite"]);
 }
