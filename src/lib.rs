@@ -72,8 +72,12 @@ pub use filter::{Filter, TimeWindow};
 pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::output::{output_format, NamedFormat, OutputFile};
+// The parts of the program's two servers (`open`, `serve`) that are no HTTP: public
+// for the program only, not an API (they change with its pages), so not documented.
+#[doc(hidden)]
 pub use workflows::serve;
 
+#[doc(hidden)]
 pub mod hub {
     //! What the web page of `serve` needs that is no HTTP: the reports under
     //! its directories ([`scan`]), their headlines and traces computed once

@@ -1,5 +1,5 @@
 //! The reports a hub lists: every export and report under its directories,
-//! by the rule `convert DIR` follows ([`find_reports`]), less any whose
+//! by the rule `convert DIR` follows (`find_reports`), less any whose
 //! real path leaves its directory (a symbolic link to elsewhere): the hub
 //! serves nothing of the machine but what lies under its directories.
 
