@@ -59,10 +59,7 @@ fn serve_keeps_its_cache_under_cache_size_evicting_the_least_recently_used() {
     let server = Server::start(&[dir.path()], &["--cache-size", &limit.to_string()]);
     let list = server.reports_with_headlines();
     let url = |(index, _): &(usize, Vec<u8>)| {
-        let id = list.iter().find(|r| r["path"] == names[*index]).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let id = super::id_in(&list, names[*index]);
         format!("/trace/{id}")
     };
     // The report pages, made with the headlines, are the oldest.

@@ -49,13 +49,7 @@ fn serve_under_load_answers_every_request_rightly_in_bounded_memory() {
     let server = Server::start(&[dir.path()], &[]);
     let pid = server.child.id();
     let list = server.reports_with_headlines();
-    let id_of = |name: &str| {
-        list.iter().find(|r| r["path"] == name).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
-    let ids: Vec<String> = names.iter().map(|n| id_of(n)).collect();
+    let ids: Vec<String> = names.iter().map(|n| super::id_in(&list, n)).collect();
     let idle = status_kib(pid, "VmRSS");
     let host = format!("127.0.0.1:{}", server.port);
     let origin = format!("http://{host}");

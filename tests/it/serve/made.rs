@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::{names_in, percent_encode, runs, Server, BIN};
+use super::{id_in, names_in, percent_encode, runs, Server, BIN};
 
 /// What the CLI writes to the file it is given after `args`.
 fn written_by_cli(args: &[&std::ffi::OsStr], flag: &str) -> Vec<u8> {
@@ -50,12 +50,7 @@ fn serve_makes_both_runs_in_one_trace_and_merges_as_the_cli_does() {
     };
     let server = Server::start(&[dir.path()], &[]);
     let list = server.reports_with_headlines();
-    let id = |name: &str| {
-        list.iter().find(|r| r["path"] == name).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let id = |name: &str| id_in(&list, name);
     let query = format!("run={}&run={}", id(names[0]), id(names[1]));
     let (a, b): (&Path, &Path) = (&copies[0], &copies[1]);
     for (kind, cli, flag) in [
@@ -129,12 +124,7 @@ fn serve_makes_the_steps_page_report_step_writes() {
     };
     let server = Server::start(&[dir.path()], &[]);
     let list = server.reports_with_headlines();
-    let id = |name: &str| {
-        list.iter().find(|r| r["path"] == name).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    };
+    let id = |name: &str| id_in(&list, name);
     let runs = format!("run={}&run={}", id(names[0]), id(names[1]));
     // Steps that match, and a pattern that matches nothing (the page says
     // what exists instead): the CLI's page, byte for byte, made once.

@@ -103,6 +103,13 @@ impl Server {
     }
 }
 
+/// The id of the run at `path` in a list `/api/reports` gave.
+fn id_in(list: &[serde_json::Value], path: &str) -> String {
+    let run = list.iter().find(|r| r["path"] == path);
+    let run = run.unwrap_or_else(|| panic!("{path} is not listed: {list:?}"));
+    run["id"].as_str().unwrap().to_owned()
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
