@@ -10,6 +10,7 @@
 //! SQLite's work overlaps with the conversion's.
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 use std::sync::mpsc;
@@ -256,9 +257,12 @@ impl Reader {
                 }
                 sources.push(source);
             }
-            let Some(Reverse((_, i))) = heads.pop() else {
+            // The head is replaced in place by its source's next row: one
+            // sift down instead of a pop and a push.
+            let Some(mut head) = heads.peek_mut() else {
                 return Ok(read);
             };
+            let Reverse((_, i)) = *head;
             let source = &mut sources[i];
             read[source.table] += 1;
             let (_, event) = source.rows.pop_front().expect("a head has a row");
@@ -266,9 +270,12 @@ impl Reader {
                 source.refill(&mut queries[source.table], &scans[source.table])?;
             }
             match source.rows.front() {
-                Some((key, _)) => heads.push(Reverse((*key, i))),
-                // Done: let its batch buffer go.
-                None => source.rows = VecDeque::new(),
+                Some((key, _)) => *head = Reverse((*key, i)),
+                None => {
+                    PeekMut::pop(head);
+                    // Done: let its batch buffer go.
+                    source.rows = VecDeque::new();
+                }
             }
             f(event)?;
         }

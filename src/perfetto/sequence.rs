@@ -27,6 +27,10 @@ use super::BOOTTIME;
 /// this bounds memory when names never repeat (and costs a few resent names).
 const INTERNED_STRINGS_LIMIT: usize = 1 << 16;
 
+/// Categories a sequence finds by text before it hashes: more are rare, and
+/// are interned as any string is.
+const KNOWN_CATEGORIES: usize = 16;
+
 /// The sequence-scoped clock whose timestamps are deltas from the previous packet.
 const DELTA_CLOCK: u32 = 64;
 pub(super) const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -90,6 +94,9 @@ pub struct SequenceWriter<'t, W: Write> {
     last_ts: u64,
     pub(super) names: Interner,
     categories: Interner,
+    /// The categories interned so far, by text: every slice has one, and a
+    /// sequence uses a handful, so a short list is searched before hashing.
+    known_categories: Vec<(Box<str>, u64)>,
     arg_names: StaticInterner,
     pub(super) arg_strings: Interner,
     stacks: StackInterner,
@@ -99,9 +106,10 @@ pub struct SequenceWriter<'t, W: Write> {
     /// Interned entries not yet sent: they ride on the next packet.
     pub(super) interned: InternedData,
     lanes: Lanes,
-    /// The uuids of the tracks this sequence has used, by index (0 for
-    /// others): known to be described, and looked up without a lock.
-    uuids: Vec<u64>,
+    /// The uuid fields of the tracks this sequence has used, by index
+    /// (`None` for others): known to be described, looked up without a lock,
+    /// and encoded once.
+    uuids: Vec<Option<wire::EncodedField>>,
 }
 
 impl<'t, W: Write> SequenceWriter<'t, W> {
@@ -118,6 +126,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             last_ts: 0,
             names: Interner::default(),
             categories: Interner::default(),
+            known_categories: Vec::new(),
             arg_names: StaticInterner::default(),
             arg_strings: Interner::default(),
             stacks: StackInterner::default(),
@@ -243,7 +252,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             }
             Interned::Known(iid) => wire::uint(&mut event, TRACK_EVENT_NAME_IID, iid),
         }
-        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(lane));
+        self.uuid_field(lane).write(&mut event);
         for &flow in slice.flows_out {
             wire::fixed64(&mut event, TRACK_EVENT_FLOW_IDS, flow);
         }
@@ -401,9 +410,9 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         Ok(())
     }
 
-    /// The uuid of a track this sequence has used (and so described).
-    fn uuid(&self, track: TrackId) -> u64 {
-        self.uuids[track.index()]
+    /// The uuid field of a track this sequence has used (and so described).
+    fn uuid_field(&self, track: TrackId) -> wire::EncodedField {
+        self.uuids[track.index()].expect("a track in use")
     }
 
     /// Restarts interning when the sequence remembers too much. Call only where
@@ -431,6 +440,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         // Cleared, not replaced: the tables keep their memory for the next round.
         self.names.clear();
         self.categories.clear();
+        self.known_categories.clear();
         self.arg_names.clear();
         self.arg_strings.clear();
         self.stacks = StackInterner::default();
@@ -462,7 +472,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         let mut event = std::mem::take(&mut self.event_buf);
         event.clear();
         wire::uint(&mut event, TRACK_EVENT_TYPE, kind as u64);
-        wire::uint(&mut event, TRACK_EVENT_TRACK_UUID, self.uuid(track));
+        self.uuid_field(track).write(&mut event);
         more(&mut event);
         let written = self.write_event(ts, &event);
         self.event_buf = event;
@@ -473,15 +483,16 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
     /// describes them, and learns its uuid.
     fn use_track(&mut self, track: TrackId) {
         let index = track.index();
-        if self.uuids.get(index).is_some_and(|&uuid| uuid != 0) {
+        if self.uuids.get(index).is_some_and(Option::is_some) {
             return;
         }
         let mut shared = self.trace.lock();
         shared.tracks.mark_used(track);
         if self.uuids.len() <= index {
-            self.uuids.resize(index + 1, 0);
+            self.uuids.resize(index + 1, None);
         }
-        self.uuids[index] = shared.tracks.uuid(track);
+        let uuid = shared.tracks.uuid(track);
+        self.uuids[index] = Some(wire::EncodedField::uint(TRACK_EVENT_TRACK_UUID, uuid));
     }
 
     /// Writes a TrackEvent packet around the encoded `event`, with the
@@ -571,11 +582,18 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Categories are few: always interned, from the first use.
     fn category_iid(&mut self, name: &str) -> u64 {
+        if let Some((_, iid)) = self
+            .known_categories
+            .iter()
+            .find(|(known, _)| **known == *name)
+        {
+            return *iid;
+        }
         let mut interned = self.categories.intern(name);
         if interned == Interned::Inline {
             interned = self.categories.intern(name);
         }
-        match interned {
+        let iid = match interned {
             Interned::New(iid) => {
                 self.interned.event_categories.push(EventCategory {
                     iid: Some(iid),
@@ -585,7 +603,11 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             }
             Interned::Known(iid) => iid,
             Interned::Inline => unreachable!("interned on its second use"),
+        };
+        if self.known_categories.len() < KNOWN_CATEGORIES {
+            self.known_categories.push((name.into(), iid));
         }
+        iid
     }
 
     fn encode_annotation(&mut self, event: &mut Vec<u8>, arg: &Arg) {

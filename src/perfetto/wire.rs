@@ -8,28 +8,79 @@ const VARINT: u64 = 0;
 const FIXED64: u64 = 1;
 const LEN: u64 = 2;
 
-pub(super) fn varint(buf: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        buf.push((v as u8) | 0x80);
-        v >>= 7;
+/// Inlined everywhere: a key's value is a constant there, and most values
+/// take one byte, so the common case is one push.
+#[inline]
+pub(super) fn varint(buf: &mut Vec<u8>, v: u64) {
+    if v < 0x80 {
+        buf.push(v as u8);
+    } else {
+        long_varint(buf, v);
     }
-    buf.push(v as u8);
 }
 
+/// A varint of two bytes or more, made on the stack and appended at once:
+/// one capacity check instead of one per byte.
+fn long_varint(buf: &mut Vec<u8>, mut v: u64) {
+    let mut bytes = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        bytes[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    bytes[n] = v as u8;
+    buf.extend_from_slice(&bytes[..=n]);
+}
+
+/// A varint field encoded once and written many times: a track's uuid,
+/// which takes ten bytes and goes with every event on the track.
+#[derive(Clone, Copy, Default)]
+pub(super) struct EncodedField {
+    bytes: [u8; 12],
+    len: u8,
+}
+
+impl EncodedField {
+    pub(super) fn uint(field: u32, v: u64) -> Self {
+        let mut buf = Vec::with_capacity(12);
+        uint(&mut buf, field, v);
+        let mut bytes = [0; 12];
+        bytes[..buf.len()].copy_from_slice(&buf);
+        Self {
+            bytes,
+            len: buf.len() as u8,
+        }
+    }
+
+    /// Appends the field: all twelve bytes are copied (a copy of fixed
+    /// size, without a call) and the unused ones cut off.
+    #[inline]
+    pub(super) fn write(&self, buf: &mut Vec<u8>) {
+        let len = buf.len();
+        buf.extend_from_slice(&self.bytes);
+        buf.truncate(len + usize::from(self.len));
+    }
+}
+
+#[inline]
 fn key(buf: &mut Vec<u8>, field: u32, wire_type: u64) {
     varint(buf, (u64::from(field) << 3) | wire_type);
 }
 
+#[inline]
 pub(super) fn uint(buf: &mut Vec<u8>, field: u32, v: u64) {
     key(buf, field, VARINT);
     varint(buf, v);
 }
 
 /// An `int64`: negative values take ten bytes, as the wire format says.
+#[inline]
 pub(super) fn int(buf: &mut Vec<u8>, field: u32, v: i64) {
     uint(buf, field, v as u64);
 }
 
+#[inline]
 pub(super) fn fixed64(buf: &mut Vec<u8>, field: u32, v: u64) {
     key(buf, field, FIXED64);
     buf.extend_from_slice(&v.to_le_bytes());
@@ -39,6 +90,7 @@ pub(super) fn double(buf: &mut Vec<u8>, field: u32, v: f64) {
     fixed64(buf, field, v.to_bits());
 }
 
+#[inline]
 pub(super) fn bytes(buf: &mut Vec<u8>, field: u32, v: &[u8]) {
     key(buf, field, LEN);
     varint(buf, v.len() as u64);
@@ -48,6 +100,7 @@ pub(super) fn bytes(buf: &mut Vec<u8>, field: u32, v: &[u8]) {
 /// A nested message written by `body`. Its length is only known afterwards:
 /// one byte is reserved, and the body is moved along in the rare case that
 /// the length needs more.
+#[inline]
 pub(super) fn message(buf: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
     key(buf, field, LEN);
     let at = buf.len();
