@@ -462,6 +462,8 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Writes at `ts` a TrackEvent of type `kind` on `track`, with the
     /// fields `more` encodes after those two (in the order of their numbers).
+    /// It is encoded in place, inside its packet: it interns nothing, and
+    /// an END (most of these) is a few bytes.
     fn write_track_event(
         &mut self,
         ts: u64,
@@ -469,14 +471,14 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         track: TrackId,
         more: impl FnOnce(&mut Vec<u8>),
     ) -> io::Result<()> {
-        let mut event = std::mem::take(&mut self.event_buf);
-        event.clear();
-        wire::uint(&mut event, TRACK_EVENT_TYPE, kind as u64);
-        self.uuid_field(track).write(&mut event);
-        more(&mut event);
-        let written = self.write_event(ts, &event);
-        self.event_buf = event;
-        written
+        let uuid = self.uuid_field(track);
+        self.write_packet(ts, |b| {
+            wire::message(b, PACKET_TRACK_EVENT, |event| {
+                wire::uint(event, TRACK_EVENT_TYPE, kind as u64);
+                uuid.write(event);
+                more(event);
+            })
+        })
     }
 
     /// Marks `track` and its ancestors as in use, so that the trace
@@ -509,13 +511,19 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         ts: u64,
         event: &[u8],
     ) -> io::Result<()> {
+        self.write_packet(ts, |b| wire::bytes(b, data_field, event))
+    }
+
+    /// Writes a packet at `ts` whose data field (key and all) `write_data`
+    /// writes, with the interned entries pending.
+    fn write_packet(&mut self, ts: u64, write_data: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         let (timestamp, clock) = self.timestamp(ts);
         let interned = self.take_interned();
         let extensions = std::mem::take(&mut self.gpu.pending_extensions);
         let id = self.id;
         // The order prost writes (its oneofs first): see `slice`.
         wire::message(&mut self.buf, TRACE_PACKET, |b| {
-            wire::bytes(b, data_field, event);
+            write_data(b);
             wire::uint(b, PACKET_TIMESTAMP, timestamp);
             wire::uint(b, PACKET_TRUSTED_SEQUENCE_ID, id.into());
             if interned.is_some() || !extensions.is_empty() {
