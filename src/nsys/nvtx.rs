@@ -4,7 +4,7 @@ use rusqlite::types::ValueRef;
 
 use super::columns::{columns, TakeAll, Taken};
 use super::ids::{pid_of, tid_of};
-use super::row_filter::{list, RowFilter};
+use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
 use super::select::{any_of, quote, Col, Row, Select};
 use super::Report;
@@ -334,7 +334,7 @@ impl Report {
             return Ok(());
         }
         let ranges = [PUSH_POP, START_END, NVTXT_PUSH_POP, NVTXT_START_END];
-        let mut all = vec![format!("\"eventType\" IN ({})", list(&ranges))];
+        let mut all = vec![any_of("eventType", &ranges)];
         if s.has(NVTX.end_global_tid.name()) {
             // Ranges that end on another thread enclose no call of one thread.
             all.push("(\"endGlobalTid\" IS NULL OR \"endGlobalTid\" = \"globalTid\")".into());

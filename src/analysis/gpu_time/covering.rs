@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Failure;
 use crate::nsys::{Report, RowFilter};
+use crate::worker::outcome;
 
 use super::gpu::Gap;
 use super::model::{IdleStretch, ThreadActivity};
@@ -90,11 +91,10 @@ fn overlap(gap: &Gap, start: i64, end: i64) -> i64 {
     end.min(gap.end) - start.max(gap.start)
 }
 
-/// The stretches, each with what its process's threads did.
-pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleStretch>, Failure> {
-    let mut did: FxHashMap<(usize, u32), Activity> = FxHashMap::default();
-    let windows: Vec<(i64, i64)> = gaps.iter().map(|g| (g.start, g.end)).collect();
-    report.each_call_within(&windows, |call| {
+/// The CUDA and OS runtime calls in the stretches: time in each by name.
+fn calls_within(report: &Report, gaps: &[Gap], windows: &[(i64, i64)]) -> Result<Did, Failure> {
+    let mut did = Did::default();
+    report.each_call_within(windows, |call| {
         for (i, gap) in gaps.iter().enumerate() {
             let o = overlap(gap, call.start, call.end);
             if gap.pid == Some(call.pid) && o > 0 {
@@ -104,7 +104,13 @@ pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleSt
             }
         }
     })?;
-    report.each_sample_within(&windows, |sample| {
+    Ok(did)
+}
+
+/// The CPU samples taken in the stretches, by function.
+fn samples_within(report: &Report, gaps: &[Gap], windows: &[(i64, i64)]) -> Result<Did, Failure> {
+    let mut did = Did::default();
+    report.each_sample_within(windows, |sample| {
         for (i, gap) in gaps.iter().enumerate() {
             let within = gap.start <= sample.at && sample.at < gap.end;
             if gap.pid == Some(sample.pid) && within {
@@ -114,21 +120,54 @@ pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleSt
             }
         }
     })?;
-    if !gaps.is_empty() {
-        report.for_each_thread_range(&RowFilter::none(), |r| -> Result<(), Failure> {
-            let (Some(end), Some(text)) = (r.end, r.text) else {
-                return Ok(());
-            };
-            for (i, gap) in gaps.iter().enumerate() {
-                let o = overlap(gap, r.start, end);
-                if gap.pid == Some(r.pid) && o > 0 {
-                    did.entry((i, r.tid))
-                        .or_default()
-                        .offer_range(o, end - r.start, text);
-                }
+    Ok(did)
+}
+
+/// The NVTX range of each thread that overlaps each stretch most.
+fn ranges_over(report: &Report, gaps: &[Gap]) -> Result<Did, Failure> {
+    let mut did = Did::default();
+    if gaps.is_empty() {
+        return Ok(did);
+    }
+    report.for_each_thread_range(&RowFilter::none(), |r| -> Result<(), Failure> {
+        let (Some(end), Some(text)) = (r.end, r.text) else {
+            return Ok(());
+        };
+        for (i, gap) in gaps.iter().enumerate() {
+            let o = overlap(gap, r.start, end);
+            if gap.pid == Some(r.pid) && o > 0 {
+                did.entry((i, r.tid))
+                    .or_default()
+                    .offer_range(o, end - r.start, text);
             }
-            Ok(())
-        })?;
+        }
+        Ok(())
+    })?;
+    Ok(did)
+}
+
+/// What the threads did in each stretch, by (stretch, thread).
+type Did = FxHashMap<(usize, u32), Activity>;
+
+/// The stretches, each with what its process's threads did.
+pub(super) fn idle_stretches(report: &Report, gaps: &[Gap]) -> Result<Vec<IdleStretch>, Failure> {
+    let windows: Vec<(i64, i64)> = gaps.iter().map(|g| (g.start, g.end)).collect();
+    // Three reads, each of its own table with a connection of its own and
+    // filling fields of its own: they run side by side.
+    let (calls, samples, ranges) = std::thread::scope(|scope| {
+        let calls = scope.spawn(|| calls_within(report, gaps, &windows));
+        let samples = scope.spawn(|| samples_within(report, gaps, &windows));
+        let ranges = ranges_over(report, gaps);
+        (outcome(calls.join()), outcome(samples.join()), ranges)
+    });
+    let mut did = calls?;
+    for (at, a) in samples? {
+        let d = did.entry(at).or_default();
+        d.sampled = a.sampled;
+        d.samples = a.samples;
+    }
+    for (at, a) in ranges? {
+        did.entry(at).or_default().range = a.range;
     }
     let threads = &report.meta().threads;
     Ok(gaps

@@ -105,9 +105,44 @@ impl<E: Into<Failure>> From<E> for Read {
 
 fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunReport, Read> {
     let kinds = kinds::Kinds::new(&options.kinds).map_err(Read::Refused)?;
+    let projection = projection_needed(report)?;
+    // The top kernels and `analyze`'s rules need nothing of the GPU pass:
+    // they read on a thread of their own beside it, so that both cores stay
+    // busy to the end instead of each pass running alone in turn.
+    std::thread::scope(|scope| {
+        let beside = scope.spawn(|| {
+            let top = top_kernel_groups(report, options.top);
+            (top, findings(report, options.findings))
+        });
+        let read = read_gpu(report, options, kinds, projection);
+        let (top, findings) = crate::worker::outcome(beside.join());
+        let mut read = read?;
+        let (top, kernel_time) = top?;
+        read.top_kernels = top
+            .into_iter()
+            .map(|(name, stats)| NamedTime {
+                name,
+                time: stats.total,
+                count: Some(stats.count),
+            })
+            .collect();
+        read.kernel_time = kernel_time;
+        read.findings = findings.map_err(Read::Refused)?;
+        Ok(read)
+    })
+}
+
+/// What the GPU pass, the NVTX projection (where `projection`) and the idle
+/// stretches read; the top kernels and the findings are left empty.
+fn read_gpu(
+    report: &Report,
+    options: &ReportOptions,
+    kinds: kinds::Kinds,
+    projection: bool,
+) -> std::result::Result<RunReport, Read> {
     let mut pass = gpu::GpuPass::new(kinds, options.idle_stretches);
     // The GPU pass and the NVTX projection read the CUDA stream once, together.
-    let projected = match projection_needed(report)? {
+    let projected = match projection {
         true => {
             let copy_kinds = &report.meta().copy_kinds;
             projected_by_name_seeing(report, RangeNames::Grouped, |event| {
@@ -181,16 +216,6 @@ fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunRepo
         })
         .collect();
 
-    let (top, kernel_time) = top_kernel_groups(report, options.top)?;
-    let top_kernels = top
-        .into_iter()
-        .map(|(name, stats)| NamedTime {
-            name,
-            time: stats.total,
-            count: Some(stats.count),
-        })
-        .collect();
-
     Ok(RunReport {
         path: report.path().display().to_string(),
         capture,
@@ -198,10 +223,10 @@ fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunRepo
         timeline,
         kinds,
         launches,
-        top_kernels,
-        kernel_time,
+        top_kernels: Vec::new(),
+        kernel_time: 0,
         nvtx: nvtx_scopes(report, options.top, !gpus_seen, projected),
-        findings: findings(report, options.findings).map_err(Read::Refused)?,
+        findings: Vec::new(),
     })
 }
 
