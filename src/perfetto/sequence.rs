@@ -27,10 +27,6 @@ use super::BOOTTIME;
 /// this bounds memory when names never repeat (and costs a few resent names).
 const INTERNED_STRINGS_LIMIT: usize = 1 << 16;
 
-/// Categories a sequence finds by text before it hashes: more are rare, and
-/// are interned as any string is.
-const KNOWN_CATEGORIES: usize = 16;
-
 /// The sequence-scoped clock whose timestamps are deltas from the previous packet.
 const DELTA_CLOCK: u32 = 64;
 pub(super) const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
@@ -93,10 +89,10 @@ pub struct SequenceWriter<'t, W: Write> {
     pub(super) event_buf: Vec<u8>,
     last_ts: u64,
     pub(super) names: Interner,
-    categories: Interner,
-    /// The categories interned so far, by text: every slice has one, and a
-    /// sequence uses a handful, so a short list is searched before hashing.
-    known_categories: Vec<(Box<str>, u64)>,
+    /// The categories interned so far, in order: the iid of one is its
+    /// place plus one. Every slice has a category and a sequence uses a
+    /// handful, so the list is searched by text, without hashing.
+    categories: Vec<Box<str>>,
     arg_names: StaticInterner,
     pub(super) arg_strings: Interner,
     stacks: StackInterner,
@@ -125,8 +121,7 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
             event_buf: Vec::with_capacity(256),
             last_ts: 0,
             names: Interner::default(),
-            categories: Interner::default(),
-            known_categories: Vec::new(),
+            categories: Vec::new(),
             arg_names: StaticInterner::default(),
             arg_strings: Interner::default(),
             stacks: StackInterner::default(),
@@ -440,7 +435,6 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
         // Cleared, not replaced: the tables keep their memory for the next round.
         self.names.clear();
         self.categories.clear();
-        self.known_categories.clear();
         self.arg_names.clear();
         self.arg_strings.clear();
         self.stacks = StackInterner::default();
@@ -590,31 +584,16 @@ impl<'t, W: Write> SequenceWriter<'t, W> {
 
     /// Categories are few: always interned, from the first use.
     fn category_iid(&mut self, name: &str) -> u64 {
-        if let Some((_, iid)) = self
-            .known_categories
-            .iter()
-            .find(|(known, _)| **known == *name)
-        {
-            return *iid;
+        if let Some(at) = self.categories.iter().position(|known| **known == *name) {
+            return at as u64 + 1;
         }
-        let mut interned = self.categories.intern(name);
-        if interned == Interned::Inline {
-            interned = self.categories.intern(name);
-        }
-        let iid = match interned {
-            Interned::New(iid) => {
-                self.interned.event_categories.push(EventCategory {
-                    iid: Some(iid),
-                    name: Some(name.to_owned()),
-                });
-                iid
-            }
-            Interned::Known(iid) => iid,
-            Interned::Inline => unreachable!("interned on its second use"),
-        };
-        if self.known_categories.len() < KNOWN_CATEGORIES {
-            self.known_categories.push((name.into(), iid));
-        }
+        self.categories.push(name.into());
+        // iids start at 1: 0 means "unset" to trace_processor.
+        let iid = self.categories.len() as u64;
+        self.interned.event_categories.push(EventCategory {
+            iid: Some(iid),
+            name: Some(name.to_owned()),
+        });
         iid
     }
 

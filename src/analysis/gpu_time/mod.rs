@@ -29,12 +29,13 @@ mod summary;
 mod timeline;
 
 use crate::analysis::analyze::{analyze, Finding, Place, Rule, Thresholds};
-use crate::analysis::stats::{projected_by_name_seeing, top_kernel_groups, ProjectedName};
+use crate::analysis::stats::{projected_by_name_seeing, top_kernel_groups, ProjectedName, Stats};
 use crate::analysis::steps::{JobSteps, StepOptions};
 use crate::error::Failure;
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
 use crate::nsys::Report;
+use std::thread::ScopedJoinHandle;
 
 pub use kinds::KindPattern;
 pub use model::{
@@ -114,31 +115,27 @@ fn read(report: &Report, options: &ReportOptions) -> std::result::Result<RunRepo
             let top = top_kernel_groups(report, options.top);
             (top, findings(report, options.findings))
         });
-        let read = read_gpu(report, options, kinds, projection);
-        let (top, findings) = crate::worker::outcome(beside.join());
-        let mut read = read?;
-        let (top, kernel_time) = top?;
-        read.top_kernels = top
-            .into_iter()
-            .map(|(name, stats)| NamedTime {
-                name,
-                time: stats.total,
-                count: Some(stats.count),
-            })
-            .collect();
-        read.kernel_time = kernel_time;
-        read.findings = findings.map_err(Read::Refused)?;
-        Ok(read)
+        read_gpu(report, options, kinds, projection, beside)
     })
 }
 
-/// What the GPU pass, the NVTX projection (where `projection`) and the idle
-/// stretches read; the top kernels and the findings are left empty.
+/// What the top kernels and `analyze`'s rules read, beside the GPU pass.
+type Beside<'scope> = ScopedJoinHandle<
+    'scope,
+    (
+        std::result::Result<(Vec<(String, Stats)>, i128), Failure>,
+        Result<Vec<RuleFindings>>,
+    ),
+>;
+
+/// The GPU pass, the NVTX projection (where `projection`) and the idle
+/// stretches, then what `beside` read.
 fn read_gpu(
     report: &Report,
     options: &ReportOptions,
     kinds: kinds::Kinds,
     projection: bool,
+    beside: Beside<'_>,
 ) -> std::result::Result<RunReport, Read> {
     let mut pass = gpu::GpuPass::new(kinds, options.idle_stretches);
     // The GPU pass and the NVTX projection read the CUDA stream once, together.
@@ -216,6 +213,17 @@ fn read_gpu(
         })
         .collect();
 
+    let (top, findings) = crate::worker::outcome(beside.join());
+    let (top, kernel_time) = top?;
+    let top_kernels = top
+        .into_iter()
+        .map(|(name, stats)| NamedTime {
+            name,
+            time: stats.total,
+            count: Some(stats.count),
+        })
+        .collect();
+
     Ok(RunReport {
         path: report.path().display().to_string(),
         capture,
@@ -223,10 +231,10 @@ fn read_gpu(
         timeline,
         kinds,
         launches,
-        top_kernels: Vec::new(),
-        kernel_time: 0,
+        top_kernels,
+        kernel_time,
         nvtx: nvtx_scopes(report, options.top, !gpus_seen, projected),
-        findings: Vec::new(),
+        findings: findings.map_err(Read::Refused)?,
     })
 }
 
