@@ -88,13 +88,15 @@ def runs(tmp_path, sqlite):
 
 
 def start_hub(runs: Path, cache: Path, ui: str, *extra: str):
-    """`serve` on the runs with `extra` flags, its UI `ui`: (URL, process)."""
+    """`serve` on the runs with `extra` flags, its UI `ui`: (URL, process).
+    The URL carries the hub's token (`?token=`), which the browser keeps as
+    a cookie of the hub's."""
     process = subprocess.Popen(
         [program(), "serve", str(runs), "--port", "0", "--cache", str(cache), "--ui", ui, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     url = process.stdout.readline().strip()
-    assert url.startswith("http://127.0.0.1:"), url
+    assert url.startswith("http://127.0.0.1:") and "/?token=" in url, url
     threading.Thread(target=process.stdout.read, daemon=True).start()
     return url, process
 
@@ -142,6 +144,16 @@ def screenshot(page, name: str, full_page: bool = True) -> None:
     if directory:
         Path(directory).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(directory) / f"{name}.png"), full_page=full_page)
+
+
+def posted(page, hub: str, path: str):
+    """A POST of the hub's page to `path` (its Origin and CSRF token), with
+    the browser's cookies: what starts a job."""
+    base = hub.split("?")[0]
+    csrf = page.request.get(base + "api/config").json()["csrf"]
+    return page.request.post(
+        base + path, headers={"Origin": base.rstrip("/"), "X-CSRF-Token": csrf}
+    )
 
 
 def converted(report: Path, tmp_path: Path) -> bytes:
@@ -249,7 +261,7 @@ def test_a_dropped_report_is_uploaded_listed_and_converted(hub, runs, page, sqli
     saved = runs / "dropped run.sqlite"
     assert saved.read_bytes() == source.read_bytes()
     wait_for_headline(page, "dropped run.sqlite")
-    served = page.request.get(hub.split("?")[0] + "trace/0/dropped%20run.sqlite")
+    served = posted(page, hub, "trace/0/dropped%20run.sqlite")
     assert served.ok, served.text()
     assert served.body() == converted(saved, tmp_path)
     # The same name again: a name of its own, the first untouched.
@@ -441,3 +453,97 @@ def test_a_trace_too_big_for_a_tab_is_offered_to_trace_processor(
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_two_hubs_in_one_browser_keep_their_own_tokens(runs, page, tmp_path, stand_in):
+    """Two hubs on one host (whose cookies a browser shares, whatever the
+    port): opening the second leaves the first logged in, and neither is
+    sent the other's token as its own."""
+    tokens = ["hub-a-token-0123456789abcdef", "hub-b-token-0123456789abcdef"]
+    hubs = [
+        start_hub(runs, tmp_path / f"cache-{i}", stand_in, "--token", token)
+        for i, token in enumerate(tokens)
+    ]
+    try:
+        for (url, _), token in zip(hubs, tokens):
+            assert url.endswith("?token=" + token), url
+            assert page.goto(url).ok
+            page.wait_for_selector("h1:text-is('Runs')")
+        # Back to each without its token: its own cookie still opens it.
+        for url, _ in hubs:
+            base = url.split("?")[0]
+            answer = page.goto(base)
+            assert answer.status == 200, (base, answer.status, answer.text())
+            page.wait_for_selector("h1:text-is('Runs')")
+        names = sorted(c["name"] for c in page.context.cookies() if "token" in c["name"])
+        ports = sorted(url.split("?")[0].rstrip("/").rsplit(":", 1)[1] for url, _ in hubs)
+        assert names == sorted(f"nsys2perfetto_token_{p}" for p in ports), names
+        page.goto("about:blank")
+    finally:
+        for _, process in hubs:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_another_page_starts_no_job_on_the_hub(hub, runs, browser, tmp_path, stand_in):
+    """A page of another origin of the same host (its requests carry the
+    hub's cookie: same site) points `<img>`s and no-cors fetches, GETs and
+    POSTs, at every URL of the hub that makes something: no job starts,
+    nothing is made."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        assert page.goto(hub).ok
+        wait_for_headline(page, "dlprof_nsys_profile.sqlite")
+        base = hub.split("?")[0]
+        a, b = "0/dlprof_nsys_profile.sqlite", "0/nsys-ai_h100_2gpu_1s.sqlite"
+        urls = [
+            base + path
+            for path in [
+                f"trace/{a}",
+                f"trace/{a}?format=json",
+                f"api/convert/{a}",
+                f"api/make/merge?run={a}&run={b}",
+                f"api/make/compare?run={a}&run={b}",
+                f"api/make/steps?run={a}&step=*",
+                f"made/merge?run={a}&run={b}",
+                f"made/compare?run={a}&run={b}",
+                f"made/steps?run={a}&step=*",
+                f"api/fit/{a}",
+                f"api/tp/{a}",
+            ]
+        ]
+        page.goto(stand_in)
+        assert page.evaluate("location.origin") != base.rstrip("/")
+        page.evaluate(
+            """async (urls) => {
+                 for (const url of urls) {
+                   const img = document.createElement("img");
+                   img.src = url;
+                   document.body.append(img);
+                 }
+                 const asks = [];
+                 for (const url of urls) {
+                   for (let i = 0; i < 3; i++) {
+                     asks.push(fetch(url, { mode: "no-cors", credentials: "include" }).catch(() => null));
+                     asks.push(fetch(url, { mode: "no-cors", method: "POST", credentials: "include" })
+                       .catch(() => null));
+                   }
+                 }
+                 await Promise.all(asks);
+               }""",
+            urls,
+        )
+        page.wait_for_timeout(2000)
+        # As the hub's own page sees it: no job, nothing made.
+        page.goto(hub)
+        jobs = page.request.get(base + "api/jobs").json()
+        assert jobs == [], jobs
+        made = [
+            p.name for p in (tmp_path / "cache").iterdir()
+            if ".trace." in p.name or p.name.endswith((".perfetto-trace", ".steps.html"))
+            or p.name.startswith(".")
+        ]
+        assert made == [], made
+    finally:
+        context.close()

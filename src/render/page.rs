@@ -151,6 +151,14 @@ pub(crate) enum Block {
     /// `<section>` of this class (none where empty); in Markdown, a blank
     /// line more from the section before.
     Section(&'static str, Vec<Block>),
+    /// A button that sends a form by POST to `action` (a URL the program
+    /// made), with hidden `fields` (name, value): the way a page asks for
+    /// work without a script (HTML only).
+    Form {
+        action: String,
+        fields: Vec<(String, String)>,
+        button: String,
+    },
 }
 
 /// The page's one stylesheet.
@@ -277,6 +285,26 @@ fn html_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
             }
             writeln!(out, "</table>")
         }
+        Block::Form {
+            action,
+            fields,
+            button,
+        } => {
+            write!(out, "<form method=\"post\" action=\"{}\">", escape(action))?;
+            for (name, value) in fields {
+                write!(
+                    out,
+                    "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
+                    escape(name),
+                    escape(value)
+                )?;
+            }
+            writeln!(
+                out,
+                "<button type=\"submit\">{}</button></form>",
+                escape(button)
+            )
+        }
     }
 }
 
@@ -329,7 +357,7 @@ fn markdown_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
             markdown_text(text)
         ),
         Block::Paragraph(text) => writeln!(out, "{}\n", markdown_text(text)),
-        Block::Chart(_) => Ok(()),
+        Block::Chart(_) | Block::Form { .. } => Ok(()),
         Block::List(items) => {
             for item in items {
                 writeln!(out, "- {}", markdown_text(item))?;

@@ -45,6 +45,8 @@ pub async fn serve(
         stop.await;
         let _ = stopping.send(true);
     };
+    // Each request knows its peer's address (the hub bounds jobs by it).
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let server = std::pin::pin!(axum::serve(listener, app)
         .with_graceful_shutdown(stop)
         .into_future());

@@ -4,13 +4,14 @@
 //! is no HTTP (the list, the cache, the pages) is the library's
 //! (`nsys2perfetto::hub`).
 //!
-//! Safe by default: it listens on 127.0.0.1; on any other address every
-//! request must carry the token (printed in the URL; `?token=` sets a
-//! cookie). A request must name this server as its Host where it listens
-//! on loopback without a token (no DNS rebinding), and a POST must come
-//! from the server's own page (its Origin). Only the files the list holds,
-//! the cache's and the page's own script are served: a URL names a report
-//! by its id in the list, never by a path of the machine.
+//! Safe by default: it listens on 127.0.0.1, and every request must carry
+//! the token (printed in the URL; `?token=` sets this hub's cookie), as
+//! Jupyter does; `--no-token` is for loopback only. A request must name
+//! this server as its Host (on loopback a loopback name: no DNS
+//! rebinding), a POST must come from the server's own page (its Origin and
+//! CSRF token), and no GET starts work ([`guard`]). Only the files the list
+//! holds, the cache's and the page's own script are served: a URL names a
+//! report by its id in the list, never by a path of the machine.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -22,10 +23,10 @@ use std::time::Duration;
 use anyhow::{anyhow, Context as _};
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
+use axum::handler::Handler;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use http_body_util::BodyExt as _;
 use nsys2perfetto::hub::jobs::State as JobState;
@@ -37,6 +38,7 @@ use crate::signals::Signals;
 use crate::Usage;
 
 mod accelerator;
+mod guard;
 mod jobs;
 mod made;
 
@@ -45,8 +47,8 @@ mod made;
 /// uploads by drag and drop.
 ///
 /// It listens on 127.0.0.1 unless --bind says otherwise; reach it from a
-/// laptop through `ssh -L` (the line is printed). Any other address needs
-/// the token (generated unless --token), checked on every request.
+/// laptop through `ssh -L` (the line is printed). Every request needs the
+/// token (generated unless --token, printed in the URL).
 #[derive(clap::Args)]
 pub struct Args {
     /// The directories of runs (default: the current one): every export and
@@ -58,16 +60,20 @@ pub struct Args {
     #[arg(long, default_value_t = 8765)]
     port: u16,
 
-    /// The address to listen on. Any other than a loopback one needs the
-    /// token on every request.
+    /// The address to listen on.
     #[arg(long, value_name = "ADDR", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     bind: IpAddr,
 
     /// The token every request must carry (`?token=`, which sets a cookie,
-    /// or the header `Authorization: Bearer TOKEN`); generated when
-    /// listening on an address other than loopback.
+    /// or the header `Authorization: Bearer TOKEN`): at least 16
+    /// printable characters; generated (128 random bits) unless given.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+
+    /// No token: any user of this machine can then read every run and
+    /// upload files as you. Only with a loopback --bind.
+    #[arg(long, conflicts_with = "token")]
+    no_token: bool,
 
     /// The Perfetto UI to open traces in (a self-hosted one, say).
     #[arg(long, value_name = "URL", default_value = "https://ui.perfetto.dev")]
@@ -154,9 +160,8 @@ struct Hub {
     upload_dir: PathBuf,
     cache: Cache,
     options: Options,
-    token: Option<String>,
-    /// Loopback without a token: the Host must be a loopback name.
-    check_host: bool,
+    /// What every request is checked against.
+    guard: guard::Guard,
     ui: String,
     max_upload: u64,
     /// Headlines known, by key.
@@ -209,12 +214,33 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         return Err(Usage(format!("--ui {}: not an http(s) URL", args.ui)).into());
     }
     let loopback = args.bind.is_loopback();
-    let token = match (args.token, loopback) {
-        (Some(t), _) if t.is_empty() || !t.bytes().all(|b| b.is_ascii_graphic()) => {
+    let token = match (args.token, args.no_token) {
+        (Some(t), _) if !t.bytes().all(|b| b.is_ascii_graphic()) => {
             return Err(Usage("--token must be printable ASCII, without spaces".into()).into())
         }
+        (Some(t), _) if t.len() < guard::SHORTEST_TOKEN => {
+            return Err(Usage(format!(
+                "--token must be at least {} characters (say nothing to have one made)",
+                guard::SHORTEST_TOKEN
+            ))
+            .into())
+        }
         (Some(t), _) => Some(t),
-        (None, true) => None,
+        (None, true) if !loopback => {
+            return Err(Usage(format!(
+                "--no-token is for a loopback --bind only: on {} anyone who reaches the port \
+                 would read every run",
+                args.bind
+            ))
+            .into())
+        }
+        (None, true) => {
+            crate::warn(
+                "--no-token: any user of this machine can read every run, download its traces \
+                 and upload files as you",
+            );
+            None
+        }
         (None, false) => Some(new_token()?),
     };
     let cache_dir = match args.cache {
@@ -233,8 +259,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         upload_dir,
         cache,
         options,
-        check_host: loopback && token.is_none(),
-        token,
+        guard: guard::Guard::new(token, loopback, new_token()?),
         ui: args.ui,
         max_upload: args.max_upload,
         headlines: Mutex::new(HashMap::new()),
@@ -272,6 +297,7 @@ async fn serve(
         .await
         .with_context(|| format!("cannot listen on {}", SocketAddr::new(bind, port)))?;
     let address = listener.local_addr()?;
+    let _ = hub.guard.port.set(address.port());
     announce(&hub, address, quiet);
     tokio::spawn(watch(Arc::clone(&hub)));
     let app = Router::new()
@@ -285,13 +311,21 @@ async fn serve(
         .route("/findings/{*id}", get(findings_page))
         .route("/open/{*id}", get(open_page))
         .route("/compare", get(compare_page))
-        .route("/trace/{*id}", get(trace))
-        .route("/api/convert/{*id}", get(jobs::follow))
+        // What starts work is a POST (a job's, bounded per client); a GET
+        // gives what is made already, or a page with a button that asks.
+        .route("/trace/{*id}", job(&hub, trace).get(trace_if_made))
+        .route(
+            "/api/convert/{*id}",
+            job(&hub, jobs::follow).get(needs_post),
+        )
         .route("/api/jobs", get(jobs::list))
         .route("/api/fit/{*id}", get(accelerator::fit))
-        .route("/api/tp/{*id}", post(accelerator::start))
-        .route("/api/make/{kind}", get(made::follow))
-        .route("/made/{kind}", get(made::download))
+        .route("/api/tp/{*id}", job(&hub, accelerator::start))
+        .route("/api/make/{kind}", job(&hub, made::follow).get(needs_post))
+        .route(
+            "/made/{kind}",
+            job(&hub, made::download).get(made::download_if_made),
+        )
         .route(
             "/upload",
             post(receive).layer(axum::extract::DefaultBodyLimit::disable()),
@@ -299,10 +333,34 @@ async fn serve(
         .fallback(|| async { refused(StatusCode::NOT_FOUND, "no such page") })
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&hub),
-            guard,
+            guard::guard,
         ))
         .with_state(hub);
     crate::http::serve(listener, app, crate::http::raised(cancel), GRACE).await
+}
+
+/// A route whose POST starts a job: at most a few under way per client.
+fn job<H, T>(hub: &Shared, handler: H) -> MethodRouter<Shared>
+where
+    H: Handler<T, Shared>,
+    T: 'static,
+{
+    post(handler).layer(axum::middleware::from_fn_with_state(
+        Arc::clone(hub),
+        guard::one_of_the_clients_jobs,
+    ))
+}
+
+/// A GET of a URL that only a POST acts on.
+async fn needs_post() -> Response {
+    let mut response = refused(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "refused: a POST from the hub's page starts this job; a GET never does",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
 }
 
 /// How long requests under way may go on once the server is stopping.
@@ -317,6 +375,7 @@ fn announce(hub: &Hub, address: SocketAddr, quiet: bool) {
         IpAddr::V4(ip) => ip.to_string(),
     };
     let query = hub
+        .guard
         .token
         .as_ref()
         .map(|t| format!("?token={t}"))
@@ -352,7 +411,7 @@ fn host_name() -> String {
 }
 
 /// 128 random bits, in hex.
-fn new_token() -> anyhow::Result<String> {
+pub(super) fn new_token() -> anyhow::Result<String> {
     use std::io::Read;
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")
@@ -382,6 +441,20 @@ fn refused(status: StatusCode, why: &str) -> Response {
         .into_response()
 }
 
+/// The page a GET of a job's URL gets where what it makes is not made yet:
+/// `what` it would make, and a button that asks for it by POST.
+fn ask(hub: &Hub, uri: &axum::http::Uri, title: &str, what: &str, button: &str) -> Response {
+    let action = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+    let mut out = Vec::new();
+    match pages::write_ask(&mut out, title, what, action, &hub.guard.csrf, button) {
+        Ok(()) => html(out),
+        Err(_) => refused(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the page could not be made",
+        ),
+    }
+}
+
 /// An HTML page.
 fn html(body: Vec<u8>) -> Response {
     (
@@ -392,95 +465,6 @@ fn html(body: Vec<u8>) -> Response {
         body,
     )
         .into_response()
-}
-
-const COOKIE: &str = "nsys2perfetto_token";
-
-/// Every request passes here: the token, the Host, the Origin of a POST.
-async fn guard(State(hub): State<Shared>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    if hub.check_host && !url::is_loopback_host(&host) {
-        return refused(
-            StatusCode::FORBIDDEN,
-            "this server answers requests to 127.0.0.1 or localhost only (start it with --token to name it otherwise)",
-        );
-    }
-    let mut set_cookie = None;
-    if let Some(token) = &hub.token {
-        let from_query = url::query_value(request.uri().query().unwrap_or(""), "token");
-        let given = from_query
-            .clone()
-            .or_else(|| bearer(headers))
-            .or_else(|| cookie(headers, COOKIE));
-        if !given.is_some_and(|g| same_secret(&g, token)) {
-            return refused(
-                StatusCode::UNAUTHORIZED,
-                "this server needs its token: open the URL it printed (with ?token=)",
-            );
-        }
-        if from_query.is_some() {
-            set_cookie = Some(format!(
-                "{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
-            ));
-        }
-    }
-    if request.method() != Method::GET && request.method() != Method::HEAD {
-        let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
-        let own = origin.is_some_and(|o| url::origin_is_host(o, &host));
-        if !own {
-            return refused(
-                StatusCode::FORBIDDEN,
-                "refused: a change must come from this server's own page (its Origin)",
-            );
-        }
-    }
-    let mut response = next.run(request).await;
-    if let Some(cookie) = set_cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
-    }
-    let headers = response.headers_mut();
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(
-        header::HeaderName::from_static("x-frame-options"),
-        HeaderValue::from_static("DENY"),
-    );
-    response
-}
-
-fn bearer(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    value.strip_prefix("Bearer ").map(|t| t.trim().to_owned())
-}
-
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| {
-            let (k, v) = pair.trim().split_once('=')?;
-            (k == name).then(|| v.to_owned())
-        })
-}
-
-/// Whether `given` is `secret`, compared in time that does not tell where
-/// they differ.
-fn same_secret(given: &str, secret: &str) -> bool {
-    let (a, b) = (given.as_bytes(), secret.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 impl Hub {
@@ -610,8 +594,10 @@ async fn script() -> Response {
         .into_response()
 }
 
+/// What the page's script needs: the UI, and the CSRF token its POSTs
+/// carry (another site's page cannot read it).
 async fn config(State(hub): State<Shared>) -> Response {
-    let body = serde_json::json!({ "ui": hub.ui }).to_string();
+    let body = serde_json::json!({ "ui": hub.ui, "csrf": hub.guard.csrf }).to_string();
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
@@ -822,6 +808,48 @@ async fn trace(
     }
 }
 
+/// A GET of a trace: the trace where it is made already (sent as `trace`
+/// sends it), else a page with a button that asks for it: a GET never
+/// starts a conversion.
+async fn trace_if_made(
+    State(hub): State<Shared>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    uri: axum::http::Uri,
+) -> Response {
+    let json = jobs::wants_json(&uri);
+    let entry = match jobs::entry_of(&hub, id.clone()).await {
+        Ok(entry) => entry,
+        Err(r) => return r,
+    };
+    let worker = Arc::clone(&hub);
+    let looked = entry.clone();
+    let kept = tokio::task::spawn_blocking(move || {
+        let options = worker.trace_options(json);
+        worker
+            .cache
+            .kept(|cache| cache.trace(&looked, &options, &mut |_| {}))
+    })
+    .await;
+    match kept {
+        Ok(Some(held)) => {
+            let sent = trace(State(hub), axum::extract::Path(id), uri).await;
+            drop(held);
+            sent
+        }
+        _ => ask(
+            &hub,
+            &uri,
+            &format!("Download {}", entry.relative()),
+            &format!(
+                "The trace of {} is not made yet: it is converted once (that takes a while), \
+                 then downloaded; later downloads are instant.",
+                entry.relative()
+            ),
+            "Convert and download",
+        ),
+    }
+}
+
 /// `name` less its extension (`run.nsys-rep` → `run`).
 fn stem(name: &str) -> &str {
     for ext in upload::EXTENSIONS {
@@ -1013,22 +1041,5 @@ mod url {
         }
         let host = rest.split(['/', '?', '#']).next()?;
         (!host.is_empty()).then(|| format!("{scheme}://{host}"))
-    }
-
-    /// Whether `origin` is `http://HOST`, the page this server sent.
-    pub fn origin_is_host(origin: &str, host: &str) -> bool {
-        !host.is_empty() && origin.eq_ignore_ascii_case(&format!("http://{host}"))
-    }
-
-    /// Whether a Host header names a loopback address (any port).
-    pub fn is_loopback_host(host: &str) -> bool {
-        let name = match host.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or(""),
-            None => host.rsplit_once(':').map_or(host, |(h, _)| h),
-        };
-        name.eq_ignore_ascii_case("localhost")
-            || name
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
     }
 }

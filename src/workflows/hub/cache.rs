@@ -6,6 +6,7 @@
 //! size is bounded ([`Bound`]): pages and traces least recently used are
 //! removed past the limit, and made again when asked for.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -54,6 +55,12 @@ impl CacheKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+thread_local! {
+    /// Set while [`Cache::kept`] looks on this thread: the makers it calls
+    /// (all on this thread) make nothing.
+    static LOOKING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// A cache directory.
@@ -195,8 +202,27 @@ impl Cache {
         Ok(trace)
     }
 
+    /// What `make` (one of this cache's makers: [`Cache::trace`],
+    /// [`Cache::made`], [`Cache::steps_page`], [`Cache::report_page`])
+    /// gives where its file is made already, held in use; none where it is
+    /// not, and then nothing was made: a look that starts no work (a GET of
+    /// the hub never does).
+    pub fn kept(&self, make: impl FnOnce(&Cache) -> Result<Pinned>) -> Option<Pinned> {
+        /// Ends the look however `make` ends (a panic included).
+        struct Looking;
+        impl Drop for Looking {
+            fn drop(&mut self) {
+                LOOKING.set(false);
+            }
+        }
+        LOOKING.set(true);
+        let _looking = Looking;
+        make(self).ok()
+    }
+
     /// Runs `make` unless `path` exists, one caller at a time per path;
     /// then evicts what passes the limit (`path`, held by the caller, not).
+    /// Under [`Cache::kept`], makes nothing.
     pub(super) fn once(&self, path: &Path, make: impl FnOnce() -> Result<()>) -> Result<()> {
         let lock = {
             let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
@@ -205,6 +231,11 @@ impl Cache {
         let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
         if path.is_file() {
             return Ok(());
+        }
+        if LOOKING.get() {
+            return Err(Error::Serve {
+                reason: "not made yet".into(),
+            });
         }
         let made = make();
         self.evict();

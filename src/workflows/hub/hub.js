@@ -3,10 +3,24 @@
 // drop or a file picker (with progress), the home page's list kept fresh,
 // a conversion's progress live with a Cancel button, and the trace handed to the Perfetto UI the documented way (open the UI,
 // PING until it answers PONG, post the trace's bytes). It never builds HTML
-// from data: text goes in as textContent, pages come from the server.
+// from data: text goes in as textContent, pages come from the server. It
+// runs from its own file only (the pages' Content-Security-Policy allows no
+// inline script or handler). Whatever starts work is a POST carrying the
+// hub's CSRF token (from /api/config, which other sites cannot read).
 "use strict";
 
 const config = fetch("/api/config", { credentials: "same-origin" }).then((r) => r.json());
+
+// A POST of the page's to `url` (its CSRF token in a header).
+async function posted(url, signal) {
+  const { csrf } = await config;
+  return fetch(url, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "X-CSRF-Token": csrf },
+    signal,
+  });
+}
 
 function status(text) {
   let line = document.getElementById("hub-status");
@@ -130,7 +144,7 @@ function offerTraceProcessor(id, fit) {
   button.addEventListener("click", async () => {
     button.remove();
     const win = window.open("about:blank", "_blank");
-    const answer = await fetch("/api/tp/" + id, { method: "POST", credentials: "same-origin" });
+    const answer = await posted("/api/tp/" + id);
     if (!answer.ok) {
       status((await answer.text()).trim());
       if (win) {
@@ -146,10 +160,11 @@ function offerTraceProcessor(id, fit) {
   });
 }
 
-// Follows a job on the server (its events at `events`) until it ends: its
-// progress as a bar, and a Cancel button. Closing the events is leaving
-// the job, which the server cancels when no one else waits.
-function followed(events_url, doing) {
+// Starts a job on the server by a POST to `url` and follows it (its
+// answer: server-sent events) until it ends: its progress as a bar, and a
+// Cancel button. Closing the answer is leaving the job, which the server
+// cancels when no one else waits.
+function followed(url, doing) {
   return new Promise((resolve, reject) => {
     status(doing + " (once; later asks are instant)…");
     const line = document.getElementById("hub-status");
@@ -160,9 +175,11 @@ function followed(events_url, doing) {
     cancel.id = "hub-cancel";
     cancel.textContent = "Cancel";
     line.after(bar, cancel);
-    const events = new EventSource(events_url);
+    const leaving = new AbortController();
+    let ended = false;
     const finish = () => {
-      events.close();
+      ended = true;
+      leaving.abort();
       bar.remove();
       cancel.remove();
     };
@@ -170,8 +187,8 @@ function followed(events_url, doing) {
       finish();
       reject("Cancelled: " + doing + ".");
     });
-    events.onmessage = (message) => {
-      const job = JSON.parse(message.data);
+    // One event: the job as JSON; true once it ended.
+    const heard = (job) => {
       if (job.done !== null) {
         bar.value = job.done;
         status(doing + ": " + Math.round(job.done * 100) + "%");
@@ -185,14 +202,48 @@ function followed(events_url, doing) {
       } else if (job.state === "cancelled") {
         finish();
         reject("Cancelled: " + doing + ".");
+      } else {
+        return false;
       }
+      return true;
     };
-    events.onerror = () => {
-      if (events.readyState === EventSource.CLOSED) {
-        finish();
-        reject("The server stopped answering.");
+    (async () => {
+      try {
+        const answer = await posted(url, leaving.signal);
+        if (!answer.ok) {
+          finish();
+          reject((await answer.text()).trim());
+          return;
+        }
+        const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+        let pending = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) {
+            break;
+          }
+          pending += value;
+          let at;
+          while ((at = pending.indexOf("\n\n")) >= 0) {
+            const event = pending.slice(0, at);
+            pending = pending.slice(at + 2);
+            const data = event.split("\n").find((l) => l.startsWith("data: "));
+            if (data && heard(JSON.parse(data.slice("data: ".length)))) {
+              return;
+            }
+          }
+        }
+        if (!ended) {
+          finish();
+          reject("The server stopped answering.");
+        }
+      } catch (e) {
+        if (!ended) {
+          finish();
+          reject("The server stopped answering.");
+        }
       }
-    };
+    })();
   });
 }
 
@@ -234,11 +285,13 @@ if (zone) {
 }
 
 // Sends `file` as the body of one POST (streamed to disk by the server).
-function upload(file, bar) {
+async function upload(file, bar) {
+  const { csrf } = await config;
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     request.open("POST", "/upload?name=" + encodeURIComponent(file.name));
     request.setRequestHeader("Content-Type", "application/octet-stream");
+    request.setRequestHeader("X-CSRF-Token", csrf);
     bar.hidden = false;
     request.upload.onprogress = (event) => {
       if (event.lengthComputable) {

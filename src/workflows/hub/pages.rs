@@ -396,6 +396,35 @@ pub fn write_message(out: &mut dyn Write, title: &str, message: &str) -> io::Res
     write_html_with(out, title, &blocks, &[SCRIPT_PATH])
 }
 
+/// The form field, and the header a script sends, that carries the hub's
+/// token against cross-site requests: every POST must carry it.
+pub const CSRF_FIELD: &str = "csrf";
+
+/// Writes the page a GET of a job's URL gets where what the job makes is
+/// not made yet (a GET never starts work): `what` it would make, and a
+/// button that asks for it, a form sent by POST to `action` carrying
+/// `csrf`.
+pub fn write_ask(
+    out: &mut dyn Write,
+    title: &str,
+    what: &str,
+    action: &str,
+    csrf: &str,
+    button: &str,
+) -> io::Result<()> {
+    let blocks = vec![
+        nav(None),
+        Block::Heading(1, Text::plain(title)),
+        Block::Paragraph(Text::plain(what)),
+        Block::Form {
+            action: action.to_owned(),
+            fields: vec![(CSRF_FIELD.to_owned(), csrf.to_owned())],
+            button: button.to_owned(),
+        },
+    ];
+    write_html_with(out, title, &blocks, &[SCRIPT_PATH])
+}
+
 /// How many differences of each kind the comparison page lists.
 const COMPARE_TOP: usize = 10;
 

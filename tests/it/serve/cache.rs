@@ -66,7 +66,7 @@ fn serve_keeps_its_cache_under_cache_size_evicting_the_least_recently_used() {
     let cache = server.cache_dir();
     // a, b, then a again: b is now the least recently used trace.
     for trace in [a, b, a, c] {
-        let served = server.get(&url(trace));
+        let served = server.post(&url(trace));
         assert_eq!(served.status, 200, "{}", served.text());
         assert!(served.body == trace.1, "{} differs", names[trace.0]);
     }
@@ -101,7 +101,7 @@ fn serve_keeps_its_cache_under_cache_size_evicting_the_least_recently_used() {
         "{in_cache:?}"
     );
     // What went is made again when asked for: the same bytes.
-    let again = server.get(&url(b));
+    let again = server.post(&url(b));
     assert!(again.body == b.1, "b made again differs");
     let id = list[0]["id"].as_str().unwrap();
     let page = server.get(&format!("/report/{id}"));

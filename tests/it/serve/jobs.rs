@@ -10,16 +10,22 @@ use std::time::{Duration, Instant};
 use super::cache::converted_by_cli;
 use super::{names_in, runs, Server};
 
-/// Opens `/api/convert/ID` and reads events until one says the job is
+/// Starts (or joins) the conversion by `POST /api/convert/ID` and reads events until one says the job is
 /// under way with some of it done; returns the connection and that event.
-fn follow_until_under_way(server: &Server, id: &str) -> (BufReader<TcpStream>, serde_json::Value) {
+pub(super) fn follow_until_under_way(
+    server: &Server,
+    id: &str,
+) -> (BufReader<TcpStream>, serde_json::Value) {
     let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(120)))
         .unwrap();
     write!(
         stream,
-        "GET /api/convert/{id} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        "POST /api/convert/{id} HTTP/1.1\r\nHost: {}\r\nOrigin: {}\r\n{}Content-Length: 0\r\n\r\n",
+        server.host(),
+        server.origin(),
+        server.credentials("POST")
     )
     .unwrap();
     let mut reader = BufReader::new(stream);
@@ -94,7 +100,7 @@ fn serve_cancels_a_conversion_no_one_waits_for_and_keeps_nothing() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // Asked for again, it is converted whole: convert's bytes.
-    let served = server.get(&format!("/trace/{id}"));
+    let served = server.post(&format!("/trace/{id}"));
     assert_eq!(served.status, 200, "{}", served.text());
     assert!(served.body == converted_by_cli(&copies[0]));
 }
@@ -118,6 +124,6 @@ fn serve_goes_on_with_a_conversion_another_client_waits_for() {
     assert_eq!(ended["state"], "done", "{ended}");
     assert_eq!(ended["done"], 1.0);
     drop(second);
-    let served = server.get(&format!("/trace/{id}"));
+    let served = server.post(&format!("/trace/{id}"));
     assert!(served.body == converted_by_cli(&copies[0]));
 }

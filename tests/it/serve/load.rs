@@ -69,7 +69,15 @@ fn serve_under_load_answers_every_request_rightly_in_bounded_memory() {
                         let response = server.get(&page);
                         assert_eq!(response.status, 200, "{page}: {}", response.text());
                     }
-                    let trace = server.get(&format!("/trace/{id}"));
+                    // Each client a browser of its own (its cookie): the
+                    // jobs are bounded per client.
+                    let cookie = format!("nsys2perfetto_client_{}={client:032x}", server.port);
+                    let trace = server.send(
+                        "POST",
+                        &format!("/trace/{id}"),
+                        &[("Origin", &server.origin()), ("Cookie", &cookie)],
+                        &[],
+                    );
                     assert_eq!(trace.status, 200, "{}", trace.text());
                     assert!(trace.body == expected[run], "{} differs", names[run]);
                 }

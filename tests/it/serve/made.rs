@@ -26,9 +26,10 @@ fn written_by_cli(args: &[&std::ffi::OsStr], flag: &str) -> Vec<u8> {
     std::fs::read(&trace).unwrap()
 }
 
-/// The last event of following `path`, once the job ended.
+/// The last event of following `path` (started by a POST), once the job
+/// ended.
 fn followed_to_the_end(server: &Server, path: &str) -> serde_json::Value {
-    let response = server.get(path);
+    let response = server.post(path);
     assert_eq!(response.status, 200, "{}", response.text());
     let text = response.text();
     let last = text

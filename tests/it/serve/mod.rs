@@ -3,12 +3,15 @@
 //! the exports, the trace served against `convert`'s, and the security
 //! model: traversal in every form, the token off loopback, the Host on
 //! loopback, cross-origin POSTs, uploads too large or cut off, hostile
-//! names shown as text.
+//! names shown as text. The `Server` helper sends the token the server
+//! printed (and its CSRF token on a POST) with every request, as the page
+//! in a browser would; `send_as_stranger` sends none (`guard`'s tests).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -16,6 +19,7 @@ use rusqlite::Connection;
 use crate::support::fixtures::fixture;
 
 mod cache;
+mod guard;
 mod jobs;
 mod load;
 mod made;
@@ -30,6 +34,10 @@ struct Server {
     url: String,
     port: u16,
     cache: tempfile::TempDir,
+    /// The token in the URL it printed (none: `--no-token`).
+    token: Option<String>,
+    /// The CSRF token its page's POSTs carry (asked of `/api/config` once).
+    csrf: OnceLock<String>,
 }
 
 impl Server {
@@ -62,12 +70,55 @@ impl Server {
             .and_then(|host| host.rsplit(':').next())
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {url:?}"));
+        let token = url.split_once("?token=").map(|(_, t)| t.to_owned());
         Server {
             child,
             url,
             port,
             cache,
+            token,
+            csrf: OnceLock::new(),
         }
+    }
+
+    /// The CSRF token of its pages.
+    fn csrf(&self) -> &str {
+        self.csrf.get_or_init(|| {
+            let config = self.get("/api/config");
+            assert_eq!(config.status, 200, "{}", config.text());
+            let config: serde_json::Value = serde_json::from_slice(&config.body).unwrap();
+            config["csrf"].as_str().expect("a CSRF token").to_owned()
+        })
+    }
+
+    /// `Host: 127.0.0.1:PORT`, its own.
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// `http://127.0.0.1:PORT`, the Origin of its own pages.
+    fn origin(&self) -> String {
+        format!("http://{}", self.host())
+    }
+
+    /// The header lines a request of its page carries: the token, and on
+    /// a POST the CSRF token (for requests written by hand).
+    fn credentials(&self, method: &str) -> String {
+        let mut lines = String::new();
+        if let Some(token) = &self.token {
+            lines.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        if method != "GET" && method != "HEAD" {
+            lines.push_str(&format!("X-CSRF-Token: {}\r\n", self.csrf()));
+        }
+        lines
+    }
+
+    /// A POST of its own page (its Origin, its CSRF token): what starts a
+    /// job.
+    fn post(&self, path: &str) -> Response {
+        let origin = self.origin();
+        self.send("POST", path, &[("Origin", &origin)], &[])
     }
 
     /// Its cache directory.
@@ -79,11 +130,47 @@ impl Server {
         self.send("GET", path, &[], &[])
     }
 
-    /// One request of `method` on `path` with `headers` (a Host of
-    /// 127.0.0.1 unless given) and `body`.
+    /// One request of `method` on `path` with `headers` (its own Host
+    /// unless given) and `body`, as its page sends them: with the token
+    /// (unless `headers` or `path` carry one) and, on a POST, the CSRF
+    /// token (unless given).
     fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+        let given = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let mut all: Vec<(String, String)> = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        let carries_token = given("authorization")
+            || path.contains("token=")
+            || headers.iter().any(|(n, v)| {
+                n.eq_ignore_ascii_case("cookie") && v.contains("nsys2perfetto_token")
+            });
+        if let (Some(token), false) = (&self.token, carries_token) {
+            all.push(("Authorization".into(), format!("Bearer {token}")));
+        }
+        if method != "GET" && method != "HEAD" && !given("x-csrf-token") {
+            all.push(("X-CSRF-Token".into(), self.csrf().to_owned()));
+        }
+        let all: Vec<(&str, &str)> = all.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        self.send_as_stranger(method, path, &all, body)
+    }
+
+    /// One request as anyone could send it: `headers` (its own Host unless
+    /// given) and nothing more, no token.
+    fn send_as_stranger(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Response {
+        let host = self.host();
+        let mut all = headers.to_vec();
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            all.push(("Host", &host));
+        }
         let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        request(stream, method, path, headers, body)
+        request(stream, method, path, &all, body)
     }
 
     /// The list `/api/reports` gives, once every headline is known (two
@@ -314,7 +401,7 @@ fn serve_gives_the_traces_convert_writes() {
         return;
     };
     let server = Server::start(&[dir.path()], &[]);
-    let served = server.get("/trace/0/dlprof_nsys_profile.sqlite");
+    let served = server.post("/trace/0/dlprof_nsys_profile.sqlite");
     assert_eq!(served.status, 200, "{}", served.text());
     assert_eq!(
         served.header("Content-Disposition"),
@@ -345,7 +432,7 @@ fn serve_gives_the_traces_convert_writes() {
         home.contains("href=\"/trace/0/dlprof_nsys_profile.sqlite?format=json\""),
         "no JSON link on the home page"
     );
-    let served = server.get("/trace/0/dlprof_nsys_profile.sqlite?format=json");
+    let served = server.post("/trace/0/dlprof_nsys_profile.sqlite?format=json");
     assert_eq!(served.status, 200, "{}", served.text());
     let disposition = served.header("Content-Disposition").unwrap_or_default();
     assert!(
@@ -435,18 +522,20 @@ fn serve_off_loopback_needs_its_token_on_every_request() {
         .split_once("?token=")
         .unwrap_or_else(|| panic!("no token in {}", server.url));
     assert!(token.len() >= 32, "{token}");
+    let host = server.host();
+    let as_stranger = |path: &str| server.send_as_stranger("GET", path, &[("Host", &host)], &[]);
     for path in [
         "/",
         "/api/reports",
         "/trace/0/nsys-ai_mock.sqlite",
         "/assets/hub.js",
     ] {
-        let refused = server.get(path);
+        let refused = as_stranger(path);
         assert_eq!(refused.status, 401, "{path}: {}", refused.text());
-        let wrong = server.get(&format!("{path}?token=x{}", &token[1..]));
+        let wrong = as_stranger(&format!("{path}?token=x{}", &token[1..]));
         assert_eq!(wrong.status, 401, "{path}");
     }
-    let with_token = server.get(&format!("/?token={token}"));
+    let with_token = as_stranger(&format!("/?token={token}"));
     assert_eq!(with_token.status, 200);
     let cookie = with_token
         .header("Set-Cookie")
@@ -457,14 +546,23 @@ fn serve_off_loopback_needs_its_token_on_every_request() {
         "{cookie}"
     );
     let pair = cookie.split(';').next().unwrap();
-    let by_cookie = server.send("GET", "/api/reports", &[("Cookie", pair)], &[]);
+    let by_cookie = server.send_as_stranger(
+        "GET",
+        "/api/reports",
+        &[("Cookie", pair), ("Host", &host)],
+        &[],
+    );
     assert_eq!(by_cookie.status, 200);
     let bearer = format!("Bearer {token}");
-    let by_header = server.send("GET", "/api/reports", &[("Authorization", &bearer)], &[]);
+    let by_header = server.send_as_stranger(
+        "GET",
+        "/api/reports",
+        &[("Authorization", &bearer), ("Host", &host)],
+        &[],
+    );
     assert_eq!(by_header.status, 200);
     // A POST with the token still needs its own Origin.
-    let origin = format!("http://127.0.0.1:{}", server.port);
-    let host = format!("127.0.0.1:{}", server.port);
+    let origin = format!("http://{host}");
     let body = std::fs::read(dir.path().join("nsys-ai_mock.sqlite")).unwrap();
     let foreign = server.send(
         "POST",
@@ -496,19 +594,25 @@ fn serve_on_loopback_answers_loopback_names_only() {
         return;
     };
     let server = Server::start(&[dir.path()], &[]);
-    for host in ["localhost:9", "127.0.0.1", "[::1]:80"] {
+    let port = server.port;
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+    ] {
         assert_eq!(
-            server.send("GET", "/", &[("Host", host)], &[]).status,
+            server.send("GET", "/", &[("Host", &host)], &[]).status,
             200,
             "{host}"
         );
     }
     // A page of another site whose name was pointed at 127.0.0.1 (DNS rebinding).
     for host in [
-        "evil.example",
-        "evil.example:8765",
-        "127.0.0.1.evil.example",
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1.evil.example:{port}"),
     ] {
+        let host = host.as_str();
         let response = server.send("GET", "/api/reports", &[("Host", host)], &[]);
         assert_eq!(response.status, 403, "{host}");
     }
@@ -578,7 +682,8 @@ fn serve_refuses_uploads_over_the_limit_and_keeps_nothing() {
         .write_all(
             format!(
                 "POST /upload?name=big.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n\
-                 Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                 {}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+                server.credentials("POST")
             )
             .as_bytes(),
         )
@@ -612,7 +717,8 @@ fn serve_keeps_nothing_of_an_upload_cut_off_halfway() {
         .write_all(
             format!(
                 "POST /upload?name=half.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n\
-                 Content-Length: {}\r\n\r\n",
+                 {}Content-Length: {}\r\n\r\n",
+                server.credentials("POST"),
                 body.len()
             )
             .as_bytes(),
@@ -680,6 +786,10 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
         .map(percent_encode)
         .collect();
     let id = id.join("/");
+    // Every range a step: the hostile text names them all; made (a POST),
+    // then shown by a GET.
+    let steps = format!("/made/steps?run={id}&step=*");
+    assert_eq!(server.post(&steps).status, 200);
     let escaped =
         "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;";
     for (page, shows) in [
@@ -689,7 +799,7 @@ fn serve_shows_hostile_names_as_text_on_every_page() {
         (format!("/findings/{id}"), false),
         (format!("/open/{id}"), false),
         // Every range a step: the hostile text names them all.
-        (format!("/made/steps?run={id}&step=*"), true),
+        (steps.clone(), true),
     ] {
         let response = server.get(&page);
         assert_eq!(response.status, 200, "{page}: {}", response.text());
@@ -809,7 +919,8 @@ fn serve_stopped_by_sigterm_leaves_no_half_upload() {
         .write_all(
             format!(
                 "POST /upload?name=half.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
-                 Content-Length: {}\r\n\r\n",
+                 {}Content-Length: {}\r\n\r\n",
+                server.credentials("POST"),
                 body.len()
             )
             .as_bytes(),

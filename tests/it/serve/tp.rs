@@ -34,6 +34,9 @@ fn get_from(port: u16, path: &str) -> super::Response {
 }
 
 fn fit(server: &Server, id: &str) -> serde_json::Value {
+    // Converted first, as the page does: a GET converts nothing.
+    let converted = server.post(&format!("/trace/{id}"));
+    assert_eq!(converted.status, 200, "{}", converted.text());
     let answer = server.get(&format!("/api/fit/{id}"));
     assert_eq!(answer.status, 200, "{}", answer.text());
     serde_json::from_slice(&answer.body).unwrap()

@@ -94,19 +94,37 @@ impl Accelerators {
     }
 }
 
-/// The trace of `id` (Perfetto's format), converted once.
-async fn converted(hub: &Shared, id: String) -> Result<(Pinned, String), Response> {
+/// The trace of `id` (Perfetto's format), converted once; where not
+/// `convert`, only one made already (a GET starts no work): 409 where none
+/// is.
+async fn converted(hub: &Shared, id: String, convert: bool) -> Result<(Pinned, String), Response> {
     let entry = jobs::entry_of(hub, id).await?;
     let worker = Arc::clone(hub);
     let done = tokio::task::spawn_blocking(move || {
-        let trace = worker
-            .cache
-            .trace(&entry, &worker.trace_options(false), &mut |_| {})?;
+        let options = worker.trace_options(false);
+        let trace = match convert {
+            true => worker.cache.trace(&entry, &options, &mut |_| {})?,
+            false => {
+                let kept = worker
+                    .cache
+                    .kept(|cache| cache.trace(&entry, &options, &mut |_| {}));
+                kept.ok_or_else(|| nsys2perfetto::Error::Serve {
+                    reason: format!(
+                        "the trace of {} is not made yet: its conversion (POST \
+                         /api/convert/RUN) makes it",
+                        entry.relative()
+                    ),
+                })?
+            }
+        };
         Ok::<_, nsys2perfetto::Error>((trace, entry.relative().to_owned()))
     })
     .await;
     match done {
         Ok(Ok(made)) => Ok(made),
+        Ok(Err(e @ nsys2perfetto::Error::Serve { .. })) if !convert => {
+            Err(refused(StatusCode::CONFLICT, &format!("error: {e}")))
+        }
         Ok(Err(e)) => Err(refused(
             StatusCode::UNPROCESSABLE_ENTITY,
             &format!("error: {e}"),
@@ -133,7 +151,7 @@ pub(super) async fn fit(
     State(hub): State<Shared>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
-    let (trace, name) = match converted(&hub, id).await {
+    let (trace, name) = match converted(&hub, id, false).await {
         Ok(made) => made,
         Err(r) => return r,
     };
@@ -166,7 +184,7 @@ pub(super) async fn start(
     State(hub): State<Shared>,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
-    let (trace, _) = match converted(&hub, id).await {
+    let (trace, _) = match converted(&hub, id, true).await {
         Ok(made) => made,
         Err(r) => return r,
     };

@@ -3,7 +3,9 @@
 //! --trace` writes it), `/api/make/merge?run=...` (as `merge` writes it)
 //! and `/api/make/steps?run=...&step=PATTERN` (the page `report --step
 //! PATTERN` writes) follow the job as server-sent events; `/made/KIND?...`
-//! waits for it and sends the trace (a download) or the page.
+//! waits for it and sends the trace (a download) or the page. Each starts
+//! the job by POST only: a GET of `/made/KIND?...` sends what is made
+//! already, or a page with a button that asks for it.
 
 use std::sync::Arc;
 
@@ -16,7 +18,7 @@ use nsys2perfetto::steps::StepPattern;
 use nsys2perfetto::{Options, Progress};
 
 use super::jobs::{ended, events, failed_event, started};
-use super::{file_response, refused, url, Hub, Shared};
+use super::{ask, file_response, refused, url, Hub, Shared};
 
 /// What a query asks the hub to make of its runs.
 #[derive(Clone)]
@@ -50,6 +52,15 @@ impl Making {
         match self {
             Making::Trace(made) => Cache::made_key(*made, entries),
             Making::Steps(pattern) => Cache::steps_key(entries, pattern),
+        }
+    }
+
+    /// What it makes of `entries`, as the jobs' list says it.
+    fn what(&self, entries: &[Entry]) -> String {
+        let names: Vec<&str> = entries.iter().map(|e| e.relative()).collect();
+        match self {
+            Making::Steps(pattern) => format!("steps '{}' of {}", pattern.text(), names.join(" ")),
+            Making::Trace(made) => format!("{} {}", made.name(), names.join(" ")),
         }
     }
 
@@ -126,11 +137,7 @@ async fn asked(
 /// The job making `making` of `entries` (joined where one runs).
 fn job(hub: &Shared, making: Making, entries: Vec<Entry>) -> Arc<Job> {
     let key = making.key(&entries);
-    let names: Vec<&str> = entries.iter().map(|e| e.relative()).collect();
-    let what = match &making {
-        Making::Steps(pattern) => format!("steps '{}' of {}", pattern.text(), names.join(" ")),
-        Making::Trace(made) => format!("{} {}", made.name(), names.join(" ")),
-    };
+    let what = making.what(&entries);
     started(hub, &key, &what, move |hub, options, progress| {
         making.make(hub, &entries, options, progress).map(drop)
     })
@@ -186,5 +193,44 @@ pub(super) async fn download(
         }
         (Ok(Err(e)), _) => refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {e}")),
         (Err(_), _) => refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed"),
+    }
+}
+
+/// A GET of what is made: sent where it is made already (as `download`
+/// sends it), else a page with a button that asks for it: a GET never
+/// starts a job.
+pub(super) async fn download_if_made(
+    State(hub): State<Shared>,
+    axum::extract::Path(kind): axum::extract::Path<String>,
+    uri: axum::http::Uri,
+) -> Response {
+    let (making, entries) = match asked(&hub, &kind, &uri).await {
+        Ok(asked) => asked,
+        Err(Refusal(status, why)) => return refused(status, &why),
+    };
+    let what = making.what(&entries);
+    let worker = Arc::clone(&hub);
+    let kept = tokio::task::spawn_blocking(move || {
+        worker
+            .cache
+            .kept(|_| making.make(&worker, &entries, &worker.options, &mut |_| {}))
+    })
+    .await;
+    match kept {
+        Ok(Some(held)) => {
+            let sent = download(State(hub), axum::extract::Path(kind), uri).await;
+            drop(held);
+            sent
+        }
+        _ => ask(
+            &hub,
+            &uri,
+            &what,
+            &format!(
+                "Not made yet: {what}. It is made once (that takes a while), then sent; later \
+                 asks are instant."
+            ),
+            "Make it",
+        ),
     }
 }
