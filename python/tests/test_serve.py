@@ -55,13 +55,19 @@ def sync_playwright():
     return start
 
 
+# A UI that never answers PING (unreachable, or not the UI).
+SILENT = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>silent</title></head>
+<body><p>never answers</p></body></html>"""
+
+
 class StandIn(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 (the standard library's name)
+        page = SILENT if self.path.startswith("/silent") else STAND_IN
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(STAND_IN)))
+        self.send_header("Content-Length", str(len(page)))
         self.end_headers()
-        self.wfile.write(STAND_IN)
+        self.wfile.write(page)
 
     def log_message(self, *args):
         pass
@@ -285,6 +291,26 @@ def test_open_in_perfetto_hands_the_ui_the_exact_trace(hub, runs, page, tmp_path
     assert received["sha256"] == hashlib.sha256(trace).hexdigest()
     assert received["title"] == name
     page.wait_for_selector("#hub-status:has-text('Opened')")
+
+
+def test_a_ui_that_never_answers_ping_is_said_to_be_silent(runs, page, tmp_path, stand_in):
+    silent = stand_in.replace("/ui.html", "/silent.html")
+    url, process = start_hub(runs, tmp_path / "cache", silent)
+    try:
+        page.goto(url)
+        row = wait_for_headline(page, "dlprof_nsys_profile.sqlite")
+        with page.expect_popup():
+            row.locator("a:text-is('Perfetto')").click()
+        page.wait_for_selector("#hub-status:has-text('Handing')", timeout=120_000)
+        said = page.locator("#hub-status:has-text('has not answered')")
+        said.wait_for(timeout=60_000)
+        text = said.text_content()
+        assert "pop-ups allowed" in text and silent in text, text
+        screenshot(page, "ui-silent", full_page=False)
+        page.goto("about:blank")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(

@@ -11,6 +11,20 @@
 
 const config = fetch("/api/config", { credentials: "same-origin" }).then((r) => r.json());
 
+// What a refusal says: the API's JSON `error`, else its line of text.
+async function refusal(answer) {
+  const text = (await answer.text()).trim();
+  try {
+    const said = JSON.parse(text);
+    if (said && typeof said.error === "string") {
+      return said.error;
+    }
+  } catch (e) {
+    // Not JSON: the text is the message.
+  }
+  return text;
+}
+
 // A POST of the page's to `url` (its CSRF token in a header).
 async function posted(url, signal) {
   const { csrf } = await config;
@@ -39,6 +53,9 @@ function status(text) {
   }
   line.textContent = text;
 }
+
+// How long the UI may take to answer PING before the page says so.
+const PONG_WAIT_S = 10;
 
 // Open in Perfetto: links to /open/ID.
 document.addEventListener("click", (event) => {
@@ -75,7 +92,7 @@ async function openInPerfetto(id) {
   try {
     const answer = await fetch("/api/fit/" + id, { credentials: "same-origin" });
     if (!answer.ok) {
-      status((await answer.text()).trim());
+      status(await refusal(answer));
       win.close();
       return;
     }
@@ -94,7 +111,7 @@ async function openInPerfetto(id) {
   try {
     const response = await fetch("/trace/" + id, { credentials: "same-origin" });
     if (!response.ok) {
-      status(await response.text());
+      status(await refusal(response));
       win.close();
       return;
     }
@@ -107,10 +124,20 @@ async function openInPerfetto(id) {
   status("Handing " + buffer.byteLength + " bytes to the Perfetto UI…");
   const name = decodeURIComponent(id.split("/").pop());
   const ping = setInterval(() => win.postMessage("PING", origin), 50);
+  // A UI that never answers (not reachable, not the UI, the tab closed):
+  // said, with what to check, while the PINGs go on.
+  const silent = setTimeout(() => {
+    status(
+      "The Perfetto UI at " + origin + " has not answered in " + PONG_WAIT_S + " s. Check that its tab " +
+        "opened (pop-ups allowed for this page?) and loads: is " + ui + " (the hub's --ui) " +
+        "reachable from this browser?",
+    );
+  }, PONG_WAIT_S * 1000);
   const answered = (event) => {
     if (event.source !== win || event.data !== "PONG") {
       return;
     }
+    clearTimeout(silent);
     clearInterval(ping);
     window.removeEventListener("message", answered);
     win.postMessage(
@@ -146,7 +173,7 @@ function offerTraceProcessor(id, fit) {
     const win = window.open("about:blank", "_blank");
     const answer = await posted("/api/tp/" + id);
     if (!answer.ok) {
-      status((await answer.text()).trim());
+      status(await refusal(answer));
       if (win) {
         win.close();
       }
@@ -212,7 +239,7 @@ function followed(url, doing) {
         const answer = await posted(url, leaving.signal);
         if (!answer.ok) {
           finish();
-          reject((await answer.text()).trim());
+          reject(await refusal(answer));
           return;
         }
         const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();

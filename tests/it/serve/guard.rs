@@ -590,3 +590,56 @@ fn serve_parses_the_host_strictly() {
         assert!(!answer.text().contains("nsys-ai_mock"), "{host:?}");
     }
 }
+
+#[test]
+fn serve_refuses_in_the_shape_the_asker_reads() {
+    let Some((dir, _)) = runs(&["nsys-ai_mock.sqlite"]) else {
+        return;
+    };
+    let server = Server::start(&[dir.path()], &[]);
+    // The API: JSON, the status and the line.
+    let not_made = server.get("/api/fit/0/nsys-ai_mock.sqlite");
+    let stranger = server.send_as_stranger("GET", "/api/reports", &[], &[]);
+    for (answer, status, says) in [
+        (&not_made, 409, "not made yet"),
+        (&stranger, 401, "needs its token"),
+    ] {
+        assert_eq!(answer.status, status, "{}", answer.text());
+        assert_eq!(answer.header("content-type"), Some("application/json"));
+        let said: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(said["status"], status, "{said}");
+        assert!(said["error"].as_str().unwrap().contains(says), "{said}");
+    }
+    // A browser: a page of the hub's, with the way home.
+    let html = [("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
+    for (answer, status, says) in [
+        (
+            server.send("GET", "/no/such/page", &html, &[]),
+            404,
+            "no such page",
+        ),
+        (
+            server.send("GET", "/report/0/no-such-run.sqlite", &html, &[]),
+            404,
+            "no such report",
+        ),
+        (
+            server.send_as_stranger("GET", "/", &html, &[]),
+            401,
+            "needs its token",
+        ),
+    ] {
+        assert_eq!(answer.status, status, "{}", answer.text());
+        assert_eq!(
+            answer.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        let page = answer.text();
+        assert!(page.contains("<a href=\"/\">"), "{page}");
+        assert!(page.contains(says), "{page}");
+    }
+    // Anyone else (curl): the line, as text.
+    let plain = server.get("/no/such/page");
+    assert_eq!(plain.status, 404);
+    assert_eq!(plain.text(), "no such page\n");
+}

@@ -5,8 +5,9 @@
 //! cookie), and for anything but a GET the page's own Origin and the hub's
 //! CSRF token (a header its script sends, or a form's field). Every answer
 //! carries a Content-Security-Policy (scripts only from the hub, no
-//! framing), `Referrer-Policy: no-referrer` and `nosniff`. Jobs (what a
-//! POST starts) are bounded per client.
+//! framing), `Referrer-Policy: no-referrer` and `nosniff`; a refusal is a
+//! page for a browser, JSON under `/api/`, else its line of text. Jobs
+//! (what a POST starts) are bounded per client.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -18,7 +19,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use http_body_util::BodyExt as _;
-use nsys2perfetto::hub::pages::CSRF_FIELD;
+use nsys2perfetto::hub::pages::{self, CSRF_FIELD};
 
 use super::{refused, url, Shared};
 
@@ -83,8 +84,16 @@ impl Guard {
 #[derive(Clone)]
 struct Client(String);
 
-/// Every request passes here.
+/// Every request passes here; every answer (a refusal in its shape, with
+/// the headers every answer carries) leaves by it.
 pub(super) async fn guard(State(hub): State<Shared>, request: Request, next: Next) -> Response {
+    let asker = Asker::of(&request);
+    let answer = checked(&hub, request, next).await;
+    secured(asker.shape(answer).await)
+}
+
+/// The request checked, then answered.
+async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
     let guard = &hub.guard;
     let headers = request.headers();
     let host = headers
@@ -93,16 +102,16 @@ pub(super) async fn guard(State(hub): State<Shared>, request: Request, next: Nex
         .unwrap_or("")
         .to_owned();
     let Some(name) = host_name(&host, guard.port()) else {
-        return secured(refused(
+        return refused(
             StatusCode::FORBIDDEN,
             "refused: the Host must be this server's address and port (NAME:PORT)",
-        ));
+        );
     };
     if guard.loopback && !is_loopback_name(name) {
-        return secured(refused(
+        return refused(
             StatusCode::FORBIDDEN,
             "this server answers requests to 127.0.0.1 or localhost only",
-        ));
+        );
     }
     let mut cookies = Vec::new();
     if let Some(token) = &guard.token {
@@ -113,10 +122,10 @@ pub(super) async fn guard(State(hub): State<Shared>, request: Request, next: Nex
             .or_else(|| bearer(headers))
             .or_else(|| cookie(headers, &token_cookie));
         if !given.is_some_and(|g| same_secret(&g, token)) {
-            return secured(refused(
+            return refused(
                 StatusCode::UNAUTHORIZED,
                 "this server needs its token: open the URL it printed (with ?token=)",
-            ));
+            );
         }
         if from_query.is_some() {
             cookies.push(format!(
@@ -150,18 +159,18 @@ pub(super) async fn guard(State(hub): State<Shared>, request: Request, next: Nex
             .and_then(|o| o.to_str().ok());
         let own = origin.is_some_and(|o| o.eq_ignore_ascii_case(&format!("http://{host}")));
         if !own {
-            return secured(refused(
+            return refused(
                 StatusCode::FORBIDDEN,
                 "refused: a change must come from this server's own page (its Origin)",
-            ));
+            );
         }
         let carried;
         (request, carried) = csrf_of(request).await;
         if !carried.is_some_and(|c| same_secret(&c, &guard.csrf)) {
-            return secured(refused(
+            return refused(
                 StatusCode::FORBIDDEN,
                 "refused: a change must come from this server's own page (its CSRF token)",
-            ));
+            );
         }
     }
     request.extensions_mut().insert(Client(client));
@@ -171,7 +180,75 @@ pub(super) async fn guard(State(hub): State<Shared>, request: Request, next: Nex
             response.headers_mut().append(header::SET_COOKIE, value);
         }
     }
-    secured(response)
+    response
+}
+
+/// Who asks, as far as the shape of a refusal goes: a script of the API,
+/// a browser's page, or anyone else.
+enum Asker {
+    Api,
+    Browser,
+    Other,
+}
+
+impl Asker {
+    fn of(request: &Request) -> Asker {
+        let accepts_html = request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"));
+        match request.uri().path() {
+            path if path.starts_with("/api/") => Asker::Api,
+            _ if accepts_html => Asker::Browser,
+            _ => Asker::Other,
+        }
+    }
+
+    /// `answer` in the shape this asker reads, where it is a refusal (an
+    /// error status, its one line of text): `{"error", "status"}` for the
+    /// API, a page of the hub's (with the way home) for a browser.
+    async fn shape(&self, answer: Response) -> Response {
+        let refusal = answer.status().is_client_error() || answer.status().is_server_error();
+        let text = answer
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+        if !refusal || !text || matches!(self, Asker::Other) {
+            return answer;
+        }
+        let (mut parts, body) = answer.into_parts();
+        let line = axum::body::to_bytes(body, 64 * 1024)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+            .unwrap_or_default();
+        let status = parts.status;
+        let (kind, body) = match self {
+            Asker::Api => (
+                "application/json",
+                serde_json::json!({ "error": line, "status": status.as_u16() })
+                    .to_string()
+                    .into_bytes(),
+            ),
+            _ => {
+                let title = format!(
+                    "{} {}",
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or("Refused")
+                );
+                let mut page = Vec::new();
+                if pages::write_message(&mut page, &title, &line).is_err() {
+                    return Response::from_parts(parts, Body::from(line));
+                }
+                ("text/html; charset=utf-8", page)
+            }
+        };
+        parts.headers.remove(header::CONTENT_LENGTH);
+        parts
+            .headers
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+        Response::from_parts(parts, Body::from(body))
+    }
 }
 
 /// `response` with the headers every answer carries.
