@@ -481,6 +481,26 @@ def test_a_trace_too_big_for_a_tab_is_offered_to_trace_processor(
         process.wait(timeout=30)
 
 
+def test_a_download_not_made_yet_is_asked_for_by_its_button(hub, runs, page, tmp_path):
+    """A GET of a download makes nothing: it shows a page whose button (a
+    form's POST, with the hub's CSRF token) converts the run and sends the
+    trace, `convert`'s bytes."""
+    name = "dlprof_nsys_profile.sqlite"
+    page.goto(hub)
+    wait_for_headline(page, name).locator("a:text-is('download')").click()
+    button = page.locator("form[method=post] button")
+    button.wait_for()
+    assert page.locator("h1").text_content() == f"Download {name}"
+    screenshot(page, "download-asked", full_page=False)
+    base = hub.split("?")[0]
+    assert page.request.get(base + "api/jobs").json() == []
+    with page.expect_download(timeout=120_000) as downloading:
+        button.click()
+    assert downloading.value.suggested_filename == "dlprof_nsys_profile.perfetto-trace"
+    delivered = Path(downloading.value.path()).read_bytes()
+    assert delivered == converted(runs / name, tmp_path)
+
+
 def test_two_hubs_in_one_browser_keep_their_own_tokens(runs, page, tmp_path, stand_in):
     """Two hubs on one host (whose cookies a browser shares, whatever the
     port): opening the second leaves the first logged in, and neither is

@@ -313,6 +313,15 @@ fn serve_starts_no_job_by_get_nor_by_a_post_of_another_page() {
             let refused = server.send("POST", url, &[("Origin", origin)], &[]);
             assert_eq!(refused.status, 403, "{url} from {origin}");
         }
+        // A page whose Origin is hidden (`null`) and that the browser says
+        // is of another site.
+        let hidden = server.send(
+            "POST",
+            url,
+            &[("Origin", "null"), ("Sec-Fetch-Site", "same-site")],
+            &[],
+        );
+        assert_eq!(hidden.status, 403, "{url}: {}", hidden.text());
         let origin = server.origin();
         let no_csrf = server.send(
             "POST",
@@ -326,9 +335,10 @@ fn serve_starts_no_job_by_get_nor_by_a_post_of_another_page() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(jobs(&server), Vec::<serde_json::Value>::new());
     assert_eq!(made_in(server.cache_dir()), Vec::<String>::new());
-    // The page's button (a form POST, its CSRF token a field) converts and
-    // sends the trace; a GET then sends it too, made.
-    let origin = server.origin();
+    // The page's button (a form POST, its CSRF token a field; its Origin
+    // `null`, as Chromium sends a form's under `Referrer-Policy:
+    // no-referrer`, and the browser's word that it is of this origin)
+    // converts and sends the trace; a GET then sends it too, made.
     let form = format!("csrf={}", server.csrf());
     let stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     let converted = super::request(
@@ -337,7 +347,8 @@ fn serve_starts_no_job_by_get_nor_by_a_post_of_another_page() {
         &asks[0],
         &[
             ("Host", &server.host()),
-            ("Origin", &origin),
+            ("Origin", "null"),
+            ("Sec-Fetch-Site", "same-origin"),
             (
                 "Authorization",
                 &format!("Bearer {}", server.token.as_deref().unwrap()),

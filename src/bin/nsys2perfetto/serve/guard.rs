@@ -153,12 +153,7 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
     };
     let mut request = request;
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        let origin = request
-            .headers()
-            .get(header::ORIGIN)
-            .and_then(|o| o.to_str().ok());
-        let own = origin.is_some_and(|o| o.eq_ignore_ascii_case(&format!("http://{host}")));
-        if !own {
+        if !from_own_page(request.headers(), &host) {
             return refused(
                 StatusCode::FORBIDDEN,
                 "refused: a change must come from this server's own page (its Origin)",
@@ -248,6 +243,21 @@ impl Asker {
             .headers
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
         Response::from_parts(parts, Body::from(body))
+    }
+}
+
+/// Whether a request that changes something comes from a page of this
+/// server: its Origin is the server's (`http://` and the Host asked for);
+/// or, where the browser said `null` (a form's POST under
+/// `Referrer-Policy: no-referrer` is sent so), the browser's own word
+/// that the page is of this origin (`Sec-Fetch-Site`, which no page can
+/// set).
+fn from_own_page(headers: &HeaderMap, host: &str) -> bool {
+    let said = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    match said(header::ORIGIN.as_str()) {
+        Some("null") => said("sec-fetch-site") == Some("same-origin"),
+        Some(origin) => origin.eq_ignore_ascii_case(&format!("http://{host}")),
+        None => false,
     }
 }
 
