@@ -65,8 +65,9 @@ pub struct Args {
     bind: IpAddr,
 
     /// The token every request must carry (`?token=`, which sets a cookie,
-    /// or the header `Authorization: Bearer TOKEN`): at least 16
-    /// printable characters; generated (128 random bits) unless given.
+    /// or the header `Authorization: Bearer TOKEN`): at least 16 letters,
+    /// digits, '-', '.', '_' or '~'; generated (128 random bits) unless
+    /// given.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
 
@@ -215,8 +216,15 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
     }
     let loopback = args.bind.is_loopback();
     let token = match (args.token, args.no_token) {
-        (Some(t), _) if !t.bytes().all(|b| b.is_ascii_graphic()) => {
-            return Err(Usage("--token must be printable ASCII, without spaces".into()).into())
+        // As it goes in the printed URL and in a cookie, unencoded.
+        (Some(t), _)
+            if !t
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)) =>
+        {
+            return Err(
+                Usage("--token must be letters, digits, '-', '.', '_' or '~'".into()).into(),
+            )
         }
         (Some(t), _) if t.len() < guard::SHORTEST_TOKEN => {
             return Err(Usage(format!(

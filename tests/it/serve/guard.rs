@@ -129,6 +129,10 @@ fn serve_refuses_short_tokens_and_no_token_off_loopback() {
             "at least 16 characters",
         ),
         (
+            &["--token", "0123456789abcdef;Domain=x"][..],
+            "--token must be letters, digits",
+        ),
+        (
             &["--no-token", "--bind", "0.0.0.0"][..],
             "--no-token is for a loopback --bind only",
         ),
