@@ -335,6 +335,40 @@ fn serve_starts_no_job_by_get_nor_by_a_post_of_another_page() {
         );
         assert_eq!(no_csrf.status, 403, "{url}: {}", no_csrf.text());
     }
+    // What a browser says of a load by another site's page (an `<img>`, a
+    // no-cors fetch, a frame): refused before anything, a page read
+    // included; a link of another site that opens the hub is followed.
+    let stats = format!("/stats/{a}");
+    for url in asks.iter().chain(&jobs_urls).chain([&stats]) {
+        for (site, mode, dest) in [
+            ("same-site", "no-cors", "image"),
+            ("cross-site", "no-cors", "empty"),
+            ("same-site", "navigate", "iframe"),
+        ] {
+            let loaded = server.send(
+                "GET",
+                url,
+                &[
+                    ("Sec-Fetch-Site", site),
+                    ("Sec-Fetch-Mode", mode),
+                    ("Sec-Fetch-Dest", dest),
+                ],
+                &[],
+            );
+            assert_eq!(loaded.status, 403, "{url} {site} {mode} {dest}");
+        }
+    }
+    let linked = server.send(
+        "GET",
+        "/",
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "navigate"),
+            ("Sec-Fetch-Dest", "document"),
+        ],
+        &[],
+    );
+    assert_eq!(linked.status, 200);
     // Nothing started, nothing made.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(jobs(&server), Vec::<serde_json::Value>::new());

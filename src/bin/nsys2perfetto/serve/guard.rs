@@ -133,6 +133,12 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
             ));
         }
     }
+    if loaded_by_another_site(headers) {
+        return refused(
+            StatusCode::FORBIDDEN,
+            "refused: a page of another site may open this hub, not load from it",
+        );
+    }
     let client_cookie = guard.cookie_name("client");
     let client = match cookie(headers, &client_cookie).filter(|c| is_client_id(c)) {
         Some(id) => id,
@@ -259,6 +265,19 @@ fn from_own_page(headers: &HeaderMap, host: &str) -> bool {
         Some(origin) => origin.eq_ignore_ascii_case(&format!("http://{host}")),
         None => false,
     }
+}
+
+/// Whether the browser says a page of another site (another port of this
+/// host included) loads this (an `<img>`, a script, a frame, a fetch)
+/// rather than opening it as a page: refused before any work, whatever
+/// the route, as its answer is no use to that page anyway (Fetch Metadata;
+/// requests without these headers are not a browser's page's).
+fn loaded_by_another_site(headers: &HeaderMap) -> bool {
+    let said = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let another_site = matches!(said("sec-fetch-site"), Some("same-site" | "cross-site"));
+    let opened =
+        said("sec-fetch-mode") == Some("navigate") && said("sec-fetch-dest") == Some("document");
+    another_site && !opened
 }
 
 /// `response` with the headers every answer carries.
