@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::bound::Pinned;
 use super::cache::{Cache, CacheKey};
 use super::catalog::Entry;
+use super::readable::told;
 use crate::error::Result;
 use crate::merge::{merge_files, Alignment, Labels, MergeOptions, MergeProgress};
 use crate::workflows::output::OutputFile;
@@ -95,8 +96,12 @@ impl Cache {
         let name = format!("{}.perfetto-trace", Cache::made_key(made, entries));
         let trace = self.pin_file(&name);
         let path = trace.path();
-        let inputs: Vec<PathBuf> = entries.iter().map(|e| e.path.clone()).collect();
         self.once(path, || {
+            let readables = entries
+                .iter()
+                .map(|e| self.readable(e, options))
+                .collect::<Result<Vec<_>>>()?;
+            let inputs: Vec<PathBuf> = readables.iter().map(|r| r.path().to_owned()).collect();
             let mut heard = |p: MergeProgress| progress(overall(p));
             merge_files(
                 &inputs,
@@ -106,6 +111,7 @@ impl Cache {
                 &mut heard,
             )
             .map(drop)
+            .map_err(|e| told(&readables, e))
         })?;
         Ok(trace)
     }

@@ -16,10 +16,13 @@ use rusqlite::Connection;
 use crate::support::fixtures::fixture;
 
 mod cache;
+mod export;
 mod jobs;
 mod load;
 mod made;
+mod swap;
 mod tp;
+mod upload;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 
