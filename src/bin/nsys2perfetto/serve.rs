@@ -757,8 +757,8 @@ async fn compare_page(State(hub): State<Shared>, uri: axum::http::Uri) -> Respon
             let b = worker.cache.readable(b, &worker.options)?;
             pages::write_compare(&mut out, &a, &b, &worker.options)
         })
-            .map(|()| out)
-            .map_err(|e| Some(e.to_string()))
+        .map(|()| out)
+        .map_err(|e| Some(e.to_string()))
     })
     .await;
     match done {

@@ -140,10 +140,12 @@ impl Cache {
         // A file that is not the one listed now is no headline of it:
         // nothing is kept, and it is read again when listed again.
         let opened = entry.open()?;
-        let read = self.readable_from(entry, opened, options).and_then(|readable| {
-            report_file(readable.path(), &ReportOptions::default(), options)
-                .map_err(|e| readable.told(e))
-        });
+        let read = self
+            .readable_from(entry, opened, options)
+            .and_then(|readable| {
+                report_file(readable.path(), &ReportOptions::default(), options)
+                    .map_err(|e| readable.told(e))
+            });
         let headline = match read {
             Ok(mut run) => {
                 run.path = entry.relative().to_owned();

@@ -68,7 +68,9 @@ impl Entry {
                 _ => crate::error::plain(&e),
             })
         })?;
-        let meta = file.metadata().map_err(|e| changed(&crate::error::plain(&e)))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| changed(&crate::error::plain(&e)))?;
         let listed = (self.device, self.inode, self.size, self.modified_ns);
         let (device, inode) = device_and_inode(&meta);
         let found = (device, inode, meta.len(), modified_ns(&meta));

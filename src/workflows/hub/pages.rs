@@ -419,8 +419,7 @@ pub fn write_compare(
     let run_a = report_file(read_a.path(), &report_options, options).map_err(told)?;
     let run_b = report_file(read_b.path(), &report_options, options).map_err(told)?;
     let (summary_a, summary_b) =
-        compare_files(read_a.path(), read_b.path(), RangeNames::Recorded, options)
-            .map_err(told)?;
+        compare_files(read_a.path(), read_b.path(), RangeNames::Recorded, options).map_err(told)?;
     let differences = top_by_kind(
         compare(&summary_a, &summary_b),
         &Kind::ALL,

@@ -104,7 +104,9 @@ impl Cache {
         }
         let name = format!("{}.export.sqlite", CacheKey::of_file(entry).as_str());
         let export = self.pin_file(&name);
-        self.once(export.path(), || self.export(entry, &opened, export.path(), options))?;
+        self.once(export.path(), || {
+            self.export(entry, &opened, export.path(), options)
+        })?;
         Ok(Readable {
             entry: entry.clone(),
             opened,
@@ -114,7 +116,13 @@ impl Cache {
 
     /// Exports the report `opened` to `target`: nsys reads a copy made
     /// from the handle, in a directory of the cache's own, removed after.
-    fn export(&self, entry: &Entry, opened: &Opened, target: &Path, options: &Options) -> Result<()> {
+    fn export(
+        &self,
+        entry: &Entry,
+        opened: &Opened,
+        target: &Path,
+        options: &Options,
+    ) -> Result<()> {
         let temporary = |cause| Error::Output {
             path: self.dir().to_owned(),
             cause,

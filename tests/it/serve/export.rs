@@ -43,7 +43,10 @@ fn serve_exports_a_report_once_for_every_page_and_job() {
     let list = server.reports_with_headlines();
     let run = id_in(&list, "run.nsys-rep");
     let other = id_in(&list, "other.sqlite");
-    assert!(list.iter().all(|r| r["headline"]["error"].is_null()), "{list:?}");
+    assert!(
+        list.iter().all(|r| r["headline"]["error"].is_null()),
+        "{list:?}"
+    );
     for path in [
         format!("/report/{run}"),
         format!("/stats/{run}"),

@@ -67,7 +67,10 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
         .into_iter()
         .filter(|k| !real_strings.contains(k) && !k.contains(['<', '>', '&', '"', '\'']))
         .collect();
-    assert!(!secret_only.is_empty(), "the two exports share every kernel");
+    assert!(
+        !secret_only.is_empty(),
+        "the two exports share every kernel"
+    );
     let real_kernels: Vec<String> = kernel_names(listed)
         .into_iter()
         .filter(|k| !k.contains(['<', '>', '&', '"', '\'']))
@@ -123,7 +126,10 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
             );
         }
         if response.status == 200 && path.starts_with("/trace/") {
-            assert!(response.body == real_trace, "{path}: not the listed file's trace");
+            assert!(
+                response.body == real_trace,
+                "{path}: not the listed file's trace"
+            );
         }
         if response.status == 200 && path.starts_with("/stats/") {
             served_whole += 1;
@@ -145,13 +151,19 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
             continue;
         };
         for secret_name in &secret_only {
-            assert!(!holds(&bytes, secret_name), "the cache's {name} holds {secret_name:?}");
+            assert!(
+                !holds(&bytes, secret_name),
+                "the cache's {name} holds {secret_name:?}"
+            );
         }
     }
     let id = "0/nsys-ai_mock.sqlite";
     let trace = server.get(&format!("/trace/{id}"));
     assert_eq!(trace.status, 200, "{}", trace.text());
-    assert!(trace.body == real_trace, "the trace now is not the listed file's");
+    assert!(
+        trace.body == real_trace,
+        "the trace now is not the listed file's"
+    );
     for page in ["stats", "report"] {
         let response = server.get(&format!("/{page}/{id}"));
         assert_eq!(response.status, 200, "{page}: {}", response.text());

@@ -35,8 +35,7 @@ fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn serve_upload_racing_a_file_of_its_name_never_replaces_that_file() {
-    let Some((dir, copies)) = runs(&["nsys-ai_mock.sqlite", "nsys-ai_healthy_1pct.sqlite"])
-    else {
+    let Some((dir, copies)) = runs(&["nsys-ai_mock.sqlite", "nsys-ai_healthy_1pct.sqlite"]) else {
         return;
     };
     let sent = std::fs::read(&copies[0]).unwrap();
@@ -79,7 +78,8 @@ fn serve_refuses_uploads_that_are_no_export_or_report_and_keeps_nothing() {
     let Some(shared) = require(Need::Shared) else {
         return;
     };
-    let report = std::fs::read(shared.join("fixtures/reports/dlprof_nsys_profile.nsys-rep")).unwrap();
+    let report =
+        std::fs::read(shared.join("fixtures/reports/dlprof_nsys_profile.nsys-rep")).unwrap();
     let export = std::fs::read(&copies[0]).unwrap();
     // An SQLite database, but no export: none of an export's tables.
     let scratch = tempfile::tempdir().unwrap();
@@ -106,8 +106,14 @@ fn serve_refuses_uploads_that_are_no_export_or_report_and_keeps_nothing() {
         let response = upload(&server, name, body);
         assert_eq!(response.status, 422, "{name}: {}", response.text());
         let why = response.text();
-        assert!(why.starts_with("refused: ") && why.contains(name), "{name}: {why}");
-        assert!(!why.contains(&*dir.path().to_string_lossy()), "{name}: {why}");
+        assert!(
+            why.starts_with("refused: ") && why.contains(name),
+            "{name}: {why}"
+        );
+        assert!(
+            !why.contains(&*dir.path().to_string_lossy()),
+            "{name}: {why}"
+        );
         assert!(
             contents(dir.path()) == before,
             "{name} left {:?}",
@@ -143,7 +149,10 @@ fn serve_refuses_upload_names_that_show_as_something_else() {
         assert_eq!(response.status, 400, "{name:?}: {}", response.text());
         let why = response.text();
         assert!(why.starts_with("refused: "), "{name:?}: {why}");
-        assert!(!why.contains(&*dir.path().to_string_lossy()), "{name:?}: {why}");
+        assert!(
+            !why.contains(&*dir.path().to_string_lossy()),
+            "{name:?}: {why}"
+        );
         assert!(why.len() < 200, "{name:?}: {why}");
         assert_eq!(names_in(dir.path()), before, "{name:?}");
     }
@@ -172,5 +181,8 @@ fn serve_lists_a_report_beside_an_export_that_is_no_sqlite_file() {
     std::fs::write(dir.path().join("run.sqlite"), b"garbage, not SQLite\n").unwrap();
     let server = Server::start(&[dir.path()], &[]);
     let list = server.get("/api/reports").text();
-    assert!(list.contains("\"run.nsys-rep\""), "the report is hidden: {list}");
+    assert!(
+        list.contains("\"run.nsys-rep\""),
+        "the report is hidden: {list}"
+    );
 }
