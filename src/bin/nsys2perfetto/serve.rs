@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -802,10 +802,6 @@ async fn trace(
         let trace = worker
             .cache
             .trace(&entry, &worker.trace_options(json), &mut |_| {})?;
-        let name = Path::new(entry.relative())
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let ext = trace
             .path()
             .file_name()
@@ -813,7 +809,7 @@ async fn trace(
             .and_then(|n| n.split_once(".trace."))
             .map_or("perfetto-trace", |(_, ext)| ext)
             .to_owned();
-        Ok::<_, nsys2perfetto::Error>((trace, format!("{}.{ext}", stem(&name))))
+        Ok::<_, nsys2perfetto::Error>((trace, format!("{}.{ext}", entry.stem())))
     })
     .await;
     match kept {
@@ -823,16 +819,6 @@ async fn trace(
         Ok(Err(e)) => refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {e}")),
         Err(_) => refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed"),
     }
-}
-
-/// `name` less its extension (`run.nsys-rep` → `run`).
-fn stem(name: &str) -> &str {
-    for ext in upload::EXTENSIONS {
-        if let Some(stem) = name.strip_suffix(&format!(".{ext}")) {
-            return stem;
-        }
-    }
-    name
 }
 
 /// A file of the cache, streamed; held in use (never evicted) until its

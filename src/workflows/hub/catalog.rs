@@ -40,6 +40,17 @@ impl Entry {
     pub fn relative(&self) -> &str {
         self.id.split_once('/').map_or(&self.id[..], |(_, r)| r)
     }
+
+    /// Its file name less its extension, in any case (`a/run.nsys-rep` →
+    /// `run`): what files made of it are named after.
+    pub fn stem(&self) -> &str {
+        let name = self.relative().rsplit('/').next().unwrap_or("");
+        let lower = name.to_ascii_lowercase();
+        super::upload::EXTENSIONS
+            .iter()
+            .find(|e| lower.len() > e.len() + 1 && lower.ends_with(&format!(".{e}")))
+            .map_or(name, |e| &name[..name.len() - e.len() - 1])
+    }
 }
 
 /// Every report or export under `dirs`, newest first (then by id). A

@@ -49,6 +49,21 @@ impl Made {
         merge
     }
 
+    /// The name of its download, after its runs: `A-vs-B` compared;
+    /// merged, the runs joined by `+` (past [`LONGEST_NAME`] bytes, the
+    /// first and how many more).
+    pub fn download_name(self, entries: &[Entry]) -> String {
+        let stems: Vec<&str> = entries.iter().map(Entry::stem).collect();
+        let named = match self {
+            Made::Compared => stems.join("-vs-"),
+            Made::Merged if stems.join("+").len() > LONGEST_NAME && stems.len() > 1 => {
+                format!("{}+{}-more", stems[0], stems.len() - 1)
+            }
+            Made::Merged => stems.join("+"),
+        };
+        format!("{named}.perfetto-trace")
+    }
+
     /// How many runs it takes: exactly (compare), or at least (merge).
     pub fn runs_needed(self) -> (usize, bool) {
         match self {
@@ -57,6 +72,9 @@ impl Made {
         }
     }
 }
+
+/// The longest name of a merge's download made of all its runs' names.
+const LONGEST_NAME: usize = 120;
 
 /// The progress of a merge as one fraction of rows: each report one
 /// thousandth-slice of the whole, its rows a share of it.

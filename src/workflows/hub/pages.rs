@@ -114,6 +114,19 @@ pub fn write_home(out: &mut dyn Write, home: &Home) -> io::Result<()> {
 }
 
 fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
+    // A run that cannot be read has no page, trace or stats: no links to
+    // them, nor a box to choose it by.
+    if let Some(error) = headline.and_then(|h| h.error.as_ref()) {
+        let mut row = vec![
+            Text::plain(entry.relative()),
+            Text::plain(utc_minute(entry.modified_ns)),
+            Text::plain(human_bytes(entry.size)),
+        ];
+        row.extend((0..3).map(|_| Text::default()));
+        row.push(Text::plain(format!("cannot be read: {error}")));
+        row.push(Text::default());
+        return row;
+    }
     let mut row = vec![
         Text::default().link(entry.relative(), url("report", entry)),
         Text::plain(utc_minute(entry.modified_ns)),
@@ -121,12 +134,6 @@ fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
     ];
     match headline {
         None => row.extend((0..4).map(|_| Text::plain("…"))),
-        Some(Headline {
-            error: Some(error), ..
-        }) => {
-            row.extend((0..3).map(|_| Text::default()));
-            row.push(Text::plain(format!("cannot be read: {error}")));
-        }
         Some(h) => {
             row.push(Text::plain(
                 h.capture_ns.map_or("–".into(), |ns| duration(ns.into())),

@@ -20,6 +20,7 @@ mod export;
 mod jobs;
 mod load;
 mod made;
+mod names;
 mod swap;
 mod tp;
 mod upload;
