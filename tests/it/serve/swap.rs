@@ -18,6 +18,9 @@ use crate::support::fixtures::fixture;
 /// How many swaps at least race the requests.
 const SWAPS: usize = 1000;
 
+/// How many rounds of requests at least race them.
+const ROUNDS: usize = 40;
+
 /// Every string of the export at `path` (its StringIds).
 fn strings_of(path: &Path) -> Vec<String> {
     let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
@@ -106,7 +109,7 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
             "/api/reports".to_owned(),
         ];
         let mut round = 0;
-        while round < 10 || swaps.load(Ordering::Relaxed) < SWAPS {
+        while round < ROUNDS || swaps.load(Ordering::Relaxed) < SWAPS {
             for path in &paths {
                 answered.push((path.clone(), server.get(path)));
             }
@@ -116,6 +119,12 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
         server
     });
     // The real file is back under its name.
+    let ok = answered.iter().filter(|(_, r)| r.status == 200).count();
+    eprintln!(
+        "{} swaps raced {} requests: {ok} answered 200, the others refused",
+        swaps.load(Ordering::Relaxed),
+        answered.len()
+    );
     let mut served_whole = 0;
     for (path, response) in &answered {
         for name in &secret_only {
