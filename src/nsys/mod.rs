@@ -21,6 +21,8 @@
 mod columns;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+#[cfg(unix)]
+mod descriptor;
 pub(crate) mod devices;
 mod durations;
 pub(crate) mod events;
@@ -449,7 +451,9 @@ fn watch(conn: &Connection, cancel: Option<&Arc<AtomicBool>>) {
 }
 
 /// A `file:` URI that opens `path` read-only and immutable: SQLite takes no
-/// locks and creates no journal beside the input.
+/// locks and creates no journal beside the input. A path naming a
+/// descriptor open in this process is read through that descriptor
+/// ([`descriptor`]).
 fn sqlite_uri(path: &Path) -> String {
     let mut uri = String::from("file:");
     for &byte in path.as_os_str().as_encoded_bytes() {
@@ -459,6 +463,11 @@ fn sqlite_uri(path: &Path) -> String {
         }
     }
     uri.push_str("?mode=ro&immutable=1");
+    #[cfg(unix)]
+    if descriptor::descriptor_of(path).is_some() && descriptor::registered() {
+        uri.push_str("&vfs=");
+        uri.push_str(descriptor::VFS);
+    }
     uri
 }
 

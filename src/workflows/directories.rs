@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::file::convert_file;
+use super::input::SQLITE_MAGIC;
 use super::output::OutputFile;
 use crate::error::{Error, Result};
 use crate::{Format, Options, Summary};
@@ -193,9 +194,11 @@ fn trace_name(input: &Path, format: Format) -> PathBuf {
 /// report it stands for. A `.sqlite` whose report (same name, `.nsys-rep`
 /// or `.qdrep`) sits beside it is that report's export: the export is
 /// converted in the report's place when it is at least as new (its
-/// modification time), the report, exported again, when it is older; never
-/// both. Links to files are followed; links to directories are not (no
-/// cycles).
+/// modification time) and it starts as an SQLite file does, the report,
+/// exported again, when it is older; never both. A `.sqlite` that is no
+/// SQLite file stands for no report: the report is found, not hidden by
+/// it (nor is it, whose name is the report's). Links to files are
+/// followed; links to directories are not (no cycles).
 pub(crate) fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<PathBuf>)>> {
     let mut found = Vec::new();
     let mut dirs = vec![dir.to_owned()];
@@ -227,14 +230,14 @@ pub(crate) fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<P
                     .find(|r| r.is_file());
                 match report {
                     None => found.push((path, None)),
-                    Some(report) if is_fresh_export(&path, &report) => {
+                    Some(report) if is_fresh_export(&path, &report) && is_sqlite(&path) => {
                         found.push((path, Some(report)))
                     }
                     Some(_) => {}
                 }
             } else if REPORTS.contains(&ext) {
                 let export = path.with_extension(SQLITE);
-                if !(export.is_file() && is_fresh_export(&export, &path)) {
+                if !(export.is_file() && is_fresh_export(&export, &path) && is_sqlite(&export)) {
                     found.push((path, None));
                 }
             }
@@ -242,6 +245,16 @@ pub(crate) fn find_reports(dir: &Path) -> std::io::Result<Vec<(PathBuf, Option<P
     }
     found.sort();
     Ok(found)
+}
+
+/// Whether `path` starts as an SQLite file does: an export that may stand
+/// for its report.
+fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; SQLITE_MAGIC.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *SQLITE_MAGIC)
 }
 
 /// Whether `export` was written no earlier than `report` was: an export of

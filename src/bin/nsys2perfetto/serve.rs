@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -173,8 +173,6 @@ struct Hub {
     background: Arc<Semaphore>,
     /// Reads a user waits for (conversions, pages), `-j` at a time.
     foreground: Arc<Semaphore>,
-    /// Upload targets being written.
-    reserved: Mutex<HashSet<PathBuf>>,
     /// Conversions a user waits for.
     jobs: Jobs,
     /// trace_processor, for traces too big for a tab.
@@ -274,7 +272,6 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         queued: Mutex::new(HashSet::new()),
         background: Arc::new(Semaphore::new(jobs)),
         foreground: Arc::new(Semaphore::new(jobs)),
-        reserved: Mutex::new(HashSet::new()),
         jobs: Jobs::default(),
         accelerators: accelerator::Accelerators::new(args.tp, args.tp_port, args.tab_limit),
     });
@@ -686,7 +683,8 @@ async fn stats_page(
 ) -> Response {
     match with_entry(&hub, &id, |hub, entry| {
         let mut out = Vec::new();
-        pages::write_stats(&mut out, entry, &hub.options).map(|()| out)
+        let run = hub.cache.readable(entry, &hub.options)?;
+        pages::write_stats(&mut out, &run, &hub.options).map(|()| out)
     })
     .await
     {
@@ -701,7 +699,8 @@ async fn findings_page(
 ) -> Response {
     match with_entry(&hub, &id, |hub, entry| {
         let mut out = Vec::new();
-        pages::write_findings_page(&mut out, entry, &hub.options).map(|()| out)
+        let run = hub.cache.readable(entry, &hub.options)?;
+        pages::write_findings_page(&mut out, &run, &hub.options).map(|()| out)
     })
     .await
     {
@@ -747,9 +746,13 @@ async fn compare_page(State(hub): State<Shared>, uri: axum::http::Uri) -> Respon
             return Err(None);
         };
         let mut out = Vec::new();
-        trimmed(|| pages::write_compare(&mut out, a, b, &worker.options))
-            .map(|()| out)
-            .map_err(|e| Some(e.to_string()))
+        trimmed(|| {
+            let a = worker.cache.readable(a, &worker.options)?;
+            let b = worker.cache.readable(b, &worker.options)?;
+            pages::write_compare(&mut out, &a, &b, &worker.options)
+        })
+        .map(|()| out)
+        .map_err(|e| Some(e.to_string()))
     })
     .await;
     match done {
@@ -793,10 +796,6 @@ async fn trace(
         let trace = worker
             .cache
             .trace(&entry, &worker.trace_options(json), &mut |_| {})?;
-        let name = Path::new(entry.relative())
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let ext = trace
             .path()
             .file_name()
@@ -804,7 +803,7 @@ async fn trace(
             .and_then(|n| n.split_once(".trace."))
             .map_or("perfetto-trace", |(_, ext)| ext)
             .to_owned();
-        Ok::<_, nsys2perfetto::Error>((trace, format!("{}.{ext}", stem(&name))))
+        Ok::<_, nsys2perfetto::Error>((trace, format!("{}.{ext}", entry.stem())))
     })
     .await;
     match kept {
@@ -856,16 +855,6 @@ async fn trace_if_made(
             "Convert and download",
         ),
     }
-}
-
-/// `name` less its extension (`run.nsys-rep` → `run`).
-fn stem(name: &str) -> &str {
-    for ext in upload::EXTENSIONS {
-        if let Some(stem) = name.strip_suffix(&format!(".{ext}")) {
-            return stem;
-        }
-    }
-    name
 }
 
 /// A file of the cache, streamed; held in use (never evicted) until its
@@ -932,20 +921,15 @@ async fn receive(State(hub): State<Shared>, request: Request) -> Response {
     if declared.is_some_and(|size| size > hub.max_upload) {
         return refused(StatusCode::PAYLOAD_TOO_LARGE, &too_large);
     }
-    let target = {
-        let mut reserved = hub.reserved.lock().unwrap_or_else(|e| e.into_inner());
-        let target = match upload::place_for(&hub.upload_dir, &name, &|p| reserved.contains(p)) {
-            Ok(t) => t,
-            Err(e) => return refused(StatusCode::BAD_REQUEST, &e.to_string()),
-        };
-        reserved.insert(target.clone());
-        target
+    let name = match upload::UploadName::new(&name) {
+        Ok(name) => name,
+        Err(why) => return refused(StatusCode::BAD_REQUEST, &why),
     };
     let (sender, mut pieces) = tokio::sync::mpsc::channel::<Piece>(8);
     let limit = hub.max_upload;
-    let writing = target.clone();
+    let dir = hub.upload_dir.clone();
     let writer = tokio::task::spawn_blocking(move || {
-        upload::save(&writing, limit, &mut || match pieces.blocking_recv() {
+        upload::save(&dir, &name, limit, &mut || match pieces.blocking_recv() {
             Some(Piece::Data(data)) => Some(Ok(data)),
             Some(Piece::Broken(why)) => Some(Err(why)),
             Some(Piece::End) => None,
@@ -969,17 +953,14 @@ async fn receive(State(hub): State<Shared>, request: Request) -> Response {
         }
     }
     drop(sender);
-    let saved = writer.await;
-    hub.reserved
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&target);
-    let shown = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match saved {
-        Ok(Ok(_)) => (StatusCode::OK, shown).into_response(),
+    match writer.await {
+        Ok(Ok(target)) => {
+            let shown = target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (StatusCode::OK, shown).into_response()
+        }
         Ok(Err(upload::UploadError::Stopped(upload::Stopped::TooLarge(_)))) => {
             refused(StatusCode::PAYLOAD_TOO_LARGE, &too_large)
         }
@@ -987,6 +968,9 @@ async fn receive(State(hub): State<Shared>, request: Request) -> Response {
             StatusCode::BAD_REQUEST,
             &format!("upload cut off: {why}; nothing kept"),
         ),
+        Ok(Err(upload::UploadError::Refused(why))) => {
+            refused(StatusCode::UNPROCESSABLE_ENTITY, &why)
+        }
         Ok(Err(upload::UploadError::Failed(e))) => {
             refused(StatusCode::INTERNAL_SERVER_ERROR, &format!("error: {e}"))
         }

@@ -1,10 +1,13 @@
 //! The hub's cache directory: per report, its headline, its report page and
 //! its traces, each computed once and kept under a key made of the file's
-//! path, size and modification time; a file that changes gets a new key,
-//! so nothing stale is ever served. Every file here is written through the
-//! one output path ([`OutputFile`]): it appears only when complete. Its
-//! size is bounded ([`Bound`]): pages and traces least recently used are
-//! removed past the limit, and made again when asked for.
+//! identity (device, inode, size, modification time) and its name in the
+//! list; a file that changes gets a new key, so nothing stale is ever
+//! served, and what is kept under a key was read from that very file
+//! ([`Readable`]), never from another that took its name for a moment.
+//! Every file here is written through the one output path ([`OutputFile`]):
+//! it appears only when complete. Its size is bounded ([`Bound`]): pages and
+//! traces least recently used are removed past the limit, and made again
+//! when asked for.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -21,23 +24,27 @@ use crate::workflows::file::convert_file;
 use crate::workflows::output::OutputFile;
 use crate::{Format, Options, Progress};
 
-/// The key of a report in the cache: its path, size and modification time,
-/// hashed (FNV-1a, 64 bits), in hex.
+/// The key of a report in the cache: its file's identity and its name in
+/// the list (which its pages show), hashed (FNV-1a, 64 bits), in hex.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CacheKey(String);
 
 impl CacheKey {
-    /// The key of `entry` as it is now.
+    /// The key of `entry` as listed.
     pub fn of(entry: &Entry) -> CacheKey {
-        let path = entry
-            .path
-            .canonicalize()
-            .unwrap_or_else(|_| entry.path.clone());
         CacheKey::of_text(&format!(
-            "{}\0{}\0{}",
-            path.display(),
-            entry.size,
-            entry.modified_ns
+            "{}\0{}",
+            entry.id,
+            CacheKey::of_file(entry).as_str()
+        ))
+    }
+
+    /// The key of `entry`'s file alone, whatever its name: what is the same
+    /// for every name of it (its export).
+    pub fn of_file(entry: &Entry) -> CacheKey {
+        CacheKey::of_text(&format!(
+            "{}\0{}\0{}\0{}",
+            entry.device, entry.inode, entry.size, entry.modified_ns
         ))
     }
 
@@ -137,7 +144,16 @@ impl Cache {
     /// Reads `entry`'s report once and writes its report page and its
     /// headline. A report that cannot be read gets a headline saying why.
     fn read_report(&self, entry: &Entry, key: &CacheKey, options: &Options) -> Result<Headline> {
-        let headline = match report_file(&entry.path, &ReportOptions::default(), options) {
+        // A file that is not the one listed now is no headline of it:
+        // nothing is kept, and it is read again when listed again.
+        let opened = entry.open()?;
+        let read = self
+            .readable_from(entry, opened, options)
+            .and_then(|readable| {
+                report_file(readable.path(), &ReportOptions::default(), options)
+                    .map_err(|e| readable.told(e))
+            });
+        let headline = match read {
             Ok(mut run) => {
                 run.path = entry.relative().to_owned();
                 let page = Page {
@@ -197,7 +213,10 @@ impl Cache {
         let trace = self.bound.pin(&self.file(&key, &format!("trace.{ext}")));
         let path = trace.path();
         self.once(path, || {
-            convert_file(&entry.path, OutputFile::new(path), options, progress).map(|_| ())
+            let readable = self.readable(entry, options)?;
+            convert_file(readable.path(), OutputFile::new(path), options, progress)
+                .map(|_| ())
+                .map_err(|e| readable.told(e))
         })?;
         Ok(trace)
     }

@@ -2,6 +2,10 @@
 //! by the rule `convert DIR` follows (`find_reports`), less any whose
 //! real path leaves its directory (a symbolic link to elsewhere): the hub
 //! serves nothing of the machine but what lies under its directories.
+//! Each entry records where its file really is under its directory and
+//! which file it is (device, inode, size, modification time): it is read
+//! only through a handle opened beneath the directory and checked to be
+//! that file ([`super::opened`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -21,12 +25,31 @@ pub struct Entry {
     pub size: u64,
     /// Its modification time, ns since the Unix epoch.
     pub modified_ns: i128,
+    /// The real path of its directory.
+    pub root: PathBuf,
+    /// Its real path below `root`: no component a symbolic link when listed.
+    pub within: PathBuf,
+    /// The device it is on.
+    pub device: u64,
+    /// Its inode there.
+    pub inode: u64,
 }
 
 impl Entry {
     /// Its path below its directory, as shown.
     pub fn relative(&self) -> &str {
         self.id.split_once('/').map_or(&self.id[..], |(_, r)| r)
+    }
+
+    /// Its file name less its extension, in any case (`a/run.nsys-rep` →
+    /// `run`): what files made of it are named after.
+    pub fn stem(&self) -> &str {
+        let name = self.relative().rsplit('/').next().unwrap_or("");
+        let lower = name.to_ascii_lowercase();
+        super::upload::EXTENSIONS
+            .iter()
+            .find(|e| lower.len() > e.len() + 1 && lower.ends_with(&format!(".{e}")))
+            .map_or(name, |e| &name[..name.len() - e.len() - 1])
     }
 }
 
@@ -66,14 +89,14 @@ pub fn scan(dirs: &[PathBuf]) -> (Vec<Entry>, Vec<(PathBuf, std::io::Error)>) {
 }
 
 /// The entry of `path`, found under `dir` (whose real path is `root`):
-/// none where its real path is not under `root`, its name is not UTF-8
-/// (no URL could name it faithfully), or it vanished.
+/// none where its real path is not under `root`, is no regular file (a
+/// link swapped in since it was resolved, say), its name is not UTF-8 (no
+/// URL could name it faithfully), or it vanished.
 fn entry(place: usize, dir: &Path, root: &Path, path: &Path) -> Option<Entry> {
     let real = path.canonicalize().ok()?;
-    if !real.starts_with(root) {
-        return None;
-    }
-    let meta = std::fs::metadata(&real).ok()?;
+    let within = real.strip_prefix(root).ok()?.to_owned();
+    // Not followed: the real path holds no link, unless one came since.
+    let meta = std::fs::symlink_metadata(&real).ok()?;
     if !meta.is_file() {
         return None;
     }
@@ -82,17 +105,38 @@ fn entry(place: usize, dir: &Path, root: &Path, path: &Path) -> Option<Entry> {
     for part in relative.components() {
         parts.push(part.as_os_str().to_str()?);
     }
-    let modified_ns = meta
-        .modified()
-        .ok()
-        .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i128);
+    let (device, inode) = device_and_inode(&meta);
     Some(Entry {
         id: format!("{place}/{}", parts.join("/")),
         path: path.to_owned(),
         size: meta.len(),
-        modified_ns,
+        modified_ns: modified_ns(&meta),
+        root: root.to_owned(),
+        within,
+        device,
+        inode,
     })
+}
+
+/// A file's modification time, ns since the Unix epoch (0 before it).
+pub(super) fn modified_ns(meta: &std::fs::Metadata) -> i128 {
+    meta.modified()
+        .ok()
+        .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+/// A file's device and inode.
+#[cfg(unix)]
+pub(super) fn device_and_inode(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// A file's device and inode: none known here.
+#[cfg(not(unix))]
+pub(super) fn device_and_inode(_meta: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }
 
 /// `ns` since the Unix epoch as UTC `YYYY-MM-DD HH:MM`.

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::bound::Pinned;
 use super::cache::{Cache, CacheKey};
 use super::catalog::Entry;
+use super::readable::told;
 use crate::error::Result;
 use crate::merge::{merge_files, Alignment, Labels, MergeOptions, MergeProgress};
 use crate::workflows::output::OutputFile;
@@ -48,6 +49,21 @@ impl Made {
         merge
     }
 
+    /// The name of its download, after its runs: `A-vs-B` compared;
+    /// merged, the runs joined by `+` (past [`LONGEST_NAME`] bytes, the
+    /// first and how many more).
+    pub fn download_name(self, entries: &[Entry]) -> String {
+        let stems: Vec<&str> = entries.iter().map(Entry::stem).collect();
+        let named = match self {
+            Made::Compared => stems.join("-vs-"),
+            Made::Merged if stems.join("+").len() > LONGEST_NAME && stems.len() > 1 => {
+                format!("{}+{}-more", stems[0], stems.len() - 1)
+            }
+            Made::Merged => stems.join("+"),
+        };
+        format!("{named}.perfetto-trace")
+    }
+
     /// How many runs it takes: exactly (compare), or at least (merge).
     pub fn runs_needed(self) -> (usize, bool) {
         match self {
@@ -56,6 +72,9 @@ impl Made {
         }
     }
 }
+
+/// The longest name of a merge's download made of all its runs' names.
+const LONGEST_NAME: usize = 120;
 
 /// The progress of a merge as one fraction of rows: each report one
 /// thousandth-slice of the whole, its rows a share of it.
@@ -95,8 +114,12 @@ impl Cache {
         let name = format!("{}.perfetto-trace", Cache::made_key(made, entries));
         let trace = self.pin_file(&name);
         let path = trace.path();
-        let inputs: Vec<PathBuf> = entries.iter().map(|e| e.path.clone()).collect();
         self.once(path, || {
+            let readables = entries
+                .iter()
+                .map(|e| self.readable(e, options))
+                .collect::<Result<Vec<_>>>()?;
+            let inputs: Vec<PathBuf> = readables.iter().map(|r| r.path().to_owned()).collect();
             let mut heard = |p: MergeProgress| progress(overall(p));
             merge_files(
                 &inputs,
@@ -106,6 +129,7 @@ impl Cache {
                 &mut heard,
             )
             .map(drop)
+            .map_err(|e| told(&readables, e))
         })?;
         Ok(trace)
     }

@@ -1,7 +1,9 @@
 //! The hub of `serve`: what a web page of a team's runs needs that is no
-//! HTTP. The reports under some directories ([`catalog`]), each one's
-//! headline and trace computed once and kept in a cache directory keyed by
-//! the file's path, size and modification time ([`cache`]), its size
+//! HTTP. The reports under some directories ([`catalog`]), each read only
+//! through a handle opened beneath its directory and checked to be the file
+//! listed ([`opened`], [`readable`]: a report exported once per file), each
+//! one's headline and trace computed once and kept in a cache directory
+//! keyed by the file's identity ([`cache`]), its size
 //! bounded ([`bound`]), what is made of several runs ([`made`], [`steps`]), and the pages,
 //! made by the one renderer (`crate::render`) as every page of the
 //! commands is ([`pages`]). The server itself lives with the command line:
@@ -13,7 +15,9 @@ pub mod catalog;
 pub mod headline;
 pub mod jobs;
 pub mod made;
+pub mod opened;
 pub mod pages;
+pub mod readable;
 pub mod steps;
 pub mod upload;
 
@@ -23,3 +27,5 @@ pub use catalog::{scan, Entry};
 pub use headline::Headline;
 pub use jobs::{Job, Jobs};
 pub use made::Made;
+pub use opened::Opened;
+pub use readable::Readable;

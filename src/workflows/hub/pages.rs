@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::catalog::{utc_minute, Entry};
 use super::headline::Headline;
+use super::readable::Readable;
 use crate::analysis::analyze::{write_findings, Rule, Thresholds};
 use crate::analysis::gpu_time::{summary_table, ReportOptions};
 use crate::analysis::stats::{
@@ -113,6 +114,19 @@ pub fn write_home(out: &mut dyn Write, home: &Home) -> io::Result<()> {
 }
 
 fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
+    // A run that cannot be read has no page, trace or stats: no links to
+    // them, nor a box to choose it by.
+    if let Some(error) = headline.and_then(|h| h.error.as_ref()) {
+        let mut row = vec![
+            Text::plain(entry.relative()),
+            Text::plain(utc_minute(entry.modified_ns)),
+            Text::plain(human_bytes(entry.size)),
+        ];
+        row.extend((0..3).map(|_| Text::default()));
+        row.push(Text::plain(format!("cannot be read: {error}")));
+        row.push(Text::default());
+        return row;
+    }
     let mut row = vec![
         Text::default().link(entry.relative(), url("report", entry)),
         Text::plain(utc_minute(entry.modified_ns)),
@@ -120,12 +134,6 @@ fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
     ];
     match headline {
         None => row.extend((0..4).map(|_| Text::plain("…"))),
-        Some(Headline {
-            error: Some(error), ..
-        }) => {
-            row.extend((0..3).map(|_| Text::default()));
-            row.push(Text::plain(format!("cannot be read: {error}")));
-        }
         Some(h) => {
             row.push(Text::plain(
                 h.capture_ns.map_or("–".into(), |ns| duration(ns.into())),
@@ -225,14 +233,16 @@ pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
     blocks
 }
 
-/// Writes the stats page of `entry`: the tables `stats` prints by default.
-pub fn write_stats(out: &mut dyn Write, entry: &Entry, options: &Options) -> Result<()> {
+/// Writes the stats page of `run`: the tables `stats` prints by default.
+pub fn write_stats(out: &mut dyn Write, run: &Readable, options: &Options) -> Result<()> {
+    let entry = run.entry();
     let tables = summarize_file(
-        &entry.path,
+        run.path(),
         &StatsReport::DEFAULT,
         RangeNames::Recorded,
         options,
-    )?;
+    )
+    .map_err(|e| run.told(e))?;
     let mut blocks = vec![
         nav(Some(entry)),
         Block::Heading(
@@ -287,10 +297,12 @@ struct RuleTable {
 /// How many findings of each rule the findings page lists.
 const FINDINGS_SHOWN: usize = 50;
 
-/// Writes the findings page of `entry`: what `analyze` finds, rule by rule,
+/// Writes the findings page of `run`: what `analyze` finds, rule by rule,
 /// from the JSON `analyze --format json` writes.
-pub fn write_findings_page(out: &mut dyn Write, entry: &Entry, options: &Options) -> Result<()> {
-    let findings = analyze_file(&entry.path, &Rule::ALL, &Thresholds::default(), options)?;
+pub fn write_findings_page(out: &mut dyn Write, run: &Readable, options: &Options) -> Result<()> {
+    let entry = run.entry();
+    let findings = analyze_file(run.path(), &Rule::ALL, &Thresholds::default(), options)
+        .map_err(|e| run.told(e))?;
     let mut json = Vec::new();
     let file = entry.relative().to_owned();
     write_findings(
@@ -431,11 +443,19 @@ const COMPARE_TOP: usize = 10;
 /// Writes the page that compares the runs `a` and `b`: the headline
 /// numbers side by side (`compare --summary`), then the largest changes
 /// of each kind (`compare --top 10`).
-pub fn write_compare(out: &mut dyn Write, a: &Entry, b: &Entry, options: &Options) -> Result<()> {
+pub fn write_compare(
+    out: &mut dyn Write,
+    read_a: &Readable,
+    read_b: &Readable,
+    options: &Options,
+) -> Result<()> {
+    let (a, b) = (read_a.entry(), read_b.entry());
+    let told = |e| read_b.told(read_a.told(e));
     let report_options = ReportOptions::default();
-    let run_a = report_file(&a.path, &report_options, options)?;
-    let run_b = report_file(&b.path, &report_options, options)?;
-    let (summary_a, summary_b) = compare_files(&a.path, &b.path, RangeNames::Recorded, options)?;
+    let run_a = report_file(read_a.path(), &report_options, options).map_err(told)?;
+    let run_b = report_file(read_b.path(), &report_options, options).map_err(told)?;
+    let (summary_a, summary_b) =
+        compare_files(read_a.path(), read_b.path(), RangeNames::Recorded, options).map_err(told)?;
     let differences = top_by_kind(
         compare(&summary_a, &summary_b),
         &Kind::ALL,

@@ -6,6 +6,7 @@
 use super::bound::Pinned;
 use super::cache::{Cache, CacheKey};
 use super::catalog::Entry;
+use super::readable::told;
 use crate::analysis::gpu_time::{write_page, PageFormat, ReportOptions};
 use crate::analysis::steps::{StepOptions, StepPattern};
 use crate::error::Result;
@@ -48,7 +49,11 @@ impl Cache {
                 steps: Some(steps),
                 ..ReportOptions::default()
             };
-            let inputs: Vec<_> = entries.iter().map(|e| e.path.clone()).collect();
+            let readables = entries
+                .iter()
+                .map(|e| self.readable(e, options))
+                .collect::<Result<Vec<_>>>()?;
+            let inputs: Vec<_> = readables.iter().map(|r| r.path().to_owned()).collect();
             let total = entries.len() as u64;
             let mut started = 0;
             let mut heard = |_: &std::path::Path| {
@@ -58,7 +63,8 @@ impl Cache {
                 });
                 started += 1;
             };
-            let mut made = report_files(&inputs, &report_options, options, &mut heard)?;
+            let mut made = report_files(&inputs, &report_options, options, &mut heard)
+                .map_err(|e| told(&readables, e))?;
             // Named as the list names them, not by where the server found them.
             for (run, entry) in made.runs.iter_mut().zip(entries) {
                 run.path = entry.relative().to_owned();

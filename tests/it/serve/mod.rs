@@ -19,11 +19,15 @@ use rusqlite::Connection;
 use crate::support::fixtures::fixture;
 
 mod cache;
+mod export;
 mod guard;
 mod jobs;
 mod load;
 mod made;
+mod names;
+mod swap;
 mod tp;
+mod upload;
 
 const BIN: &str = env!("CARGO_BIN_EXE_nsys2perfetto");
 

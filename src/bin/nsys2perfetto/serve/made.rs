@@ -177,6 +177,10 @@ pub(super) async fn download(
             return refused(StatusCode::SERVICE_UNAVAILABLE, "the job was cancelled")
         }
     }
+    let download = match &making {
+        Making::Trace(made) => made.download_name(&entries),
+        Making::Steps(_) => String::new(),
+    };
     let worker = Arc::clone(&hub);
     let wanted = making.clone();
     let kept = tokio::task::spawn_blocking(move || {
@@ -187,9 +191,8 @@ pub(super) async fn download(
         (Ok(Ok(page)), Making::Steps(_)) => {
             file_response(page, "text/html; charset=utf-8", None).await
         }
-        (Ok(Ok(trace)), Making::Trace(made)) => {
-            let name = format!("{}.perfetto-trace", made.name());
-            file_response(trace, "application/octet-stream", Some(&name)).await
+        (Ok(Ok(trace)), Making::Trace(_)) => {
+            file_response(trace, "application/octet-stream", Some(&download)).await
         }
         (Ok(Err(e)), _) => refused(StatusCode::UNPROCESSABLE_ENTITY, &format!("error: {e}")),
         (Err(_), _) => refused(StatusCode::INTERNAL_SERVER_ERROR, "the work failed"),
