@@ -4,8 +4,11 @@
 
 use super::{id_in, runs, Server};
 
-/// The file name a download's `Content-Disposition` gives.
-fn download_name(server: &Server, path: &str) -> String {
+/// The file name a download's `Content-Disposition` gives, once the job
+/// that makes it (`job`, a POST as the page's button sends) has ended.
+fn download_name(server: &Server, job: &str, path: &str) -> String {
+    let made = server.post(job);
+    assert_eq!(made.status, 200, "{job}: {}", made.text());
     let response = server.get(path);
     assert_eq!(response.status, 200, "{path}: {}", response.text());
     let disposition = response.header("Content-Disposition").unwrap_or("");
@@ -26,15 +29,23 @@ fn serve_names_downloads_after_their_runs() {
     let list = server.reports_with_headlines();
     let (a, b) = (id_in(&list, names[0]), id_in(&list, names[1]));
     assert_eq!(
-        download_name(&server, &format!("/trace/{a}")),
+        download_name(&server, &format!("/api/convert/{a}"), &format!("/trace/{a}")),
         "nsys-ai_mock.perfetto-trace"
     );
     assert_eq!(
-        download_name(&server, &format!("/made/merge?run={a}&run={b}")),
+        download_name(
+            &server,
+            &format!("/api/make/merge?run={a}&run={b}"),
+            &format!("/made/merge?run={a}&run={b}")
+        ),
         "nsys-ai_mock+nsys-ai_healthy_1pct.perfetto-trace"
     );
     assert_eq!(
-        download_name(&server, &format!("/made/compare?run={b}&run={a}")),
+        download_name(
+            &server,
+            &format!("/api/make/compare?run={b}&run={a}"),
+            &format!("/made/compare?run={b}&run={a}")
+        ),
         "nsys-ai_healthy_1pct-vs-nsys-ai_mock.perfetto-trace"
     );
 }

@@ -105,13 +105,20 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
             format!("/stats/{id}"),
             format!("/report/{id}"),
             format!("/findings/{id}"),
+            // A trace is made by a POST (its event stream), then sent by a GET.
+            format!("/api/convert/{id}"),
             format!("/trace/{id}"),
             "/api/reports".to_owned(),
         ];
         let mut round = 0;
         while round < ROUNDS || swaps.load(Ordering::Relaxed) < SWAPS {
             for path in &paths {
-                answered.push((path.clone(), server.get(path)));
+                let response = if path.starts_with("/api/convert/") {
+                    server.post(path)
+                } else {
+                    server.get(path)
+                };
+                answered.push((path.clone(), response));
             }
             round += 1;
         }
@@ -167,6 +174,8 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
         }
     }
     let id = "0/nsys-ai_mock.sqlite";
+    let made = server.post(&format!("/api/convert/{id}"));
+    assert_eq!(made.status, 200, "{}", made.text());
     let trace = server.get(&format!("/trace/{id}"));
     assert_eq!(trace.status, 200, "{}", trace.text());
     assert!(

@@ -49,7 +49,8 @@ fn serve_upload_racing_a_file_of_its_name_never_replaces_that_file() {
     write!(
         stream,
         "POST /upload?name=race.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
-         Connection: close\r\nContent-Length: {}\r\n\r\n",
+         {}Connection: close\r\nContent-Length: {}\r\n\r\n",
+        server.credentials("POST"),
         sent.len()
     )
     .unwrap();
