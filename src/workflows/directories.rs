@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::file::convert_file;
+use super::new_directories::NewDirectories;
 use super::output::OutputFile;
 use crate::error::{Error, Result};
 use crate::{Format, Options, Summary};
@@ -140,7 +141,7 @@ pub fn check_outputs(files: &[TreeFile], force: bool) -> Result<()> {
 /// directories their traces go into; a trace replaces a report or export
 /// only with `force`, an input never. `done` hears of each file converted
 /// (or failed), as it is. Once `options.cancel` is set, no file is started:
-/// those are `None`.
+/// those are `None`. A directory made that no trace went into is removed.
 pub fn convert_files(
     files: &[TreeFile],
     options: &Options,
@@ -149,6 +150,9 @@ pub fn convert_files(
     done: &(dyn Fn(&TreeFile, &TreeConversion) + Sync),
 ) -> Vec<Option<TreeConversion>> {
     let outputs = outputs(files, force);
+    // Made as traces are written; those left empty (an interruption, a
+    // failure) are removed at the end.
+    let made = NewDirectories::missing(files.iter().filter_map(|f| f.output.parent()));
     let next = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<TreeConversion>>> =
         Mutex::new(std::iter::repeat_with(|| None).take(files.len()).collect());
@@ -171,6 +175,7 @@ pub fn convert_files(
             });
         }
     });
+    made.remove_empty();
     outcomes.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 

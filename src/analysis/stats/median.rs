@@ -408,13 +408,12 @@ impl Target {
 /// The temporary file of values could not be written or read back: the
 /// error says so.
 fn spill_failed(cause: io::Error) -> io::Error {
-    io::Error::new(
-        cause.kind(),
-        format!(
-            "a temporary file of values for medians (TMPDIR says where): {}",
-            crate::error::plain(&cause)
-        ),
-    )
+    let message = format!(
+        "a temporary file of values for medians in {} (TMPDIR): {}",
+        std::env::temp_dir().display(),
+        crate::error::plain(&cause)
+    );
+    io::Error::new(cause.kind(), crate::error::Worded(message))
 }
 
 #[cfg(test)]

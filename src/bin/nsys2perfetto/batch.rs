@@ -30,6 +30,14 @@ pub fn run(
     writing: Writing,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
+    if output.is_some_and(nsys2perfetto::is_standard_output) {
+        return Err(crate::Usage(
+            "-o - writes one trace to standard output, and directories hold several reports: \
+             give -o DIR/ for their traces"
+                .into(),
+        )
+        .into());
+    }
     if let Some(out) = output {
         let why = "with directories to convert, -o names the directory that mirrors their tree";
         crate::convert::check_directory(out, why).map_err(crate::Usage)?;

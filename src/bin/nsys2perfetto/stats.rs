@@ -43,17 +43,15 @@ pub struct Args {
     #[command(flatten)]
     exporter: Exporter,
 
-    /// Errors only, as for every command (stats prints nothing else on
-    /// standard error).
+    /// Errors only: not the note that names the files of several CSV
+    /// tables.
     #[arg(short, long)]
     quiet: bool,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    // Accepted as every command accepts it: stats says nothing but errors.
-    let _errors_only = args.quiet;
     let inputs: Vec<&PathBuf> = args.inputs.iter().collect();
-    let tables = args.table.checked(&inputs, args.writing)?;
+    let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
     let which = match args.report.is_empty() {
         true => StatsReport::DEFAULT.to_vec(),
         false => once_each(args.report),
