@@ -72,6 +72,7 @@ pub use filter::{Filter, TimeWindow};
 pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::new_directories::NewDirectories;
+pub use workflows::tested::untested_version;
 pub use workflows::output::{
     check_named_as, is_standard_output, output_format, NamedFormat, OutputFile, OutputSet, STANDARD_OUTPUT,
 };

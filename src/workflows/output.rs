@@ -624,10 +624,11 @@ pub fn output_format<F: NamedFormat>(
 /// (`table.txt`, `/dev/stdout`) is taken as it is.
 pub fn check_named_as(output: &Path, what: &str, extensions: &[&str]) -> Result<()> {
     /// The extensions that say a file's format.
+    /// (A report's or an export's, `.nsys-rep`, `.sqlite`, are not among
+    /// them: `--force` decides whether such a file is replaced.)
     const KNOWN: &[&str] = &[
         "csv", "tsv", "json", "jsonl", "ndjson", "gz", "html", "htm", "md", "svg", "png", "jpg",
-        "jpeg", "gif", "pdf", "perfetto-trace", "pftrace", "pb", "sqlite", "nsys-rep", "qdrep",
-        "xml", "xlsx",
+        "jpeg", "gif", "pdf", "perfetto-trace", "pftrace", "pb", "xml", "xlsx",
     ];
     let Some(extension) = output.extension() else {
         return Ok(());

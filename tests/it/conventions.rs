@@ -717,3 +717,46 @@ fn an_interrupted_reading_says_nothing_written() {
         );
     }
 }
+
+/// An export that says a future nsys made it is read all the same, with one
+/// note per run that names the newest version tested; none with `-q`, none
+/// for an export of a version tested.
+#[test]
+fn an_export_of_a_future_nsys_is_noted_once() {
+    let dir = setup();
+    let d = dir.path();
+    for (name, version) in [("future.sqlite", "2099.1"), ("b.sqlite", "2025.3.2.0")] {
+        std::fs::copy(demo(), d.join(name)).unwrap();
+        let conn = rusqlite::Connection::open(d.join(name)).unwrap();
+        conn.execute_batch(&format!(
+            "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+             INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_VERSION', '{version}');"
+        ))
+        .unwrap();
+    }
+    let series = "series --param n=1 future.sqlite --param n=2 b.sqlite --events cpush";
+    let lines = [
+        "convert future.sqlite -o f.perfetto-trace".to_owned(),
+        "merge future.sqlite b.sqlite -o m.perfetto-trace".to_owned(),
+        "stats future.sqlite b.sqlite".to_owned(),
+        "analyze future.sqlite".to_owned(),
+        "compare future.sqlite b.sqlite".to_owned(),
+        series.to_owned(),
+        "report future.sqlite b.sqlite".to_owned(),
+    ];
+    for line in &lines {
+        let args: Vec<&str> = line.split(' ').collect();
+        let out = run(d, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{line}: {stderr}");
+        let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("newer than")).collect();
+        assert_eq!(notes.len(), 1, "{line}: {stderr}");
+        assert!(
+            notes[0].starts_with("nsys2perfetto: note: future.sqlite: made by nsys 2099.1, newer than any version tested (the newest is 2026.2)"),
+            "{line}: {stderr}"
+        );
+        let quiet = [&args[..], &["-q"]].concat();
+        let out = run(d, &quiet);
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("newer than"), "{line} -q");
+    }
+}

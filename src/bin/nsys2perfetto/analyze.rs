@@ -99,6 +99,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     };
     let format = output_format(args.format, output, TableFormat::Table)
         .map_err(|e| crate::Usage(e.to_string()))?;
+    crate::paths::note_untested([&args.report], args.quiet);
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,

@@ -44,6 +44,7 @@ pub fn run(
     }
     let files = files_below(inputs, output, options.format).map_err(refused_option)?;
     check_outputs(&files, writing.force).map_err(|e| crate::Usage(e.to_string()))?;
+    crate::paths::note_untested(files.iter().map(|f| &f.input), quiet);
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());

@@ -95,6 +95,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    crate::paths::note_untested(inputs, args.quiet);
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     if args.summary {

@@ -75,6 +75,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.parts = args.selection.parts().map_err(Usage)?;
     let output = args.writing.output(&args.output, &args.inputs)?;
     crate::paths::no_trace_to_terminal(&output)?;
+    crate::paths::note_untested(&args.inputs, args.quiet);
     options.nsys = args.exporter.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let mut merge = MergeOptions::default();

@@ -89,3 +89,16 @@ pub fn shown(output: &Path) -> String {
         false => output.display().to_string(),
     }
 }
+
+/// Notes each of `inputs` that an nsys newer than any tested made (not with
+/// `-q`): it is read all the same.
+pub fn note_untested<P: AsRef<Path>>(inputs: impl IntoIterator<Item = P>, quiet: bool) {
+    if quiet {
+        return;
+    }
+    for input in inputs {
+        if let Some(note) = nsys2perfetto::untested_version(input.as_ref()) {
+            crate::note(note);
+        }
+    }
+}

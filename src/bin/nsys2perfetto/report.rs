@@ -109,6 +109,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for input in &args.inputs {
         crate::paths::present(input)?;
     }
+    crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
@@ -204,6 +205,7 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for input in &args.inputs {
         crate::paths::present(input)?;
     }
+    crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(signals.cancel.clone());

@@ -95,6 +95,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for run in &runs {
         crate::paths::present(&run.input)?;
     }
+    crate::paths::note_untested(runs.iter().map(|r| &r.input), args.quiet);
     let mut options = Options::default();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
@@ -203,10 +204,11 @@ impl Outputs {
             Some(path) => check_named_as(path, what, extensions).map_err(|e| Usage(e.to_string())),
             None => Ok(()),
         };
+        let checked_table = table.map(|p| writing.output(p, &inputs)).transpose()?;
+        let checked_plot = plot.map(|p| writing.output(p, &inputs)).transpose()?;
         named(table, "a CSV table", &["csv", "txt"])?;
         named(plot, "an SVG plot", &["svg"])?;
-        let table = table.map(|p| writing.output(p, &inputs)).transpose()?;
-        let plot = plot.map(|p| writing.output(p, &inputs)).transpose()?;
+        let (table, plot) = (checked_table, checked_plot);
         match (&table, &plot) {
             (Some(table), Some(plot)) => crate::paths::distinct(("-o", table), ("--svg", plot))?,
             (None, Some(plot)) if plot.is_standard_output() => {

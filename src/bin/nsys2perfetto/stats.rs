@@ -52,6 +52,7 @@ pub struct Args {
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let inputs: Vec<&PathBuf> = args.inputs.iter().collect();
     let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
+    crate::paths::note_untested(&inputs, args.quiet);
     let which = match args.report.is_empty() {
         true => StatsReport::DEFAULT.to_vec(),
         false => once_each(args.report),
