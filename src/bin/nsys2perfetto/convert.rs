@@ -220,13 +220,8 @@ fn plan(
                 }
                 out.to_owned()
             }
-            (None, None) => {
-                // Beside a device (`/dev/stdin`), no file of the user's.
-                OutputFile::new(input)
-                    .check_derivable()
-                    .map_err(|e| format!("{e}; name the trace with -o"))?;
-                input.with_file_name(name)
-            }
+            // (An input that is a device is refused when it is read.)
+            (None, None) => input.with_file_name(name),
         };
         targets.push(target);
     }
