@@ -72,10 +72,11 @@ pub use filter::{Filter, TimeWindow};
 pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::new_directories::NewDirectories;
-pub use workflows::tested::untested_version;
 pub use workflows::output::{
-    check_named_as, is_standard_output, output_format, NamedFormat, OutputFile, OutputSet, STANDARD_OUTPUT,
+    check_named_as, is_standard_output, output_format, NamedFormat, OutputFile, OutputSet,
+    STANDARD_OUTPUT,
 };
+pub use workflows::tested::untested_version;
 // The parts of the program's two servers (`open`, `serve`) that are no HTTP: public
 // for the program only, not an API (they change with its pages), so not documented.
 #[doc(hidden)]

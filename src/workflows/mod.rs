@@ -15,7 +15,7 @@ pub(crate) mod merge;
 pub(crate) mod new_directories;
 pub(crate) mod output;
 pub(crate) mod saved;
-pub(crate) mod tested;
 pub mod serve;
+pub(crate) mod tested;
 
 pub(crate) use input::with_report;

@@ -627,8 +627,26 @@ pub fn check_named_as(output: &Path, what: &str, extensions: &[&str]) -> Result<
     /// (A report's or an export's, `.nsys-rep`, `.sqlite`, are not among
     /// them: `--force` decides whether such a file is replaced.)
     const KNOWN: &[&str] = &[
-        "csv", "tsv", "json", "jsonl", "ndjson", "gz", "html", "htm", "md", "svg", "png", "jpg",
-        "jpeg", "gif", "pdf", "perfetto-trace", "pftrace", "pb", "xml", "xlsx",
+        "csv",
+        "tsv",
+        "json",
+        "jsonl",
+        "ndjson",
+        "gz",
+        "html",
+        "htm",
+        "md",
+        "svg",
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "pdf",
+        "perfetto-trace",
+        "pftrace",
+        "pb",
+        "xml",
+        "xlsx",
     ];
     let Some(extension) = output.extension() else {
         return Ok(());

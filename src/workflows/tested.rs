@@ -36,10 +36,12 @@ fn export_version(path: &Path) -> Option<String> {
     use rusqlite::{Connection, OpenFlags};
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).ok()?;
-    ["META_DATA_EXPORT", "EXPORT_META_DATA"].iter().find_map(|table| {
-        let sql = format!("SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'");
-        conn.query_row(&sql, [], |r| r.get::<_, String>(0)).ok()
-    })
+    ["META_DATA_EXPORT", "EXPORT_META_DATA"]
+        .iter()
+        .find_map(|table| {
+            let sql = format!("SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'");
+            conn.query_row(&sql, [], |r| r.get::<_, String>(0)).ok()
+        })
 }
 
 /// The year and release of a version (`2025.3.2.0` is (2025, 3)).

@@ -408,14 +408,20 @@ fn dash_is_standard_output_everywhere() {
         ("stats a.sqlite b.sqlite --format csv -o {}".into(), "s.csv"),
         ("stats a.sqlite --format json -o {}".into(), "s.json"),
         ("analyze a.sqlite --format csv -o {}".into(), "f.csv"),
-        ("compare a.sqlite b.sqlite --format csv -o {}".into(), "c.csv"),
+        (
+            "compare a.sqlite b.sqlite --format csv -o {}".into(),
+            "c.csv",
+        ),
         (
             "compare a.sqlite b.sqlite -q -o t.txt --trace {}".into(),
             "t.perfetto-trace",
         ),
         (format!("{series} -o t.csv --svg {{}}"), "p.svg"),
         (format!("{series} -o {{}}"), "t.csv"),
-        ("merge a.sqlite b.sqlite -q -o {}".into(), "m.perfetto-trace"),
+        (
+            "merge a.sqlite b.sqlite -q -o {}".into(),
+            "m.perfetto-trace",
+        ),
         ("convert a.sqlite -q -o {}".into(), "a.perfetto-trace"),
         ("report a.sqlite --format md -q -o {}".into(), "r.md"),
     ];
@@ -449,9 +455,18 @@ fn dash_is_standard_output_everywhere() {
             "compare a.sqlite b.sqlite --trace -".into(),
             "would both go to standard output",
         ),
-        (format!("{series} --svg -"), "would both go to standard output"),
-        (format!("{series} -o - --svg -"), "would both go to standard output"),
-        ("convert . -o -".into(), "-o - writes one trace to standard output"),
+        (
+            format!("{series} --svg -"),
+            "would both go to standard output",
+        ),
+        (
+            format!("{series} -o - --svg -"),
+            "would both go to standard output",
+        ),
+        (
+            "convert . -o -".into(),
+            "-o - writes one trace to standard output",
+        ),
     ];
     for (line, needle) in refused {
         let args: Vec<&str> = line.split(' ').collect();
@@ -471,8 +486,12 @@ fn a_set_of_tables_is_all_or_nothing() {
     // The limit: more than the first table's file, less than the second's.
     let out = run(d, &args);
     assert!(out.status.success(), "{out:?}");
-    let first = std::fs::metadata(d.join("s_cuda_api_sum.csv")).unwrap().len();
-    let second = std::fs::metadata(d.join("s_cuda_gpu_kern_sum.csv")).unwrap().len();
+    let first = std::fs::metadata(d.join("s_cuda_api_sum.csv"))
+        .unwrap()
+        .len();
+    let second = std::fs::metadata(d.join("s_cuda_gpu_kern_sum.csv"))
+        .unwrap()
+        .len();
     assert!(first < second, "{first} {second}");
     for name in ["s_cuda_api_sum.csv", "s_cuda_gpu_kern_sum.csv"] {
         std::fs::remove_file(d.join(name)).unwrap();
@@ -499,7 +518,10 @@ fn quiet_says_no_note() {
     for args in cases {
         let out = run(d, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("note: "), "{args:?}: a note without -q: {stderr}");
+        assert!(
+            stderr.contains("note: "),
+            "{args:?}: a note without -q: {stderr}"
+        );
         let quiet = [*args, &["-q"]].concat();
         let out = run(d, &quiet);
         assert!(out.status.success(), "{quiet:?}");
@@ -523,7 +545,11 @@ fn quiet_says_no_note() {
         let out = run(d, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{args:?}: {stderr}");
-        assert_eq!(stderr.contains("waiting for nsys"), !quiet, "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.contains("waiting for nsys"),
+            !quiet,
+            "{args:?}: {stderr}"
+        );
         if quiet {
             assert_eq!(stderr, "", "{args:?}");
         }
@@ -551,7 +577,9 @@ fn a_refused_output_name_exits_2_everywhere() {
             "--force replaces it",
         ),
         (
-            &["profile", "--nsys", "no-nsys", "-o", "existing", "--", "true"],
+            &[
+                "profile", "--nsys", "no-nsys", "-o", "existing", "--", "true",
+            ],
             "existing.nsys-rep exists",
         ),
         (&["profile", "--bogus"], "--bogus: no option of profile"),
@@ -569,19 +597,28 @@ fn a_refused_output_name_exits_2_everywhere() {
 fn the_format_follows_the_name_or_is_refused() {
     let dir = setup();
     let d = dir.path();
-    let out = run(d, &["compare", "a.sqlite", "b.sqlite", "-q", "--trace", "x.json"]);
+    let out = run(
+        d,
+        &["compare", "a.sqlite", "b.sqlite", "-q", "--trace", "x.json"],
+    );
     assert!(out.status.success(), "{out:?}");
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("x.json")).unwrap()).expect("JSON");
     assert!(!json["traceEvents"].as_array().unwrap().is_empty());
     std::fs::remove_file(d.join("x.json")).unwrap();
     let series = [
-        "series", "--param", "n=1", "a.sqlite", "--param", "n=2", "b.sqlite", "--events",
-        "cpush", "-q",
+        "series", "--param", "n=1", "a.sqlite", "--param", "n=2", "b.sqlite", "--events", "cpush",
+        "-q",
     ];
     let refused: &[(&[&str], &str)] = &[
-        (&["-o", "x.json"], "x.json names a .json file, but what goes there is a CSV table"),
-        (&["--svg", "x.png"], "x.png names a .png file, but what goes there is an SVG plot"),
+        (
+            &["-o", "x.json"],
+            "x.json names a .json file, but what goes there is a CSV table",
+        ),
+        (
+            &["--svg", "x.png"],
+            "x.png names a .png file, but what goes there is an SVG plot",
+        ),
     ];
     for (more, needle) in refused {
         assert_fails(d, &[&series[..], more].concat(), 2, needle);
@@ -597,7 +634,10 @@ fn names_made_from_a_device_are_refused() {
     let dir = setup();
     let d = dir.path();
     let fifo = d.join("pipe");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     assert_fails(
         d,
@@ -620,11 +660,21 @@ fn directories_made_for_nothing_are_removed_and_made_alike() {
     let out = run(d, &["convert", "runs", "-q", "-o", "out/"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(!d.join("out").exists(), "an empty out/ is left");
-    let out = run(d, &["convert", "runs/deep/bad.sqlite", "-q", "-o", "single/"]);
+    let out = run(
+        d,
+        &["convert", "runs/deep/bad.sqlite", "-q", "-o", "single/"],
+    );
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(!d.join("single").exists(), "an empty single/ is left");
 
-    let measure = ["report", "--step", "step*", "--measure-only", "a.sqlite", "-q"];
+    let measure = [
+        "report",
+        "--step",
+        "step*",
+        "--measure-only",
+        "a.sqlite",
+        "-q",
+    ];
     let printed = run(d, &measure);
     assert!(printed.status.success(), "{printed:?}");
     let out = run(d, &[&measure[..], &["-o", "new/deeper/"]].concat());
@@ -640,7 +690,10 @@ fn directories_made_for_nothing_are_removed_and_made_alike() {
 fn errors_name_what_the_user_named() {
     let dir = setup();
     let d = dir.path();
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let out = command(
         d,
         &[
@@ -667,7 +720,10 @@ fn errors_name_what_the_user_named() {
             stderr.starts_with(&format!("nsys2perfetto: error: cannot write {output}: ")),
             "{stderr}"
         );
-        assert!(!stderr.contains(".tmp") && !stderr.contains("os error"), "{stderr}");
+        assert!(
+            !stderr.contains(".tmp") && !stderr.contains("os error"),
+            "{stderr}"
+        );
     }
 }
 
@@ -686,7 +742,11 @@ fn an_interrupted_reading_says_nothing_written() {
         "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'NVIDIA Nsight Systems version \
          2022.4.2.1-0000000'; exit 0; }\ntouch \"$STARTED\"\nsleep 300 &\nwait\n",
     );
-    std::fs::write(d.join("run.nsys-rep"), "NVIDIA Tegra Profiler Report 1.\nrest").unwrap();
+    std::fs::write(
+        d.join("run.nsys-rep"),
+        "NVIDIA Tegra Profiler Report 1.\nrest",
+    )
+    .unwrap();
     let started = d.join("started");
     for command in ["analyze", "stats"] {
         let _ = std::fs::remove_file(&started);
@@ -701,7 +761,10 @@ fn an_interrupted_reading_says_nothing_written() {
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !started.exists() {
-            assert!(std::time::Instant::now() < deadline, "no export after a minute");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no export after a minute"
+            );
             assert!(child.try_wait().unwrap().is_none(), "{command} ended");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -749,7 +812,10 @@ fn an_export_of_a_future_nsys_is_noted_once() {
         let out = run(d, &args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{line}: {stderr}");
-        let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("newer than")).collect();
+        let notes: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains("newer than"))
+            .collect();
         assert_eq!(notes.len(), 1, "{line}: {stderr}");
         assert!(
             notes[0].starts_with("nsys2perfetto: note: future.sqlite: made by nsys 2099.1, newer than any version tested (the newest is 2026.2)"),
@@ -757,6 +823,9 @@ fn an_export_of_a_future_nsys_is_noted_once() {
         );
         let quiet = [&args[..], &["-q"]].concat();
         let out = run(d, &quiet);
-        assert!(!String::from_utf8_lossy(&out.stderr).contains("newer than"), "{line} -q");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("newer than"),
+            "{line} -q"
+        );
     }
 }

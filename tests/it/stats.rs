@@ -866,6 +866,9 @@ fn the_files_of_o_are_nvidias_empty_ones_included() {
             assert_eq!(ours.is_empty(), theirs.is_empty(), "{fixture} {name}");
             empty += usize::from(theirs.is_empty());
         }
-        assert!(empty > 0, "{fixture}: NVIDIA wrote no empty file to compare with");
+        assert!(
+            empty > 0,
+            "{fixture}: NVIDIA wrote no empty file to compare with"
+        );
     }
 }

@@ -84,7 +84,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             match tables.file() {
                 Some(table) => crate::paths::distinct(("-o", table), ("--trace", &trace))?,
                 None if trace.is_standard_output() => {
-                    return Err(crate::paths::both_to_standard_output("the table", "--trace -").into())
+                    return Err(
+                        crate::paths::both_to_standard_output("the table", "--trace -").into(),
+                    )
                 }
                 None => {}
             }

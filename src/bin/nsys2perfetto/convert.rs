@@ -98,7 +98,14 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     }
     let (targets, made) = plan(&inputs, output.as_deref(), extension, writing).map_err(Usage)?;
     crate::paths::note_untested(&inputs, quiet);
-    let converted = convert_each(&inputs, &targets, &options, quiet, output.is_none(), signals);
+    let converted = convert_each(
+        &inputs,
+        &targets,
+        &options,
+        quiet,
+        output.is_none(),
+        signals,
+    );
     // A directory of -o that no trace went into (an interruption, a
     // failure) is not left behind.
     made.remove_empty();

@@ -107,7 +107,11 @@ struct Sweep {
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     // An option of ours misspelt would be taken for the command and handed
     // to nsys, which would refuse it as an option of its own.
-    if let Some(flag) = args.command.first().filter(|c| c.to_string_lossy().starts_with('-')) {
+    if let Some(flag) = args
+        .command
+        .first()
+        .filter(|c| c.to_string_lossy().starts_with('-'))
+    {
         return Err(Usage(format!(
             "{}: no option of profile, and no command (options for nsys go in --nsys-args \
              ... --; the command to profile comes last)",
@@ -178,10 +182,14 @@ fn profile_and_convert(
             // A refused name, as a usage error.
             Error::ReportExists { .. } => Usage(format!("{e} (-o NAME, --force)")).into(),
             Error::ProfileFailed { .. } if !args.nsys_args.is_empty() => {
-                anyhow!("{e}: did nsys refuse one of --nsys-args {}? (it says why above)", {
-                    let given: Vec<_> = args.nsys_args.iter().map(|a| a.to_string_lossy()).collect();
-                    given.join(" ")
-                })
+                anyhow!(
+                    "{e}: did nsys refuse one of --nsys-args {}? (it says why above)",
+                    {
+                        let given: Vec<_> =
+                            args.nsys_args.iter().map(|a| a.to_string_lossy()).collect();
+                        given.join(" ")
+                    }
+                )
             }
             e => e.into(),
         })?;

@@ -15,11 +15,11 @@ use nsys2perfetto::{
     is_standard_output, output_format, NewDirectories, Options, OutputFile, OutputSet,
 };
 
+use crate::convert::names_directory;
 use crate::exporter::Exporter;
 use crate::interrupted_reading;
 use crate::paths::Writing;
 use crate::signals::Signals;
-use crate::convert::names_directory;
 use crate::Usage;
 
 /// One page per run: per GPU, busy time and idle time (host-bound or

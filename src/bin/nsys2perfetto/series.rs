@@ -212,7 +212,10 @@ impl Outputs {
         match (&table, &plot) {
             (Some(table), Some(plot)) => crate::paths::distinct(("-o", table), ("--svg", plot))?,
             (None, Some(plot)) if plot.is_standard_output() => {
-                return Err(crate::paths::both_to_standard_output("the table", "--svg -"))
+                return Err(crate::paths::both_to_standard_output(
+                    "the table",
+                    "--svg -",
+                ))
             }
             _ => {}
         }
