@@ -96,7 +96,7 @@ pub mod directories {
     //! theirs, several at a time ([`convert_files`]). One failure does not
     //! stop the others.
     pub use crate::workflows::directories::{
-        check_outputs, convert_files, files_below, TreeConversion, TreeFile,
+        check_outputs, convert_files, files_below, reports_in, TreeConversion, TreeFile,
     };
 }
 

@@ -188,6 +188,32 @@ fn convert_one(file: &TreeFile, output: &OutputFile, options: &Options) -> Resul
     Ok((summary, size))
 }
 
+/// The reports and exports `inputs` name, for the commands that read
+/// several (`stats`, `report`): below each directory, every export and
+/// report as [`files_below`] finds them (an export in place of its report
+/// where it is at least as new), in name order; files as they are.
+/// A directory with none is refused.
+pub fn reports_in(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut reports = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        if !input.is_dir() {
+            reports.push(input.clone());
+            continue;
+        }
+        let found = find_reports(input).map_err(|cause| Error::Unreadable {
+            path: input.clone(),
+            cause,
+        })?;
+        if found.is_empty() {
+            return Err(Error::NothingToConvert {
+                below: vec![input.clone()],
+            });
+        }
+        reports.extend(found.into_iter().map(|(report, _)| report));
+    }
+    Ok(reports)
+}
+
 /// The trace's file name for `input`: its name, extension replaced by the
 /// format's.
 fn trace_name(input: &Path, format: Format) -> PathBuf {

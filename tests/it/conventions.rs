@@ -829,3 +829,40 @@ fn an_export_of_a_future_nsys_is_noted_once() {
         );
     }
 }
+
+/// `stats` and `report` take directories as `convert` does: every export
+/// and report below, in name order, each named by its path, the same
+/// answer as those files named one by one.
+#[test]
+fn stats_and_report_take_directories() {
+    let dir = setup();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("runs/deep")).unwrap();
+    std::fs::copy(demo(), d.join("runs/x.sqlite")).unwrap();
+    std::fs::copy(demo(), d.join("runs/deep/y.sqlite")).unwrap();
+    std::fs::write(d.join("runs/notes.txt"), "not a report").unwrap();
+    for command in ["stats", "report"] {
+        let by_directory = run(d, &[command, "runs", "--format", "json"]);
+        let by_file = run(
+            d,
+            &[
+                command,
+                "runs/deep/y.sqlite",
+                "runs/x.sqlite",
+                "--format",
+                "json",
+            ],
+        );
+        assert!(by_directory.status.success(), "{by_directory:?}");
+        assert!(by_file.status.success(), "{by_file:?}");
+        assert_eq!(by_directory.stdout, by_file.stdout, "{command}");
+        assert!(String::from_utf8_lossy(&by_directory.stdout).contains("runs/deep/y.sqlite"));
+    }
+    std::fs::create_dir(d.join("empty")).unwrap();
+    assert_fails(
+        d,
+        &["stats", "empty"],
+        1,
+        "no .sqlite, .nsys-rep or .qdrep file below empty",
+    );
+}

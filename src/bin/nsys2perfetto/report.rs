@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::merge::{Labels, RankPattern};
 use nsys2perfetto::report::{
     report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
@@ -32,8 +33,10 @@ use crate::Usage;
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
-    /// are exported first with the nsys CLI. With --step, also files of
-    /// steps measured by --measure-only, in place of their reports.
+    /// are exported first with the nsys CLI; or directories, whose every
+    /// export and report below is a run, as `convert` finds them. With
+    /// --step, also files of steps measured by --measure-only, in place of
+    /// their reports.
     #[arg(required = true, value_name = "REPORT")]
     inputs: Vec<PathBuf>,
 
@@ -88,7 +91,9 @@ pub struct Args {
     quiet: bool,
 }
 
-pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    // A directory is the reports below it, as `convert` finds them.
+    args.inputs = reports_in(&args.inputs)?;
     if args.measure_only {
         return measure_only(args, signals);
     }

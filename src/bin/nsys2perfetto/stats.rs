@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 
@@ -20,7 +21,8 @@ use crate::tables::TableOutput;
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
-    /// are exported first with the nsys CLI.
+    /// are exported first with the nsys CLI; or directories, whose every
+    /// export and report below is summarized, as `convert` finds them.
     #[arg(required = true, value_name = "REPORT")]
     inputs: Vec<PathBuf>,
 
@@ -49,7 +51,9 @@ pub struct Args {
     quiet: bool,
 }
 
-pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    // A directory is the reports below it, as `convert` finds them.
+    args.inputs = reports_in(&args.inputs)?;
     let inputs: Vec<&PathBuf> = args.inputs.iter().collect();
     let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
     crate::paths::note_untested(&inputs, args.quiet);
