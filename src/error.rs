@@ -490,6 +490,16 @@ mod tests {
         );
     }
 
+    /// A temporary file's error that names its file already is not named
+    /// again: "a temporary file in /tmp: a temporary file in /tmp: ...".
+    #[cfg(unix)]
+    #[test]
+    fn a_temporary_file_is_named_once() {
+        let too_large = io::Error::from_raw_os_error(libc::EFBIG);
+        let e = Error::temporary(in_temp_dir(too_large));
+        assert_eq!(e.to_string().matches("temporary").count(), 1, "{e}");
+    }
+
     #[test]
     fn a_failed_spill_is_no_damage_to_the_report() {
         use std::path::Path;

@@ -866,3 +866,24 @@ fn stats_and_report_take_directories() {
         "no .sqlite, .nsys-rep or .qdrep file below empty",
     );
 }
+
+/// A JSON trace stopped by the file size limit says so, as a protobuf one
+/// does, not that "the trace stopped before its end" (the transcoder only
+/// saw the conversion go, its temporary file past the limit).
+#[cfg(unix)]
+#[test]
+fn a_json_conversion_past_the_size_limit_says_so() {
+    let Some(input) = crate::support::fixtures::fixture("abacus_report1.sqlite") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = input.to_str().unwrap();
+    let args = ["convert", input, "-q", "-o", "j.json"];
+    let out = crate::cli::file_size_limit::run_within(1 << 20, d, &args, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("file size limit exceeded"), "{stderr}");
+    assert!(!stderr.contains("stopped before its end"), "{stderr}");
+    assert_eq!(listing(d), Vec::<String>::new());
+}

@@ -420,6 +420,18 @@ fn spill_failed(cause: io::Error) -> io::Error {
 mod tests {
     use super::*;
 
+    /// The temporary file of medians is named once, with its directory,
+    /// when the analysis says it failed.
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_spill_names_its_file_once() {
+        let too_large = io::Error::from_raw_os_error(libc::EFBIG);
+        let e = crate::error::Error::temporary(spill_failed(too_large));
+        let said = e.to_string();
+        assert_eq!(said.matches("temporary").count(), 1, "{said}");
+        assert!(said.contains("values for medians"), "{said}");
+    }
+
     /// The definition: sort, take the middle one or two.
     fn sorted_median(values: &[i64]) -> Option<f64> {
         let mut v = values.to_vec();
