@@ -106,8 +106,8 @@ pub enum Error {
         advice: String,
     },
 
-    /// An output could not be written.
-    #[error("cannot write {}: {}", path.display(), plain(cause))]
+    /// An output could not be written (`-`: standard output).
+    #[error("cannot write {}: {}", shown(path), plain(cause))]
     Output {
         /// The file.
         path: PathBuf,
@@ -133,6 +133,22 @@ pub enum Error {
         path: PathBuf,
         /// The directory missing.
         dir: PathBuf,
+    },
+
+    /// Files were to be named after an output that is standard output, a
+    /// device or a pipe (`/dev/full_<table>.csv`): they would be new files
+    /// beside a device, not the user's.
+    #[error(
+        "cannot write files named after {}: it is {}, not a file; write them to a file's name",
+        shown(path),
+        match crate::workflows::output::is_standard_output(path) {
+            true => "standard output",
+            false => "a device or a pipe",
+        }
+    )]
+    NamedAfterDevice {
+        /// The output named.
+        path: PathBuf,
     },
 
     /// An output is a directory.
@@ -244,6 +260,14 @@ pub enum Error {
     },
 }
 
+/// An output's path as its user reads it: `-` is standard output.
+fn shown(path: &std::path::Path) -> String {
+    match crate::workflows::output::is_standard_output(path) {
+        true => "standard output".to_owned(),
+        false => path.display().to_string(),
+    }
+}
+
 /// Paths, as a list: `a, b`.
 fn list(paths: &[PathBuf]) -> String {
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -297,6 +321,10 @@ fn captured(version: &Option<String>) -> String {
 /// `dir`, and what to do: choose another with `TMPDIR`.
 fn in_temporary_directory(dir: &std::path::Path, cause: &std::io::Error) -> String {
     use std::io::ErrorKind;
+    // Said once: a cause that says already which temporary file it was.
+    if let Some(worded) = cause.get_ref().and_then(|e| e.downcast_ref::<Worded>()) {
+        return worded.0.clone();
+    }
     let dir = dir.display();
     match cause.kind() {
         ErrorKind::NotFound => format!(
@@ -324,8 +352,21 @@ fn in_temporary_directory(dir: &std::path::Path, cause: &std::io::Error) -> Stri
 /// errors): its kind is kept.
 pub(crate) fn in_temp_dir(cause: std::io::Error) -> std::io::Error {
     let message = in_temporary_directory(&std::env::temp_dir(), &cause);
-    std::io::Error::new(cause.kind(), message)
+    std::io::Error::new(cause.kind(), Worded(message))
 }
+
+/// The message of an io error about a temporary file that says already
+/// which file it was and where: worded again by nobody.
+#[derive(Debug)]
+pub(crate) struct Worded(pub(crate) String);
+
+impl fmt::Display for Worded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Worded {}
 
 impl Error {
     /// A temporary file or directory could not be made or written in the
@@ -447,6 +488,16 @@ mod tests {
             plain(&io::Error::new(io::ErrorKind::NotFound, "already plain")),
             "already plain"
         );
+    }
+
+    /// A temporary file's error that names its file already is not named
+    /// again: "a temporary file in /tmp: a temporary file in /tmp: ...".
+    #[cfg(unix)]
+    #[test]
+    fn a_temporary_file_is_named_once() {
+        let too_large = io::Error::from_raw_os_error(libc::EFBIG);
+        let e = Error::temporary(in_temp_dir(too_large));
+        assert_eq!(e.to_string().matches("temporary").count(), 1, "{e}");
     }
 
     #[test]

@@ -71,7 +71,12 @@ pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
 pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
 pub use workflows::file::{convert_file, convert_to_writer};
-pub use workflows::output::{output_format, NamedFormat, OutputFile};
+pub use workflows::new_directories::NewDirectories;
+pub use workflows::output::{
+    check_named_as, is_standard_output, output_format, NamedFormat, OutputFile, OutputSet,
+    STANDARD_OUTPUT,
+};
+pub use workflows::tested::untested_version;
 // The parts of the program's two servers (`open`, `serve`) that are no HTTP: public
 // for the program only, not an API (they change with its pages), so not documented.
 #[doc(hidden)]
@@ -91,7 +96,7 @@ pub mod directories {
     //! theirs, several at a time ([`convert_files`]). One failure does not
     //! stop the others.
     pub use crate::workflows::directories::{
-        check_outputs, convert_files, files_below, TreeConversion, TreeFile,
+        check_outputs, convert_files, files_below, reports_in, TreeConversion, TreeFile,
     };
 }
 

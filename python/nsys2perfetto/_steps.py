@@ -68,6 +68,7 @@ def steps(
     errors: str = "raise",
     rank_from_name: str | None = None,
     out: str | os.PathLike[str] | None = None,
+    format: str | None = None,
     backend: str = "pandas",
     **options: Any,
 ) -> Steps:
@@ -78,7 +79,8 @@ def steps(
     the ranks compared here, as ``report --step`` compares them. Returns a
     :class:`Steps` of DataFrames (pandas, or polars with
     ``backend="polars"``), and with `out` (``.html``, ``.md`` or ``.json``)
-    writes the program's page of the steps there. Ranks are named by
+    writes the program's page of the steps there, in the format its name
+    says or `format` (``"html"``, ``"md"``, ``"json"``). Ranks are named by
     ``merge``'s rule (`rank_from_name` as there). Options are `report`'s
     flags for measuring (``nsys="/path/to/nsys"``).
 
@@ -88,6 +90,11 @@ def steps(
     by their place are then numbered among the reports measured)."""
     check_backend(backend)
     _parallel.check_errors(errors)
+    if format is not None and out is None:
+        raise ValueError(
+            f"format={format!r} is the format of the page out= writes: give out= too "
+            "(the steps come back as tables whatever the format)"
+        )
     if isinstance(reports, (str, bytes, os.PathLike)):
         reports = [reports]
     reports = list(reports)
@@ -100,7 +107,7 @@ def steps(
     if not measured:
         failed = "; ".join(f"{o.report}: {_parallel.describe(o.error)}" for o in outcomes)
         raise _cli.Error(f"no report of the job could be measured ({failed})", 1, "")
-    page, written = _combine(measured, step, rank_from_name, out)
+    page, written = _combine(measured, step, rank_from_name, out, format)
     failed = [(report, outcome) for report, outcome in zip(reports, outcomes) if outcome.error]
     return Steps(
         ranks=_ranks_table(page, reports, failed, rank_from_name, errors, backend),
@@ -124,10 +131,12 @@ def _combine(
     step: str,
     rank_from_name: str | None,
     out: str | os.PathLike[str] | None,
+    format: str | None = None,
 ) -> tuple[dict, Path | None]:
     """The program's comparison of the measured documents, in the reports'
     order (their place numbers the ranks the rank rule leaves unnumbered):
-    its steps JSON, and the page written to `out` if given."""
+    its steps JSON, and the page written to `out` if given (in `format`,
+    else as its name says)."""
     naming = ["--rank-from-name", rank_from_name] if rank_from_name is not None else []
     with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
         files = []
@@ -139,7 +148,8 @@ def _combine(
         _cli.run(["report", "--step", step, *files, *naming, "-o", page_json])
         page = json.loads(page_json.read_text(encoding="utf-8"))["steps"]
         if out is not None:
-            _cli.run(["report", "--step", step, *files, *naming, "-o", out])
+            formatted = ["--format", format] if format is not None else []
+            _cli.run(["report", "--step", step, *files, *naming, *formatted, "-o", out])
     return page, (Path(out) if out is not None else None)
 
 

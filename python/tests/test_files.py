@@ -368,14 +368,15 @@ def test_profile_gives_the_report_and_its_trace(fixtures, tmp_path, monkeypatch)
 def test_profile_errors_carry_the_programs_message(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "taken.nsys-rep").write_text("")
-    for kwargs, needle in [
-        ({"nsys": "/nonexistent/nsys"}, "/nonexistent/nsys was not found"),
-        ({"out": "taken"}, "taken.nsys-rep exists"),
+    # A missing nsys is a runtime error (1); a name refused, a usage error (2).
+    for kwargs, needle, returncode in [
+        ({"nsys": "/nonexistent/nsys"}, "/nonexistent/nsys was not found", 1),
+        ({"out": "taken"}, "taken.nsys-rep exists", 2),
     ]:
         with pytest.raises(nsys2perfetto.Error) as raised:
             nsys2perfetto.profile("true", **kwargs)
         assert needle in str(raised.value)
-        assert raised.value.returncode == 1
+        assert raised.value.returncode == returncode
     assert os.listdir(tmp_path) == ["taken.nsys-rep"]
 
 

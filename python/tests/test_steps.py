@@ -103,6 +103,18 @@ def test_steps_writes_the_programs_page(h100_pair, tmp_path):
     assert "<svg" in text and "rank 0 (vm)" in text and "step 0" in text
 
 
+def test_format_is_the_format_of_the_page(h100_pair, tmp_path):
+    """format= chooses the format of the page out= writes (a name of no
+    format of its own, say), as `report --format` does; without out= it is
+    refused, saying what it is for."""
+    by_name = nsys2perfetto.steps(h100_pair, step=STEP, out=tmp_path / "job.md").out
+    asked = nsys2perfetto.steps(h100_pair, step=STEP, out=tmp_path / "job.txt", format="md")
+    assert asked.out.read_text() == by_name.read_text()
+    assert asked.page == _direct(h100_pair, STEP)
+    with pytest.raises(ValueError, match="format='md' is the format of the page out= writes"):
+        nsys2perfetto.steps(h100_pair, step=STEP, format="md")
+
+
 def test_a_failed_report_raises_naming_it_or_is_a_row(h100_pair, tmp_path):
     bad = tmp_path / "not-a-report.sqlite"
     bad.write_text("hello")

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use crate::nsys::{Report, Unconverted};
-use crate::perfetto::json::transcoding;
+use crate::perfetto::json::{transcoding, writer_gone};
 use crate::Options;
 
 use super::{convert, Part, Parts, Progress, Summary};
@@ -37,6 +37,9 @@ pub(crate) fn convert_json<W: Write + Send>(
             summary.unconverted.extend(unconverted);
             Ok((out, summary))
         }
+        // The conversion failed first (a temporary file past the file size
+        // limit, say): the transcoder only saw it go.
+        (Err(e), Err(t)) if writer_gone(&t) => Err(e),
         // The transcoder's own failure (writing the output, say) stopped
         // the conversion at its next write: its error says why.
         (Err(Failure::Write(_)) | Ok(_), Err(e)) => Err(Failure::Write(e)),

@@ -278,7 +278,7 @@ fn nsys_version(nsys: &Path) -> Option<Version> {
 /// The nsys version that captured `report`. Reports from 2023 on name it in
 /// their header (`...Report 2025@5@1@...`); older ones carry the install
 /// directory of the capturing nsys early in the file.
-fn capture_version(report: &Path) -> Option<Version> {
+pub(crate) fn capture_version(report: &Path) -> Option<Version> {
     let mut head = Vec::new();
     File::open(report)
         .ok()?

@@ -6,5 +6,5 @@
 mod export;
 mod profile;
 
-pub(crate) use export::{export_to_sqlite, REPORT_MAGIC};
+pub(crate) use export::{capture_version, export_to_sqlite, REPORT_MAGIC};
 pub use profile::{LongWait, NsysProfile, Profiled};

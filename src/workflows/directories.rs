@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::file::convert_file;
 use super::input::SQLITE_MAGIC;
+use super::new_directories::NewDirectories;
 use super::output::OutputFile;
 use crate::error::{Error, Result};
 use crate::{Format, Options, Summary};
@@ -141,7 +142,7 @@ pub fn check_outputs(files: &[TreeFile], force: bool) -> Result<()> {
 /// directories their traces go into; a trace replaces a report or export
 /// only with `force`, an input never. `done` hears of each file converted
 /// (or failed), as it is. Once `options.cancel` is set, no file is started:
-/// those are `None`.
+/// those are `None`. A directory made that no trace went into is removed.
 pub fn convert_files(
     files: &[TreeFile],
     options: &Options,
@@ -150,6 +151,9 @@ pub fn convert_files(
     done: &(dyn Fn(&TreeFile, &TreeConversion) + Sync),
 ) -> Vec<Option<TreeConversion>> {
     let outputs = outputs(files, force);
+    // Made as traces are written; those left empty (an interruption, a
+    // failure) are removed at the end.
+    let made = NewDirectories::missing(files.iter().filter_map(|f| f.output.parent()));
     let next = AtomicUsize::new(0);
     let outcomes: Mutex<Vec<Option<TreeConversion>>> =
         Mutex::new(std::iter::repeat_with(|| None).take(files.len()).collect());
@@ -172,6 +176,7 @@ pub fn convert_files(
             });
         }
     });
+    made.remove_empty();
     outcomes.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -182,6 +187,32 @@ fn convert_one(file: &TreeFile, output: &OutputFile, options: &Options) -> Resul
     let summary = convert_file(&file.input, output, options, &mut |_| {})?;
     let size = std::fs::metadata(&file.output).map_or(0, |m| m.len());
     Ok((summary, size))
+}
+
+/// The reports and exports `inputs` name, for the commands that read
+/// several (`stats`, `report`): below each directory, every export and
+/// report as [`files_below`] finds them (an export in place of its report
+/// where it is at least as new), in name order; files as they are.
+/// A directory with none is refused.
+pub fn reports_in(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut reports = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        if !input.is_dir() {
+            reports.push(input.clone());
+            continue;
+        }
+        let found = find_reports(input).map_err(|cause| Error::Unreadable {
+            path: input.clone(),
+            cause,
+        })?;
+        if found.is_empty() {
+            return Err(Error::NothingToConvert {
+                below: vec![input.clone()],
+            });
+        }
+        reports.extend(found.into_iter().map(|(report, _)| report));
+    }
+    Ok(reports)
 }
 
 /// The trace's file name for `input`: its name, extension replaced by the

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::input::Input;
-use super::output::OutputFile;
+use super::output::{temporary_beside, OutputFile};
 use crate::convert;
 use crate::error::Failure;
 use crate::error::{DatabaseError, Error, Result};
@@ -267,23 +267,6 @@ pub fn merge_files(
         },
         e => e,
     })
-}
-
-/// A temporary file beside `output` (where the trace's room is), removed
-/// when dropped.
-fn temporary_beside(output: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(".nsys2perfetto-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|cause| Error::Output {
-            path: output.to_owned(),
-            cause,
-        })
 }
 
 /// Runs `write` into the temporary file `temporary`, an intermediate step

@@ -12,8 +12,10 @@ pub(crate) mod file;
 pub(crate) mod hub;
 pub(crate) mod input;
 pub(crate) mod merge;
+pub(crate) mod new_directories;
 pub(crate) mod output;
 pub(crate) mod saved;
 pub mod serve;
+pub(crate) mod tested;
 
 pub(crate) use input::with_report;

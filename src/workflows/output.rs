@@ -87,7 +87,7 @@ pub fn save_summaries(
 ) -> Result<Vec<PathBuf>> {
     let output = output.into().inputs(inputs);
     let count = inputs.len() * which.len();
-    if format != TableFormat::Csv || count < 2 {
+    if format != TableFormat::Csv || count < 2 || output.is_standard_output() {
         output.write(|out| {
             write_summaries(out, inputs, which, range_names, options, format, fit).map_err(
                 |e| match e {
@@ -109,23 +109,28 @@ pub fn save_summaries(
         .collect();
     let files = table_files(&output, &names)?;
     let mut each = files.iter();
+    // All or none: a failure or an interruption at the third table leaves
+    // neither of the first two.
+    let mut set = OutputSet::new();
     for input in inputs {
         let names = [input.display().to_string()];
         crate::workflows::with_report(input, options, |report| {
             for summary in which {
                 let (table, rows) = summary.computed(report, range_names)?;
                 let file = each.next().expect("a file per table");
-                file.write_with(|out| write_alone(out, &table, &*rows, &names, fit))?;
+                set.write_with(file, |out| write_alone(out, &table, &*rows, &names, fit))?;
             }
             Ok(())
         })?;
     }
-    Ok(files.iter().map(|f| f.path().to_owned()).collect())
+    set.publish()
 }
 
 /// The files of [`table_paths`], written as `output` is, each checked before
-/// anything is written.
+/// anything is written. Names made from a device's (`/dev/full_<table>.csv`)
+/// are refused: they would be new files beside the device.
 fn table_files(output: &OutputFile, tables: &[(String, &str)]) -> Result<Vec<OutputFile>> {
+    output.check_derivable()?;
     let files: Vec<OutputFile> = table_paths(output.path(), tables)?
         .into_iter()
         .map(|path| output.sibling(path))
@@ -182,7 +187,9 @@ pub fn table_paths(path: &Path, tables: &[(String, &str)]) -> Result<Vec<PathBuf
         .collect())
 }
 
-/// One table, alone in its output, with the rows of `rows`.
+/// One table, alone in its file, with the rows of `rows`: as nsys 2025.3
+/// writes the files of `nsys stats -o`, a table without rows is an empty
+/// file (no header).
 fn write_alone(
     out: &mut dyn Write,
     table: &Table,
@@ -190,6 +197,9 @@ fn write_alone(
     files: &[String],
     fit: Fit,
 ) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
     let layout = Layout {
         format: TableFormat::Csv,
         files,
@@ -253,7 +263,7 @@ pub fn save_tables(
 ) -> Result<Vec<PathBuf>> {
     let output = output.into();
     let count: usize = summaries.iter().map(|(_, list)| list.len()).sum();
-    if format != TableFormat::Csv || count < 2 {
+    if format != TableFormat::Csv || count < 2 || output.is_standard_output() {
         output.write_with(|out| write_tables(out, summaries, format, fit))?;
         return Ok(vec![output.path().to_owned()]);
     }
@@ -265,10 +275,11 @@ pub fn save_tables(
     let tables = summaries
         .iter()
         .flat_map(|(files, list)| list.iter().map(move |t| (files, t)));
+    let mut set = OutputSet::new();
     for ((names, table), file) in tables.zip(&files) {
-        file.write_with(|out| write_alone(out, table, &table.rows, names, fit))?;
+        set.write_with(file, |out| write_alone(out, table, &table.rows, names, fit))?;
     }
-    Ok(files.iter().map(|f| f.path().to_owned()).collect())
+    set.publish()
 }
 
 /// [`write_findings`] into the file `output`, which appears only when
@@ -338,9 +349,18 @@ impl OutputFile {
         &self.path
     }
 
+    /// Whether this output is standard output (named `-`, as in `-o -`).
+    pub fn is_standard_output(&self) -> bool {
+        is_standard_output(&self.path)
+    }
+
     /// Whether `other` names this file, existing or not: a link to it, or
     /// the same name in the same directory however written (`x`, `./x`).
+    /// Standard output is only itself.
     pub fn is_same_file(&self, other: &Path) -> bool {
+        if self.is_standard_output() || is_standard_output(other) {
+            return self.is_standard_output() && is_standard_output(other);
+        }
         match std::fs::metadata(&self.path) {
             Ok(meta) if same_file(other, &self.path, &meta) => true,
             _ => identity(&self.path) == identity(other),
@@ -354,6 +374,9 @@ impl OutputFile {
     /// report or SQLite file, judged by its first bytes, unless `force`
     /// ([`Error::OutputIsReport`]).
     pub fn check(&self) -> Result<()> {
+        if self.is_standard_output() {
+            return Ok(());
+        }
         self.check_replacing()?;
         let dir = directory_of(&self.path);
         if !dir.is_dir() {
@@ -369,6 +392,9 @@ impl OutputFile {
     /// later (as `convert -o DIR/` makes it once every output is checked):
     /// refuses what this output must not replace.
     pub fn check_replacing(&self) -> Result<()> {
+        if self.is_standard_output() {
+            return Ok(());
+        }
         let path = &self.path;
         let meta = std::fs::metadata(path);
         // An output not there yet is no input: nothing to compare.
@@ -395,6 +421,19 @@ impl OutputFile {
         Ok(())
     }
 
+    /// Refuses names made from this one (`<name>_<table>.csv`, say) where it
+    /// is standard output, a device or a pipe: such names would be new files
+    /// beside a device (`/dev/full_x.csv`), no file of the user's.
+    pub fn check_derivable(&self) -> Result<()> {
+        let device = std::fs::metadata(&self.path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        match device || self.is_standard_output() {
+            true => Err(Error::NamedAfterDevice {
+                path: self.path.clone(),
+            }),
+            false => Ok(()),
+        }
+    }
+
     /// Checks this output ([`OutputFile::check`]), then runs `write` on a
     /// writer into a temporary file beside it, moved into place only if
     /// `write` succeeds: a failure (an error, a full disk, the file size
@@ -403,7 +442,8 @@ impl OutputFile {
     ///
     /// A path that is a device or a pipe (`/dev/null`, `/dev/stdout`, a
     /// FIFO) is written in place instead: renaming a file over it would
-    /// replace the device, for every program on the machine.
+    /// replace the device, for every program on the machine. So is standard
+    /// output (`-`).
     pub fn write<T>(&self, write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>) -> Result<T> {
         self.check()?;
         write_atomically(&self.path, write)
@@ -453,6 +493,15 @@ impl From<&OutputFile> for OutputFile {
     fn from(output: &OutputFile) -> OutputFile {
         output.clone()
     }
+}
+
+/// The name that stands for standard output wherever a command names an
+/// output (`-o -`).
+pub const STANDARD_OUTPUT: &str = "-";
+
+/// Whether `path` is [`STANDARD_OUTPUT`].
+pub fn is_standard_output(path: &Path) -> bool {
+    path.as_os_str() == STANDARD_OUTPUT
 }
 
 /// The directory a file at `path` goes into.
@@ -568,6 +617,51 @@ pub fn output_format<F: NamedFormat>(
     }
 }
 
+/// Refuses an output of a format that its name says is another (`x.json`
+/// for a CSV table, `x.png` for an SVG plot), where the format cannot
+/// follow the name: `what` is the format written, `extensions` the names
+/// that fit it (the first the one to give). A name of no known format
+/// (`table.txt`, `/dev/stdout`) is taken as it is.
+pub fn check_named_as(output: &Path, what: &str, extensions: &[&str]) -> Result<()> {
+    /// The extensions that say a file's format.
+    /// (A report's or an export's, `.nsys-rep`, `.sqlite`, are not among
+    /// them: `--force` decides whether such a file is replaced.)
+    const KNOWN: &[&str] = &[
+        "csv",
+        "tsv",
+        "json",
+        "jsonl",
+        "ndjson",
+        "gz",
+        "html",
+        "htm",
+        "md",
+        "svg",
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "pdf",
+        "perfetto-trace",
+        "pftrace",
+        "pb",
+        "xml",
+        "xlsx",
+    ];
+    let Some(extension) = output.extension() else {
+        return Ok(());
+    };
+    let extension = extension.to_string_lossy().to_lowercase();
+    if extensions.contains(&extension.as_str()) || !KNOWN.contains(&extension.as_str()) {
+        return Ok(());
+    }
+    Err(Error::InvalidOption(format!(
+        "{} names a .{extension} file, but what goes there is {what}: name it .{}",
+        output.display(),
+        extensions[0]
+    )))
+}
+
 impl NamedFormat for crate::Format {
     fn named(path: &Path) -> Option<Self> {
         crate::Format::named(path)
@@ -627,16 +721,64 @@ impl NamedFormat for crate::report::PageFormat {
 }
 
 /// Runs `write` on a writer into a temporary file beside `path`, and moves the
-/// file into place only if it succeeds (a device or a pipe is written in
-/// place). Only [`OutputFile::write`] calls it, after its checks.
+/// file into place only if it succeeds (a device, a pipe or standard output
+/// is written in place). Only [`OutputFile::write`] calls it, after its
+/// checks.
 fn write_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
+    let (value, staged) = write_staged(path, write)?;
+    staged.publish()?;
+    Ok(value)
+}
+
+/// A file written whole, not yet in place: [`Staged::publish`] renames it
+/// there; dropped, it is removed.
+struct Staged {
+    path: PathBuf,
+    /// `None` where the file was written in place (a device, standard
+    /// output).
+    temporary: Option<tempfile::NamedTempFile>,
+}
+
+impl Staged {
+    /// Moves the file into place; returns where it went.
+    fn publish(self) -> Result<PathBuf> {
+        if let Some(temporary) = self.temporary {
+            temporary.persist(&self.path).map_err(|e| Error::Output {
+                path: self.path.clone(),
+                cause: e.error,
+            })?;
+        }
+        Ok(self.path)
+    }
+}
+
+/// Runs `write` on a writer into a temporary file beside `path`, complete
+/// and synced when it returns, or, for a device, a pipe or standard output,
+/// into `path` itself.
+fn write_staged<T>(
+    path: &Path,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
+) -> Result<(T, Staged)> {
     let failed = |cause| Error::Output {
         path: path.to_owned(),
         cause,
     };
+    let in_place = |value| {
+        let staged = Staged {
+            path: path.to_owned(),
+            temporary: None,
+        };
+        Ok((value, staged))
+    };
+    if is_standard_output(path) {
+        let mut out = BufWriter::with_capacity(BUFFER, io::stdout());
+        let value = write(&mut out)?;
+        out.flush().map_err(failed)?;
+        return in_place(value);
+    }
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -645,16 +787,9 @@ fn write_atomically<T>(
         let mut out = BufWriter::with_capacity(BUFFER, file);
         let value = write(&mut out)?;
         out.flush().map_err(failed)?;
-        return Ok(value);
+        return in_place(value);
     }
-    let dir = directory_of(path);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".nsys2perfetto-").suffix(".tmp");
-    // A trace is a file to share: the permissions any new file gets (0666
-    // less the umask), not the temporary file's private 0600.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let tmp = builder.tempfile_in(dir).map_err(|e| failed(os_error(e)))?;
+    let tmp = temporary_beside(path)?;
     let file = tmp.as_file().try_clone().map_err(failed)?;
     let mut out = BufWriter::with_capacity(BUFFER, file);
     let value = write(&mut out)?;
@@ -662,8 +797,89 @@ fn write_atomically<T>(
         .map_err(|e| failed(e.into_error()))?
         .sync_all()
         .map_err(failed)?;
-    tmp.persist(path).map_err(|e| failed(e.error))?;
-    Ok(value)
+    let staged = Staged {
+        path: path.to_owned(),
+        temporary: Some(tmp),
+    };
+    Ok((value, staged))
+}
+
+/// A new temporary file beside `path` (in its directory, so that it is
+/// renamed into place without a copy), removed when dropped; an error names
+/// `path`, not the temporary file.
+pub(crate) fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".nsys2perfetto-").suffix(".tmp");
+    // A trace is a file to share: the permissions any new file gets (0666
+    // less the umask), not the temporary file's private 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder
+        .tempfile_in(directory_of(path))
+        .map_err(|e| Error::Output {
+            path: path.to_owned(),
+            cause: os_error(e),
+        })
+}
+
+/// Several files of one command, all or none: each is written whole into
+/// a temporary file beside it, and all are moved into place by
+/// [`OutputSet::publish`] once every one is. Dropped before (an error, an
+/// interruption, the file size limit), the set leaves none of them.
+#[derive(Default)]
+pub struct OutputSet {
+    staged: Vec<Staged>,
+}
+
+impl OutputSet {
+    /// An empty set.
+    pub fn new() -> OutputSet {
+        OutputSet::default()
+    }
+
+    /// Checks `file` ([`OutputFile::check`]) and writes it with `write`,
+    /// as [`OutputFile::write_with`] does, but leaves it out of place until
+    /// [`OutputSet::publish`].
+    pub fn write_with(
+        &mut self,
+        file: &OutputFile,
+        write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
+    ) -> Result<()> {
+        file.check()?;
+        let ((), staged) = write_staged(file.path(), |out| {
+            write(out)
+                .and_then(|()| out.flush())
+                .map_err(|cause| file.failed(cause))
+        })?;
+        self.staged.push(staged);
+        Ok(())
+    }
+
+    /// Moves every file written into place, in the order written; returns
+    /// their paths. Where one cannot be moved, those moved before it are
+    /// removed, and the rest with the set.
+    pub fn publish(self) -> Result<Vec<PathBuf>> {
+        let mut published: Vec<PathBuf> = Vec::with_capacity(self.staged.len());
+        let mut renamed: Vec<PathBuf> = Vec::new();
+        for staged in self.staged {
+            let moved = staged.temporary.is_some();
+            match staged.publish() {
+                Ok(path) => {
+                    if moved {
+                        renamed.push(path.clone());
+                    }
+                    published.push(path);
+                }
+                Err(e) => {
+                    for path in &renamed {
+                        let _ = std::fs::remove_file(path);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(published)
+    }
 }
 
 /// The error of creating the temporary file, without its made-up name (the

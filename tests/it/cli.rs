@@ -1229,7 +1229,7 @@ fn a_named_pipe_or_device_as_input_is_refused_at_once() {
 /// fails with one line that says so, and leaves no temporary file behind,
 /// where SIGXFSZ used to kill it mid-write.
 #[cfg(unix)]
-mod file_size_limit {
+pub(crate) mod file_size_limit {
     use super::*;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
 
@@ -1239,6 +1239,17 @@ mod file_size_limit {
 
     /// Runs the binary in `dir` with `args` under the file size limit.
     fn run_limited(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+        run_within(LIMIT, dir, args, env)
+    }
+
+    /// Runs the binary in `dir` with `args` under a file size limit of
+    /// `bytes`.
+    pub(crate) fn run_within(
+        bytes: u64,
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Output {
         let mut command = Command::new(BIN);
         command.current_dir(dir).args(args);
         for (name, value) in env {
@@ -1246,7 +1257,7 @@ mod file_size_limit {
         }
         // SAFETY: only setrlimit(2), async-signal-safe, between fork and exec.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 let mut limit = libc::rlimit {
                     rlim_cur: 0,
                     rlim_max: 0,
@@ -1254,7 +1265,7 @@ mod file_size_limit {
                 if libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                limit.rlim_cur = LIMIT as libc::rlim_t;
+                limit.rlim_cur = bytes as libc::rlim_t;
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }

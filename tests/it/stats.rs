@@ -828,3 +828,47 @@ fn long_names_are_cut_in_tables_unless_wide() {
         assert!(wide.contains(&longest), "{command} --wide");
     }
 }
+
+/// The files of `stats -o` are those nsys 2025.3 writes with `nsys stats
+/// -o`: a summary without rows is an empty file (no header), one with rows
+/// its header and rows; checked on every summary NVIDIA wrote for the two
+/// H100 fixtures, the empty ones among them.
+#[test]
+fn the_files_of_o_are_nvidias_empty_ones_included() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    let stored = shared.join("fixtures/nsys-2025.3-stats");
+    let dir = tempfile::tempdir().unwrap();
+    for fixture in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
+        let input = shared.join(format!("fixtures/sqlite/{fixture}.sqlite"));
+        // The summaries of `stats` that NVIDIA wrote a file of.
+        let summaries: Vec<&str> = OLD_NAMES
+            .iter()
+            .map(|(s, _)| s.name())
+            .filter(|name| stored.join(format!("{fixture}_{name}.csv")).is_file())
+            .collect();
+        assert!(summaries.len() >= 9, "{summaries:?}");
+        let prefix = dir.path().join(fixture);
+        let out = Command::new(BIN)
+            .args(["stats", "--format", "csv", "-q", "--report"])
+            .arg(summaries.join(","))
+            .arg("-o")
+            .arg(&prefix)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let mut empty = 0;
+        for name in &summaries {
+            let theirs = std::fs::read(stored.join(format!("{fixture}_{name}.csv"))).unwrap();
+            let ours = std::fs::read(dir.path().join(format!("{fixture}_{name}.csv"))).unwrap();
+            assert_eq!(ours.is_empty(), theirs.is_empty(), "{fixture} {name}");
+            empty += usize::from(theirs.is_empty());
+        }
+        assert!(
+            empty > 0,
+            "{fixture}: NVIDIA wrote no empty file to compare with"
+        );
+    }
+}

@@ -408,18 +408,29 @@ impl Target {
 /// The temporary file of values could not be written or read back: the
 /// error says so.
 fn spill_failed(cause: io::Error) -> io::Error {
-    io::Error::new(
-        cause.kind(),
-        format!(
-            "a temporary file of values for medians (TMPDIR says where): {}",
-            crate::error::plain(&cause)
-        ),
-    )
+    let message = format!(
+        "a temporary file of values for medians in {} (TMPDIR): {}",
+        std::env::temp_dir().display(),
+        crate::error::plain(&cause)
+    );
+    io::Error::new(cause.kind(), crate::error::Worded(message))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The temporary file of medians is named once, with its directory,
+    /// when the analysis says it failed.
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_spill_names_its_file_once() {
+        let too_large = io::Error::from_raw_os_error(libc::EFBIG);
+        let e = crate::error::Error::temporary(spill_failed(too_large));
+        let said = e.to_string();
+        assert_eq!(said.matches("temporary").count(), 1, "{said}");
+        assert!(said.contains("values for medians"), "{said}");
+    }
 
     /// The definition: sort, take the middle one or two.
     fn sorted_median(values: &[i64]) -> Option<f64> {

@@ -11,7 +11,7 @@ use nsys2perfetto::analyze::{
     analyze_file, parse_duration, save_findings, write_findings, Rule, Thresholds,
 };
 use nsys2perfetto::stats::TableFormat;
-use nsys2perfetto::{output_format, Options};
+use nsys2perfetto::{is_standard_output, output_format, Options};
 
 use crate::exporter::Exporter;
 use crate::paths::Writing;
@@ -40,7 +40,8 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT")]
     format: Option<TableFormat>,
 
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (- is standard
+    /// output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -73,8 +74,8 @@ pub struct Args {
     #[command(flatten)]
     exporter: Exporter,
 
-    /// Errors only, as for every command (analyze prints nothing else on
-    /// standard error).
+    /// Errors only: not the note that says how many findings --rows left
+    /// out.
     #[arg(short, long)]
     quiet: bool,
 }
@@ -90,14 +91,15 @@ fn row_limit(text: &str) -> Result<usize, String> {
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    // Accepted as every command accepts it: analyze says nothing but errors.
-    let _errors_only = args.quiet;
-    let file = match &args.output {
+    // `-o -` is standard output, as no -o.
+    let output = args.output.as_deref().filter(|p| !is_standard_output(p));
+    let file = match output {
         Some(path) => Some(args.writing.output(path, &[&args.report])?),
         None => None,
     };
-    let format = output_format(args.format, args.output.as_deref(), TableFormat::Table)
+    let format = output_format(args.format, output, TableFormat::Table)
         .map_err(|e| crate::Usage(e.to_string()))?;
+    crate::paths::note_untested([&args.report], args.quiet);
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,
@@ -112,7 +114,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
     let rows = (args.rows > 0).then_some(args.rows);
-    if format != TableFormat::Table {
+    if format != TableFormat::Table && !args.quiet {
         say_left_out(&findings, rows);
     }
     let name = args.report.display().to_string();

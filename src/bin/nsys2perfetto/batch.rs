@@ -30,12 +30,21 @@ pub fn run(
     writing: Writing,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
+    if output.is_some_and(nsys2perfetto::is_standard_output) {
+        return Err(crate::Usage(
+            "-o - writes one trace to standard output, and directories hold several reports: \
+             give -o DIR/ for their traces"
+                .into(),
+        )
+        .into());
+    }
     if let Some(out) = output {
         let why = "with directories to convert, -o names the directory that mirrors their tree";
         crate::convert::check_directory(out, why).map_err(crate::Usage)?;
     }
     let files = files_below(inputs, output, options.format).map_err(refused_option)?;
     check_outputs(&files, writing.force).map_err(|e| crate::Usage(e.to_string()))?;
+    crate::paths::note_untested(files.iter().map(|f| &f.input), quiet);
     let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, files.len());

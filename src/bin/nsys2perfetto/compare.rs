@@ -10,12 +10,14 @@ use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
 use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
 use nsys2perfetto::Options;
 
+use crate::conversion::Encoding;
 use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::interrupted_reading;
 use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::tables::TableOutput;
+use crate::Usage;
 
 /// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
 /// NVTX range, the change (B minus A) of total time, count, average and share
@@ -54,8 +56,10 @@ pub struct Args {
     #[command(flatten)]
     table: TableOutput,
 
-    /// Also write a Perfetto trace holding both runs, as process groups
-    /// labelled `A: ...` and `B: ...`, aligned at their first GPU work.
+    /// Also write a trace holding both runs, as process groups labelled `A:
+    /// ...` and `B: ...`, aligned at their first GPU work: Perfetto's
+    /// protobuf, or Chrome's JSON for a name ending in .json or .json.gz (as
+    /// for merge); - for standard output.
     #[arg(long, value_name = "OUT")]
     trace: Option<PathBuf>,
 
@@ -72,18 +76,28 @@ pub struct Args {
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let inputs = [&args.a, &args.b];
-    let tables = args.table.checked(&inputs, args.writing)?;
+    let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
+    let mut options = Options::default();
     let trace = match &args.trace {
         Some(path) => {
             let trace = args.writing.output(path, &inputs)?;
-            if let Some(table) = tables.file() {
-                crate::paths::distinct(("-o", table), ("--trace", &trace))?;
+            match tables.file() {
+                Some(table) => crate::paths::distinct(("-o", table), ("--trace", &trace))?,
+                None if trace.is_standard_output() => {
+                    return Err(
+                        crate::paths::both_to_standard_output("the table", "--trace -").into(),
+                    )
+                }
+                None => {}
             }
+            crate::paths::no_trace_to_terminal(&trace)?;
+            // The format its name asks for, as `merge -o` takes it.
+            Encoding::apply_named(&mut options, path).map_err(Usage)?;
             Some(trace)
         }
         None => None,
     };
-    let mut options = Options::default();
+    crate::paths::note_untested(inputs, args.quiet);
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     if args.summary {
@@ -124,7 +138,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let inputs = [args.a.clone(), args.b.clone()];
     merge_files(&inputs, trace, &options, &merge, &mut |_| {})?;
     if !args.quiet {
-        crate::say(format_args!("both runs -> {}", trace.path().display()));
+        let shown = crate::paths::shown(trace.path());
+        crate::say(format_args!("both runs -> {shown}"));
     }
     written.map(|()| ExitCode::SUCCESS)
 }

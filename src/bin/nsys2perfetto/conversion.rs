@@ -87,6 +87,18 @@ pub struct Selection {
 }
 
 impl Encoding {
+    /// Sets the format and gzip level of `options` as the name of the trace,
+    /// `name`, asks for them, with no flag given (`compare --trace`).
+    pub fn apply_named(options: &mut Options, name: &Path) -> Result<(), String> {
+        let asked_for_nothing = Encoding {
+            format: None,
+            no_gzip: false,
+            level: None,
+            gpu_model: GpuModelName::TrackEvent,
+        };
+        asked_for_nothing.apply(options, Some(name))
+    }
+
     /// Sets the format and gzip level of `options` for a trace written to
     /// `name` (`None`: to standard output, or under a name made from the
     /// format), or says how these flags contradict the name.

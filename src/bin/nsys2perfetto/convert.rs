@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use nsys2perfetto::{convert_file, convert_to_writer, Error, Options, OutputFile, Progress};
+use nsys2perfetto::{
+    convert_file, convert_to_writer, Error, NewDirectories, Options, OutputFile, Progress,
+};
 
 use crate::conversion::Conversion;
 use crate::exporter::Exporter;
@@ -94,21 +96,46 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             signals,
         );
     }
-    let targets = plan(&inputs, output.as_deref(), extension, writing).map_err(Usage)?;
+    let (targets, made) = plan(&inputs, output.as_deref(), extension, writing).map_err(Usage)?;
+    crate::paths::note_untested(&inputs, quiet);
+    let converted = convert_each(
+        &inputs,
+        &targets,
+        &options,
+        quiet,
+        output.is_none(),
+        signals,
+    );
+    // A directory of -o that no trace went into (an interruption, a
+    // failure) is not left behind.
+    made.remove_empty();
+    converted
+}
+
+/// Converts each input into its target; one that fails does not stop the
+/// others (its error is printed, and the exit status is 1).
+fn convert_each(
+    inputs: &[PathBuf],
+    targets: &[Target],
+    options: &Options,
+    quiet: bool,
+    beside_input: bool,
+    signals: &Signals,
+) -> anyhow::Result<ExitCode> {
     let mut failed = false;
-    for (input, target) in inputs.iter().zip(&targets) {
+    for (input, target) in inputs.iter().zip(targets) {
         if signals.received().is_some() {
             let stopped = format!("interrupted before converting {}", input.display());
             return Err(Interrupted(stopped).into());
         }
-        match convert_one(input, target, &options, quiet) {
+        match convert_one(input, target, options, quiet) {
             Ok(()) => {}
             Err(e @ Error::Interrupted { .. }) => return Err(e.into()),
             // Its error is the run's (and standard output's reader gone
             // ends it quietly).
-            Err(e) if inputs.len() == 1 => return Err(hinted(e, output.is_none())),
+            Err(e) if inputs.len() == 1 => return Err(hinted(e, beside_input)),
             Err(e) => {
-                crate::print_error(&hinted(e, output.is_none()));
+                crate::print_error(&hinted(e, beside_input));
                 failed = true;
             }
         }
@@ -151,24 +178,24 @@ enum Target {
 
 /// The target of each input, or why the command line cannot be carried out:
 /// checked before any input is read, so that nothing is converted for a
-/// run that would overwrite an input or one of its own traces.
+/// run that would overwrite an input or one of its own traces. The
+/// directory -o names is made, if missing: the directories made come back
+/// too, to be removed if they stay empty.
 fn plan(
     inputs: &[PathBuf],
     output: Option<&Path>,
     extension: &str,
     writing: Writing,
-) -> Result<Vec<Target>, String> {
+) -> Result<(Vec<Target>, NewDirectories), String> {
     let several = inputs.len() > 1;
-    if output.is_some_and(|o| o == Path::new("-")) {
+    if output.is_some_and(nsys2perfetto::is_standard_output) {
         if several {
             return Err("-o - writes one trace to standard output: give one input".into());
         }
         if std::io::stdout().is_terminal() {
-            return Err(
-                "standard output is a terminal: redirect it to a file or a pipe for -o -".into(),
-            );
+            return Err(crate::paths::TRACE_TO_TERMINAL.into());
         }
-        return Ok(vec![Target::Stdout]);
+        return Ok((vec![Target::Stdout], NewDirectories::default()));
     }
     let into_dir = match output {
         Some(out) if several || names_directory(out) => {
@@ -200,6 +227,7 @@ fn plan(
                 }
                 out.to_owned()
             }
+            // (An input that is a device is refused when it is read.)
             (None, None) => input.with_file_name(name),
         };
         targets.push(target);
@@ -231,10 +259,12 @@ fn plan(
             ));
         }
     }
-    if let Some(dir) = into_dir {
-        make_directory(dir)?;
-    }
-    Ok(targets.into_iter().map(Target::File).collect())
+    let made = NewDirectories::missing(into_dir);
+    made.make().map_err(|cause| {
+        let path = into_dir.unwrap_or(Path::new(".")).to_owned();
+        Error::Output { path, cause }.to_string()
+    })?;
+    Ok((targets.into_iter().map(Target::File).collect(), made))
 }
 
 /// Whether `out` is written as a directory: with a trailing slash.
@@ -245,7 +275,7 @@ pub fn names_directory(out: &Path) -> bool {
 }
 
 /// Checks `-o`, which must name a directory (`why` says why): one that
-/// exists, or one named with a trailing slash, made by [`make_directory`].
+/// exists, or one named with a trailing slash, made by [`NewDirectories`].
 pub fn check_directory(out: &Path, why: &str) -> Result<(), String> {
     // Without its trailing slash: "file/" is a file named so, not missing.
     match std::fs::metadata(out.components().as_path()) {
@@ -263,18 +293,6 @@ pub fn check_directory(out: &Path, why: &str) -> Result<(), String> {
             out.display()
         )),
     }
-}
-
-/// Makes the directory `-o` names where it is missing, with its missing
-/// parents, as `mkdir -p` does.
-pub fn make_directory(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|cause| {
-        Error::Output {
-            path: dir.to_owned(),
-            cause,
-        }
-        .to_string()
-    })
 }
 
 fn convert_one(

@@ -116,11 +116,12 @@ pub fn interrupted_reading(e: nsys2perfetto::Error) -> anyhow::Error {
 }
 
 /// `e`, a usage error where the library refused an option before reading
-/// any input (for the calls that check their options first).
+/// any input (for the calls that check their options first); an
+/// interruption as [`interrupted_reading`] says it.
 pub fn refused_option(e: nsys2perfetto::Error) -> anyhow::Error {
     match e {
         nsys2perfetto::Error::InvalidOption(_) => Usage(e.to_string()).into(),
-        e => e.into(),
+        e => interrupted_reading(e),
     }
 }
 
@@ -157,6 +158,18 @@ fn failure(e: &anyhow::Error) -> Failure {
             Some(Lib::Writer { cause }) if cause.kind() == BrokenPipe => {
                 return Failure::ReaderGone
             }
+            Some(Lib::Output { path, cause })
+                if nsys2perfetto::is_standard_output(path) && cause.kind() == BrokenPipe =>
+            {
+                return Failure::ReaderGone
+            }
+            // A refused output name is a usage error, whenever it is found.
+            Some(
+                Lib::OutputIsInput { .. }
+                | Lib::OutputIsReport { .. }
+                | Lib::NamedAfterDevice { .. }
+                | Lib::ReportExists { .. },
+            ) => return Failure::Usage,
             _ => {}
         }
         if cause

@@ -34,7 +34,7 @@ pub struct Args {
     inputs: Vec<PathBuf>,
 
     /// The merged trace: Perfetto's protobuf, or Chrome's JSON for a name
-    /// ending in .json or .json.gz (see --format).
+    /// ending in .json or .json.gz (see --format); - for standard output.
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
 
@@ -74,6 +74,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .map_err(Usage)?;
     options.parts = args.selection.parts().map_err(Usage)?;
     let output = args.writing.output(&args.output, &args.inputs)?;
+    crate::paths::no_trace_to_terminal(&output)?;
+    crate::paths::note_untested(&args.inputs, args.quiet);
     options.nsys = args.exporter.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let mut merge = MergeOptions::default();
@@ -182,12 +184,16 @@ fn print_summary(reports: &[MergedReport], output: &std::path::Path, started: In
             _ => warn(format_args!("{count}: {warning}")),
         }
     }
+    let took = started.elapsed().as_secs_f64();
+    if nsys2perfetto::is_standard_output(output) {
+        crate::say(format_args!("{count} -> standard output in {took:.2}s"));
+        return;
+    }
     let size = std::fs::metadata(output).map(|m| m.len()).unwrap_or(0);
     crate::say(format_args!(
-        "{count} -> {} ({}) in {:.2}s",
+        "{count} -> {} ({}) in {took:.2}s",
         output.display(),
         human_bytes(size),
-        started.elapsed().as_secs_f64()
     ));
 }
 

@@ -43,8 +43,12 @@ pub fn present(input: &Path) -> Result<(), Error> {
 }
 
 /// Refuses two outputs of one command that name one file (by any name):
-/// the second would replace the first.
+/// the second would replace the first. Both `-` would mix two outputs on
+/// standard output.
 pub fn distinct(first: (&str, &OutputFile), second: (&str, &OutputFile)) -> Result<(), Usage> {
+    if first.1.is_standard_output() && second.1.is_standard_output() {
+        return Err(both_to_standard_output(first.0, second.0));
+    }
     match first.1.is_same_file(second.1.path()) {
         true => Err(Usage(format!(
             "{} and {} name the same file, {}: give each its own",
@@ -53,5 +57,48 @@ pub fn distinct(first: (&str, &OutputFile), second: (&str, &OutputFile)) -> Resu
             first.1.path().display()
         ))),
         false => Ok(()),
+    }
+}
+
+/// Two outputs of one command on standard output: refused, each needs a
+/// stream of its own.
+pub fn both_to_standard_output(first: &str, second: &str) -> Usage {
+    Usage(format!(
+        "{first} and {second} would both go to standard output: give one of them a file"
+    ))
+}
+
+/// Refuses a trace to standard output (`-o -`) where standard output is a
+/// terminal: a trace is bytes for a file or a pipe, not for the screen.
+pub fn no_trace_to_terminal(output: &OutputFile) -> Result<(), Usage> {
+    use std::io::IsTerminal;
+    match output.is_standard_output() && std::io::stdout().is_terminal() {
+        true => Err(Usage(TRACE_TO_TERMINAL.into())),
+        false => Ok(()),
+    }
+}
+
+/// Why a trace is not written to a terminal.
+pub const TRACE_TO_TERMINAL: &str =
+    "standard output is a terminal: redirect it to a file or a pipe for -o -";
+
+/// Where an output went, as its user reads it: `-` is standard output.
+pub fn shown(output: &Path) -> String {
+    match nsys2perfetto::is_standard_output(output) {
+        true => "standard output".to_owned(),
+        false => output.display().to_string(),
+    }
+}
+
+/// Notes each of `inputs` that an nsys newer than any tested made (not with
+/// `-q`): it is read all the same.
+pub fn note_untested<P: AsRef<Path>>(inputs: impl IntoIterator<Item = P>, quiet: bool) {
+    if quiet {
+        return;
+    }
+    for input in inputs {
+        if let Some(note) = nsys2perfetto::untested_version(input.as_ref()) {
+            crate::note(note);
+        }
     }
 }

@@ -105,6 +105,20 @@ struct Sweep {
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    // An option of ours misspelt would be taken for the command and handed
+    // to nsys, which would refuse it as an option of its own.
+    if let Some(flag) = args
+        .command
+        .first()
+        .filter(|c| c.to_string_lossy().starts_with('-'))
+    {
+        return Err(Usage(format!(
+            "{}: no option of profile, and no command (options for nsys go in --nsys-args \
+             ... --; the command to profile comes last)",
+            flag.to_string_lossy()
+        ))
+        .into());
+    }
     let options = args.conversion.clone().options();
     let mut options = options.map_err(|e| Usage(e.to_string()))?;
     // The trace is named after the report, with the format's extension.
@@ -152,16 +166,31 @@ fn profile_and_convert(
         .with_extension(options.format.extension());
     if !force && trace_path.exists() {
         let e = Error::ReportExists { path: trace_path };
-        return Err(anyhow!("{e} (-o NAME, --force)"));
+        return Err(Usage(format!("{e} (-o NAME, --force)")).into());
     }
     if let Some(seconds) = args.wait_notice {
         profile.wait_notice = std::time::Duration::from_secs(seconds);
     }
-    let told = &mut |wait| crate::note(format_args!("{wait}"));
+    let told = &mut |wait| {
+        if !quiet {
+            crate::note(format_args!("{wait}"));
+        }
+    };
     let profiled = profile
         .run_telling(Some(&signals.cancel), told)
         .map_err(|e| match e {
-            Error::ReportExists { .. } => anyhow!("{e} (-o NAME, --force)"),
+            // A refused name, as a usage error.
+            Error::ReportExists { .. } => Usage(format!("{e} (-o NAME, --force)")).into(),
+            Error::ProfileFailed { .. } if !args.nsys_args.is_empty() => {
+                anyhow!(
+                    "{e}: did nsys refuse one of --nsys-args {}? (it says why above)",
+                    {
+                        let given: Vec<_> =
+                            args.nsys_args.iter().map(|a| a.to_string_lossy()).collect();
+                        given.join(" ")
+                    }
+                )
+            }
             e => e.into(),
         })?;
     let report = profiled.report;

@@ -6,13 +6,17 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::merge::{Labels, RankPattern};
 use nsys2perfetto::report::{
     report_files, save_page, write_page, KindPattern, PageFormat, ReportOptions,
 };
 use nsys2perfetto::steps::{measure_report_steps, save_report_steps, StepOptions, StepPattern};
-use nsys2perfetto::{output_format, Options, OutputFile};
+use nsys2perfetto::{
+    is_standard_output, output_format, NewDirectories, Options, OutputFile, OutputSet,
+};
 
+use crate::convert::names_directory;
 use crate::exporter::Exporter;
 use crate::interrupted_reading;
 use crate::paths::Writing;
@@ -29,8 +33,10 @@ use crate::Usage;
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
-    /// are exported first with the nsys CLI. With --step, also files of
-    /// steps measured by --measure-only, in place of their reports.
+    /// are exported first with the nsys CLI; or directories, whose every
+    /// export and report below is a run, as `convert` finds them. With
+    /// --step, also files of steps measured by --measure-only, in place of
+    /// their reports.
     #[arg(required = true, value_name = "REPORT")]
     inputs: Vec<PathBuf>,
 
@@ -85,7 +91,9 @@ pub struct Args {
     quiet: bool,
 }
 
-pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    // A directory is the reports below it, as `convert` finds them.
+    args.inputs = reports_in(&args.inputs)?;
     if args.measure_only {
         return measure_only(args, signals);
     }
@@ -106,6 +114,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for input in &args.inputs {
         crate::paths::present(input)?;
     }
+    crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
@@ -149,18 +158,22 @@ enum Measured {
     Stdout,
     /// JSON Lines into one file.
     File(OutputFile),
-    /// A file per report.
-    Files(Vec<OutputFile>),
+    /// A file per report, in a directory that may have to be made.
+    Files(Vec<OutputFile>, NewDirectories),
 }
 
 /// `report --step P --measure-only`: each report's steps as data, written
 /// as each is measured (to a file of its own) or once all are (one file).
 fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    let pattern = args.step.expect("--measure-only requires --step");
-    let out = match args.output {
+    let pattern = args.step.clone().expect("--measure-only requires --step");
+    let out = match args.output.clone() {
         None => Measured::Stdout,
-        Some(path) if path.as_os_str() == "-" => Measured::Stdout,
-        Some(dir) if dir.is_dir() => {
+        Some(path) if is_standard_output(&path) => Measured::Stdout,
+        // A directory, as `convert -o` takes one: an existing one, or one
+        // named with a trailing / (made, with its missing parents).
+        Some(dir) if dir.is_dir() || names_directory(&dir) => {
+            let why = "a trailing / names a directory";
+            crate::convert::check_directory(&dir, why).map_err(Usage)?;
             let paths: Vec<PathBuf> = args
                 .inputs
                 .iter()
@@ -183,26 +196,65 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             }
             let files = paths
                 .iter()
-                .map(|path| args.writing.output(path, &args.inputs))
-                .collect::<Result<Vec<_>, _>>()?;
-            Measured::Files(files)
-        }
-        Some(dir) if dir.as_os_str().to_string_lossy().ends_with('/') => {
-            let e = nsys2perfetto::Error::NoOutputDirectory {
-                path: dir.clone(),
-                dir,
-            };
-            return Err(crate::Usage(e.to_string()).into());
+                .map(|path| {
+                    let file = OutputFile::new(path).inputs(&args.inputs);
+                    let file = file.force(args.writing.force);
+                    file.check_replacing().map_err(|e| Usage(e.to_string()))?;
+                    Ok(file)
+                })
+                .collect::<Result<Vec<_>, Usage>>()?;
+            Measured::Files(files, NewDirectories::missing([dir.as_path()]))
         }
         Some(path) => Measured::File(args.writing.output(&path, &args.inputs)?),
     };
     for input in &args.inputs {
         crate::paths::present(input)?;
     }
+    crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
-    options.nsys = args.exporter.nsys;
+    options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(signals.cancel.clone());
+    if let Measured::Files(files, made) = &out {
+        made.make().map_err(|cause| {
+            let dir = files[0].path().parent().unwrap_or(Path::new("."));
+            let path = dir.to_owned();
+            nsys2perfetto::Error::Output { path, cause }
+        })?;
+    }
+    let measured = measure_each(&args, &pattern, &out, &options, signals);
+    if let Measured::Files(_, made) = &out {
+        made.remove_empty();
+    }
+    let written = measured?;
+    if !args.quiet {
+        match &out {
+            Measured::File(file) => crate::say(format_args!(
+                "{written} report(s) -> {}",
+                file.path().display()
+            )),
+            Measured::Files(files, _) => {
+                if let Some(dir) = files.first().and_then(|f| f.path().parent()) {
+                    crate::say(format_args!("{written} report(s) -> {}", dir.display()));
+                }
+            }
+            Measured::Stdout => {}
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Measures each report's steps and writes them where `out` says: to
+/// standard output as each is measured, or, all measured, to one file or a
+/// file each (all or none). Returns how many reports were measured.
+fn measure_each(
+    args: &Args,
+    pattern: &StepPattern,
+    out: &Measured,
+    options: &Options,
+    signals: &Signals,
+) -> anyhow::Result<usize> {
     let mut all = Vec::new();
+    let mut set = OutputSet::new();
     for (i, input) in args.inputs.iter().enumerate() {
         if signals.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             let path = input.clone();
@@ -210,8 +262,8 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                 path,
             }));
         }
-        let steps = measure_report_steps(input, &pattern, &options).map_err(interrupted_reading)?;
-        match &out {
+        let steps = measure_report_steps(input, pattern, options).map_err(interrupted_reading)?;
+        match out {
             Measured::Stdout => {
                 let mut stdout = std::io::stdout().lock();
                 steps
@@ -220,34 +272,17 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
                     .context("cannot write standard output")?;
             }
             Measured::File(_) => all.push(steps),
-            Measured::Files(files) => save_report_steps(&files[i], &[steps])?,
+            Measured::Files(files, _) => set.write_with(&files[i], |out| steps.write_json(out))?,
         }
     }
-    match &out {
-        Measured::File(file) => {
-            save_report_steps(file, &all)?;
-            if !args.quiet {
-                crate::say(format_args!(
-                    "{} report(s) -> {}",
-                    all.len(),
-                    file.path().display()
-                ));
-            }
-        }
-        Measured::Files(files) => {
-            if let Some(dir) = files.first().and_then(|f| f.path().parent()) {
-                if !args.quiet {
-                    crate::say(format_args!(
-                        "{} report(s) -> {}",
-                        files.len(),
-                        dir.display()
-                    ));
-                }
-            }
+    match out {
+        Measured::File(file) => save_report_steps(file, &all)?,
+        Measured::Files(..) => {
+            set.publish()?;
         }
         Measured::Stdout => {}
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(args.inputs.len())
 }
 
 /// `--step`'s glob, or why it is none, in one line.

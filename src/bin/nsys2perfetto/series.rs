@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, Series, SeriesRun};
-use nsys2perfetto::{Error, Options, OutputFile};
+use nsys2perfetto::{check_named_as, is_standard_output, Error, Options, OutputFile};
 
 use crate::exporter::Exporter;
 use crate::grouping::Grouping;
@@ -45,11 +45,12 @@ pub struct Args {
     #[command(flatten)]
     grouping: Grouping,
 
-    /// Where the CSV table goes (default: standard output).
+    /// Where the CSV table goes (default, or -: standard output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// Also draw the plot of total time against the parameter, as SVG.
+    /// Also draw the plot of total time against the parameter, as SVG (-:
+    /// to standard output, with the table in a file).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
 
@@ -94,6 +95,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for run in &runs {
         crate::paths::present(&run.input)?;
     }
+    crate::paths::note_untested(runs.iter().map(|r| &r.input), args.quiet);
     let mut options = Options::default();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
@@ -196,11 +198,26 @@ impl Outputs {
         writing: Writing,
     ) -> Result<Outputs, Usage> {
         let inputs: Vec<&Path> = runs.iter().map(|r| r.input.as_path()).collect();
-        let table = table.filter(|p| *p != Path::new("-"));
-        let table = table.map(|p| writing.output(p, &inputs)).transpose()?;
-        let plot = plot.map(|p| writing.output(p, &inputs)).transpose()?;
-        if let (Some(table), Some(plot)) = (&table, &plot) {
-            crate::paths::distinct(("-o", table), ("--svg", plot))?;
+        let table = table.filter(|p| !is_standard_output(p));
+        // The format follows the name, or the name is refused.
+        let named = |path: Option<&Path>, what, extensions: &[&str]| match path {
+            Some(path) => check_named_as(path, what, extensions).map_err(|e| Usage(e.to_string())),
+            None => Ok(()),
+        };
+        let checked_table = table.map(|p| writing.output(p, &inputs)).transpose()?;
+        let checked_plot = plot.map(|p| writing.output(p, &inputs)).transpose()?;
+        named(table, "a CSV table", &["csv", "txt"])?;
+        named(plot, "an SVG plot", &["svg"])?;
+        let (table, plot) = (checked_table, checked_plot);
+        match (&table, &plot) {
+            (Some(table), Some(plot)) => crate::paths::distinct(("-o", table), ("--svg", plot))?,
+            (None, Some(plot)) if plot.is_standard_output() => {
+                return Err(crate::paths::both_to_standard_output(
+                    "the table",
+                    "--svg -",
+                ))
+            }
+            _ => {}
         }
         Ok(Outputs { table, plot })
     }
@@ -220,7 +237,10 @@ impl Outputs {
                     // run goes on to its own end (`profile --series` ends with
                     // the command's status).
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                    Err(cause) => Err(Error::Writer { cause }),
+                    Err(cause) => Err(Error::Output {
+                        path: nsys2perfetto::STANDARD_OUTPUT.into(),
+                        cause,
+                    }),
                     Ok(()) => Ok(()),
                 }
             }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 
@@ -20,7 +21,8 @@ use crate::tables::TableOutput;
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
-    /// are exported first with the nsys CLI.
+    /// are exported first with the nsys CLI; or directories, whose every
+    /// export and report below is summarized, as `convert` finds them.
     #[arg(required = true, value_name = "REPORT")]
     inputs: Vec<PathBuf>,
 
@@ -43,17 +45,18 @@ pub struct Args {
     #[command(flatten)]
     exporter: Exporter,
 
-    /// Errors only, as for every command (stats prints nothing else on
-    /// standard error).
+    /// Errors only: not the note that names the files of several CSV
+    /// tables.
     #[arg(short, long)]
     quiet: bool,
 }
 
-pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
-    // Accepted as every command accepts it: stats says nothing but errors.
-    let _errors_only = args.quiet;
+pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+    // A directory is the reports below it, as `convert` finds them.
+    args.inputs = reports_in(&args.inputs)?;
     let inputs: Vec<&PathBuf> = args.inputs.iter().collect();
-    let tables = args.table.checked(&inputs, args.writing)?;
+    let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
+    crate::paths::note_untested(&inputs, args.quiet);
     let which = match args.report.is_empty() {
         true => StatsReport::DEFAULT.to_vec(),
         false => once_each(args.report),

@@ -2,7 +2,7 @@
 //! those tables are written.
 
 use std::io::{BufWriter, Seek, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -28,9 +28,9 @@ pub struct TableOutput {
     #[arg(long, value_name = "FORMAT")]
     format: Option<TableFormat>,
 
-    /// Write to this file instead of standard output; several tables in
-    /// CSV go to a file each, FILE_<table>.csv (FILE without its .csv), as
-    /// `nsys stats -o` names them.
+    /// Write to this file instead of standard output (- is standard
+    /// output); several tables in CSV go to a file each, FILE_<table>.csv
+    /// (FILE without its .csv), as `nsys stats -o` names them.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -44,19 +44,31 @@ impl TableOutput {
     /// Where the tables go and in which format, refused before any report
     /// is read where the output cannot be written (one of `inputs`, a report
     /// without `--force`, a missing directory) or its name contradicts
-    /// `--format`.
-    pub fn checked(&self, inputs: &[&PathBuf], writing: Writing) -> Result<Tables, Usage> {
-        let file = match &self.output {
+    /// `--format`. `quiet`: errors only.
+    pub fn checked(
+        &self,
+        inputs: &[&PathBuf],
+        writing: Writing,
+        quiet: bool,
+    ) -> Result<Tables, Usage> {
+        let file = match self.file_name() {
             Some(path) => Some(writing.output(path, inputs)?),
             None => None,
         };
-        let format = output_format(self.format, self.output.as_deref(), TableFormat::Table)
+        let format = output_format(self.format, self.file_name(), TableFormat::Table)
             .map_err(|e| Usage(e.to_string()))?;
         Ok(Tables {
             file,
             format,
             fit: self.fit(),
+            quiet,
         })
+    }
+
+    /// The file `-o` names: none for standard output (no `-o`, or `-o -`).
+    fn file_name(&self) -> Option<&Path> {
+        let named = self.output.as_deref();
+        named.filter(|path| !nsys2perfetto::is_standard_output(path))
     }
 
     /// How long names may be in an aligned table: whole with `--wide`; on a
@@ -68,7 +80,7 @@ impl TableOutput {
             return Fit::Whole;
         }
         let stdout = std::io::stdout();
-        match (&self.output, stdout.is_terminal()) {
+        match (self.file_name(), stdout.is_terminal()) {
             (None, true) => match terminal_size::terminal_size_of(&stdout) {
                 Some((terminal_size::Width(columns), _)) => Fit::Line(usize::from(columns)),
                 None => Fit::NSYS,
@@ -83,6 +95,8 @@ pub struct Tables {
     file: Option<OutputFile>,
     format: TableFormat,
     fit: Fit,
+    /// Errors only: not the note that names the files of several tables.
+    quiet: bool,
 }
 
 impl Tables {
@@ -105,7 +119,10 @@ impl Tables {
     pub fn write(&self, summaries: &[(Vec<String>, Vec<Table>)]) -> anyhow::Result<()> {
         let (format, fit) = (self.format, self.fit);
         match &self.file {
-            Some(file) => say_written(&save_tables(file, summaries, format, fit)?),
+            Some(file) => {
+                let written = save_tables(file, summaries, format, fit)?;
+                self.say_written(&written);
+            }
             None => {
                 let mut text = Vec::new();
                 write_tables(&mut text, summaries, format, fit).expect("writing to memory");
@@ -133,7 +150,7 @@ impl Tables {
         if let Some(file) = &self.file {
             let written = save_summaries(file, inputs, which, names, options, format, fit)
                 .map_err(interrupted_reading)?;
-            say_written(&written);
+            self.say_written(&written);
             return Ok(());
         }
         // The spool's errors name the temporary directory, once.
@@ -160,11 +177,13 @@ impl Tables {
     }
 }
 
-/// Says which files several tables went to, where they are not the one
-/// named.
-fn say_written(written: &[PathBuf]) {
-    if written.len() > 1 {
-        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-        crate::note(format!("a file per table: {}", names.join(", ")));
+impl Tables {
+    /// Says which files several tables went to, where they are not the one
+    /// named (unless quiet).
+    fn say_written(&self, written: &[PathBuf]) {
+        if written.len() > 1 && !self.quiet {
+            let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            crate::note(format!("a file per table: {}", names.join(", ")));
+        }
     }
 }

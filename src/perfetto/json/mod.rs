@@ -16,7 +16,7 @@ use std::io::{self, Read, Write};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-pub(crate) use pipe::PipeWriter;
+pub(crate) use pipe::{writer_gone, PipeWriter};
 pub(crate) use transcode::Transcoded;
 
 /// Runs `write` with a writer for a Perfetto trace (not gzipped: it would be

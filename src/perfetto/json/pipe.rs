@@ -91,12 +91,7 @@ impl Read for PipeReader {
                     self.chunk = chunk;
                     self.at = 0;
                 }
-                Err(_) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the trace stopped before its end",
-                    ))
-                }
+                Err(_) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, WriterGone)),
             }
         }
         let n = out.len().min(self.chunk.len() - self.at);
@@ -104,6 +99,25 @@ impl Read for PipeReader {
         self.at += n;
         Ok(n)
     }
+}
+
+/// The writer went away without finishing: it failed, and its own error
+/// says why.
+#[derive(Debug)]
+struct WriterGone;
+
+impl std::fmt::Display for WriterGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the trace stopped before its end")
+    }
+}
+
+impl std::error::Error for WriterGone {}
+
+/// Whether `e` is the reader's error of a writer that went away without
+/// finishing (which then has an error of its own).
+pub(crate) fn writer_gone(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<WriterGone>())
 }
 
 #[cfg(test)]
