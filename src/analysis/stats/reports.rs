@@ -147,17 +147,28 @@ impl StatsReport {
         report: &Report,
         names: RangeNames,
     ) -> crate::Result<(Table, Rows)> {
+        let unreadable_before = report.unreadable_names();
         let rows = self.rows(report, names).map_err(|e| e.of(report.path()))?;
         let no_data = match rows.is_empty() {
             true => missing(report, self.needs()),
             false => None,
         };
+        // Its own tables, and any other it found unreadable as it read.
+        let needs = self.needs();
+        let incomplete = report
+            .unreadable_among(|t| {
+                needs.iter().any(|any| any.contains(&t)) || !unreadable_before.iter().any(|b| b == t)
+            })
+            .iter()
+            .map(|u| u.warning(crate::nsys::NOT_READ))
+            .collect();
         let table = Table {
             name: self.name().to_owned(),
             title: self.title().to_owned(),
             columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
             rows: Vec::new(),
             no_data,
+            incomplete,
         };
         Ok((table, rows))
     }

@@ -107,6 +107,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(input)?;
     }
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let mut report_options = ReportOptions::default();
@@ -200,6 +201,7 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(input)?;
     }
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let mut all = Vec::new();
