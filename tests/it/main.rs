@@ -49,3 +49,4 @@ mod steps;
 mod steps_measured;
 mod tables;
 mod trace_processor;
+mod unreadable_columns;
