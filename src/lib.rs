@@ -264,7 +264,11 @@ pub struct Options {
 /// Hears of the tables an analysis could not read, with the path of their
 /// input (see [`Options::on_unreadable`]).
 #[derive(Clone)]
-pub struct OnUnreadable(pub Arc<dyn Fn(&Path, &Unreadable) + Send + Sync>);
+pub struct OnUnreadable(pub Arc<HearUnreadable>);
+
+/// What [`OnUnreadable`] calls: with an input's path, and a table of it
+/// that could not be read.
+pub type HearUnreadable = dyn Fn(&Path, &Unreadable) + Send + Sync;
 
 impl std::fmt::Debug for OnUnreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -472,9 +472,9 @@ pub(crate) fn files_label(files: &[String]) -> String {
 }
 
 /// The lines before a CSV table whose numbers are incomplete, saying why:
-/// `# incomplete: LINE`. Readers that take `#` for a comment (pandas'
-/// `comment="#"`) read the table still; the others stop rather than take
-/// smaller numbers for whole ones.
+/// `# incomplete: LINE`. A reader of CSV stops at them rather than take
+/// smaller numbers for whole ones; one who knows may skip them (pandas'
+/// `skiprows`).
 pub(crate) fn write_csv_incomplete(out: &mut dyn Write, incomplete: &[String]) -> io::Result<()> {
     for line in incomplete {
         writeln!(out, "# incomplete: {}", line.replace(['\n', '\r'], " "))?;

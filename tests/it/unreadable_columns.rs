@@ -32,7 +32,14 @@ cuda_kern_exec_sum,openacc_sum,um_cpu_page_faults_sum,openmp_sum,nvtx_gpu_proj_s
 /// Each command, in each of its output formats, on `x.sqlite`.
 fn commands() -> Vec<Vec<&'static str>> {
     let series = [
-        "series", "--param", "p=1", "x.sqlite", "--events", "kernel:.*", "api:.*", "nvtx:.*",
+        "series",
+        "--param",
+        "p=1",
+        "x.sqlite",
+        "--events",
+        "kernel:.*",
+        "api:.*",
+        "nvtx:.*",
         "nvtx-gpu:.*",
     ];
     vec![
@@ -46,8 +53,12 @@ fn commands() -> Vec<Vec<&'static str>> {
         vec!["analyze", "--format", "csv", "x.sqlite"],
         vec!["analyze", "--format", "json", "x.sqlite"],
         vec!["stats", "--report", SUMMARIES, "x.sqlite"],
-        vec!["stats", "--format", "csv", "--report", SUMMARIES, "x.sqlite"],
-        vec!["stats", "--format", "json", "--report", SUMMARIES, "x.sqlite"],
+        vec![
+            "stats", "--format", "csv", "--report", SUMMARIES, "x.sqlite",
+        ],
+        vec![
+            "stats", "--format", "json", "--report", SUMMARIES, "x.sqlite",
+        ],
         series.to_vec(),
         vec!["compare", "x.sqlite", "x.sqlite"],
         vec!["compare", "--format", "json", "x.sqlite", "x.sqlite"],
@@ -147,7 +158,9 @@ fn every_command_warns_and_marks_what_a_table_it_could_not_read_leaves_out() {
             continue;
         }
         assert!(
-            left_out.len() == 1 && left_out[0].0 == *table && left_out[0].1.contains(column.as_str()),
+            left_out.len() == 1
+                && left_out[0].0 == *table
+                && left_out[0].1.contains(column.as_str()),
             "{table}.{column}: {left_out:?}"
         );
         unreadable_columns.push(format!("{table}.{column}"));
@@ -159,7 +172,10 @@ fn every_command_warns_and_marks_what_a_table_it_could_not_read_leaves_out() {
                     && line.contains(&format!("no {column} column"))
             });
             if answer.stdout == whole.stdout {
-                assert!(!said, "{args:?} warns of {table}.{column}, and its answer is whole");
+                assert!(
+                    !said,
+                    "{args:?} warns of {table}.{column}, and its answer is whole"
+                );
                 continue;
             }
             assert!(
@@ -191,7 +207,9 @@ fn a_kernel_table_without_streams_marks_every_command() {
     std::fs::copy(&source, &export).unwrap();
     let db = Connection::open(&export).unwrap();
     let kernels: i64 = db
-        .query_row("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     db.execute_batch("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN streamId TO s")
         .unwrap();
@@ -205,7 +223,11 @@ fn a_kernel_table_without_streams_marks_every_command() {
             continue;
         }
         let answer = run(dir.path(), &args);
-        assert!(answer.stderr.contains(&warning), "{args:?}: {}", answer.stderr);
+        assert!(
+            answer.stderr.contains(&warning),
+            "{args:?}: {}",
+            answer.stderr
+        );
         assert!(answer.marked(), "{args:?} is unmarked");
     }
     // In JSON, where: the run, the rules that read kernels, the summaries.

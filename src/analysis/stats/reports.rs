@@ -157,7 +157,8 @@ impl StatsReport {
         let needs = self.needs();
         let incomplete = report
             .unreadable_among(|t| {
-                needs.iter().any(|any| any.contains(&t)) || !unreadable_before.iter().any(|b| b == t)
+                needs.iter().any(|any| any.contains(&t))
+                    || !unreadable_before.iter().any(|b| b == t)
             })
             .iter()
             .map(|u| u.warning(crate::nsys::NOT_READ))

@@ -17,7 +17,7 @@
 //!   "skew": { "steps_compared", "mean_skew_ns": x | null,
 //!             "max_skew_step": step | null, "max_skew_ns": n | null,
 //!             "slowest_count": [n], "slowest_most_often": rank | null },
-//!   "notes": [s] }
+//!   "notes": [s], "incomplete": [s] (only where some table was unreadable) }
 //! ```
 
 use std::borrow::Cow;
