@@ -18,6 +18,7 @@
 //! reads the row. What a filter keeps is a parameter of the readers
 //! ([`RowFilter`]), which count into it the rows they left out.
 
+mod api_trace;
 mod columns;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
@@ -54,6 +55,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
+pub(crate) use api_trace::ApiTrace;
 pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
 pub(crate) use present::Owner;
