@@ -109,6 +109,9 @@ impl ApiTrace {
         mut f: impl FnMut(&ApiTraceRow) -> Result<(), E>,
     ) -> Result<(), E> {
         let conn = super::scan::open_read_only(&self.uri)?;
+        // The sort spills to a temporary file, whatever SQLite was built
+        // to prefer: memory stays flat however many calls there are.
+        conn.pragma_update(None, "temp_store", "FILE")?;
         super::watch(&conn, self.cancel.as_ref());
         let mut stmt = conn.prepare(&self.sql)?;
         let mut rows = stmt.query([])?;
