@@ -27,7 +27,8 @@ const TABLES: [&str; 7] = [
 /// Every summary `stats` computes.
 const SUMMARIES: &str = "cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,\
 cuda_gpu_mem_size_sum,cuda_gpu_sum,nvtx_sum,nvtx_pushpop_sum,nvtx_startend_sum,osrt_sum,\
-cuda_kern_exec_sum,openacc_sum,um_cpu_page_faults_sum,openmp_sum,nvtx_gpu_proj_sum,nvtx_kern_sum";
+cuda_kern_exec_sum,openacc_sum,um_cpu_page_faults_sum,openmp_sum,nvtx_gpu_proj_sum,nvtx_kern_sum,\
+cuda_api_trace";
 
 /// Each command, in each of its output formats, on `x.sqlite`.
 fn commands() -> Vec<Vec<&'static str>> {
