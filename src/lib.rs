@@ -62,14 +62,14 @@ mod worker;
 mod workflows;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
-pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable};
+pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable, NOT_READ};
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::new_directories::NewDirectories;
 pub use workflows::output::{
@@ -149,6 +149,7 @@ pub mod compare {
     //! API function and NVTX range, the change in total time and count, kind
     //! by kind and largest first ([`top_by_kind`]), as a
     //! [`Table`](crate::stats::Table) ([`comparison_table`]).
+    pub use crate::analysis::compare::incomplete_sides;
     pub use crate::analysis::stats::{
         compare, comparison_table, fit_to_width, run_summary, run_summary_with, top_by_kind,
         Difference, Kind, RunSummary, Side, NARROWING,
@@ -258,6 +259,26 @@ pub struct Options {
     pub findings: Option<analyze::Thresholds>,
     /// How GPU work is written (Perfetto's format only: JSON has slices).
     pub gpu_model: GpuModel,
+    /// Told, once an analysis (not a conversion, whose [`Summary`] says it)
+    /// has read an input, of each event table of it that could not be read:
+    /// it lacks columns its rows need. The answer marks what depends on it
+    /// as incomplete; this is for saying so as well (on standard error).
+    pub on_unreadable: Option<OnUnreadable>,
+}
+
+/// Hears of the tables an analysis could not read, with the path of their
+/// input (see [`Options::on_unreadable`]).
+#[derive(Clone)]
+pub struct OnUnreadable(pub Arc<HearUnreadable>);
+
+/// What [`OnUnreadable`] calls: with an input's path, and a table of it
+/// that could not be read.
+pub type HearUnreadable = dyn Fn(&Path, &Unreadable) + Send + Sync;
+
+impl std::fmt::Debug for OnUnreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnUnreadable(..)")
+    }
 }
 
 /// How a Perfetto trace holds kernels, memcpys, memsets and graph runs.
@@ -330,6 +351,7 @@ impl Default for Options {
             format: Format::Perfetto,
             findings: None,
             gpu_model: GpuModel::TrackEvent,
+            on_unreadable: None,
         }
     }
 }

@@ -5,6 +5,8 @@ and the summaries against NVIDIA's own (nsys 2025.3's stored CSV)."""
 from __future__ import annotations
 
 import csv
+import shutil
+import sqlite3
 
 import pytest
 
@@ -51,6 +53,24 @@ def test_stats_are_the_clis_csv(sqlite, fixture, backend):
         header, rows = cli_csv("stats", sqlite(fixture), "--report", summary)
         frame = nsys2perfetto.stats(sqlite(fixture), summary, backend=backend)
         assert_frame_is_csv(frame, header, rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_table_that_could_not_be_read_is_a_warning_and_the_frame_reads(
+    tmp_path, sqlite, backend
+):
+    """Kernels without their stream: the findings that depend on them are
+    incomplete, which the program says (a warning) and marks in its CSV;
+    the frame is the table after the marks, with the columns of a whole one."""
+    export = tmp_path / "x.sqlite"
+    shutil.copyfile(sqlite("h100_torch_graph_node"), export)
+    with sqlite3.connect(export) as db:
+        db.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN streamId TO s")
+    with pytest.warns(nsys2perfetto.Nsys2PerfettoWarning, match="has no streamId column"):
+        frame = nsys2perfetto.analyze(export, backend=backend)
+    header, _ = cli_csv("analyze", sqlite("h100_torch_graph_node"))
+    assert list(frame.columns) == header
+    assert len(frame) > 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -43,6 +43,9 @@ pub struct RunSummary {
     pub gpu_span: i128,
     /// The summed durations of every kernel, memcpy, memset and whole graph.
     pub gpu_time: i128,
+    /// The tables it could not read (they lack columns their rows need):
+    /// what depends on them is incomplete. Empty where every table was read.
+    pub incomplete: Vec<crate::Unreadable>,
 }
 
 impl RunSummary {
@@ -80,8 +83,22 @@ impl RunSummary {
             nvtx_projected,
             gpu_span,
             gpu_time: kernel_time + memory_time,
+            incomplete: report.unreadable(),
         })
     }
+}
+
+/// Why a comparison of runs A and B is incomplete: a line per table that
+/// either could not read (`A: ...`), for [`Table::incomplete`].
+pub fn incomplete_sides(a: &[crate::Unreadable], b: &[crate::Unreadable]) -> Vec<String> {
+    let side = |name: &'static str, of: &[crate::Unreadable]| {
+        of.iter()
+            .map(move |u| format!("{name}: {}", u.warning(crate::nsys::NOT_READ)))
+            .collect::<Vec<_>>()
+    };
+    let mut lines = side("A", a);
+    lines.extend(side("B", b));
+    lines
 }
 
 /// Groups of one name made one, by total descending.
@@ -412,5 +429,6 @@ pub fn comparison_table(differences: &[Difference]) -> Table {
         columns: columns.iter().map(|c| (*c).to_owned()).collect(),
         rows,
         no_data: None,
+        incomplete: Vec::new(),
     }
 }

@@ -242,12 +242,7 @@ impl Summary {
             &format!("{cpus}: written without their CPU"),
         ));
         for u in &self.unreadable {
-            w.push(format!(
-                "{} has no {} column: its {} not in the trace",
-                u.table,
-                u.missing,
-                count(u.rows, "row is", "rows are")
-            ));
+            w.push(u.warning("not in the trace"));
         }
         for u in &self.unconverted {
             w.push(format!(

@@ -18,6 +18,7 @@
 //! reads the row. What a filter keeps is a parameter of the readers
 //! ([`RowFilter`]), which count into it the rows they left out.
 
+mod api_trace;
 mod columns;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
@@ -56,6 +57,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
+pub(crate) use api_trace::ApiTrace;
 pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
 pub(crate) use present::Owner;
@@ -103,6 +105,25 @@ pub struct Unreadable {
     /// How many rows it has.
     pub rows: u64,
 }
+
+impl Unreadable {
+    /// The one line that says so, every command alike: what the table
+    /// lacks and its rows, which are `then` ("not in the trace").
+    pub fn warning(&self, then: &str) -> String {
+        let rows = match self.rows {
+            1 => "1 row is".to_owned(),
+            n => format!("{n} rows are"),
+        };
+        format!(
+            "{} has no {} column: its {rows} {then}",
+            self.table, self.missing
+        )
+    }
+}
+
+/// What an analysis says of the rows of an unreadable table
+/// ([`Unreadable::warning`]): its numbers are marked incomplete.
+pub const NOT_READ: &str = "not read, so the numbers that depend on them are incomplete";
 
 /// A table with rows that no reader of the conversion read, and that is not
 /// known to hold no timed events ([`TableRole::Untimed`]), with its rows.
@@ -324,6 +345,32 @@ impl Report {
             })
             .filter(|u| u.rows > 0)
             .collect()
+    }
+
+    /// [`Report::unreadable`], of the tables `among` names only.
+    pub(crate) fn unreadable_among(&self, among: impl Fn(&str) -> bool) -> Vec<Unreadable> {
+        let mut noted: Vec<String> = self
+            .unreadable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        noted.retain(|t| among(t));
+        match noted.is_empty() {
+            true => Vec::new(),
+            false => self
+                .unreadable()
+                .into_iter()
+                .filter(|u| noted.contains(&u.table))
+                .collect(),
+        }
+    }
+
+    /// The names of the tables found unreadable so far (with rows or not).
+    pub(crate) fn unreadable_names(&self) -> Vec<String> {
+        let noted = self.unreadable.lock().unwrap_or_else(|e| e.into_inner());
+        noted.keys().cloned().collect()
     }
 
     /// The tables with rows that no reader has declared (so far) and that

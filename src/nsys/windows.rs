@@ -125,11 +125,21 @@ impl Report {
         windows: &[(i64, i64)],
         mut f: impl FnMut(WindowSample<'_>),
     ) -> rusqlite::Result<()> {
-        let has = |t: &str, c: &str| self.schema.has_column(t, c);
-        let sampled = ["start", "globalTid"].iter().all(|c| has(SAMPLES, c));
-        if windows.is_empty() || !sampled {
+        if windows.is_empty() {
             return Ok(());
         }
+        // The columns the samples' own reader needs, probed as it probes
+        // them: a table without them is noted unreadable, not skipped unsaid.
+        let Some(mut samples) = self.select(SAMPLES) else {
+            return Ok(());
+        };
+        samples.required::<i64>("id");
+        samples.required::<i64>("start");
+        samples.required::<Option<i64>>("globalTid");
+        if !self.readable(&samples) {
+            return Ok(());
+        }
+        let has = |t: &str, c: &str| self.schema.has_column(t, c);
         let within = overlaps_sql(windows, "e.\"start\"", "e.\"start\" + 1");
         // The innermost frame is at depth 0.
         let function = match ["id", "symbol", "stackDepth"]

@@ -79,6 +79,10 @@ pub struct Table {
     /// Why there are no rows where the export lacks the tables the summary
     /// reads ("the export has no CUPTI_ACTIVITY_KIND_KERNEL").
     pub no_data: Option<String>,
+    /// Why its numbers are incomplete, a line each: tables they depend on
+    /// that could not be read (see [`crate::Unreadable::warning`]). Empty
+    /// for a table whose every source was read.
+    pub incomplete: Vec<String>,
 }
 
 /// How the text answers (summaries, comparisons, findings) are written: the
@@ -210,11 +214,13 @@ impl Table {
                 if layout.sharing == Sharing::Shared {
                     out.write_all(csv_marker(&self.title, &self.name, layout.files).as_bytes())?;
                 }
+                write_csv_incomplete(out, &self.incomplete)?;
                 write_csv(out, &self.columns, rows)
             }
             TableFormat::Table => {
                 let of = files_label(layout.files);
                 writeln!(out, "\n** {} ({}) of {of}:\n", self.title, self.name)?;
+                write_text_incomplete(out, &self.incomplete)?;
                 if rows.is_empty() {
                     return match &self.no_data {
                         Some(why) => writeln!(out, "   (no data: {why})"),
@@ -228,6 +234,7 @@ impl Table {
                     name: &self.name,
                     title: &self.title,
                     files: layout.files,
+                    incomplete: &self.incomplete,
                 };
                 write_json(out, &head, &self.columns, rows, self.no_data.as_deref())
             }
@@ -400,12 +407,15 @@ pub(crate) struct JsonHead<'t> {
     pub(crate) title: &'t str,
     /// The reports it is of.
     pub(crate) files: &'t [String],
+    /// Why its numbers are incomplete ([`Table::incomplete`]).
+    pub(crate) incomplete: &'t [String],
 }
 
 /// A table as one JSON object on a line of its own: its name, title and
 /// files, its rows as objects keyed by column in snake case, how many rows
-/// a limit left out (`more_rows`, where it did) and why it has none where
-/// it could not be made (`skipped`).
+/// a limit left out (`more_rows`, where it did), why it has none where
+/// it could not be made (`skipped`), and why its numbers are incomplete
+/// (`incomplete`, a line each, where they are).
 pub(crate) fn write_json(
     out: &mut dyn Write,
     head: &JsonHead<'_>,
@@ -445,6 +455,10 @@ pub(crate) fn write_json(
     if let Some(why) = skipped {
         write!(out, ",\"skipped\":{}", json_string(why))?;
     }
+    if !head.incomplete.is_empty() {
+        let lines: Vec<String> = head.incomplete.iter().map(|l| json_string(l)).collect();
+        write!(out, ",\"incomplete\":[{}]", lines.join(","))?;
+    }
     out.write_all(b"}\n")
 }
 
@@ -455,6 +469,29 @@ pub(crate) fn files_label(files: &[String]) -> String {
         [a, b] => format!("A = {a}, B = {b}"),
         files => files.join(", "),
     }
+}
+
+/// The lines before a CSV table whose numbers are incomplete, saying why:
+/// `# incomplete: LINE`. A reader of CSV stops at them rather than take
+/// smaller numbers for whole ones; one who knows may skip them (pandas'
+/// `skiprows`).
+pub(crate) fn write_csv_incomplete(out: &mut dyn Write, incomplete: &[String]) -> io::Result<()> {
+    for line in incomplete {
+        writeln!(out, "# incomplete: {}", line.replace(['\n', '\r'], " "))?;
+    }
+    Ok(())
+}
+
+/// The lines under an aligned table's heading whose numbers are
+/// incomplete, saying why.
+pub(crate) fn write_text_incomplete(out: &mut dyn Write, incomplete: &[String]) -> io::Result<()> {
+    for line in incomplete {
+        writeln!(out, "   INCOMPLETE: {line}")?;
+    }
+    if !incomplete.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 /// The line before a CSV table that shares its output with others:
@@ -593,6 +630,7 @@ mod tests {
                 Cell::Text("f(a, \"b\")".into()),
             ]],
             no_data: None,
+            incomplete: Vec::new(),
         }
     }
 

@@ -154,6 +154,7 @@ pub fn measure_series(
 ) -> Result<Series> {
     check_series(parameter, runs, patterns)?;
     let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
+    let mut incomplete = Vec::new();
     for run in runs {
         // Small reports finish before SQLite looks at the flag: look here too.
         if options.cancelled() {
@@ -162,29 +163,35 @@ pub fn measure_series(
             });
         }
         progress(run);
-        let measured = measure_file(&run.input, patterns, names, options)?;
+        let (measured, unread) = measure_file(&run.input, patterns, names, options)?;
         for (row, cell) in cells.iter_mut().zip(measured) {
             row.push(cell);
         }
+        incomplete.extend(unread.iter().map(|u| {
+            let why = u.warning(crate::nsys::NOT_READ);
+            format!("{parameter}={} ({}): {why}", run.value, run.input.display())
+        }));
     }
     Ok(Series {
         parameter: parameter.to_owned(),
         runs: runs.to_vec(),
         patterns: patterns.to_vec(),
         cells,
+        incomplete,
     })
 }
 
 /// Measures the report or export at `input`, exporting a report with nsys
-/// into a temporary directory first.
+/// into a temporary directory first; with the tables it could not read.
 fn measure_file(
     input: &Path,
     patterns: &[EventPattern],
     names: RangeNames,
     options: &Options,
-) -> Result<Vec<SeriesCell>> {
+) -> Result<(Vec<SeriesCell>, Vec<crate::Unreadable>)> {
     with_report(input, options, |report| {
-        measure_events_with(report, patterns, names)
+        let cells = measure_events_with(report, patterns, names)?;
+        Ok((cells, report.unreadable()))
     })
 }
 

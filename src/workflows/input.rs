@@ -109,6 +109,7 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// Runs `work` on the report or export at `path`: the one way every command
 /// reads an input. Errors name `path`; once `options.cancel` is set, any
 /// error is [`Error::Interrupted`]. A temporary export is removed on return.
+/// Then `options.on_unreadable` hears of each table the work could not read.
 pub(crate) fn with_report<T>(
     path: &Path,
     options: &Options,
@@ -116,7 +117,13 @@ pub(crate) fn with_report<T>(
 ) -> Result<T> {
     let input = Input::new(path, options)?;
     let report = input.open(options)?;
-    work(&report).map_err(|e| input.told(e, options))
+    let done = work(&report).map_err(|e| input.told(e, options))?;
+    if let Some(hear) = &options.on_unreadable {
+        for unreadable in report.unreadable() {
+            (hear.0)(path, &unreadable);
+        }
+    }
+    Ok(done)
 }
 
 /// An input made readable: its SQLite export, the file itself or one made by

@@ -49,3 +49,5 @@ mod steps;
 mod steps_measured;
 mod tables;
 mod trace_processor;
+mod trace_reports;
+mod unreadable_columns;

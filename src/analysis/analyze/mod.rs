@@ -422,6 +422,15 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
     }
     run(report, &runnable, thresholds, &mut |f| findings.push(f))
         .map_err(|e: Failure| e.of(report.path()))?;
+    for rule in runnable {
+        let needs = rule.needs();
+        let unread = report.unreadable_among(|t| needs.iter().any(|any| any.contains(&t)));
+        let why = unread
+            .iter()
+            .map(|u| u.warning(crate::nsys::NOT_READ))
+            .collect();
+        findings.mark_incomplete(rule, why);
+    }
     findings.finish();
     Ok(findings)
 }

@@ -73,6 +73,9 @@ pub struct Findings {
     counts: [usize; Rule::ALL.len()],
     /// Why a rule did not run, by rule (the tables the export lacks).
     skipped: [Option<String>; Rule::ALL.len()],
+    /// Why a rule's findings are incomplete, by rule: a line per table it
+    /// depends on that could not be read.
+    incomplete: [Vec<String>; Rule::ALL.len()],
 }
 
 /// Sorted runs in a temporary file: where each starts and ends.
@@ -95,6 +98,7 @@ impl Findings {
             runs: None,
             counts: [0; Rule::ALL.len()],
             skipped: Default::default(),
+            incomplete: Default::default(),
         }
     }
 
@@ -159,6 +163,17 @@ impl Findings {
     /// Why `rule` did not run (the export lacks the data it needs), if it did not.
     pub fn skipped(&self, rule: Rule) -> Option<&str> {
         self.skipped[rule.index()].as_deref()
+    }
+
+    /// Marks the findings of `rule` as incomplete, for the reasons `why`.
+    pub(crate) fn mark_incomplete(&mut self, rule: Rule, why: Vec<String>) {
+        self.incomplete[rule.index()] = why;
+    }
+
+    /// Why the findings of `rule` are incomplete (tables it depends on
+    /// that could not be read), a line each; empty where they are whole.
+    pub fn incomplete(&self, rule: Rule) -> &[String] {
+        &self.incomplete[rule.index()]
     }
 
     /// How many findings of `rule` there are.

@@ -6,11 +6,15 @@
 //! A rule skipped for want of data says so and why: in the tables under its
 //! heading, in CSV as a row of its own (before the findings) with only the
 //! rule and the reason ("Skipped"), in JSON as its object's `skipped`.
+//! A rule whose findings are incomplete (a table it depends on could not be
+//! read) says so and why: under its heading, in CSV on `# incomplete:`
+//! lines before the header, in JSON as its object's `incomplete`.
 
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Rule};
-use crate::render::table::{write_aligned, write_csv, write_json, Cell, JsonHead, RowSource};
+use crate::render::table::{write_aligned, write_csv, write_csv_incomplete, write_json};
+use crate::render::table::{Cell, JsonHead, RowSource};
 use crate::render::table::{Fit, TableFormat};
 
 /// The columns of the CSV output; the tables and JSON take each rule's own.
@@ -193,6 +197,9 @@ pub fn write_findings(
                     writeln!(out)?;
                 }
                 writeln!(out, "{} ({})", rule.title(), rule.name())?;
+                for line in findings.incomplete(rule) {
+                    writeln!(out, "  INCOMPLETE: {line}")?;
+                }
                 if let Some(why) = findings.skipped(rule) {
                     writeln!(out, "  SKIPPED: {why}")?;
                 } else if findings.count(rule) == 0 {
@@ -204,6 +211,14 @@ pub fn write_findings(
         }
         TableFormat::Csv => {
             let columns: Vec<String> = COLUMNS.iter().map(|c| (*c).to_owned()).collect();
+            let incomplete: Vec<String> = rules
+                .iter()
+                .flat_map(|&rule| {
+                    let lines = findings.incomplete(rule).iter();
+                    lines.map(move |line| format!("{}: {line}", rule.name()))
+                })
+                .collect();
+            write_csv_incomplete(out, &incomplete)?;
             write_csv(out, &columns, &AllRows { findings, rows })?;
         }
         TableFormat::Json => {
@@ -213,6 +228,7 @@ pub fn write_findings(
                     name: rule.name(),
                     title: rule.title(),
                     files: &files,
+                    incomplete: findings.incomplete(rule),
                 };
                 let skipped = findings.skipped(rule);
                 write_json(out, &head, &headers(rule), &rule_rows(rule), skipped)?;

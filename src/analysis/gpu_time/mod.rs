@@ -235,6 +235,7 @@ fn read_gpu(
         kernel_time,
         nvtx: nvtx_scopes(report, options.top, !gpus_seen, projected),
         findings: findings.map_err(Read::Refused)?,
+        incomplete: report.unreadable(),
     })
 }
 

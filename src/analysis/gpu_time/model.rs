@@ -27,6 +27,10 @@ pub struct RunReport {
     pub nvtx: NvtxScopes,
     /// What the rules of `analyze` found.
     pub findings: Vec<RuleFindings>,
+    /// The tables it could not read (they lack columns their rows need):
+    /// the numbers that depend on them are incomplete. Empty where every
+    /// table was read.
+    pub incomplete: Vec<crate::Unreadable>,
 }
 
 /// How one GPU spent the run.

@@ -138,5 +138,6 @@ pub fn summary_table(a: &RunReport, b: &RunReport) -> Table {
         columns: ["Measure", "A", "B", "B - A"].map(String::from).to_vec(),
         rows,
         no_data: None,
+        incomplete: crate::analysis::compare::incomplete_sides(&a.incomplete, &b.incomplete),
     }
 }

@@ -97,6 +97,9 @@ pub struct Series {
     pub patterns: Vec<EventPattern>,
     /// By pattern, then by run.
     pub cells: Vec<Vec<SeriesCell>>,
+    /// Why its numbers are incomplete: a line per table of a run that could
+    /// not be read (`batch=8 (a.sqlite): ...`). Empty where all were read.
+    pub incomplete: Vec<String>,
 }
 
 /// Measures the events of `report` that match each of `patterns`: one cell
@@ -153,7 +156,10 @@ pub fn check_series(parameter: &str, runs: &[SeriesRun], patterns: &[EventPatter
 impl Series {
     /// The table: a row per pattern; per run, the count of matching events
     /// and their total, mean and median duration in nanoseconds.
+    /// Where some run's tables could not be read, `# incomplete:` lines say
+    /// so first.
     pub fn write_csv(&self, out: &mut dyn Write) -> io::Result<()> {
+        crate::render::table::write_csv_incomplete(out, &self.incomplete)?;
         let mut header = vec!["event".to_owned(), "kind".to_owned()];
         for run in &self.runs {
             for column in ["count", "total_ns", "mean_ns", "median_ns"] {

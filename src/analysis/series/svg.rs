@@ -58,6 +58,19 @@ pub(super) fn plot(series: &Series) -> String {
         if series.runs.len() == 1 { "" } else { "s" }
     );
 
+    if let Some(first) = series.incomplete.first() {
+        let more = match series.incomplete.len() {
+            1 => String::new(),
+            n => format!(" (and {} more: see the CSV)", n - 1),
+        };
+        let _ = writeln!(
+            s,
+            r##"<text x="{LEFT}" y="{:.1}" fill="#c0392b">INCOMPLETE: {}{more}</text>"##,
+            height - 8.0,
+            escape(first)
+        );
+    }
+
     // Grid and y axis.
     let _ = writeln!(s, r##"<g stroke="#e3e3e3" stroke-width="1">"##);
     for &(value, _) in &y.ticks {

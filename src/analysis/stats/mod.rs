@@ -18,6 +18,7 @@ mod nvtx_gpu;
 mod reports;
 mod spill;
 mod table;
+mod traces;
 
 pub use super::compare::{
     compare, comparison_table, fit_to_width, top_by_kind, Difference, Kind, RunSummary, Side,

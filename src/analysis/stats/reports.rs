@@ -45,11 +45,13 @@ pub enum StatsReport {
     NvtxGpuProjSum,
     /// `nvtx_kern_sum`: kernels by NVTX range.
     NvtxKernSum,
+    /// `cuda_api_trace`: every CUDA API call, a row each, in time order.
+    CudaApiTrace,
 }
 
 impl StatsReport {
     /// Every summary.
-    pub const ALL: [StatsReport; 15] = [
+    pub const ALL: [StatsReport; 16] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -65,6 +67,7 @@ impl StatsReport {
         StatsReport::OpenMpEventSum,
         StatsReport::NvtxGpuProjSum,
         StatsReport::NvtxKernSum,
+        StatsReport::CudaApiTrace,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -99,6 +102,7 @@ impl StatsReport {
             StatsReport::OpenMpEventSum => ("openmp_sum", "openmpevtsum"),
             StatsReport::NvtxGpuProjSum => ("nvtx_gpu_proj_sum", "nvtxgpuproj"),
             StatsReport::NvtxKernSum => ("nvtx_kern_sum", "nvtxkernsum"),
+            StatsReport::CudaApiTrace => ("cuda_api_trace", "cudaapitrace"),
         }
     }
 
@@ -120,6 +124,7 @@ impl StatsReport {
             StatsReport::OpenMpEventSum => "OpenMP Event Summary",
             StatsReport::NvtxGpuProjSum => "NVTX GPU Projection Summary",
             StatsReport::NvtxKernSum => "NVTX Range Kernel Summary",
+            StatsReport::CudaApiTrace => "CUDA API Trace",
         }
     }
 
@@ -147,17 +152,29 @@ impl StatsReport {
         report: &Report,
         names: RangeNames,
     ) -> crate::Result<(Table, Rows)> {
+        let unreadable_before = report.unreadable_names();
         let rows = self.rows(report, names).map_err(|e| e.of(report.path()))?;
         let no_data = match rows.is_empty() {
             true => missing(report, self.needs()),
             false => None,
         };
+        // Its own tables, and any other it found unreadable as it read.
+        let needs = self.needs();
+        let incomplete = report
+            .unreadable_among(|t| {
+                needs.iter().any(|any| any.contains(&t))
+                    || !unreadable_before.iter().any(|b| b == t)
+            })
+            .iter()
+            .map(|u| u.warning(crate::nsys::NOT_READ))
+            .collect();
         let table = Table {
             name: self.name().to_owned(),
             title: self.title().to_owned(),
             columns: self.columns().iter().map(|c| (*c).to_owned()).collect(),
             rows: Vec::new(),
             no_data,
+            incomplete,
         };
         Ok((table, rows))
     }
@@ -168,7 +185,7 @@ impl StatsReport {
         const GPU_WORK: &[&str] = &[cuda::KERNEL, cuda::MEMCPY, cuda::MEMSET];
         const MEMORY: &[&str] = &[cuda::MEMCPY, cuda::MEMSET];
         match self {
-            StatsReport::CudaApiSum => &[&[cuda::RUNTIME]],
+            StatsReport::CudaApiSum | StatsReport::CudaApiTrace => &[&[cuda::RUNTIME]],
             StatsReport::GpuKernSum => &[&[cuda::KERNEL]],
             StatsReport::GpuMemTimeSum | StatsReport::GpuMemSizeSum => &[MEMORY],
             StatsReport::GpuSum => &[GPU_WORK],
@@ -203,6 +220,7 @@ impl StatsReport {
                 Box::new(super::nvtx_gpu::nvtx_gpu_proj_sum(report, names)?)
             }
             StatsReport::NvtxKernSum => Box::new(super::nvtx_gpu::nvtx_kern_sum(report, names)?),
+            StatsReport::CudaApiTrace => super::traces::api_trace(report)?,
         })
     }
 
@@ -230,6 +248,7 @@ impl StatsReport {
                 "Name",
             ],
             StatsReport::KernExecSum => &super::launches::COLUMNS,
+            StatsReport::CudaApiTrace => &super::traces::API_TRACE_COLUMNS,
             StatsReport::NvtxGpuProjSum => &super::nvtx_gpu::COLUMNS,
             StatsReport::NvtxKernSum => &super::nvtx_gpu::KERNEL_COLUMNS,
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],

@@ -17,7 +17,7 @@
 //!   "skew": { "steps_compared", "mean_skew_ns": x | null,
 //!             "max_skew_step": step | null, "max_skew_ns": n | null,
 //!             "slowest_count": [n], "slowest_most_often": rank | null },
-//!   "notes": [s] }
+//!   "notes": [s], "incomplete": [s] (only where some table was unreadable) }
 //! ```
 
 use std::borrow::Cow;
@@ -55,6 +55,9 @@ struct Document<'a> {
     steps: Vec<Step<'a>>,
     skew: Skew<'a>,
     notes: Vec<String>,
+    /// Only where some report's tables could not be read.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    incomplete: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -161,6 +164,7 @@ impl<'a> Document<'a> {
                 slowest_most_often: skew.slowest_most_often,
             },
             notes: job.notes(),
+            incomplete: &job.incomplete,
         }
     }
 }

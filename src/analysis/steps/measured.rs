@@ -56,6 +56,10 @@ pub struct ReportSteps {
     pub unattributed_gpu_ops: u64,
     /// Each process that recorded steps, by pid: a rank each.
     pub processes: Vec<ProcessSteps>,
+    /// Why its numbers are incomplete: a line per table of the report that
+    /// could not be read. Left out of the JSON where empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
 }
 
 /// The steps of one process of a report.
@@ -105,6 +109,11 @@ impl ReportSteps {
                     gpu_busy_ns: p.gpu_busy_ns,
                     steps: p.steps,
                 })
+                .collect(),
+            incomplete: report
+                .unreadable()
+                .iter()
+                .map(|u| u.warning(crate::nsys::NOT_READ))
                 .collect(),
         })
     }

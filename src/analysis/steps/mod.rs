@@ -200,6 +200,9 @@ pub struct JobSteps {
     pub steps: Vec<Step>,
     /// Over the run.
     pub skew: RunSkew,
+    /// Why its numbers are incomplete: a line per table of a report that
+    /// could not be read (`a.sqlite: ...`). Empty where all were read.
+    pub incomplete: Vec<String>,
 }
 
 impl JobSteps {
@@ -231,6 +234,7 @@ pub(crate) struct Job<'o> {
     steps: &'o StepOptions,
     ranks: Vec<RankSteps>,
     times: Vec<Vec<StepTime>>,
+    incomplete: Vec<String>,
 }
 
 impl<'o> Job<'o> {
@@ -244,6 +248,7 @@ impl<'o> Job<'o> {
             steps,
             ranks: Vec::new(),
             times: Vec::new(),
+            incomplete: Vec::new(),
         })
     }
 
@@ -280,6 +285,8 @@ impl<'o> Job<'o> {
             });
         }
         let input = measured.input_path();
+        let of = |line: &String| format!("{}: {line}", input.display());
+        self.incomplete.extend(measured.incomplete.iter().map(of));
         let name = named_from(
             &input,
             measured.host.clone(),
@@ -301,6 +308,7 @@ impl<'o> Job<'o> {
             ranks: self.ranks,
             steps: steps_matched,
             skew,
+            incomplete: self.incomplete,
         }
     }
 }

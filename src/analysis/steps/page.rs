@@ -23,6 +23,13 @@ impl JobSteps {
                 .into_iter()
                 .map(|line| Block::Paragraph(line.into())),
         );
+        if !self.incomplete.is_empty() {
+            blocks.push(Block::Paragraph(
+                "Incomplete: tables of these reports could not be read, so the numbers that depend on them are smaller than they should be:".into(),
+            ));
+            let lines = self.incomplete.iter().map(|l| Text::from(l.as_str()));
+            blocks.push(Block::List(lines.collect()));
+        }
         if !self.steps.is_empty() {
             let (charted, all) = chart::charted(self);
             if !all {

@@ -109,6 +109,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     thresholds.util_percent = args.util_threshold;
     thresholds.util_chunks = args.chunks;
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(Arc::clone(&signals.cancel));
     let findings =

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nsys2perfetto::compare::{
-    compare, compare_files, comparison_table, fit_to_width, top_by_kind, Kind,
+    compare, compare_files, comparison_table, fit_to_width, incomplete_sides, top_by_kind, Kind,
 };
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
 use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
@@ -98,6 +98,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         None => None,
     };
     crate::paths::note_untested(inputs, args.quiet);
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     if args.summary {
@@ -116,6 +117,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         false => args.kinds,
     };
     let mut table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
+    table.incomplete = incomplete_sides(&a.incomplete, &b.incomplete);
     if let Some(width) = tables.terminal_width() {
         let left_out = fit_to_width(&mut table, width);
         if !left_out.is_empty() {

@@ -219,6 +219,16 @@ pub fn warn(message: impl Display) {
     say(format_args!("nsys2perfetto: warning: {message}"));
 }
 
+/// What the analyses say of a table they could not read: a warning, as
+/// `convert` says it, naming the input.
+pub fn on_unreadable() -> Option<nsys2perfetto::OnUnreadable> {
+    let hear = |path: &std::path::Path, table: &nsys2perfetto::Unreadable| {
+        let line = table.warning(nsys2perfetto::NOT_READ);
+        warn(format_args!("{}: {line}", path.display()));
+    };
+    Some(nsys2perfetto::OnUnreadable(std::sync::Arc::new(hear)))
+}
+
 /// Prints a note: how something was decided, where the user may want to
 /// decide otherwise.
 pub fn note(message: impl Display) {

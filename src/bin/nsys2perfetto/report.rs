@@ -116,6 +116,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     }
     crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let mut report_options = ReportOptions::default();
@@ -212,6 +213,7 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     }
     crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(signals.cancel.clone());
     if let Measured::Files(files, made) = &out {

@@ -97,6 +97,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     }
     crate::paths::note_untested(runs.iter().map(|r| &r.input), args.quiet);
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(Arc::clone(&signals.cancel));
     let quiet = args.quiet;

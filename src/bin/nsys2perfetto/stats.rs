@@ -62,6 +62,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         false => once_each(args.report),
     };
     let mut options = Options::default();
+    options.on_unreadable = crate::on_unreadable();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let names = args.grouping.range_names();

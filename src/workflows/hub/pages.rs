@@ -191,12 +191,16 @@ fn nav(entry: Option<&Entry>) -> Block {
 }
 
 /// The blocks of a table of `stats`, `compare` or `analyze`: its title and
-/// name, then its rows, or why it has none.
+/// name, why its numbers are incomplete where they are, then its rows, or
+/// why it has none.
 pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
     let mut blocks = vec![Block::Heading(
         2,
         Text::plain(format!("{} ", table.title)).code(table.name.clone()),
     )];
+    for why in &table.incomplete {
+        blocks.push(Block::Paragraph(Text::plain(format!("INCOMPLETE: {why}."))));
+    }
     if let Some(why) = &table.no_data {
         blocks.push(Block::Paragraph(Text::plain(format!("No data: {why}."))));
         return blocks;
@@ -292,6 +296,8 @@ struct RuleTable {
     rows: Vec<Ordered>,
     #[serde(default)]
     skipped: Option<String>,
+    #[serde(default)]
+    incomplete: Vec<String>,
 }
 
 /// How many findings of each rule the findings page lists.
@@ -325,6 +331,9 @@ pub fn write_findings_page(out: &mut dyn Write, run: &Readable, options: &Option
             2,
             Text::plain(format!("{} ", rule.title)).code(rule.table),
         ));
+        for why in &rule.incomplete {
+            blocks.push(Block::Paragraph(Text::plain(format!("INCOMPLETE: {why}."))));
+        }
         if let Some(why) = rule.skipped {
             blocks.push(Block::Paragraph(Text::plain(format!("Skipped: {why}"))));
             continue;
@@ -473,7 +482,10 @@ pub fn write_compare(
         ]),
     ];
     blocks.extend(table_blocks(&summary_table(&run_a, &run_b)));
-    blocks.extend(table_blocks(&comparison_table(&differences)));
+    let mut differences = comparison_table(&differences);
+    differences.incomplete =
+        crate::analysis::compare::incomplete_sides(&summary_a.incomplete, &summary_b.incomplete);
+    blocks.extend(table_blocks(&differences));
     let title = format!("compare: {} vs {}", a.relative(), b.relative());
     write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
         .map_err(|cause| crate::Error::Writer { cause })

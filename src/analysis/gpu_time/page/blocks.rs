@@ -23,6 +23,7 @@ pub(super) fn run_blocks(run: &RunReport) -> Vec<Block> {
         None => format!("No capture time recorded; {} GPU(s).", run.gpus.len()),
     };
     blocks.push(Block::Paragraph(capture.into()));
+    incomplete(run, &mut blocks);
     let sections: [fn(&RunReport, &mut Vec<Block>); 6] =
         [gpus, kinds, launches, top_kernels, nvtx, findings];
     for (title, section) in SECTIONS.iter().zip(sections) {
@@ -30,6 +31,21 @@ pub(super) fn run_blocks(run: &RunReport) -> Vec<Block> {
         section(run, &mut blocks);
     }
     blocks
+}
+
+/// The tables the run's numbers could not read, where there are any: before
+/// the numbers, so that none is taken for whole.
+fn incomplete(run: &RunReport, blocks: &mut Vec<Block>) {
+    if run.incomplete.is_empty() {
+        return;
+    }
+    blocks.push(Block::Heading(2, "Incomplete".into()));
+    blocks.push(Block::Paragraph(
+        "Tables of this export could not be read: the numbers below that depend on them are smaller than they should be.".into(),
+    ));
+    let lines = run.incomplete.iter();
+    let lines = lines.map(|u| u.warning(crate::nsys::NOT_READ).into());
+    blocks.push(Block::List(lines.collect()));
 }
 
 fn gpus(run: &RunReport, blocks: &mut Vec<Block>) {

@@ -66,6 +66,17 @@ struct Run<'a> {
     kernel_time: i128,
     nvtx: Nvtx<'a>,
     findings: Vec<Findings<'a>>,
+    /// Only where some table could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    incomplete: Vec<Incomplete<'a>>,
+}
+
+/// A table the run could not read: what it lacks, and its rows.
+#[derive(Serialize)]
+struct Incomplete<'a> {
+    table: &'a str,
+    missing: &'a str,
+    rows: u64,
 }
 
 #[derive(Serialize)]
@@ -225,6 +236,15 @@ impl<'a> Run<'a> {
                     count: f.count,
                     skipped: f.skipped.as_deref(),
                     top: &f.top,
+                })
+                .collect(),
+            incomplete: r
+                .incomplete
+                .iter()
+                .map(|u| Incomplete {
+                    table: &u.table,
+                    missing: &u.missing,
+                    rows: u.rows,
                 })
                 .collect(),
         }
