@@ -35,6 +35,7 @@ pub(crate) mod metrics;
 pub(crate) mod names;
 pub(crate) mod nvtx;
 pub(crate) mod overhead;
+mod plausible;
 mod present;
 mod row_filter;
 mod scan;
@@ -56,6 +57,7 @@ use rusqlite::Connection;
 
 pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
+pub(crate) use plausible::PlausibleTimes;
 pub(crate) use present::Owner;
 pub(crate) use row_filter::RowFilter;
 pub(crate) use scan::Streamed;
