@@ -35,10 +35,7 @@ impl Report {
     /// by half of i64's range.
     pub(crate) fn plausible_times(&self) -> rusqlite::Result<PlausibleTimes> {
         let latest = match self.capture_span()? {
-            Some((_, stop)) => stop
-                .max(0)
-                .saturating_mul(2)
-                .saturating_add(PAST_THE_END),
+            Some((_, stop)) => stop.max(0).saturating_mul(2).saturating_add(PAST_THE_END),
             None => i64::MAX / 2,
         };
         Ok(PlausibleTimes { latest })

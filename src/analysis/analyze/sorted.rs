@@ -169,9 +169,11 @@ impl Findings {
     pub fn warnings(&self) -> Vec<String> {
         match self.impossible_times {
             0 => Vec::new(),
-            1 => vec!["1 CUDA call or GPU operation has times that cannot be right (it ends \
+            1 => vec![
+                "1 CUDA call or GPU operation has times that cannot be right (it ends \
                        before it starts, or far past the capture's end): left out"
-                .to_owned()],
+                    .to_owned(),
+            ],
             n => vec![format!(
                 "{n} CUDA calls and GPU operations have times that cannot be right (they end \
                  before they start, or far past the capture's end): left out"

@@ -37,9 +37,11 @@ impl RunReport {
     pub fn warnings(&self) -> Vec<String> {
         match self.impossible_times {
             0 => Vec::new(),
-            1 => vec!["1 CUDA event has times that cannot be right (it ends before it starts, \
+            1 => vec![
+                "1 CUDA event has times that cannot be right (it ends before it starts, \
                        or far past the capture's end): left out"
-                .to_owned()],
+                    .to_owned(),
+            ],
             n => vec![format!(
                 "{n} CUDA events have times that cannot be right (they end before they start, \
                  or far past the capture's end): left out"
