@@ -1055,11 +1055,11 @@ wait
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(code), "{stderr}");
             assert_eq!(stderr.lines().count(), 1, "{stderr}");
-            // The user's folder of temporaries stays, empty.
-            // SAFETY: geteuid(2) has no preconditions.
-            let folder = format!("nsys2perfetto-{}", unsafe { libc::geteuid() });
-            assert_eq!(listing(&tmp), [folder.as_str()], "export left behind");
-            assert!(listing(&tmp.join(&folder)).is_empty(), "export left behind");
+            assert_eq!(
+                crate::support::program::left_in_temp_dir(&tmp),
+                Vec::<std::path::PathBuf>::new(),
+                "export left behind"
+            );
             let deadline = Instant::now() + Duration::from_secs(10);
             while alive(helper) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(10));
