@@ -11,7 +11,7 @@ use super::with_report;
 use crate::analysis::analyze::{analyze, Findings, Rule, Thresholds};
 use crate::analysis::gpu_time::{report, Page, ReportOptions, RunReport};
 use crate::analysis::series::{
-    check_series, measure_events_with, EventPattern, Series, SeriesCell, SeriesRun,
+    check_series, measure_counting, EventPattern, Series, SeriesCell, SeriesRun,
 };
 use crate::analysis::stats::{run_summary_with, summarize_with, RunSummary, StatsReport, Table};
 use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions, StepPattern};
@@ -154,6 +154,7 @@ pub fn measure_series(
 ) -> Result<Series> {
     check_series(parameter, runs, patterns)?;
     let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
+    let mut left_out = Vec::with_capacity(runs.len());
     for run in runs {
         // Small reports finish before SQLite looks at the flag: look here too.
         if options.cancelled() {
@@ -162,7 +163,8 @@ pub fn measure_series(
             });
         }
         progress(run);
-        let measured = measure_file(&run.input, patterns, names, options)?;
+        let (measured, run_left_out) = measure_file(&run.input, patterns, names, options)?;
+        left_out.push(run_left_out);
         for (row, cell) in cells.iter_mut().zip(measured) {
             row.push(cell);
         }
@@ -172,6 +174,7 @@ pub fn measure_series(
         runs: runs.to_vec(),
         patterns: patterns.to_vec(),
         cells,
+        left_out,
     })
 }
 
@@ -182,9 +185,9 @@ fn measure_file(
     patterns: &[EventPattern],
     names: RangeNames,
     options: &Options,
-) -> Result<Vec<SeriesCell>> {
+) -> Result<(Vec<SeriesCell>, u64)> {
     with_report(input, options, |report| {
-        measure_events_with(report, patterns, names)
+        measure_counting(report, patterns, names)
     })
 }
 
