@@ -58,6 +58,7 @@ mod pattern;
 pub mod perfetto;
 mod ranks;
 mod render;
+pub mod temporaries;
 mod worker;
 mod workflows;
 
@@ -70,6 +71,7 @@ pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
 pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable, NOT_READ};
+pub use nsys_cli::stop_children_now;
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::new_directories::NewDirectories;
 pub use workflows::output::{

@@ -519,6 +519,36 @@ fn processes_with(needle: &str) -> Vec<String> {
 /// $TMPDIR keeps anything.
 #[test]
 fn ctrl_c_stops_the_real_nsys_and_its_agent() {
+    stops_the_real_nsys(Stopping::CtrlC);
+}
+
+/// `timeout` running out while the real nsys profiles: timeout signals the
+/// program, then its whole process group (a second signal in an instant);
+/// nothing is left either.
+#[test]
+fn timeout_stops_the_real_nsys_and_its_agent() {
+    stops_the_real_nsys(Stopping::Timeout);
+}
+
+/// A second Ctrl-C, a moment after the first, while nsys ends its session:
+/// the program ends at once, and nothing outlives it.
+#[test]
+fn a_second_ctrl_c_stops_the_real_nsys_and_its_agent() {
+    stops_the_real_nsys(Stopping::CtrlCTwice);
+}
+
+/// How a profiling run is stopped.
+#[derive(PartialEq)]
+enum Stopping {
+    /// A SIGINT to the program.
+    CtrlC,
+    /// Two, 1 ms apart.
+    CtrlCTwice,
+    /// `timeout -s TERM` running out (SIGALRM to timeout, its own alarm).
+    Timeout,
+}
+
+fn stops_the_real_nsys(how: Stopping) {
     if require(Need::Nsys).is_none() {
         return;
     }
@@ -534,7 +564,15 @@ fn ctrl_c_stops_the_real_nsys_and_its_agent() {
         200 + std::process::id() % 100,
         std::process::id() % 997
     );
-    let mut child = Command::new(BIN)
+    let mut command = match how {
+        Stopping::CtrlC | Stopping::CtrlCTwice => Command::new(BIN),
+        Stopping::Timeout => {
+            let mut timeout = Command::new("timeout");
+            timeout.args(["-s", "TERM", "600", BIN]);
+            timeout
+        }
+    };
+    let mut child = command
         .current_dir(d)
         .args(["profile", "-t", "osrt", "-o"])
         .arg(&out_name)
@@ -555,21 +593,39 @@ fn ctrl_c_stops_the_real_nsys_and_its_agent() {
     // Signalled once the command runs under nsys.
     let deadline = Instant::now() + Duration::from_secs(120);
     while processes_with(&format!("^sleep {duration} ")).is_empty() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "exited before the command ran"
-        );
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "exited before the command ran: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         assert!(
             Instant::now() < deadline,
             "the command did not start in two minutes"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let nsys_pid = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
-        .unwrap()
-        .trim()
-        .to_owned();
-    signal(&child, libc::SIGINT);
+    let children = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let program = match how {
+        Stopping::Timeout => children(child.id()).parse().unwrap(),
+        _ => child.id(),
+    };
+    let nsys_pid = children(program);
+    match how {
+        Stopping::CtrlC => signal(&child, libc::SIGINT),
+        Stopping::CtrlCTwice => {
+            signal(&child, libc::SIGINT);
+            std::thread::sleep(Duration::from_millis(1));
+            signal(&child, libc::SIGINT);
+        }
+        Stopping::Timeout => signal(&child, libc::SIGALRM),
+    }
     let deadline = Instant::now() + Duration::from_secs(120);
     while child.try_wait().unwrap().is_none() {
         assert!(
@@ -580,11 +636,17 @@ fn ctrl_c_stops_the_real_nsys_and_its_agent() {
     }
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(
-        stderr.contains("nsys2perfetto: interrupted while profiling sleep"),
-        "{stderr}"
-    );
+    match how {
+        Stopping::CtrlC => {
+            assert_eq!(out.status.code(), Some(130), "{stderr}");
+            assert!(
+                stderr.contains("nsys2perfetto: interrupted while profiling sleep"),
+                "{stderr}"
+            );
+        }
+        Stopping::CtrlCTwice => assert_eq!(out.status.code(), Some(130), "{stderr}"),
+        Stopping::Timeout => assert_eq!(out.status.code(), Some(124), "{stderr}"),
+    }
     assert_eq!(listing(d), ["tmp"], "{stderr}");
     let left: Vec<String> = listing(&tmp)
         .into_iter()

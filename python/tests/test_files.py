@@ -299,7 +299,11 @@ def test_ctrl_c_stops_an_export_and_leaves_nothing(tmp_path, monkeypatch):
     out_dir.mkdir()
     args = [str(report), str(out_dir / "t.json.gz"), str(nsys)]
     assert _interrupt_when_started(args, pid_file.exists, out_dir) == "interrupted"
-    assert os.listdir(out_dir) == [] and os.listdir(temporary) == []
+    assert os.listdir(out_dir) == []
+    # The user's folder of temporaries stays, empty, for the next run.
+    users_folder = temporary / f"nsys2perfetto-{os.geteuid()}"
+    assert [temporary / n for n in os.listdir(temporary)] in ([], [users_folder])
+    assert not users_folder.exists() or os.listdir(users_folder) == []
     helper = int(pid_file.read_text())
     deadline = time.monotonic() + 10
     while _alive(helper):

@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::children::{self, Stop};
 use crate::error::{Error, Result};
 use crate::nsys::Version;
 
@@ -56,6 +57,7 @@ pub(crate) fn export_to_sqlite(
     // A group of its own, so that stopping it stops its helpers too.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    children::dies_with_parent(&mut command);
     let mut child = command.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => missing(format!("{} was not found", nsys.display())),
         _ => missing(format!(
@@ -64,6 +66,7 @@ pub(crate) fn export_to_sqlite(
             crate::error::plain(&e)
         )),
     })?;
+    let running = children::running(child.id(), Stop::Group);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -85,6 +88,7 @@ pub(crate) fn export_to_sqlite(
         }
         std::thread::sleep(POLL);
     };
+    drop(running);
     if status.success() && out.is_file() {
         return Ok(out);
     }
@@ -142,11 +146,8 @@ fn out_of_space(report: &Path, export: &Path, said: &str) -> Option<Error> {
             mib(reached)
         ),
     );
-    Some(Error::TemporaryDirectory {
-        // The directory the user chose (TMPDIR), not the one made in it.
-        dir: dir.parent().unwrap_or(dir).to_owned(),
-        cause,
-    })
+    // The directory the user chose (TMPDIR), not the ones made in it.
+    Some(Error::temporary(cause))
 }
 
 /// Free space below which a file system counts as full: less than SQLite

@@ -3,8 +3,11 @@
 //! `QdstrmImporter` of the same install) to make a report. Nothing here
 //! reads a report's events.
 
+mod children;
 mod export;
 mod profile;
+
+pub use children::stop_children_now;
 
 pub(crate) use export::{capture_version, export_to_sqlite, REPORT_MAGIC};
 pub use profile::{LongWait, NsysProfile, Profiled};

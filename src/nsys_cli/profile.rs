@@ -10,6 +10,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::children::{self, Stop};
 use super::export::nsys_message;
 use crate::error::{plain, Error, Result};
 
@@ -183,10 +184,12 @@ impl NsysProfile {
                 _ => format!("{} could not be run: {}", self.nsys.display(), plain(&e)),
             },
         })?;
+        let running = children::running(child.id(), Stop::Profiling);
+        let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         let status = match wait_for_nsys(&mut child, cancel, self.wait_notice, told) {
             Waited::Exited(status) => {
                 end_session_agent(child.id());
-                status
+                Some(status)
             }
             Waited::Failed(e) => {
                 stop_profiling(&mut child, &self.nsys);
@@ -196,15 +199,21 @@ impl NsysProfile {
             }
             Waited::Cancelled => {
                 stop_profiling(&mut child, &self.nsys);
-                for path in [&report, &qdstrm] {
-                    if made_since(path, started) {
-                        let _ = std::fs::remove_file(path);
-                    }
-                }
-                return Err(Error::ProfilingInterrupted {
-                    command: program.to_string_lossy().into_owned(),
-                });
+                None
             }
+        };
+        drop(running);
+        // Also where nsys ended as the program was being stopped (killed
+        // with it): what this run made is removed.
+        let Some(status) = status.filter(|_| !cancelled()) else {
+            for path in [&report, &qdstrm] {
+                if made_since(path, started) {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            return Err(Error::ProfilingInterrupted {
+                command: program.to_string_lossy().into_owned(),
+            });
         };
         let exit_code = exit_code(status);
         if made_since(&report, started) {
@@ -370,31 +379,7 @@ fn wait_for_nsys(
 fn command_running(nsys: u32) -> Option<bool> {
     #[cfg(target_os = "linux")]
     {
-        // (pid, parent, session) of every process.
-        let mut processes = Vec::new();
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // After the name in parentheses: state, parent, group, session.
-            let Some((_, rest)) = stat.rsplit_once(')') else {
-                continue;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            if let (Some(Ok(parent)), Some(Ok(session))) = (
-                fields.get(1).map(|f| f.parse::<u32>()),
-                fields.get(3).map(|f| f.parse::<u32>()),
-            ) {
-                processes.push((pid, parent, session));
-            }
-        }
+        let processes = processes()?;
         let mut below = vec![nsys];
         let mut i = 0;
         while i < below.len() {
@@ -416,6 +401,82 @@ fn command_running(nsys: u32) -> Option<bool> {
         let _ = nsys;
         None
     }
+}
+
+/// (pid, parent, session) of every process.
+#[cfg(target_os = "linux")]
+fn processes() -> Option<Vec<(u32, u32, u32)>> {
+    let mut processes = Vec::new();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the name in parentheses: state, parent, group, session.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if let (Some(Ok(parent)), Some(Ok(session))) = (
+            fields.get(1).map(|f| f.parse::<u32>()),
+            fields.get(3).map(|f| f.parse::<u32>()),
+        ) {
+            processes.push((pid, parent, session));
+        }
+    }
+    Some(processes)
+}
+
+/// `roots` and every process below them.
+#[cfg(target_os = "linux")]
+fn with_descendants(roots: &[u32]) -> Vec<u32> {
+    let processes = processes().unwrap_or_default();
+    let mut below = roots.to_vec();
+    let mut i = 0;
+    while i < below.len() {
+        let parent = below[i];
+        for &(pid, p, _) in &processes {
+            if p == parent && !below.contains(&pid) {
+                below.push(pid);
+            }
+        }
+        i += 1;
+    }
+    below
+}
+
+/// Ends the profiling session of the nsys of pid `nsys_pid` at once, for a
+/// program that is about to end: nsys's group, every process below nsys
+/// (its command, in a session of its own), and its session agent with what
+/// runs below it are killed, and the raw capture the agent wrote removed.
+pub(super) fn kill_session(nsys_pid: u32) {
+    #[cfg(target_os = "linux")]
+    {
+        let agent = session_agent(nsys_pid).map(|(pid, _)| pid);
+        let captures = agent.map(open_captures).unwrap_or_default();
+        let mut roots = vec![nsys_pid];
+        roots.extend(agent);
+        // Found before any is killed: an orphan is no longer below nsys.
+        let doomed = with_descendants(&roots);
+        children::kill_group(nsys_pid);
+        for pid in doomed {
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: kill(2) has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        for capture in captures {
+            let _ = std::fs::remove_file(capture);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    children::kill_group(nsys_pid);
 }
 
 /// Waits up to `limit` for `child` to exit; whether it did.
@@ -572,7 +633,8 @@ fn import_qdstrm(
     let mut log = tempfile::tempfile().map_err(|e| failed(plain(&e)))?;
     let clone = |log: &File| log.try_clone().map_err(|e| failed(plain(&e)));
     let (log_out, log_err) = (clone(&log)?, clone(&log)?);
-    let mut child = Command::new(importer)
+    let mut command = Command::new(importer);
+    command
         .arg("-f")
         .arg("-i")
         .arg(qdstrm)
@@ -580,20 +642,29 @@ fn import_qdstrm(
         .arg(report)
         .stdin(Stdio::null())
         .stdout(log_out)
-        .stderr(log_err)
-        .spawn()
-        .map_err(|e| failed(plain(&e)))?;
+        .stderr(log_err);
+    // Its own group, as nsys's: a signal to the program's group (`timeout`)
+    // does not end it behind the program's back; the program stops it.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    children::dies_with_parent(&mut command);
+    let mut child = command.spawn().map_err(|e| failed(plain(&e)))?;
+    let _running = children::running(child.id(), Stop::Group);
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let status = match wait(&mut child, cancel) {
-        Waited::Exited(status) => status,
+        Waited::Exited(status) if !cancelled() => status,
         Waited::Failed(e) => {
             let _ = child.kill();
             let _ = child.wait();
             return Err(failed(plain(&e)));
         }
-        Waited::Cancelled => {
-            let _ = child.kill();
+        Waited::Cancelled | Waited::Exited(_) => {
+            children::kill_group(child.id());
             let _ = child.wait();
-            let _ = std::fs::remove_file(report);
+            // Made by this run, as the report would have been: nothing is kept.
+            for made in [report, qdstrm] {
+                let _ = std::fs::remove_file(made);
+            }
             return Err(Error::ProfilingInterrupted {
                 command: importer.display().to_string(),
             });

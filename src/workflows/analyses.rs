@@ -11,7 +11,7 @@ use super::with_report;
 use crate::analysis::analyze::{analyze, Findings, Rule, Thresholds};
 use crate::analysis::gpu_time::{report, Page, ReportOptions, RunReport};
 use crate::analysis::series::{
-    check_series, measure_events_with, EventPattern, Series, SeriesCell, SeriesRun,
+    check_series, measure_counting, EventPattern, Series, SeriesCell, SeriesRun,
 };
 use crate::analysis::stats::{run_summary_with, summarize_with, RunSummary, StatsReport, Table};
 use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions, StepPattern};
@@ -155,6 +155,7 @@ pub fn measure_series(
     check_series(parameter, runs, patterns)?;
     let mut cells = vec![Vec::with_capacity(runs.len()); patterns.len()];
     let mut incomplete = Vec::new();
+    let mut left_out = Vec::with_capacity(runs.len());
     for run in runs {
         // Small reports finish before SQLite looks at the flag: look here too.
         if options.cancelled() {
@@ -163,7 +164,9 @@ pub fn measure_series(
             });
         }
         progress(run);
-        let (measured, unread) = measure_file(&run.input, patterns, names, options)?;
+        let (measured, run_left_out, unread) =
+            measure_file(&run.input, patterns, names, options)?;
+        left_out.push(run_left_out);
         for (row, cell) in cells.iter_mut().zip(measured) {
             row.push(cell);
         }
@@ -178,6 +181,7 @@ pub fn measure_series(
         patterns: patterns.to_vec(),
         cells,
         incomplete,
+        left_out,
     })
 }
 
@@ -188,10 +192,10 @@ fn measure_file(
     patterns: &[EventPattern],
     names: RangeNames,
     options: &Options,
-) -> Result<(Vec<SeriesCell>, Vec<crate::Unreadable>)> {
+) -> Result<(Vec<SeriesCell>, u64, Vec<crate::Unreadable>)> {
     with_report(input, options, |report| {
-        let cells = measure_events_with(report, patterns, names)?;
-        Ok((cells, report.unreadable()))
+        let (cells, left_out) = measure_counting(report, patterns, names)?;
+        Ok((cells, left_out, report.unreadable()))
     })
 }
 

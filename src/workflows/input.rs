@@ -148,9 +148,7 @@ impl Input {
         let (export, export_dir) = match sniff(path).map_err(told)? {
             FileKind::Sqlite => (path.to_owned(), None),
             FileKind::NsysReport => {
-                let dir = tempfile::tempdir()
-                    .map_err(Error::temporary)
-                    .map_err(told)?;
+                let dir = crate::temporaries::directory("export").map_err(told)?;
                 let export =
                     export_to_sqlite(path, &options.nsys, dir.path(), options.cancel.as_deref())
                         .map_err(told)?;

@@ -1055,10 +1055,10 @@ wait
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(code), "{stderr}");
             assert_eq!(stderr.lines().count(), 1, "{stderr}");
-            assert!(
-                listing(&tmp).is_empty(),
-                "export left behind: {:?}",
-                listing(&tmp)
+            assert_eq!(
+                crate::support::program::left_in_temp_dir(&tmp),
+                Vec::<std::path::PathBuf>::new(),
+                "export left behind"
             );
             let deadline = Instant::now() + Duration::from_secs(10);
             while alive(helper) && Instant::now() < deadline {

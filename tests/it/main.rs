@@ -44,6 +44,7 @@ mod reports;
 mod scale;
 mod series;
 mod serve;
+mod signals;
 mod stats;
 mod steps;
 mod steps_measured;

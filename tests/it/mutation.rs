@@ -112,3 +112,156 @@ fn flipped_bits_in_scheduling_and_samples_never_make_the_trace_unloadable() {
     }
     assert!(trace.samples.iter().all(|s| s.cpu.is_none_or(|c| c < 1024)));
 }
+
+/// Copies of `fixture`: one with the first three rows of `table` starting at
+/// 9223372036854775000 (near i64::MAX, as one flipped bit or a broken
+/// export gives: each now ends before it starts), and one without those
+/// rows, which is what leaving them out must give.
+fn far_starts(
+    dir: &std::path::Path,
+    fixture_name: &str,
+    table: &str,
+) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let source = fixture(fixture_name)?;
+    let copy = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, std::fs::read(&source).unwrap()).unwrap();
+        let db = Connection::open(&path).unwrap();
+        // Exports name tables in foreign keys that they lack.
+        db.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        (db, path)
+    };
+    let first_three = format!("rowid IN (SELECT rowid FROM {table} ORDER BY rowid LIMIT 3)");
+    let (db, mutated) = copy("mutated.sqlite");
+    let changed = db
+        .execute(
+            &format!("UPDATE {table} SET start = 9223372036854775000 WHERE {first_three}"),
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 3);
+    let (db, without) = copy("without.sqlite");
+    assert_eq!(
+        db.execute(&format!("DELETE FROM {table} WHERE {first_three}"), [])
+            .unwrap(),
+        3
+    );
+    Some((mutated, without))
+}
+
+/// The exports and tables of the issue: memsets of one, kernels of the other.
+const FAR_STARTS: [(&str, &str); 2] = [
+    ("dlprof_nsys_profile.sqlite", "CUPTI_ACTIVITY_KIND_MEMSET"),
+    (
+        "pipit_saxpy_mpi_cuda_rank0.sqlite",
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+    ),
+];
+
+/// Runs the program with `args`, the export's path written as `{}`; its
+/// status, standard output (with the export's name taken out) and error.
+fn run_on(args: &[&str], export: &std::path::Path) -> (Option<i32>, String, String) {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{}", &export.display().to_string()))
+        .collect();
+    let out = std::process::Command::new(crate::support::program::BIN)
+        .args(&args)
+        .output()
+        .unwrap();
+    let name = export.file_name().unwrap().to_string_lossy().into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout)
+        .replace(&export.display().to_string(), "EXPORT")
+        .replace(&name, "EXPORT");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), stdout, stderr)
+}
+
+/// A time near i64::MAX hung `report` (its time line doubled its buckets
+/// past i64), skewed `analyze`'s gaps and made `series`' totals negative:
+/// each now leaves such events out, says how many, and answers as on the
+/// export without them.
+#[test]
+fn far_starts_are_left_out_of_report_analyze_and_series_with_a_count() {
+    for (name, table) in FAR_STARTS {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((mutated, without)) = far_starts(dir.path(), name, table) else {
+            return;
+        };
+        let series = [
+            "series",
+            "--param",
+            "b=1",
+            "{}",
+            "--events",
+            "kernel:.*",
+            "api:.*",
+            "memset",
+            "nvtx-gpu:.*",
+        ];
+        let cases: [(&[&str], &str); 3] = [
+            (
+                &["report", "--format", "json", "{}"],
+                "3 CUDA events have times that cannot be right",
+            ),
+            (
+                &["analyze", "{}"],
+                "3 CUDA calls and GPU operations have times that cannot be right",
+            ),
+            (&series, "3 event(s) with times that cannot be right"),
+        ];
+        for (args, warning) in cases {
+            let (status, stdout, stderr) = run_on(args, &mutated);
+            assert_eq!(status, Some(0), "{name} {args:?}: {stderr}");
+            assert!(stderr.contains(warning), "{name} {args:?}: {stderr}");
+            let warnings = stderr.lines().filter(|l| l.contains("warning"));
+            assert_eq!(warnings.count(), 1, "{name} {args:?}: {stderr}");
+            let (_, expected, _) = run_on(args, &without);
+            assert_eq!(stdout, expected, "{name} {args:?}");
+        }
+    }
+}
+
+/// Every command ends on such an export, with status 0 (`convert` writes
+/// the events as instants, counted, as before).
+#[test]
+fn every_command_ends_on_far_starts() {
+    for (name, table) in FAR_STARTS {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((mutated, _)) = far_starts(dir.path(), name, table) else {
+            return;
+        };
+        let trace = dir.path().join("t.perfetto-trace");
+        let merged = dir.path().join("m.perfetto-trace");
+        let (trace, merged) = (trace.to_str().unwrap(), merged.to_str().unwrap());
+        let commands: [&[&str]; 8] = [
+            &["convert", "{}", "-o", trace],
+            &["stats", "{}"],
+            &["analyze", "{}"],
+            &["report", "{}"],
+            &["report", "--format", "json", "--step", ".*", "{}"],
+            &[
+                "series",
+                "--param",
+                "b=1",
+                "{}",
+                "--events",
+                "kernel:.*",
+                "memset",
+            ],
+            &["compare", "{}", "{}"],
+            &["merge", "{}", "{}", "-o", merged],
+        ];
+        for args in commands {
+            let (status, _, stderr) = run_on(args, &mutated);
+            assert_eq!(status, Some(0), "{name} {args:?}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{name} {args:?}: {stderr}");
+            if args[0] == "convert" {
+                assert!(
+                    stderr.contains("3 events end before they start"),
+                    "{name}: {stderr}"
+                );
+            }
+        }
+    }
+}

@@ -306,8 +306,8 @@ fn converts_a_report_first() {
     let (status, stderr) = finish(child);
     assert!(status.success(), "{stderr}");
     assert_eq!(
-        std::fs::read_dir(&tmp).unwrap().count(),
-        0,
+        crate::support::program::left_in_temp_dir(&tmp),
+        Vec::<std::path::PathBuf>::new(),
         "left in TMPDIR"
     );
     assert!(port_is_free(port));

@@ -315,7 +315,7 @@ fn convert_failing(dir: &Path, report: &Path, nsys: &Path, tmpdir: &Path) -> Str
     assert!(!stderr.contains("os error"), "{stderr}");
     assert!(!dir.join("out.perfetto-trace").exists());
     if tmpdir.is_dir() {
-        let left: Vec<_> = std::fs::read_dir(tmpdir).unwrap().collect();
+        let left = crate::support::program::left_in_temp_dir(tmpdir);
         assert!(left.is_empty(), "{left:?} left in {}", tmpdir.display());
     }
     stderr

@@ -420,7 +420,7 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
             None => runnable.push(rule),
         }
     }
-    run(report, &runnable, thresholds, &mut |f| findings.push(f))
+    let impossible_times = run(report, &runnable, thresholds, &mut |f| findings.push(f))
         .map_err(|e: Failure| e.of(report.path()))?;
     for rule in runnable {
         let needs = rule.needs();
@@ -431,18 +431,22 @@ pub fn analyze(report: &Report, rules: &[Rule], thresholds: &Thresholds) -> Resu
             .collect();
         findings.mark_incomplete(rule, why);
     }
+    findings.left_out_for_times(impossible_times);
     findings.finish();
     Ok(findings)
 }
 
 /// Hands the findings of `rules` to `found`, in no order; fails where the
-/// export cannot be read, or where `found` fails.
+/// export cannot be read, or where `found` fails. Calls and GPU work whose
+/// times cannot be right are left out: how many, it returns.
 pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
     report: &Report,
     rules: &[Rule],
     thresholds: &Thresholds,
     found: &mut dyn FnMut(Finding) -> io::Result<()>,
-) -> std::result::Result<(), E> {
+) -> std::result::Result<u64, E> {
+    let plausible = report.plausible_times()?;
+    let mut impossible_times = 0;
     let has = |r: Rule| rules.contains(&r);
     let call_names = report.string_ids_like(&call_patterns(rules))?;
     let needs_ops = rules.iter().any(|&r| r != Rule::CudaApiSync);
@@ -455,6 +459,14 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
             &call_names,
             needs_ops,
             |work| -> std::result::Result<(), E> {
+                let (start, end) = match &work {
+                    Work::Call { call, .. } => (call.start, call.end),
+                    Work::Op(op) => (op.start, op.end),
+                };
+                if !plausible.allow(start, end) {
+                    impossible_times += 1;
+                    return Ok(());
+                }
                 match work {
                     Work::Call { call, copies } => {
                         if has(Rule::CudaApiSync) && cuda_api_sync::matches(call.name) {
@@ -488,7 +500,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
         )?;
     }
     if !(has(Rule::GpuGaps) || has(Rule::GpuTimeUtil)) {
-        return Ok(());
+        return Ok(impossible_times);
     }
     let ranges = gaps.ranges();
     let mut util = gpu_time_util::Utilization::new(&ranges, thresholds);
@@ -520,7 +532,8 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
         let all = RowFilter::none();
         report.for_each_gpu_work(&all, &[], true, |work| -> rusqlite::Result<()> {
             if let Work::Op(op) = work {
-                if let (Some(pid), true) = (op.pid, op.start > 0) {
+                let right = plausible.allow(op.start, op.end);
+                if let (Some(pid), true, true) = (op.pid, op.start > 0, right) {
                     util.add((pid, op.device), op.start, op.end);
                 }
             }
@@ -528,7 +541,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
         })?;
         util.findings().into_iter().try_for_each(&mut *found)?;
     }
-    Ok(())
+    Ok(impossible_times)
 }
 
 /// The copying calls whose GPU operation has not come yet, by correlationId.

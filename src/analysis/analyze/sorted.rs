@@ -76,6 +76,8 @@ pub struct Findings {
     /// Why a rule's findings are incomplete, by rule: a line per table it
     /// depends on that could not be read.
     incomplete: [Vec<String>; Rule::ALL.len()],
+    /// Calls and GPU work left out for times that cannot be right.
+    impossible_times: u64,
 }
 
 /// Sorted runs in a temporary file: where each starts and ends.
@@ -99,6 +101,7 @@ impl Findings {
             counts: [0; Rule::ALL.len()],
             skipped: Default::default(),
             incomplete: Default::default(),
+            impossible_times: 0,
         }
     }
 
@@ -158,6 +161,28 @@ impl Findings {
     /// Marks `rule` as not run, for the reason `why`.
     pub(crate) fn skip(&mut self, rule: Rule, why: String) {
         self.skipped[rule.index()] = Some(why);
+    }
+
+    pub(crate) fn left_out_for_times(&mut self, events: u64) {
+        self.impossible_times += events;
+    }
+
+    /// Lines that explain events left out of the findings: calls and GPU
+    /// work whose times cannot be right (ending before they start, or far
+    /// past the capture's end).
+    pub fn warnings(&self) -> Vec<String> {
+        match self.impossible_times {
+            0 => Vec::new(),
+            1 => vec![
+                "1 CUDA call or GPU operation has times that cannot be right (it ends \
+                       before it starts, or far past the capture's end): left out"
+                    .to_owned(),
+            ],
+            n => vec![format!(
+                "{n} CUDA calls and GPU operations have times that cannot be right (they end \
+                 before they start, or far past the capture's end): left out"
+            )],
+        }
     }
 
     /// Why `rule` did not run (the export lacks the data it needs), if it did not.

@@ -24,7 +24,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Failure;
 use crate::nsys::cuda::CudaEvent;
-use crate::nsys::{Report, RowFilter, Streamed};
+use crate::nsys::{PlausibleTimes, Report, RowFilter, Streamed};
 
 use super::kinds::Kinds;
 use super::sketch::Sketch;
@@ -82,6 +82,10 @@ pub(super) struct GpuPass {
     pub timeline: Timeline,
     /// The first start and last end of any CUDA event.
     pub events: Option<(i64, i64)>,
+    /// The spans of time that can be right: events outside them are left out.
+    plausible: PlausibleTimes,
+    /// CUDA events left out for times that cannot be right.
+    pub impossible_times: u64,
     pending: FxHashMap<(u32, i64), Launch>,
     keep_gaps: usize,
     /// The kind of a memcpy by its `copyKind` (`None`: not recorded), so
@@ -101,7 +105,7 @@ struct Op {
 }
 
 impl GpuPass {
-    pub(super) fn new(kinds: Kinds, keep_gaps: usize) -> Self {
+    pub(super) fn new(kinds: Kinds, keep_gaps: usize, plausible: PlausibleTimes) -> Self {
         Self {
             kinds,
             devices: BTreeMap::new(),
@@ -110,6 +114,8 @@ impl GpuPass {
             launches: Vec::new(),
             timeline: Timeline::default(),
             events: None,
+            plausible,
+            impossible_times: 0,
             pending: FxHashMap::default(),
             keep_gaps,
             memcpy_kinds: FxHashMap::default(),
@@ -131,6 +137,10 @@ impl GpuPass {
     /// pass's read of it, or of [`GpuPass::run`]'s).
     pub(super) fn event(&mut self, event: &CudaEvent<'_>, copy_kinds: &FxHashMap<i64, String>) {
         let (start, end) = event.span();
+        if !self.plausible.allow(start, end) {
+            self.impossible_times += 1;
+            return;
+        }
         let seen = self.events.get_or_insert((start, end));
         seen.0 = seen.0.min(start);
         seen.1 = seen.1.max(end);

@@ -137,12 +137,13 @@ fn read_gpu(
     projection: bool,
     beside: Beside<'_>,
 ) -> std::result::Result<RunReport, Read> {
-    let mut pass = gpu::GpuPass::new(kinds, options.idle_stretches);
+    let plausible = report.plausible_times()?;
+    let mut pass = gpu::GpuPass::new(kinds, options.idle_stretches, plausible);
     // The GPU pass and the NVTX projection read the CUDA stream once, together.
     let projected = match projection {
         true => {
             let copy_kinds = &report.meta().copy_kinds;
-            projected_by_name_seeing(report, RangeNames::Grouped, |event| {
+            projected_by_name_seeing(report, RangeNames::Grouped, Some(plausible), |event| {
                 pass.event(event, copy_kinds)
             })?
         }
@@ -236,6 +237,7 @@ fn read_gpu(
         nvtx: nvtx_scopes(report, options.top, !gpus_seen, projected),
         findings: findings.map_err(Read::Refused)?,
         incomplete: report.unreadable(),
+        impossible_times: pass.impossible_times,
     })
 }
 

@@ -31,6 +31,27 @@ pub struct RunReport {
     /// the numbers that depend on them are incomplete. Empty where every
     /// table was read.
     pub incomplete: Vec<crate::Unreadable>,
+    /// CUDA events left out of the GPU numbers for times that cannot be
+    /// right: ending before they start, or far past the capture's end.
+    pub impossible_times: u64,
+}
+
+impl RunReport {
+    /// Lines that explain events left out of the numbers.
+    pub fn warnings(&self) -> Vec<String> {
+        match self.impossible_times {
+            0 => Vec::new(),
+            1 => vec![
+                "1 CUDA event has times that cannot be right (it ends before it starts, \
+                       or far past the capture's end): left out"
+                    .to_owned(),
+            ],
+            n => vec![format!(
+                "{n} CUDA events have times that cannot be right (they end before they start, \
+                 or far past the capture's end): left out"
+            )],
+        }
+    }
 }
 
 /// How one GPU spent the run.

@@ -1,7 +1,9 @@
 //! Busy and waiting time over the run, per GPU, in a fixed number of equal
 //! buckets from the first GPU work on: the buckets start 1 µs wide and
 //! double (neighbours merged) whenever work passes the last, so memory is
-//! the same for any length of run.
+//! the same for any length of run, and the work of a stretch of time is the
+//! same however long it is: at most [`BUCKETS`] pieces, after at most 64
+//! doublings (sums in i128, so no span of i64 times overflows them).
 
 /// How many buckets a GPU's time line has.
 pub(super) const BUCKETS: usize = 240;
@@ -47,7 +49,8 @@ impl Timeline {
         }
         let origin = *self.origin.get_or_insert(start);
         let start = start.max(origin);
-        while end - origin > self.width * BUCKETS as i64 {
+        let past_origin = |at: i64| i128::from(at) - i128::from(origin);
+        while past_origin(end) > i128::from(self.width) * BUCKETS as i128 {
             self.double();
         }
         if self.lanes.len() <= lane {
@@ -62,10 +65,11 @@ impl Timeline {
         };
         let mut at = start;
         while at < end {
-            let i = ((at - origin) / self.width) as usize;
-            let bucket_end = origin + (i as i64 + 1) * self.width;
-            let piece_end = end.min(bucket_end);
-            buckets[i] += piece_end - at;
+            let i = (past_origin(at) / i128::from(self.width)) as usize;
+            let bucket_end = i128::from(origin) + (i as i128 + 1) * i128::from(self.width);
+            // Within i64: the last bucket ends at or past `end`.
+            let piece_end = i128::from(end).min(bucket_end) as i64;
+            buckets[i] = buckets[i].saturating_add(piece_end - at);
             at = piece_end;
         }
     }
@@ -74,7 +78,7 @@ impl Timeline {
         for lane in &mut self.lanes {
             for buckets in [&mut lane.busy, &mut lane.waiting] {
                 for i in 0..BUCKETS / 2 {
-                    buckets[i] = buckets[2 * i] + buckets[2 * i + 1];
+                    buckets[i] = buckets[2 * i].saturating_add(buckets[2 * i + 1]);
                 }
                 buckets[BUCKETS / 2..].fill(0);
             }
@@ -98,5 +102,16 @@ mod tests {
         assert_eq!(t.lanes[1].waiting.iter().sum::<i64>(), 200);
         assert!(t.width * BUCKETS as i64 >= 5_000_300 - 10_000);
         assert_eq!(t.lanes[0].busy[0], 2_500);
+    }
+
+    #[test]
+    fn the_widest_span_of_times_widens_the_buckets_without_overflow() {
+        let mut t = Timeline::default();
+        t.add(0, State::Busy, i64::MIN, i64::MIN + 10);
+        t.add(0, State::Waiting, i64::MIN + 10, i64::MAX);
+        assert!(i128::from(t.width) * BUCKETS as i128 >= i128::from(i64::MAX) * 2);
+        assert_eq!(t.lanes[0].busy.iter().sum::<i64>(), 10);
+        let waiting: i128 = t.lanes[0].waiting.iter().map(|&w| i128::from(w)).sum();
+        assert_eq!(waiting, i128::from(i64::MAX) - i128::from(i64::MIN + 10));
     }
 }

@@ -18,18 +18,21 @@ use crate::nsys::cuda::CudaEvent;
 use crate::nsys::libraries::Library;
 use crate::nsys::names::{api_stats_name, RangeNames};
 use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::{Report, RowFilter, Streamed};
+use crate::nsys::{PlausibleTimes, Report, RowFilter, Streamed};
 
 use super::pattern::{EventKind, EventPattern};
 use super::SeriesCell;
 
 /// The cells of `report`, one per pattern, in the order of `patterns`;
-/// NVTX patterns match range names as `names` says.
+/// NVTX patterns match range names as `names` says. Events whose times
+/// cannot be right are left out: how many, it returns beside.
 pub(super) fn measure(
     report: &Report,
     patterns: &[EventPattern],
     names: RangeNames,
-) -> Result<Vec<SeriesCell>, Failure> {
+) -> Result<(Vec<SeriesCell>, u64), Failure> {
+    let plausible = report.plausible_times()?;
+    let mut left_out = 0;
     // A set of durations per pattern, by index.
     let mut durations = ValueSets::default();
     let of_kind = |kind: EventKind| -> Vec<usize> {
@@ -49,46 +52,57 @@ pub(super) fn measure(
     let cuda_needed = !(kernels.is_empty() && api.is_empty());
     let mut cuda = |projector: Option<&mut Projector<Arc<[usize]>>>,
                     durations: &mut ValueSets|
-     -> Result<(), Failure> {
+     -> Result<u64, Failure> {
         if !cuda_needed && projector.is_none() {
-            return Ok(());
+            return Ok(0);
         }
-        cuda_pass(report, &mut kernels, &mut api, projector, durations)
+        cuda_pass(
+            report,
+            plausible,
+            &mut kernels,
+            &mut api,
+            projector,
+            durations,
+        )
     };
     if nvtx_gpu.is_empty() {
         if !nvtx.is_empty() {
-            nvtx_pass(
+            left_out += nvtx_pass(
                 report,
                 names,
+                plausible,
                 &mut nvtx,
                 &mut nvtx_gpu,
                 &mut durations,
                 None,
             )?;
         }
-        cuda(None, &mut durations)?;
+        left_out += cuda(None, &mut durations)?;
     } else {
         // The NVTX ranges go to the projector as the CUDA stream reaches
         // them, from a thread of their own; `nvtx:` durations are summed there.
         // Ranges still open when the capture stopped end at the last time of
         // any NVTX row, as nsys ends them.
         let open_until = report.nvtx_last_time()?.and_then(|t| u64::try_from(t).ok());
-        let (nvtx_durations, ()) = crate::analysis::projection::streamed(
-            open_until,
-            |feed| {
-                let mut nvtx_durations = ValueSets::default();
-                nvtx_pass(
-                    report,
-                    names,
-                    &mut nvtx,
-                    &mut nvtx_gpu,
-                    &mut nvtx_durations,
-                    Some(feed),
-                )?;
-                Ok(nvtx_durations)
-            },
-            |projector| cuda(Some(projector), &mut durations),
-        )?;
+        let ((nvtx_durations, nvtx_left_out), cuda_left_out) =
+            crate::analysis::projection::streamed(
+                open_until,
+                |feed| {
+                    let mut nvtx_durations = ValueSets::default();
+                    let left_out = nvtx_pass(
+                        report,
+                        names,
+                        plausible,
+                        &mut nvtx,
+                        &mut nvtx_gpu,
+                        &mut nvtx_durations,
+                        Some(feed),
+                    )?;
+                    Ok((nvtx_durations, left_out))
+                },
+                |projector| cuda(Some(projector), &mut durations),
+            )?;
+        left_out += nvtx_left_out + cuda_left_out;
         nvtx_stats = Some(nvtx_durations);
     }
 
@@ -99,6 +113,10 @@ pub(super) fn measure(
                 Library::Cublas => &mut cublas,
                 _ => return Ok(()),
             };
+            if !plausible.allow(call.start, call.end) {
+                left_out += 1;
+                return Ok(());
+            }
             for &p in matcher.matching(call.name, "") {
                 durations.add(p, call.end - call.start);
             }
@@ -115,7 +133,7 @@ pub(super) fn measure(
             }
         }
     }
-    Ok(stats.into_iter().map(SeriesCell::of).collect())
+    Ok((stats.into_iter().map(SeriesCell::of).collect(), left_out))
 }
 
 /// The NVTX pass: durations of the ranges `nvtx` patterns match, and, to
@@ -124,15 +142,21 @@ pub(super) fn measure(
 fn nvtx_pass(
     report: &Report,
     names: RangeNames,
+    plausible: PlausibleTimes,
     nvtx: &mut Matcher<'_>,
     nvtx_gpu: &mut Matcher<'_>,
     durations: &mut ValueSets,
     mut projected: Option<&mut RangeFeed<Arc<[usize]>>>,
-) -> Result<(), Failure> {
+) -> Result<u64, Failure> {
     // The sets of patterns ranges match, each kept once and shared.
     let mut pattern_sets: FxHashMap<Box<[usize]>, Arc<[usize]>> = FxHashMap::default();
+    let mut left_out = 0;
     report.for_each_nvtx_event(&RowFilter::none(), |e| -> Result<(), Failure> {
         if e.kind == NvtxKind::Mark {
+            return Ok(());
+        }
+        if e.end.is_some_and(|end| !plausible.allow(e.start, end)) {
+            left_out += 1;
             return Ok(());
         }
         let name = names.of(e.text.as_ref().map_or("", |t| t.as_str()));
@@ -169,22 +193,31 @@ fn nvtx_pass(
             }
         }
         Ok(())
-    })
+    })?;
+    Ok(left_out)
 }
 
 /// The CUDA pass: durations of the calls and kernels `api` and `kernels`
-/// patterns match, and of the projections `projector` makes.
+/// patterns match, and of the projections `projector` makes; how many
+/// events it left out for times that cannot be right.
 fn cuda_pass(
     report: &Report,
+    plausible: PlausibleTimes,
     kernels: &mut Matcher<'_>,
     api: &mut Matcher<'_>,
     mut projector: Option<&mut Projector<Arc<[usize]>>>,
     durations: &mut ValueSets,
-) -> Result<(), Failure> {
+) -> Result<u64, Failure> {
+    let mut left_out = 0;
     report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
         let Streamed::Event(event) = streamed else {
             return Ok(());
         };
+        let (start, end) = event.span();
+        if !plausible.allow(start, end) {
+            left_out += 1;
+            return Ok(());
+        }
         match &event {
             // A record that repeats a call (to carry its stack) is no call of its own.
             // Matched as recorded and as nsys's reports name it.
@@ -211,7 +244,7 @@ fn cuda_pass(
         projector.finish();
         take_projected(projector, durations);
     }
-    Ok(())
+    Ok(left_out)
 }
 
 /// Each finished projection's duration, for each pattern of its range.

@@ -100,6 +100,9 @@ pub struct Series {
     /// Why its numbers are incomplete: a line per table of a run that could
     /// not be read (`batch=8 (a.sqlite): ...`). Empty where all were read.
     pub incomplete: Vec<String>,
+    /// By run: the events left out of its cells for times that cannot be
+    /// right (ending before they start, or far past the capture's end).
+    pub left_out: Vec<u64>,
 }
 
 /// Measures the events of `report` that match each of `patterns`: one cell
@@ -117,6 +120,16 @@ pub fn measure_events_with(
     patterns: &[EventPattern],
     names: RangeNames,
 ) -> Result<Vec<SeriesCell>> {
+    measure_counting(report, patterns, names).map(|(cells, _)| cells)
+}
+
+/// [`measure_events_with`], and how many events whose times cannot be right
+/// (ending before they start, or far past the capture's end) it left out.
+pub(crate) fn measure_counting(
+    report: &nsys::Report,
+    patterns: &[EventPattern],
+    names: RangeNames,
+) -> Result<(Vec<SeriesCell>, u64)> {
     measure::measure(report, patterns, names).map_err(|e| e.of(report.path()))
 }
 

@@ -24,7 +24,7 @@ use crate::error::Failure;
 use crate::nsys::cuda::{self, CudaEvent};
 use crate::nsys::names::RangeNames;
 use crate::nsys::nvtx::{self, NvtxKind};
-use crate::nsys::{Report, RowFilter, Streamed};
+use crate::nsys::{PlausibleTimes, Report, RowFilter, Streamed};
 
 use super::aggregate::ValueSets;
 use super::table::{spread_cells, Cell};
@@ -169,13 +169,15 @@ fn send_ranges(
 /// Projects the NVTX ranges of `report` (as [`send_ranges`] sends them,
 /// named as `names` says; `last` is where ranges never ended end) onto its
 /// CUDA stream: `see` is
-/// shown each CUDA event before the projector takes it, `take` is called
+/// shown each CUDA event before the projector takes it (the projector
+/// takes none whose times `plausible`, where given, does not allow), `take` is called
 /// after each event and at the end to take the ranges done. Returns the
 /// ranges' group keys.
 fn project(
     report: &Report,
     names: RangeNames,
     last: i64,
+    plausible: Option<PlausibleTimes>,
     mut see: impl FnMut(&CudaEvent<'_>),
     mut take: impl FnMut(&mut Projector<RangeInfo>),
 ) -> Result<Keys, Failure> {
@@ -186,6 +188,10 @@ fn project(
             report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 if let Streamed::Event(event) = streamed {
                     see(&event);
+                    let (start, end) = event.span();
+                    if plausible.is_some_and(|p| !p.allow(start, end)) {
+                        return Ok(());
+                    }
                     projector.cuda_event(&event);
                     take(projector);
                 }
@@ -259,7 +265,7 @@ pub(super) fn nvtx_gpu_proj_sum(
             }
         }
     };
-    let keys = project(report, names, last, |_| {}, take)?;
+    let keys = project(report, names, last, None, |_| {}, take)?;
     groups.resize_with(keys.len(), Group::default);
 
     let mut projected = projected.finish()?;
@@ -318,7 +324,7 @@ fn projected_by_name_counted(
     names: RangeNames,
 ) -> Result<(Vec<ProjectedName>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
-    Ok(projected_by_name_seeing(report, names, |_| {})?.unwrap_or_default())
+    Ok(projected_by_name_seeing(report, names, None, |_| {})?.unwrap_or_default())
 }
 
 /// [`projected_by_name_counted`], where `also` sees each event of the CUDA
@@ -328,6 +334,7 @@ fn projected_by_name_counted(
 pub(crate) fn projected_by_name_seeing(
     report: &Report,
     names: RangeNames,
+    plausible: Option<PlausibleTimes>,
     mut also: impl FnMut(&CudaEvent<'_>),
 ) -> Result<Option<(Vec<ProjectedName>, i128)>, Failure> {
     let Some(last) = report.nvtx_last_time()? else {
@@ -352,12 +359,15 @@ pub(crate) fn projected_by_name_seeing(
         also(event);
         if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
             let (start, end) = event.span();
+            if plausible.is_some_and(|p| !p.allow(start, end)) {
+                return;
+            }
             let (first, last) = span.get_or_insert((start, end));
             *first = (*first).min(start);
             *last = (*last).max(end);
         }
     };
-    let keys = project(report, names, last, see, take)?;
+    let keys = project(report, names, last, plausible, see, take)?;
     let mut by_name: FxHashMap<String, (i128, u64)> = FxHashMap::default();
     for (group, counted) in totals.into_iter().enumerate() {
         let Some((total, ranges)) = counted else {

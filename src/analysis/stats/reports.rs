@@ -5,7 +5,7 @@ use crate::analysis::{missing, Needs};
 use crate::error::Failure;
 use crate::nsys::metrics::UM_CPU_FAULTS;
 use crate::nsys::names::{api_stats_name, memcpy_stats_name, RangeNames, MEMSET_STATS_NAME};
-use crate::nsys::{cpu, cuda, nvtx, Report};
+use crate::nsys::{cpu, cuda, nvtx, PlausibleTimes, Report};
 
 use super::aggregate::{Groups, Ranked, Stats};
 use super::spill::SpillKey;
@@ -413,13 +413,21 @@ fn api_sum(report: &Report) -> Result<Rows, Failure> {
 
 /// Kernel durations by name.
 pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
-    kernel_grouped(report)?.finish()
+    kernel_grouped(report, None)?.finish()
 }
 
-fn kernel_grouped(report: &Report) -> Result<Groups<String>, Failure> {
+/// Kernels grouped by name; only those whose times `plausible` allows,
+/// where given (the report's GPU pass counts the others).
+fn kernel_grouped(
+    report: &Report,
+    plausible: Option<PlausibleTimes>,
+) -> Result<Groups<String>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
     report.each_kernel_row(|k| {
+        if plausible.is_some_and(|p| !p.allow(k.start, k.end)) {
+            return;
+        }
         key.clear();
         key.push_str(k.name);
         groups.add_span(&key, k.start, k.end);
@@ -429,12 +437,14 @@ fn kernel_grouped(report: &Report) -> Result<Groups<String>, Failure> {
 
 /// The `n` kernel names with most total time, ranked as `cuda_gpu_kern_sum`
 /// ranks them, and the total of every kernel: memory holds `n` groups more
-/// than the summary does, however many names there are.
+/// than the summary does, however many names there are. Kernels whose
+/// times cannot be right are left out (as `report`'s GPU pass leaves them).
 pub(crate) fn top_kernel_groups(
     report: &Report,
     n: usize,
 ) -> Result<(Vec<(String, Stats)>, i128), Failure> {
-    let ranked = kernel_grouped(report)?.rank()?;
+    let plausible = report.plausible_times()?;
+    let ranked = kernel_grouped(report, Some(plausible))?.rank()?;
     let mut top = Vec::new();
     ranked.each(&mut |name, stats| {
         if top.len() < n {
@@ -455,7 +465,7 @@ pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Fail
 }
 
 fn kernel_sum(report: &Report) -> Result<Rows, Failure> {
-    Ok(time_rows(kernel_grouped(report)?.rank()?, |name| {
+    Ok(time_rows(kernel_grouped(report, None)?.rank()?, |name| {
         vec![Cell::Text(name)]
     }))
 }

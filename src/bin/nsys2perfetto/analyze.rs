@@ -114,6 +114,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.cancel = Some(Arc::clone(&signals.cancel));
     let findings =
         analyze_file(&args.report, &rules, &thresholds, &options).map_err(crate::refused_option)?;
+    for warning in findings.warnings() {
+        crate::warn(format_args!("{}: {warning}", args.report.display()));
+    }
     let rows = (args.rows > 0).then_some(args.rows);
     if format != TableFormat::Table && !args.quiet {
         say_left_out(&findings, rows);

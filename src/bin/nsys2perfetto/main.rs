@@ -73,6 +73,8 @@ fn main() -> ExitCode {
         Ok(signals) => signals,
         Err(e) => return exit_status(&e, None),
     };
+    // What runs killed before their end (SIGKILL) left.
+    nsys2perfetto::temporaries::remove_stale();
     let ran = match cli.command {
         Command::Convert(args) => convert::run(args, &signals),
         Command::Profile(args) => profile::run(args, &signals),

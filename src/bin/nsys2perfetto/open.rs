@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail};
 use nsys2perfetto::serve::{
     spawn_trace_processor, trace_kind, TraceKind, DEFAULT_PORT, UI_ORIGIN, UI_PORT_FLAG,
 };
-use nsys2perfetto::{convert_file, Error, Options};
+use nsys2perfetto::{convert_file, Options};
 
 use crate::exporter::Exporter;
 use crate::open_server::{Served, TraceServer};
@@ -72,10 +72,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut _converted_dir = None;
     let (trace, kind) = match kind {
         TraceKind::Report => {
-            let dir = tempfile::tempdir().map_err(|cause| Error::Output {
-                path: std::env::temp_dir(),
-                cause,
-            })?;
+            let dir = nsys2perfetto::temporaries::directory("open")?;
             let name = Path::new(args.input.file_name().unwrap_or(args.input.as_os_str()))
                 .with_extension("perfetto-trace");
             let trace = dir.path().join(name);

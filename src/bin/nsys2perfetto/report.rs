@@ -130,6 +130,11 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     });
     let page = report_files(&args.inputs, &report_options, &options, &mut |_| {})
         .map_err(interrupted_reading)?;
+    for run in &page.runs {
+        for warning in run.warnings() {
+            crate::warn(format_args!("{}: {warning}", run.path));
+        }
+    }
     match &file {
         Some(file) => {
             save_page(file, &page, format)?;

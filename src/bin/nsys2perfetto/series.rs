@@ -121,6 +121,15 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         // Refused before any report was read: a value given twice, say.
         e => crate::refused_option(e),
     })?;
+    for (run, &left_out) in series.runs.iter().zip(&series.left_out) {
+        if left_out > 0 {
+            crate::warn(format_args!(
+                "{}: {left_out} event(s) with times that cannot be right (ending before they \
+                 start, or far past the capture's end): left out",
+                run.input.display()
+            ));
+        }
+    }
     outputs.write(&series)?;
     Ok(ExitCode::SUCCESS)
 }

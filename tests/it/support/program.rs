@@ -16,3 +16,19 @@ pub fn program() -> Command {
 pub fn demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/demo.sqlite")
 }
+
+/// What a run left in `tmp`, its TMPDIR: every entry but the user's folder
+/// of temporaries (`nsys2perfetto-<uid>`, kept for the next run) while it
+/// is empty.
+pub fn left_in_temp_dir(tmp: &Path) -> Vec<PathBuf> {
+    // SAFETY: geteuid(2) has no preconditions.
+    let folder = tmp.join(format!("nsys2perfetto-{}", unsafe { libc::geteuid() }));
+    let empty = |path: &Path| std::fs::read_dir(path).is_ok_and(|mut e| e.next().is_none());
+    let mut left: Vec<PathBuf> = std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|path| !(*path == folder && empty(path)))
+        .collect();
+    left.sort();
+    left
+}
