@@ -164,8 +164,7 @@ pub fn measure_series(
             });
         }
         progress(run);
-        let (measured, run_left_out, unread) =
-            measure_file(&run.input, patterns, names, options)?;
+        let (measured, run_left_out, unread) = measure_file(&run.input, patterns, names, options)?;
         left_out.push(run_left_out);
         for (row, cell) in cells.iter_mut().zip(measured) {
             row.push(cell);

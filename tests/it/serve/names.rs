@@ -29,7 +29,11 @@ fn serve_names_downloads_after_their_runs() {
     let list = server.reports_with_headlines();
     let (a, b) = (id_in(&list, names[0]), id_in(&list, names[1]));
     assert_eq!(
-        download_name(&server, &format!("/api/convert/{a}"), &format!("/trace/{a}")),
+        download_name(
+            &server,
+            &format!("/api/convert/{a}"),
+            &format!("/trace/{a}")
+        ),
         "nsys-ai_mock.perfetto-trace"
     );
     assert_eq!(

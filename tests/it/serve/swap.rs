@@ -141,7 +141,12 @@ fn serve_never_reads_a_file_swapped_in_for_a_listed_one() {
                 response.status
             );
         }
-        if response.status == 200 && path.starts_with("/trace/") {
+        // A trace not made (its conversion refused while the name was a link)
+        // is asked for by a page with a button: any other answer is the trace.
+        let asked = response
+            .header("Content-Type")
+            .is_some_and(|t| t.starts_with("text/html"));
+        if response.status == 200 && path.starts_with("/trace/") && !asked {
             assert!(
                 response.body == real_trace,
                 "{path}: not the listed file's trace"
