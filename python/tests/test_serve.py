@@ -316,9 +316,18 @@ def test_a_ui_that_never_answers_ping_is_said_to_be_silent(runs, page, tmp_path,
 def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
     hub, runs, page, sqlite, tmp_path
 ):
-    # The largest fixture: its conversion lasts long enough to be seen.
+    # The largest fixture, its CUDA calls, kernels and copies repeated 16 times: its
+    # conversion lasts long enough to be seen and cancelled on a busy machine too (as it
+    # was, the conversion of 0.5 s sometimes ended before the click's Cancel came).
     big = runs / "cori_run1_report1.sqlite"
     shutil.copy(sqlite("cori_run1_report1"), big)
+    with sqlite3.connect(big) as db:
+        for _ in range(4):
+            for table in ("RUNTIME", "KERNEL", "MEMCPY"):
+                db.execute(
+                    f"INSERT INTO CUPTI_ACTIVITY_KIND_{table} SELECT * FROM CUPTI_ACTIVITY_KIND_{table}"
+                )
+    db.close()
     page.goto(hub)
     row = wait_for_headline(page, big.name)
     with page.expect_popup() as opened:
