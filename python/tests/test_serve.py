@@ -319,28 +319,34 @@ def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
     # The largest fixture, its CUDA calls, kernels and copies repeated 16 times: its
     # conversion lasts long enough to be seen and cancelled on a busy machine too (as it
     # was, the conversion of 0.5 s sometimes ended before the click's Cancel came).
-    big = runs / "cori_run1_report1.sqlite"
-    shutil.copy(sqlite("cori_run1_report1"), big)
-    with sqlite3.connect(big) as db:
+    # Grown beside the runs and then moved in whole: the hub lists what it finds, and a
+    # file that changes after it was listed is refused as changed.
+    growing = tmp_path / "cori_run1_report1.sqlite"
+    shutil.copyfile(sqlite("cori_run1_report1"), growing)
+    with sqlite3.connect(growing) as db:
         for _ in range(4):
             for table in ("RUNTIME", "KERNEL", "MEMCPY"):
                 db.execute(
                     f"INSERT INTO CUPTI_ACTIVITY_KIND_{table} SELECT * FROM CUPTI_ACTIVITY_KIND_{table}"
                 )
     db.close()
+    big = runs / growing.name
+    os.replace(growing, big)
     page.goto(hub)
     row = wait_for_headline(page, big.name)
     with page.expect_popup() as opened:
         row.locator("a:text-is('Perfetto')").click()
     popup = opened.value
+    # Back to the hub's tab, as a user would be to press Cancel: in a tab behind the UI's,
+    # Chromium may hold back the frames by which a click waits for the button to be still,
+    # and by which a wait polls by default (so it polls by the clock).
+    page.bring_to_front()
     page.wait_for_function(
         "() => { const bar = document.getElementById('hub-conversion'); return bar && bar.value > 0; }",
         timeout=120_000,
+        polling=100,
     )
     assert "Converting cori_run1_report1.sqlite" in page.locator("#hub-status").text_content()
-    # Back to the hub's tab, as a user would be to press Cancel: in a tab behind the UI's,
-    # Chromium may hold back the frames by which a click waits for the button to be still.
-    page.bring_to_front()
     page.locator("#hub-cancel").click()
     page.wait_for_selector("#hub-status:has-text('Cancelled')")
     # The tab opened for the UI is closed again.
