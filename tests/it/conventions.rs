@@ -902,33 +902,56 @@ fn analyze_of_a_directory_is_analyze_of_each_report(d: &Path) {
             expected += &String::from_utf8_lossy(&alone.stdout);
             expected_warnings.extend(warnings(&alone));
         }
-        assert_eq!(String::from_utf8_lossy(&by_directory.stdout), expected, "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&by_directory.stdout),
+            expected,
+            "{format}"
+        );
         assert_eq!(warnings(&by_directory), expected_warnings, "{format}");
         // Only y's kernels are unreadable, and the warnings say whose.
         assert!(!expected_warnings.is_empty());
-        assert!(expected_warnings.iter().all(|w| w.contains("runs/deep/y.sqlite: ")));
+        assert!(expected_warnings
+            .iter()
+            .all(|w| w.contains("runs/deep/y.sqlite: ")));
     }
     let out = run(d, &["analyze", "runs", "-o", "found.csv"]);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("a file per report: found_y.csv, found_x.csv"), "{stderr}");
+    assert!(
+        stderr.contains("a file per report: found_y.csv, found_x.csv"),
+        "{stderr}"
+    );
     assert!(!d.join("found.csv").exists());
     for (report, file) in reports.iter().zip(["found_y.csv", "found_x.csv"]) {
         let alone = run(d, &["analyze", report, "-o", "alone.csv"]);
         assert!(alone.status.success(), "{alone:?}");
         let written = std::fs::read(d.join(file)).unwrap();
-        assert_eq!(written, std::fs::read(d.join("alone.csv")).unwrap(), "{file}");
+        assert_eq!(
+            written,
+            std::fs::read(d.join("alone.csv")).unwrap(),
+            "{file}"
+        );
     }
     // Two reports of one name would write one file: refused before any work.
     for twin in ["twins/a", "twins/b"] {
         std::fs::create_dir_all(d.join(twin)).unwrap();
         std::fs::copy(demo(), d.join(twin).join("r.sqlite")).unwrap();
     }
-    assert_fails(d, &["analyze", "twins", "-o", "t.json"], 2, "would both write t_r.json");
+    assert_fails(
+        d,
+        &["analyze", "twins", "-o", "t.json"],
+        2,
+        "would both write t_r.json",
+    );
     // A report that fails after another was analyzed leaves no file.
     std::fs::write(d.join("twins/b/r.sqlite"), "not a report").unwrap();
     std::fs::rename(d.join("twins/b/r.sqlite"), d.join("twins/b/s.sqlite")).unwrap();
-    assert_fails(d, &["analyze", "twins", "-o", "t.json"], 1, "twins/b/s.sqlite is neither");
+    assert_fails(
+        d,
+        &["analyze", "twins", "-o", "t.json"],
+        1,
+        "twins/b/s.sqlite is neither",
+    );
 }
 
 /// A JSON trace stopped by the file size limit says so, as a protobuf one

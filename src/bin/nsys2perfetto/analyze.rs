@@ -144,7 +144,9 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         for (input, file) in args.inputs.iter().zip(&files) {
             let findings = analyzed(input)?;
             let name = input.display().to_string();
-            set.write_with(file, |out| write_findings(out, &findings, &name, format, rows))?;
+            set.write_with(file, |out| {
+                write_findings(out, &findings, &name, format, rows)
+            })?;
         }
         let written = set.publish()?;
         if !args.quiet {
