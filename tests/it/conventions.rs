@@ -830,18 +830,23 @@ fn an_export_of_a_future_nsys_is_noted_once() {
     }
 }
 
-/// `stats` and `report` take directories as `convert` does: every export
-/// and report below, in name order, each named by its path, the same
-/// answer as those files named one by one.
+/// `stats`, `report` and `analyze` take directories as `convert` does:
+/// every export and report below, in name order, each named by its path,
+/// the same answer as those files named one by one.
 #[test]
-fn stats_and_report_take_directories() {
+fn stats_report_and_analyze_take_directories() {
     let dir = setup();
     let d = dir.path();
     std::fs::create_dir_all(d.join("runs/deep")).unwrap();
     std::fs::copy(demo(), d.join("runs/x.sqlite")).unwrap();
     std::fs::copy(demo(), d.join("runs/deep/y.sqlite")).unwrap();
+    // y's kernels cannot be read: its findings differ from x's, and it warns.
+    rusqlite::Connection::open(d.join("runs/deep/y.sqlite"))
+        .unwrap()
+        .execute_batch("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN streamId TO s")
+        .unwrap();
     std::fs::write(d.join("runs/notes.txt"), "not a report").unwrap();
-    for command in ["stats", "report"] {
+    for command in ["stats", "report", "analyze"] {
         let by_directory = run(d, &[command, "runs", "--format", "json"]);
         let by_file = run(
             d,
@@ -858,12 +863,94 @@ fn stats_and_report_take_directories() {
         assert_eq!(by_directory.stdout, by_file.stdout, "{command}");
         assert!(String::from_utf8_lossy(&by_directory.stdout).contains("runs/deep/y.sqlite"));
     }
+    analyze_of_a_directory_is_analyze_of_each_report(d);
     std::fs::create_dir(d.join("empty")).unwrap();
     assert_fails(
         d,
         &["stats", "empty"],
         1,
         "no .sqlite, .nsys-rep or .qdrep file below empty",
+    );
+}
+
+/// `analyze runs`: each report's findings as `analyze REPORT` finds them,
+/// after a line naming the report on standard output (JSON's objects name
+/// it), or with `-o`, in a file of its own named after it (all or none);
+/// each report's warnings naming it.
+fn analyze_of_a_directory_is_analyze_of_each_report(d: &Path) {
+    let reports = ["runs/deep/y.sqlite", "runs/x.sqlite"];
+    let warnings = |out: &Output| -> Vec<String> {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines = stderr.lines().filter(|l| l.contains("warning:"));
+        lines.map(str::to_owned).collect()
+    };
+    for format in ["table", "csv", "json"] {
+        let by_directory = run(d, &["analyze", "runs", "--format", format]);
+        assert!(by_directory.status.success(), "{by_directory:?}");
+        let (mut expected, mut expected_warnings) = (String::new(), Vec::new());
+        for (i, report) in reports.iter().enumerate() {
+            let alone = run(d, &["analyze", report, "--format", format]);
+            assert!(alone.status.success(), "{alone:?}");
+            if i > 0 && format != "json" {
+                expected.push('\n');
+            }
+            match format {
+                "table" => expected += &format!("** Findings of {report}:\n\n"),
+                "csv" => expected += &format!("# Findings of {report}\n"),
+                _ => {}
+            }
+            expected += &String::from_utf8_lossy(&alone.stdout);
+            expected_warnings.extend(warnings(&alone));
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&by_directory.stdout),
+            expected,
+            "{format}"
+        );
+        assert_eq!(warnings(&by_directory), expected_warnings, "{format}");
+        // Only y's kernels are unreadable, and the warnings say whose.
+        assert!(!expected_warnings.is_empty());
+        assert!(expected_warnings
+            .iter()
+            .all(|w| w.contains("runs/deep/y.sqlite: ")));
+    }
+    let out = run(d, &["analyze", "runs", "-o", "found.csv"]);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a file per report: found_y.csv, found_x.csv"),
+        "{stderr}"
+    );
+    assert!(!d.join("found.csv").exists());
+    for (report, file) in reports.iter().zip(["found_y.csv", "found_x.csv"]) {
+        let alone = run(d, &["analyze", report, "-o", "alone.csv"]);
+        assert!(alone.status.success(), "{alone:?}");
+        let written = std::fs::read(d.join(file)).unwrap();
+        assert_eq!(
+            written,
+            std::fs::read(d.join("alone.csv")).unwrap(),
+            "{file}"
+        );
+    }
+    // Two reports of one name would write one file: refused before any work.
+    for twin in ["twins/a", "twins/b"] {
+        std::fs::create_dir_all(d.join(twin)).unwrap();
+        std::fs::copy(demo(), d.join(twin).join("r.sqlite")).unwrap();
+    }
+    assert_fails(
+        d,
+        &["analyze", "twins", "-o", "t.json"],
+        2,
+        "would both write t_r.json",
+    );
+    // A report that fails after another was analyzed leaves no file.
+    std::fs::write(d.join("twins/b/r.sqlite"), "not a report").unwrap();
+    std::fs::rename(d.join("twins/b/r.sqlite"), d.join("twins/b/s.sqlite")).unwrap();
+    assert_fails(
+        d,
+        &["analyze", "twins", "-o", "t.json"],
+        1,
+        "twins/b/s.sqlite is neither",
     );
 }
 
