@@ -288,7 +288,11 @@ pub type HearUnreadable = dyn Fn(&Path, &Unreadable) + Send + Sync;
 /// Hears how many CUDA events an analysis left out of an input for their
 /// times, with the input's path (see [`Options::on_impossible_times`]).
 #[derive(Clone)]
-pub struct OnImpossibleTimes(pub Arc<dyn Fn(&Path, u64) + Send + Sync>);
+pub struct OnImpossibleTimes(pub Arc<HearImpossibleTimes>);
+
+/// What [`OnImpossibleTimes`] calls: with an input's path, and how many of
+/// its CUDA events were left out.
+pub type HearImpossibleTimes = dyn Fn(&Path, u64) + Send + Sync;
 
 impl std::fmt::Debug for OnImpossibleTimes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
