@@ -122,6 +122,16 @@ fn far_starts(
     fixture_name: &str,
     table: &str,
 ) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    far_times(dir, fixture_name, table, "start")
+}
+
+/// [`far_starts`], the time of `column` (start or end) set near i64::MAX.
+fn far_times(
+    dir: &std::path::Path,
+    fixture_name: &str,
+    table: &str,
+    column: &str,
+) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     let source = fixture(fixture_name)?;
     let copy = |name: &str| {
         let path = dir.join(name);
@@ -135,7 +145,7 @@ fn far_starts(
     let (db, mutated) = copy("mutated.sqlite");
     let changed = db
         .execute(
-            &format!("UPDATE {table} SET start = 9223372036854775000 WHERE {first_three}"),
+            &format!("UPDATE {table} SET {column} = 9223372036854775000 WHERE {first_three}"),
             [],
         )
         .unwrap();
@@ -237,6 +247,33 @@ fn far_starts_are_left_out_of_every_analysis_with_a_count() {
             );
             assert_eq!(stdout, expected, "{name} {args:?}");
         }
+    }
+}
+
+/// Kernels that end far past the capture (their start kept) made the GPU
+/// busy time of measured steps centuries long: they are left out, counted.
+#[test]
+fn far_ends_are_left_out_of_steps_with_a_count() {
+    let (name, table) = FAR_STARTS[1];
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mutated, without)) = far_times(dir.path(), name, table, "end") else {
+        return;
+    };
+    let measured = ["report", "--step", ".*", "--measure-only", "{}"];
+    for args in [
+        &measured[..],
+        &["report", "--format", "json", "--step", ".*", "{}"],
+    ] {
+        let (status, stdout, stderr) = run_on(args, &mutated);
+        assert_eq!(status, Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("3 CUDA events have times that cannot be right"),
+            "{args:?}: {stderr}"
+        );
+        let warnings = stderr.lines().filter(|l| l.contains("warning"));
+        assert_eq!(warnings.count(), 1, "{args:?}: {stderr}");
+        let (_, expected, _) = run_on(args, &without);
+        assert_eq!(stdout, expected, "{args:?}");
     }
 }
 
