@@ -70,7 +70,9 @@ use std::sync::Arc;
 pub use convert::{Part, Parts, Progress, Summary};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
-pub use nsys::{table_role, Report, TableRole, Unconverted, Unreadable, NOT_READ};
+pub use nsys::{
+    impossible_times_warning, table_role, Report, TableRole, Unconverted, Unreadable, NOT_READ,
+};
 pub use nsys_cli::stop_children_now;
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::new_directories::NewDirectories;
@@ -266,6 +268,12 @@ pub struct Options {
     /// it lacks columns its rows need. The answer marks what depends on it
     /// as incomplete; this is for saying so as well (on standard error).
     pub on_unreadable: Option<OnUnreadable>,
+    /// Told, once an analysis has read an input, how many of its CUDA
+    /// events it left out for times that cannot be right (ending before
+    /// they start, or far past the capture's end), where any: for the
+    /// answers that carry no such count of their own (`stats`, `compare`,
+    /// steps measured alone); see [`impossible_times_warning`].
+    pub on_impossible_times: Option<OnImpossibleTimes>,
 }
 
 /// Hears of the tables an analysis could not read, with the path of their
@@ -276,6 +284,21 @@ pub struct OnUnreadable(pub Arc<HearUnreadable>);
 /// What [`OnUnreadable`] calls: with an input's path, and a table of it
 /// that could not be read.
 pub type HearUnreadable = dyn Fn(&Path, &Unreadable) + Send + Sync;
+
+/// Hears how many CUDA events an analysis left out of an input for their
+/// times, with the input's path (see [`Options::on_impossible_times`]).
+#[derive(Clone)]
+pub struct OnImpossibleTimes(pub Arc<HearImpossibleTimes>);
+
+/// What [`OnImpossibleTimes`] calls: with an input's path, and how many of
+/// its CUDA events were left out.
+pub type HearImpossibleTimes = dyn Fn(&Path, u64) + Send + Sync;
+
+impl std::fmt::Debug for OnImpossibleTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnImpossibleTimes(..)")
+    }
+}
 
 impl std::fmt::Debug for OnUnreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -354,6 +377,7 @@ impl Default for Options {
             findings: None,
             gpu_model: GpuModel::TrackEvent,
             on_unreadable: None,
+            on_impossible_times: None,
         }
     }
 }

@@ -13,12 +13,12 @@
 //! from the first operation to the last counts 100%. API calls have none.
 
 use crate::error::Failure;
-use crate::nsys::Report;
+use crate::nsys::{Report, TimeCheck};
 
 use super::stats::projected_by_name;
 use super::stats::Stats;
 use super::stats::{api_groups, graph_groups, kernel_groups, nvtx_groups};
-use super::stats::{ApiRecords, StatsReport};
+use super::stats::{memory_table, ApiRecords, StatsReport};
 use super::stats::{Cell, Table};
 use crate::nsys::names::{api_stats_name, RangeNames};
 
@@ -63,7 +63,12 @@ impl RunSummary {
     fn read(report: &Report, names: RangeNames) -> Result<RunSummary, Failure> {
         let kernels = kernel_groups(report)?;
         let mut memory_time: i128 = 0;
-        report.each_memory_row(|m| memory_time += i128::from(m.end - m.start))?;
+        let mut check = TimeCheck::new(report)?;
+        report.each_memory_row(|m| {
+            if check.allow(memory_table(m.copy_kind), m.start, m.end) {
+                memory_time += i128::from(m.end - m.start);
+            }
+        })?;
         let graphs = graph_groups(report)?;
         let kernel_time: i128 = kernels.iter().chain(&graphs).map(|(_, s)| s.total).sum();
         // Push/pop and start/end ranges of one name are one row here, and so

@@ -61,7 +61,8 @@ use rusqlite::Connection;
 pub(crate) use api_trace::ApiTrace;
 pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
-pub(crate) use plausible::PlausibleTimes;
+pub use plausible::impossible_times_warning;
+pub(crate) use plausible::{PlausibleTimes, TimeCheck};
 pub(crate) use present::Owner;
 pub(crate) use row_filter::RowFilter;
 pub(crate) use scan::Streamed;
@@ -95,6 +96,9 @@ pub struct Report {
     cancel: Option<Arc<AtomicBool>>,
     /// Every table a reader has declared its columns for (see [`Report::readable`]).
     declared: Mutex<BTreeSet<String>>,
+    /// CUDA events left out for their times, by table: the most any pass
+    /// over it left out (see [`TimeCheck`]).
+    impossible: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 /// An event table whose rows cannot be converted: it lacks columns they need.
@@ -200,6 +204,7 @@ impl Report {
             unreadable: Mutex::default(),
             cancel,
             declared: Mutex::default(),
+            impossible: Mutex::default(),
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)

@@ -4,6 +4,9 @@
 //! count it, as `convert` counts the ends before starts it writes as
 //! instants; left in, one such time spans centuries and skews every number.
 
+use std::collections::BTreeMap;
+
+use super::cuda::{self, CudaEvent};
 use super::Report;
 
 /// Which spans of time can be right in one report.
@@ -39,6 +42,89 @@ impl Report {
             None => i64::MAX / 2,
         };
         Ok(PlausibleTimes { latest })
+    }
+}
+
+/// One pass's check of times: it counts, by table, the events it leaves
+/// out, and records them in the report when dropped (see
+/// [`Report::impossible_times`]); a table read by several passes counts
+/// once.
+pub(crate) struct TimeCheck<'r> {
+    report: &'r Report,
+    times: PlausibleTimes,
+    left_out: BTreeMap<&'static str, u64>,
+}
+
+impl<'r> TimeCheck<'r> {
+    pub(crate) fn new(report: &'r Report) -> rusqlite::Result<Self> {
+        Ok(TimeCheck {
+            report,
+            times: report.plausible_times()?,
+            left_out: BTreeMap::new(),
+        })
+    }
+
+    /// Whether an event of `table` from `start` to `end` can be right;
+    /// counted where not.
+    pub(crate) fn allow(&mut self, table: &'static str, start: i64, end: i64) -> bool {
+        let right = self.times.allow(start, end);
+        if !right {
+            *self.left_out.entry(table).or_default() += 1;
+        }
+        right
+    }
+
+    /// [`TimeCheck::allow`] for an event of the CUDA stream.
+    pub(crate) fn allow_event(&mut self, event: &CudaEvent<'_>) -> bool {
+        let table = match event {
+            CudaEvent::Api(_) => cuda::RUNTIME,
+            CudaEvent::Kernel(_) => cuda::KERNEL,
+            CudaEvent::Memcpy(_) => cuda::MEMCPY,
+            CudaEvent::Memset(_) => cuda::MEMSET,
+            CudaEvent::Sync(_) => cuda::SYNC,
+            CudaEvent::Graph(_) | CudaEvent::GraphCreation(_) => cuda::GRAPH_TRACE,
+        };
+        let (start, end) = event.span();
+        self.allow(table, start, end)
+    }
+}
+
+impl Drop for TimeCheck<'_> {
+    fn drop(&mut self) {
+        let mut noted = self
+            .report
+            .impossible
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (table, &events) in &self.left_out {
+            let most = noted.entry(table).or_default();
+            *most = (*most).max(events);
+        }
+    }
+}
+
+impl Report {
+    /// The CUDA events that the passes over this report so far left out
+    /// for their times (see [`TimeCheck`]).
+    pub(crate) fn impossible_times(&self) -> u64 {
+        let noted = self.impossible.lock().unwrap_or_else(|e| e.into_inner());
+        noted.values().sum()
+    }
+}
+
+/// What to say of `events` CUDA events left out for their times, if any.
+pub fn impossible_times_warning(events: u64) -> Option<String> {
+    match events {
+        0 => None,
+        1 => Some(
+            "1 CUDA event has times that cannot be right (it ends before it starts, \
+             or far past the capture's end): left out"
+                .to_owned(),
+        ),
+        n => Some(format!(
+            "{n} CUDA events have times that cannot be right (they end before they start, \
+             or far past the capture's end): left out"
+        )),
     }
 }
 

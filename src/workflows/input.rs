@@ -109,7 +109,8 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// Runs `work` on the report or export at `path`: the one way every command
 /// reads an input. Errors name `path`; once `options.cancel` is set, any
 /// error is [`Error::Interrupted`]. A temporary export is removed on return.
-/// Then `options.on_unreadable` hears of each table the work could not read.
+/// Then `options.on_unreadable` hears of each table the work could not read,
+/// and `options.on_impossible_times` of the events it left out for their times.
 pub(crate) fn with_report<T>(
     path: &Path,
     options: &Options,
@@ -121,6 +122,12 @@ pub(crate) fn with_report<T>(
     if let Some(hear) = &options.on_unreadable {
         for unreadable in report.unreadable() {
             (hear.0)(path, &unreadable);
+        }
+    }
+    if let Some(hear) = &options.on_impossible_times {
+        match report.impossible_times() {
+            0 => {}
+            events => (hear.0)(path, events),
         }
     }
     Ok(done)

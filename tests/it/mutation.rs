@@ -122,6 +122,16 @@ fn far_starts(
     fixture_name: &str,
     table: &str,
 ) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    far_times(dir, fixture_name, table, "start")
+}
+
+/// [`far_starts`], the time of `column` (start or end) set near i64::MAX.
+fn far_times(
+    dir: &std::path::Path,
+    fixture_name: &str,
+    table: &str,
+    column: &str,
+) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     let source = fixture(fixture_name)?;
     let copy = |name: &str| {
         let path = dir.join(name);
@@ -135,7 +145,7 @@ fn far_starts(
     let (db, mutated) = copy("mutated.sqlite");
     let changed = db
         .execute(
-            &format!("UPDATE {table} SET start = 9223372036854775000 WHERE {first_three}"),
+            &format!("UPDATE {table} SET {column} = 9223372036854775000 WHERE {first_three}"),
             [],
         )
         .unwrap();
@@ -178,16 +188,19 @@ fn run_on(args: &[&str], export: &std::path::Path) -> (Option<i32>, String, Stri
 }
 
 /// A time near i64::MAX hung `report` (its time line doubled its buckets
-/// past i64), skewed `analyze`'s gaps and made `series`' totals negative:
-/// each now leaves such events out, says how many, and answers as on the
-/// export without them.
+/// past i64), skewed `analyze`'s gaps and made the totals of `series`,
+/// `stats` and `compare` negative: each now leaves such events out, says
+/// how many once, and answers as on the export without them (which draws
+/// no such warning).
 #[test]
-fn far_starts_are_left_out_of_report_analyze_and_series_with_a_count() {
+fn far_starts_are_left_out_of_every_analysis_with_a_count() {
     for (name, table) in FAR_STARTS {
         let dir = tempfile::tempdir().unwrap();
         let Some((mutated, without)) = far_starts(dir.path(), name, table) else {
             return;
         };
+        let untouched = fixture(name).unwrap();
+        let untouched = untouched.to_str().unwrap();
         let series = [
             "series",
             "--param",
@@ -199,16 +212,26 @@ fn far_starts_are_left_out_of_report_analyze_and_series_with_a_count() {
             "memset",
             "nvtx-gpu:.*",
         ];
-        let cases: [(&[&str], &str); 3] = [
-            (
-                &["report", "--format", "json", "{}"],
-                "3 CUDA events have times that cannot be right",
-            ),
+        // Every summary that reads CUDA events.
+        let summaries = "cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,\
+                         cuda_gpu_mem_size_sum,cuda_gpu_sum,cuda_kern_exec_sum,\
+                         nvtx_gpu_proj_sum,nvtx_kern_sum";
+        let stats = ["stats", "--format", "csv", "--report", summaries, "{}"];
+        let events = "3 CUDA events have times that cannot be right";
+        let cases: [(&[&str], &str); 7] = [
+            (&["report", "--format", "json", "{}"], events),
             (
                 &["analyze", "{}"],
                 "3 CUDA calls and GPU operations have times that cannot be right",
             ),
             (&series, "3 event(s) with times that cannot be right"),
+            (&stats, events),
+            (&["compare", "--format", "csv", "{}", untouched], events),
+            (
+                &["report", "--format", "json", "--step", ".*", "{}"],
+                events,
+            ),
+            (&["report", "--step", ".*", "--measure-only", "{}"], events),
         ];
         for (args, warning) in cases {
             let (status, stdout, stderr) = run_on(args, &mutated);
@@ -216,9 +239,41 @@ fn far_starts_are_left_out_of_report_analyze_and_series_with_a_count() {
             assert!(stderr.contains(warning), "{name} {args:?}: {stderr}");
             let warnings = stderr.lines().filter(|l| l.contains("warning"));
             assert_eq!(warnings.count(), 1, "{name} {args:?}: {stderr}");
-            let (_, expected, _) = run_on(args, &without);
+            let (status, expected, stderr) = run_on(args, &without);
+            assert_eq!(status, Some(0), "{name} {args:?}: {stderr}");
+            assert!(
+                !stderr.contains("cannot be right"),
+                "{name} {args:?}: {stderr}"
+            );
             assert_eq!(stdout, expected, "{name} {args:?}");
         }
+    }
+}
+
+/// Kernels that end far past the capture (their start kept) made the GPU
+/// busy time of measured steps centuries long: they are left out, counted.
+#[test]
+fn far_ends_are_left_out_of_steps_with_a_count() {
+    let (name, table) = FAR_STARTS[1];
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mutated, without)) = far_times(dir.path(), name, table, "end") else {
+        return;
+    };
+    let measured = ["report", "--step", ".*", "--measure-only", "{}"];
+    for args in [
+        &measured[..],
+        &["report", "--format", "json", "--step", ".*", "{}"],
+    ] {
+        let (status, stdout, stderr) = run_on(args, &mutated);
+        assert_eq!(status, Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("3 CUDA events have times that cannot be right"),
+            "{args:?}: {stderr}"
+        );
+        let warnings = stderr.lines().filter(|l| l.contains("warning"));
+        assert_eq!(warnings.count(), 1, "{args:?}: {stderr}");
+        let (_, expected, _) = run_on(args, &without);
+        assert_eq!(stdout, expected, "{args:?}");
     }
 }
 

@@ -143,7 +143,7 @@ fn read_gpu(
     let projected = match projection {
         true => {
             let copy_kinds = &report.meta().copy_kinds;
-            projected_by_name_seeing(report, RangeNames::Grouped, Some(plausible), |event| {
+            projected_by_name_seeing(report, RangeNames::Grouped, |event| {
                 pass.event(event, copy_kinds)
             })?
         }

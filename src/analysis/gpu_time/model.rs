@@ -39,18 +39,9 @@ pub struct RunReport {
 impl RunReport {
     /// Lines that explain events left out of the numbers.
     pub fn warnings(&self) -> Vec<String> {
-        match self.impossible_times {
-            0 => Vec::new(),
-            1 => vec![
-                "1 CUDA event has times that cannot be right (it ends before it starts, \
-                       or far past the capture's end): left out"
-                    .to_owned(),
-            ],
-            n => vec![format!(
-                "{n} CUDA events have times that cannot be right (they end before they start, \
-                 or far past the capture's end): left out"
-            )],
-        }
+        crate::nsys::impossible_times_warning(self.impossible_times)
+            .into_iter()
+            .collect()
     }
 }
 

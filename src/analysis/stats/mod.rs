@@ -30,7 +30,9 @@ pub(crate) use aggregate::ValueSets;
 pub(crate) use nvtx_gpu::{projected_by_name, projected_by_name_seeing, ProjectedName};
 pub(crate) use reports::ApiRecords;
 pub use reports::StatsReport;
-pub(crate) use reports::{api_groups, graph_groups, kernel_groups, nvtx_groups, top_kernel_groups};
+pub(crate) use reports::{
+    api_groups, graph_groups, kernel_groups, memory_table, nvtx_groups, top_kernel_groups,
+};
 pub(crate) use table::RowSource;
 
 use crate::error::Result;

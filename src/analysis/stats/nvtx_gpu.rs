@@ -24,7 +24,7 @@ use crate::error::Failure;
 use crate::nsys::cuda::{self, CudaEvent};
 use crate::nsys::names::RangeNames;
 use crate::nsys::nvtx::{self, NvtxKind};
-use crate::nsys::{PlausibleTimes, Report, RowFilter, Streamed};
+use crate::nsys::{Report, RowFilter, Streamed, TimeCheck};
 
 use super::aggregate::ValueSets;
 use super::table::{spread_cells, Cell};
@@ -170,14 +170,13 @@ fn send_ranges(
 /// named as `names` says; `last` is where ranges never ended end) onto its
 /// CUDA stream: `see` is
 /// shown each CUDA event before the projector takes it (the projector
-/// takes none whose times `plausible`, where given, does not allow), `take` is called
+/// takes none whose times cannot be right), `take` is called
 /// after each event and at the end to take the ranges done. Returns the
 /// ranges' group keys.
 fn project(
     report: &Report,
     names: RangeNames,
     last: i64,
-    plausible: Option<PlausibleTimes>,
     mut see: impl FnMut(&CudaEvent<'_>),
     mut take: impl FnMut(&mut Projector<RangeInfo>),
 ) -> Result<Keys, Failure> {
@@ -185,11 +184,11 @@ fn project(
         u64::try_from(last).ok(),
         |feed| send_ranges(report, names, Some(last), feed),
         |projector| {
+            let mut check = TimeCheck::new(report)?;
             report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 if let Streamed::Event(event) = streamed {
                     see(&event);
-                    let (start, end) = event.span();
-                    if plausible.is_some_and(|p| !p.allow(start, end)) {
+                    if !check.allow_event(&event) {
                         return Ok(());
                     }
                     projector.cuda_event(&event);
@@ -265,7 +264,7 @@ pub(super) fn nvtx_gpu_proj_sum(
             }
         }
     };
-    let keys = project(report, names, last, None, |_| {}, take)?;
+    let keys = project(report, names, last, |_| {}, take)?;
     groups.resize_with(keys.len(), Group::default);
 
     let mut projected = projected.finish()?;
@@ -324,22 +323,22 @@ fn projected_by_name_counted(
     names: RangeNames,
 ) -> Result<(Vec<ProjectedName>, i128), Failure> {
     // No NVTX row, no range: the span is not needed.
-    Ok(projected_by_name_seeing(report, names, None, |_| {})?.unwrap_or_default())
+    Ok(projected_by_name_seeing(report, names, |_| {})?.unwrap_or_default())
 }
 
 /// [`projected_by_name_counted`], where `also` sees each event of the CUDA
 /// stream the projection reads, so that another pass over that stream can
 /// share the read; `None` where the export has no NVTX row, and then no
-/// stream is read.
+/// stream is read. Events whose times cannot be right are left out.
 pub(crate) fn projected_by_name_seeing(
     report: &Report,
     names: RangeNames,
-    plausible: Option<PlausibleTimes>,
     mut also: impl FnMut(&CudaEvent<'_>),
 ) -> Result<Option<(Vec<ProjectedName>, i128)>, Failure> {
     let Some(last) = report.nvtx_last_time()? else {
         return Ok(None);
     };
+    let plausible = report.plausible_times()?;
     // `None`: no range of the group was projected (it launched no GPU work),
     // so the group is no row, as in `nvtx_gpu_proj_sum`.
     let mut totals: Vec<Option<(i128, u64)>> = Vec::new();
@@ -359,7 +358,7 @@ pub(crate) fn projected_by_name_seeing(
         also(event);
         if let CudaEvent::Kernel(_) | CudaEvent::Memcpy(_) | CudaEvent::Memset(_) = event {
             let (start, end) = event.span();
-            if plausible.is_some_and(|p| !p.allow(start, end)) {
+            if !plausible.allow(start, end) {
                 return;
             }
             let (first, last) = span.get_or_insert((start, end));
@@ -367,7 +366,7 @@ pub(crate) fn projected_by_name_seeing(
             *last = (*last).max(end);
         }
     };
-    let keys = project(report, names, last, plausible, see, take)?;
+    let keys = project(report, names, last, see, take)?;
     let mut by_name: FxHashMap<String, (i128, u64)> = FxHashMap::default();
     for (group, counted) in totals.into_iter().enumerate() {
         let Some((total, ranges)) = counted else {
@@ -465,10 +464,14 @@ pub(super) fn nvtx_kern_sum(report: &Report, names: RangeNames) -> Result<Vec<Ve
         open_until,
         |feed| send_ranges(report, names, last, feed),
         |projector| {
+            let mut check = TimeCheck::new(report)?;
             report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
                 let Streamed::Event(event) = streamed else {
                     return Ok(());
                 };
+                if !check.allow_event(&event) {
+                    return Ok(());
+                }
                 let common = match &event {
                     CudaEvent::Api(call) => {
                         if let Some(corr) = call.correlation_id {

@@ -5,7 +5,7 @@ use crate::analysis::{missing, Needs};
 use crate::error::Failure;
 use crate::nsys::metrics::UM_CPU_FAULTS;
 use crate::nsys::names::{api_stats_name, memcpy_stats_name, RangeNames, MEMSET_STATS_NAME};
-use crate::nsys::{cpu, cuda, nvtx, PlausibleTimes, Report};
+use crate::nsys::{cpu, cuda, nvtx, Report, TimeCheck};
 
 use super::aggregate::{Groups, Ranked, Stats};
 use super::spill::SpillKey;
@@ -393,8 +393,12 @@ pub(crate) fn api_groups(
 fn api_grouped(report: &Report, records: ApiRecords) -> Result<Groups<String>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
+    let mut check = TimeCheck::new(report)?;
     report.each_api_row(|row| {
         if records == ApiRecords::Calls && row.repeats_a_call {
+            return;
+        }
+        if !check.allow(cuda::RUNTIME, row.start, row.end) {
             return;
         }
         key.clear();
@@ -413,19 +417,17 @@ fn api_sum(report: &Report) -> Result<Rows, Failure> {
 
 /// Kernel durations by name.
 pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
-    kernel_grouped(report, None)?.finish()
+    kernel_grouped(report)?.finish()
 }
 
-/// Kernels grouped by name; only those whose times `plausible` allows,
-/// where given (the report's GPU pass counts the others).
-fn kernel_grouped(
-    report: &Report,
-    plausible: Option<PlausibleTimes>,
-) -> Result<Groups<String>, Failure> {
+/// Kernels grouped by name; only those whose times can be right (the
+/// others are counted, see `TimeCheck`).
+fn kernel_grouped(report: &Report) -> Result<Groups<String>, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
+    let mut check = TimeCheck::new(report)?;
     report.each_kernel_row(|k| {
-        if plausible.is_some_and(|p| !p.allow(k.start, k.end)) {
+        if !check.allow(cuda::KERNEL, k.start, k.end) {
             return;
         }
         key.clear();
@@ -443,8 +445,7 @@ pub(crate) fn top_kernel_groups(
     report: &Report,
     n: usize,
 ) -> Result<(Vec<(String, Stats)>, i128), Failure> {
-    let plausible = report.plausible_times()?;
-    let ranked = kernel_grouped(report, Some(plausible))?.rank()?;
+    let ranked = kernel_grouped(report)?.rank()?;
     let mut top = Vec::new();
     ranked.each(&mut |name, stats| {
         if top.len() < n {
@@ -458,14 +459,18 @@ pub(crate) fn top_kernel_groups(
 /// Runs of whole CUDA graphs by graph, named as in the trace.
 pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
     let mut groups = Groups::<String>::default();
+    let mut check = TimeCheck::new(report)?;
     report.each_graph_row(|g| {
+        if !check.allow(cuda::GRAPH_TRACE, g.start, g.end) {
+            return;
+        }
         groups.add_span(&crate::nsys::cuda::graph_name(g.graph_id), g.start, g.end);
     })?;
     groups.finish()
 }
 
 fn kernel_sum(report: &Report) -> Result<Rows, Failure> {
-    Ok(time_rows(kernel_grouped(report, None)?.rank()?, |name| {
+    Ok(time_rows(kernel_grouped(report)?.rank()?, |name| {
         vec![Cell::Text(name)]
     }))
 }
@@ -479,7 +484,11 @@ enum Measure {
 /// Memory operations by kind (a few): their durations or their sizes.
 fn memory_groups(report: &Report, measure: Measure) -> Result<Ranked<String>, Failure> {
     let mut groups = Groups::<String>::default();
+    let mut check = TimeCheck::new(report)?;
     report.each_memory_row(|m| {
+        if !check.allow(memory_table(m.copy_kind), m.start, m.end) {
+            return;
+        }
         let name = match m.copy_kind {
             Some(kind) => memcpy_stats_name(kind),
             None => MEMSET_STATS_NAME.to_owned(),
@@ -516,6 +525,14 @@ fn memory_sum(report: &Report, measure: Measure) -> Result<Rows, Failure> {
     Ok(Box::new(rows))
 }
 
+/// The table of a memory operation: a copy of `copy_kind`, or a memset.
+pub(crate) fn memory_table<K>(copy_kind: Option<K>) -> &'static str {
+    match copy_kind {
+        Some(_) => cuda::MEMCPY,
+        None => cuda::MEMSET,
+    }
+}
+
 /// What a row of `cuda_gpu_sum` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum GpuCategory {
@@ -538,10 +555,16 @@ impl SpillKey for GpuCategory {
 
 fn gpu_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<(String, GpuCategory)>::default();
+    let mut check = TimeCheck::new(report)?;
     report.each_kernel_row(|k| {
-        groups.add_span(&(k.name.to_owned(), GpuCategory::Kernel), k.start, k.end)
+        if check.allow(cuda::KERNEL, k.start, k.end) {
+            groups.add_span(&(k.name.to_owned(), GpuCategory::Kernel), k.start, k.end)
+        }
     })?;
     report.each_memory_row(|m| {
+        if !check.allow(memory_table(m.copy_kind), m.start, m.end) {
+            return;
+        }
         let name = match m.copy_kind {
             Some(kind) => memcpy_stats_name(kind),
             None => MEMSET_STATS_NAME.to_owned(),

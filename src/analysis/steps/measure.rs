@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::error::Failure;
 use crate::nsys::cuda::CudaEvent;
 use crate::nsys::nvtx::NvtxKind;
-use crate::nsys::{Report, RowFilter};
+use crate::nsys::{Report, RowFilter, TimeCheck};
 
 use super::busy::{BusyUnion, StepRanges};
 use super::pattern::StepPattern;
@@ -118,7 +118,11 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
     let mut report_union = BusyUnion::default();
     let mut report_gpus = BTreeSet::new();
     let mut by_pid: BTreeMap<u32, ProcessGpu> = BTreeMap::new();
+    let mut check = TimeCheck::new(report)?;
     report.for_each_gpu_op(&RowFilter::none(), |op| -> Result<(), Failure> {
+        if !check.allow_event(&op) {
+            return Ok(());
+        }
         let common = match &op {
             CudaEvent::Kernel(k) => &k.common,
             CudaEvent::Memcpy(m) => &m.common,

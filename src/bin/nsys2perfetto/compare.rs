@@ -99,6 +99,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     };
     crate::paths::note_untested(inputs, args.quiet);
     options.on_unreadable = crate::on_unreadable();
+    options.on_impossible_times = crate::on_impossible_times();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     if args.summary {

@@ -231,6 +231,17 @@ pub fn on_unreadable() -> Option<nsys2perfetto::OnUnreadable> {
     Some(nsys2perfetto::OnUnreadable(std::sync::Arc::new(hear)))
 }
 
+/// What `stats`, `compare` and measured steps say of the CUDA events they
+/// left out of an input for their times: a warning, as `report` words it.
+pub fn on_impossible_times() -> Option<nsys2perfetto::OnImpossibleTimes> {
+    let hear = |path: &std::path::Path, events: u64| {
+        if let Some(line) = nsys2perfetto::impossible_times_warning(events) {
+            warn(format_args!("{}: {line}", path.display()));
+        }
+    };
+    Some(nsys2perfetto::OnImpossibleTimes(std::sync::Arc::new(hear)))
+}
+
 /// Prints a note: how something was decided, where the user may want to
 /// decide otherwise.
 pub fn note(message: impl Display) {

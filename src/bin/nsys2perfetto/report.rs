@@ -219,6 +219,8 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     crate::paths::note_untested(&args.inputs, args.quiet);
     let mut options = Options::default();
     options.on_unreadable = crate::on_unreadable();
+    // `report` counts them in its runs' warnings; measured alone, here.
+    options.on_impossible_times = crate::on_impossible_times();
     options.nsys = args.exporter.nsys.clone();
     options.cancel = Some(signals.cancel.clone());
     if let Measured::Files(files, made) = &out {

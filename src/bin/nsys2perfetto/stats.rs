@@ -63,6 +63,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     };
     let mut options = Options::default();
     options.on_unreadable = crate::on_unreadable();
+    options.on_impossible_times = crate::on_impossible_times();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
     let names = args.grouping.range_names();
