@@ -403,19 +403,22 @@ fn command_running(nsys: u32) -> Option<bool> {
     }
 }
 
+/// Every process's pid and its folder under /proc.
+#[cfg(target_os = "linux")]
+fn process_dirs() -> Option<impl Iterator<Item = (u32, std::path::PathBuf)>> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    Some(entries.flatten().filter_map(|entry| {
+        let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+        Some((pid, entry.path()))
+    }))
+}
+
 /// (pid, parent, session) of every process.
 #[cfg(target_os = "linux")]
 fn processes() -> Option<Vec<(u32, u32, u32)>> {
     let mut processes = Vec::new();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+    for (pid, dir) in process_dirs()? {
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
             continue;
         };
         // After the name in parentheses: state, parent, group, session.
@@ -585,15 +588,8 @@ fn session_agent(nsys_pid: u32) -> Option<(u32, String)> {
     #[cfg(target_os = "linux")]
     {
         let suffix = format!("-{nsys_pid}");
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+        for (pid, dir) in process_dirs()? {
+            let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
                 continue;
             };
             let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();

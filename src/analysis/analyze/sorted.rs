@@ -167,22 +167,12 @@ impl Findings {
         self.impossible_times += events;
     }
 
-    /// Lines that explain events left out of the findings: calls and GPU
-    /// work whose times cannot be right (ending before they start, or far
-    /// past the capture's end).
+    /// Lines that explain events left out of the findings: CUDA calls and
+    /// GPU work whose times cannot be right, in `report`'s words.
     pub fn warnings(&self) -> Vec<String> {
-        match self.impossible_times {
-            0 => Vec::new(),
-            1 => vec![
-                "1 CUDA call or GPU operation has times that cannot be right (it ends \
-                       before it starts, or far past the capture's end): left out"
-                    .to_owned(),
-            ],
-            n => vec![format!(
-                "{n} CUDA calls and GPU operations have times that cannot be right (they end \
-                 before they start, or far past the capture's end): left out"
-            )],
-        }
+        crate::nsys::impossible_times_warning(self.impossible_times)
+            .into_iter()
+            .collect()
     }
 
     /// Why `rule` did not run (the export lacks the data it needs), if it did not.
