@@ -49,6 +49,8 @@
 #![warn(unreachable_pub)]
 
 mod analysis;
+#[cfg(feature = "cli")]
+mod cli_values;
 mod convert;
 mod error;
 mod filter;

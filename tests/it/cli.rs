@@ -787,7 +787,7 @@ fn refused_values_are_one_line_errors() {
         ),
         (
             &["stats", "--report", "nope", demo],
-            "unknown report \"nope\"",
+            "invalid value 'nope' for '--report <NAME,...>' [possible values: cuda_api_sum,",
         ),
     ];
     for (args, needle) in refusals {

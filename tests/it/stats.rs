@@ -682,7 +682,9 @@ fn bad_input_is_one_line_and_a_failing_status() {
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown report \"nope\""));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains(
+        "invalid value 'nope' for '--report <NAME,...>' [possible values: cuda_api_sum,"
+    ));
 
     // Not an export at all.
     let text = dir.path().join("notes.sqlite");

@@ -84,6 +84,11 @@ impl StatsReport {
         self.names().0
     }
 
+    /// The name of nsys 2022.4 and earlier (`cudaapisum`).
+    pub fn legacy_name(self) -> &'static str {
+        self.names().1
+    }
+
     /// (new name, old name).
     fn names(self) -> (&'static str, &'static str) {
         match self {

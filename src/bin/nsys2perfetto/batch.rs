@@ -40,7 +40,7 @@ pub fn run(
     }
     if let Some(out) = output {
         let why = "with directories to convert, -o names the directory that mirrors their tree";
-        crate::convert::check_directory(out, why).map_err(crate::Usage)?;
+        crate::paths::check_directory(out, why).map_err(crate::Usage)?;
     }
     let files = files_below(inputs, output, options.format).map_err(refused_option)?;
     check_outputs(&files, writing.force).map_err(|e| crate::Usage(e.to_string()))?;

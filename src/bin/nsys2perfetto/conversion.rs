@@ -4,8 +4,6 @@
 
 use std::path::Path;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
-
 use nsys2perfetto::analyze::Thresholds;
 use nsys2perfetto::{output_format, Filter, Format, GpuModel, Options, Part, Parts, TimeWindow};
 
@@ -78,11 +76,11 @@ enum GpuModelName {
 pub struct Selection {
     /// Leave these out of the trace, for a lighter one (see README.md for
     /// what each part holds).
-    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
+    #[arg(long, value_name = "PART,...", value_delimiter = ',')]
     exclude: Vec<Part>,
 
     /// Only these parts in the trace (then --exclude leaves out of them).
-    #[arg(long, value_name = "PART,...", value_delimiter = ',', value_parser = part_parser())]
+    #[arg(long, value_name = "PART,...", value_delimiter = ',')]
     only: Vec<Part>,
 }
 
@@ -263,14 +261,6 @@ fn gpu_id(text: &str) -> Result<i64, String> {
         Ok(_) => Err("a GPU id is 0 or more (nsys's deviceId)".into()),
         Err(_) => Err("not a GPU id (nsys's deviceId: 0, 1, ...)".into()),
     }
-}
-
-/// The parts `--exclude` accepts, named as the library names them.
-fn part_parser() -> impl TypedValueParser<Value = Part> {
-    PossibleValuesParser::new(Part::ALL.map(Part::name)).map(|name| {
-        name.parse::<Part>()
-            .expect("each possible value names a part")
-    })
 }
 
 impl Conversion {

@@ -14,7 +14,7 @@ use nsys2perfetto::{
 
 use crate::conversion::Conversion;
 use crate::exporter::Exporter;
-use crate::paths::Writing;
+use crate::paths::{check_directory, names_directory, Writing};
 use crate::signals::Signals;
 use crate::{human_bytes, Interrupted, Usage};
 
@@ -265,34 +265,6 @@ fn plan(
         Error::Output { path, cause }.to_string()
     })?;
     Ok((targets.into_iter().map(Target::File).collect(), made))
-}
-
-/// Whether `out` is written as a directory: with a trailing slash.
-pub fn names_directory(out: &Path) -> bool {
-    out.as_os_str()
-        .to_string_lossy()
-        .ends_with(['/', std::path::MAIN_SEPARATOR])
-}
-
-/// Checks `-o`, which must name a directory (`why` says why): one that
-/// exists, or one named with a trailing slash, made by [`NewDirectories`].
-pub fn check_directory(out: &Path, why: &str) -> Result<(), String> {
-    // Without its trailing slash: "file/" is a file named so, not missing.
-    match std::fs::metadata(out.components().as_path()) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => Err(format!("{} is not a directory: {why}", out.display())),
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Output {
-            path: out.to_owned(),
-            cause: e,
-        }
-        .to_string()),
-        Err(_) if names_directory(out) => Ok(()),
-        Err(_) => Err(format!(
-            "directory {} does not exist (write {}/ to have it made)",
-            out.display(),
-            out.display()
-        )),
-    }
 }
 
 fn convert_one(

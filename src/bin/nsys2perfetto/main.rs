@@ -15,11 +15,15 @@ use clap::{Parser, Subcommand};
 mod analyze;
 mod batch;
 mod compare;
+mod completions;
 mod conversion;
 mod convert;
 mod exporter;
+mod flags;
 mod grouping;
+mod host;
 mod http;
+mod man;
 mod merge;
 mod open;
 mod open_server;
@@ -27,6 +31,7 @@ mod paths;
 mod profile;
 mod report;
 mod series;
+mod series_output;
 mod serve;
 mod signals;
 mod stats;
@@ -55,6 +60,8 @@ enum Command {
     Series(series::Args),
     Report(report::Args),
     Serve(serve::Args),
+    Completions(completions::Args),
+    Man(man::Args),
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -86,6 +93,8 @@ fn main() -> ExitCode {
         Command::Series(args) => series::run(args, &signals),
         Command::Report(args) => report::run(args, &signals),
         Command::Serve(args) => serve::run(args, &signals),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match ran {
         Ok(status) => status,
@@ -280,6 +289,15 @@ fn one_line(rendered: &str) -> String {
         }
     }
     line
+}
+
+/// Writes `bytes` to standard output: a text the program prints whole
+/// (a completion script, a manual page).
+fn write_standard_output(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
 }
 
 /// A byte count as people read it: 11.7 KiB, 20.7 MiB.

@@ -16,6 +16,7 @@ use nsys2perfetto::{Options, Summary};
 
 use crate::conversion::{Encoding, Selection};
 use crate::exporter::Exporter;
+use crate::flags::parse_rank_pattern;
 use crate::paths::Writing;
 use crate::signals::Signals;
 use crate::{human_bytes, note, warn, Usage};
@@ -42,7 +43,7 @@ pub struct Args {
     /// the file name with this regex (its first group, or the whole match).
     /// Without it, or when it does not match, the rank is the file's place
     /// on the command line, from 0.
-    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    #[arg(long, value_name = "REGEX", value_parser = parse_rank_pattern)]
     rank_from_name: Option<RankPattern>,
 
     #[command(flatten)]
@@ -60,11 +61,6 @@ pub struct Args {
 
     #[command(flatten)]
     writing: Writing,
-}
-
-/// `--rank-from-name`'s pattern, or why it is none, in one line.
-pub fn parse_regex(s: &str) -> Result<RankPattern, String> {
-    RankPattern::new(s).map_err(|e| e.to_string())
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {

@@ -14,6 +14,7 @@ use nsys2perfetto::serve::{
 use nsys2perfetto::{convert_file, Options};
 
 use crate::exporter::Exporter;
+use crate::host::{host_name, on_path};
 use crate::open_server::{Served, TraceServer};
 use crate::signals::Signals;
 use crate::tab_memory::{estimated_tab_memory, BROWSER_TAB_LIMIT};
@@ -241,21 +242,4 @@ fn open_browser(url: &str) -> bool {
             }
         }
     })
-}
-
-pub(crate) fn on_path(programs: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    programs.iter().find_map(|program| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(program))
-            .find(|p| p.is_file())
-    })
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/etc/hostname")
-        .ok()
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "HOST".to_owned())
 }

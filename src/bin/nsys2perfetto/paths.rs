@@ -102,3 +102,31 @@ pub fn note_untested<P: AsRef<Path>>(inputs: impl IntoIterator<Item = P>, quiet:
         }
     }
 }
+
+/// Whether `out` is written as a directory: with a trailing slash.
+pub fn names_directory(out: &Path) -> bool {
+    out.as_os_str()
+        .to_string_lossy()
+        .ends_with(['/', std::path::MAIN_SEPARATOR])
+}
+
+/// Checks `-o`, which must name a directory (`why` says why): one that
+/// exists, or one named with a trailing slash, made by [`nsys2perfetto::NewDirectories`].
+pub fn check_directory(out: &Path, why: &str) -> Result<(), String> {
+    // Without its trailing slash: "file/" is a file named so, not missing.
+    match std::fs::metadata(out.components().as_path()) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(format!("{} is not a directory: {why}", out.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Output {
+            path: out.to_owned(),
+            cause: e,
+        }
+        .to_string()),
+        Err(_) if names_directory(out) => Ok(()),
+        Err(_) => Err(format!(
+            "directory {} does not exist (write {}/ to have it made)",
+            out.display(),
+            out.display()
+        )),
+    }
+}

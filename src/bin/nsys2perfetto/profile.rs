@@ -300,7 +300,7 @@ fn run_series(
     let (parameter, values, patterns, planned) = plan().map_err(Usage)?;
     let writing = Writing { force: args.force };
     let (table, plot) = (args.sweep.table.as_deref(), args.sweep.svg.as_deref());
-    let outputs = crate::series::Outputs::checked(table, plot, &planned, writing)?;
+    let outputs = crate::series_output::Outputs::checked(table, plot, &planned, writing)?;
     let mut runs = Vec::new();
     let mut status = 0;
     for value in &values {

@@ -16,8 +16,8 @@ use nsys2perfetto::{
     is_standard_output, output_format, NewDirectories, Options, OutputFile, OutputSet,
 };
 
-use crate::convert::names_directory;
 use crate::exporter::Exporter;
+use crate::flags::parse_rank_pattern;
 use crate::interrupted_reading;
 use crate::paths::Writing;
 use crate::signals::Signals;
@@ -68,7 +68,7 @@ pub struct Args {
     /// With --step, where a report's MPI_RANKS table does not give its rank:
     /// take it from the file name with this regex (its first group, or the
     /// whole match), as `merge` does; else the file's place, from 0.
-    #[arg(long, value_name = "REGEX", requires = "step", value_parser = crate::merge::parse_regex)]
+    #[arg(long, value_name = "REGEX", requires = "step", value_parser = parse_rank_pattern)]
     rank_from_name: Option<RankPattern>,
 
     /// With --step: only measure each report's steps, and write them as
@@ -177,9 +177,9 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         Some(path) if is_standard_output(&path) => Measured::Stdout,
         // A directory, as `convert -o` takes one: an existing one, or one
         // named with a trailing / (made, with its missing parents).
-        Some(dir) if dir.is_dir() || names_directory(&dir) => {
+        Some(dir) if dir.is_dir() || crate::paths::names_directory(&dir) => {
             let why = "a trailing / names a directory";
-            crate::convert::check_directory(&dir, why).map_err(Usage)?;
+            crate::paths::check_directory(&dir, why).map_err(Usage)?;
             let paths: Vec<PathBuf> = args
                 .inputs
                 .iter()

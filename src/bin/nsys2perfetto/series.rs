@@ -1,16 +1,16 @@
 //! `series`: the time of chosen events across runs that differ in one parameter.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use nsys2perfetto::series::{check_series, measure_series, EventPattern, Series, SeriesRun};
-use nsys2perfetto::{check_named_as, is_standard_output, Error, Options, OutputFile};
+use nsys2perfetto::series::{check_series, measure_series, EventPattern, SeriesRun};
+use nsys2perfetto::{Error, Options};
 
 use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::paths::Writing;
+use crate::series_output::Outputs;
 use crate::signals::Signals;
 use crate::{Interrupted, Usage};
 
@@ -187,73 +187,4 @@ fn plan(args: &Args) -> Result<(String, Vec<SeriesRun>, Vec<EventPattern>), Stri
     };
     check_series(&parameter, &runs, &patterns).map_err(|e| e.to_string())?;
     Ok((parameter, runs, patterns))
-}
-
-/// The files a series is written to: its table (none for standard output)
-/// and its plot.
-pub struct Outputs {
-    table: Option<OutputFile>,
-    plot: Option<OutputFile>,
-}
-
-impl Outputs {
-    /// The table's file (`-` for standard output) and the plot's, refused
-    /// before the first report is measured (or profiled) where they cannot
-    /// be written: one of the `runs`' reports, a report without `--force`,
-    /// one file for both.
-    pub fn checked(
-        table: Option<&Path>,
-        plot: Option<&Path>,
-        runs: &[SeriesRun],
-        writing: Writing,
-    ) -> Result<Outputs, Usage> {
-        let inputs: Vec<&Path> = runs.iter().map(|r| r.input.as_path()).collect();
-        let table = table.filter(|p| !is_standard_output(p));
-        // The format follows the name, or the name is refused.
-        let named = |path: Option<&Path>, what, extensions: &[&str]| match path {
-            Some(path) => check_named_as(path, what, extensions).map_err(|e| Usage(e.to_string())),
-            None => Ok(()),
-        };
-        let checked_table = table.map(|p| writing.output(p, &inputs)).transpose()?;
-        let checked_plot = plot.map(|p| writing.output(p, &inputs)).transpose()?;
-        named(table, "a CSV table", &["csv", "txt"])?;
-        named(plot, "an SVG plot", &["svg"])?;
-        let (table, plot) = (checked_table, checked_plot);
-        match (&table, &plot) {
-            (Some(table), Some(plot)) => crate::paths::distinct(("-o", table), ("--svg", plot))?,
-            (None, Some(plot)) if plot.is_standard_output() => {
-                return Err(crate::paths::both_to_standard_output(
-                    "the table",
-                    "--svg -",
-                ))
-            }
-            _ => {}
-        }
-        Ok(Outputs { table, plot })
-    }
-
-    /// Writes the table (to standard output without a file) and the plot.
-    pub fn write(&self, series: &Series) -> nsys2perfetto::Result<()> {
-        if let Some(plot) = &self.plot {
-            series.save_svg(plot)?;
-        }
-        match &self.table {
-            Some(table) => series.save_csv(table),
-            None => {
-                let mut out = std::io::stdout().lock();
-                let written = series.write_csv(&mut out).and_then(|()| out.flush());
-                match written {
-                    // A reader that stopped early (`| head`) wanted no more: the
-                    // run goes on to its own end (`profile --series` ends with
-                    // the command's status).
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                    Err(cause) => Err(Error::Output {
-                        path: nsys2perfetto::STANDARD_OUTPUT.into(),
-                        cause,
-                    }),
-                    Ok(()) => Ok(()),
-                }
-            }
-        }
-    }
 }

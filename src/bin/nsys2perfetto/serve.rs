@@ -34,6 +34,8 @@ use nsys2perfetto::hub::{self, pages, upload, Cache, CacheKey, Entry, Headline, 
 use nsys2perfetto::Options;
 use tokio::sync::Semaphore;
 
+use crate::flags::parse_size;
+use crate::host::host_name;
 use crate::signals::Signals;
 use crate::Usage;
 
@@ -130,29 +132,6 @@ pub struct Args {
     /// Only the URL, the `ssh -L` line and errors: no note of what is served.
     #[arg(short, long)]
     quiet: bool,
-}
-
-/// A size: bytes, or with a unit (K, M, G: powers of 1024, as KiB...).
-fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let digits = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is no size (say 500M or 8GiB)"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return Err(format!("{text:?}: unknown unit (K, M, G, T)")),
-    };
-    number
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{text:?} is too large"))
 }
 
 /// What every request shares.
@@ -405,14 +384,6 @@ fn announce(hub: &Hub, address: SocketAddr, quiet: bool) {
         hub.cache.dir().display(),
         pages::human_bytes(hub.cache.limit())
     ));
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "THIS-MACHINE".to_owned())
 }
 
 /// 128 random bits, in hex.

@@ -43,7 +43,7 @@ impl Accelerators {
         let program = match given {
             Some(path) if path.is_file() => Ok(path),
             Some(path) => Err(format!("--tp {}: no such file", path.display())),
-            None => crate::open::on_path(&["trace_processor_shell", "trace_processor"]).ok_or_else(
+            None => crate::host::on_path(&["trace_processor_shell", "trace_processor"]).ok_or_else(
                 || {
                     "trace_processor_shell is not on PATH: start serve with --tp PATH \
                      (https://perfetto.dev/docs/analysis/trace-processor)"
