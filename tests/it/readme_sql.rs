@@ -1,5 +1,5 @@
-//! The README's SQL, run as written: each block marked
-//! `<!-- tested: NAME ... -->` is taken from README.md, run by Perfetto's
+//! The documents' SQL, run as written: each block marked
+//! `<!-- tested: NAME ... -->` is taken from README.md or the guide (docs/), run by Perfetto's
 //! trace_processor on a converted fixture, and its rows checked against SQL
 //! over the source export.
 
@@ -8,14 +8,16 @@ use std::process::Command;
 
 use crate::support::fixtures::{fixture, require, Need};
 
-/// The SQL of the README's block marked `tested: name`.
+/// The SQL of the documents' block marked `tested: name`.
 fn readme_sql(name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme: String = crate::readme::documents()
+        .iter()
+        .map(|d| std::fs::read_to_string(d).unwrap())
+        .collect();
     let marker = format!("<!-- tested: {name} ");
     let start = readme
         .find(&marker)
-        .unwrap_or_else(|| panic!("README.md has no block marked {marker:?}"));
+        .unwrap_or_else(|| panic!("no document has a block marked {marker:?}"));
     let block = &readme[start..];
     let end = block
         .find("<!-- /tested -->")

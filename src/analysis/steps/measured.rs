@@ -6,7 +6,7 @@
 //! name is made when the job is combined, by `merge`'s rule, from the
 //! report's path, host and MPI rank kept here, and its place among the
 //! job's reports. Written as JSON, one document per report (JSON Lines for
-//! several), its shape versioned by `kind` and `version` (see README, "Steps
+//! several), its shape versioned by `kind` and `version` (see docs/report.md, "Steps
 //! across ranks").
 
 use std::io::Write;

@@ -50,7 +50,7 @@ pub struct Encoding {
     /// (every arg and flow, least trace_processor memory); or typed,
     /// Perfetto's own GPU model, which fills trace_processor's gpu_slice,
     /// gpu_context and gpu tables and the UI's GPU compute views (see
-    /// README.md). Perfetto's format only.
+    /// docs/gpu-model.md). Perfetto's format only.
     #[arg(long, value_name = "MODEL", default_value = "trackevent")]
     gpu_model: GpuModelName,
 }
@@ -74,7 +74,7 @@ enum GpuModelName {
 /// Which parts of the report the trace holds.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Selection {
-    /// Leave these out of the trace, for a lighter one (see README.md for
+    /// Leave these out of the trace, for a lighter one (see docs/usage.md for
     /// what each part holds).
     #[arg(long, value_name = "PART,...", value_delimiter = ',')]
     exclude: Vec<Part>,

@@ -33,6 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .clone()
                 .bin_name(format!("nsys2perfetto {name}"))
                 .display_name(format!("nsys2perfetto-{name}"))
+                .version(env!("CARGO_PKG_VERSION"))
         }
     };
     let mut roff = Vec::new();

@@ -17,7 +17,7 @@ use crate::tables::TableOutput;
 ///
 /// Each summary groups a table's events by name and gives their share of
 /// the summary's total time, total, count, average, median, minimum, maximum
-/// and standard deviation, as nsys 2025.3 defines them (see README.md).
+/// and standard deviation, as nsys 2025.3 defines them (see docs/stats.md).
 #[derive(clap::Args)]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which

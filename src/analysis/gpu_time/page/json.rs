@@ -1,7 +1,7 @@
 //! The page as one JSON object for programs (CI): `{"runs": [RUN, ...]}`,
 //! and `"steps": STEPS` (the shape of `JobSteps::write_json`, compact) with
 //! `--step`; times in nanoseconds on the export's clock, shares in percent.
-//! The shape of a run is [`RunReport`]'s, field by field (README shows it),
+//! The shape of a run is [`RunReport`]'s, field by field (docs/report.md shows it),
 //! written by serde derives of the documents below: a space after each
 //! `,` and `:`, shares with three decimals ([`Spaced`]).
 

@@ -26,7 +26,7 @@ pub enum PageFormat {
     Html,
     /// Markdown, the charts left out.
     Markdown,
-    /// One JSON object: `{"runs": [...]}`, a run per report (see README).
+    /// One JSON object: `{"runs": [...]}`, a run per report (see docs/report.md).
     Json,
 }
 
