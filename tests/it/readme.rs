@@ -55,7 +55,7 @@ fn examples_print_what_the_documents_say() {
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().unwrap();
-    let mut cases = trycmd::TestCases::new();
+    let cases = trycmd::TestCases::new();
     cases
         .register_bin(
             "nsys2perfetto",
