@@ -13,6 +13,9 @@ use crate::report::PageFormat;
 use crate::stats::{StatsReport, TableFormat};
 use crate::Part;
 
+// TableFormat and PageFormat have no list of their variants: a new one fails
+// to compile in `to_possible_value`'s match below, and goes into
+// `value_variants` beside it.
 impl ValueEnum for TableFormat {
     fn value_variants<'a>() -> &'a [Self] {
         &[TableFormat::Table, TableFormat::Csv, TableFormat::Json]
