@@ -12,6 +12,8 @@ mod pattern;
 mod svg;
 
 use std::io::{self, Write};
+
+use crate::render::table::Cell;
 use std::path::PathBuf;
 
 pub use pattern::{EventKind, EventPattern};
@@ -179,21 +181,22 @@ impl Series {
                 header.push(format!("{}={} {column}", self.parameter, run.value));
             }
         }
-        write_csv_row(out, &header)?;
-        for (pattern, cells) in self.patterns.iter().zip(&self.cells) {
-            let mut row = vec![
-                pattern.text().to_owned(),
-                kind_name(pattern.kind()).to_owned(),
-            ];
-            for cell in cells {
-                row.push(cell.count.to_string());
-                row.push(cell.total_ns.to_string());
-                row.push(cell.mean_ns().map_or(String::new(), decimal));
-                row.push(cell.median_ns.map_or(String::new(), decimal));
-            }
-            write_csv_row(out, &row)?;
-        }
-        Ok(())
+        let rows: Vec<Vec<Cell>> = (self.patterns.iter().zip(&self.cells))
+            .map(|(pattern, cells)| {
+                let mut row = vec![
+                    Cell::Text(pattern.text().to_owned()),
+                    Cell::Text(kind_name(pattern.kind()).to_owned()),
+                ];
+                for cell in cells {
+                    row.push(Cell::Int(cell.count.into()));
+                    row.push(Cell::Int(cell.total_ns.into()));
+                    row.push(decimal(cell.mean_ns()));
+                    row.push(decimal(cell.median_ns));
+                }
+                row
+            })
+            .collect();
+        crate::render::table::write_csv(out, &header, &rows)
     }
 
     /// The plot: total time of each pattern against the parameter, as SVG.
@@ -210,20 +213,10 @@ fn kind_name(kind: EventKind) -> &'static str {
         .map_or("", |(_, prefix)| prefix.trim_end_matches(':'))
 }
 
-/// Nanoseconds to one decimal, as nsys prints averages.
-fn decimal(ns: f64) -> String {
-    format!("{ns:.1}")
-}
-
-fn write_csv_row(out: &mut dyn Write, fields: &[String]) -> io::Result<()> {
-    let quoted: Vec<String> = fields
-        .iter()
-        .map(|f| match f.contains([',', '"', '\n', '\r']) {
-            true => format!("\"{}\"", f.replace('"', "\"\"")),
-            false => f.clone(),
-        })
-        .collect();
-    writeln!(out, "{}", quoted.join(","))
+/// Nanoseconds to one decimal, as Rust rounds (`{:.1}`): empty where
+/// there is no value.
+fn decimal(ns: Option<f64>) -> Cell {
+    ns.map_or(Cell::Empty, |ns| Cell::Text(format!("{ns:.1}")))
 }
 
 #[cfg(test)]
@@ -276,15 +269,5 @@ mod tests {
         let runs = [SeriesRun::new("8", "a"), SeriesRun::new("8", "b")];
         let e = check_series("batch", &runs, &p).unwrap_err().to_string();
         assert_eq!(e, "batch=8 is given twice (a and b)");
-    }
-
-    #[test]
-    fn csv_fields_with_commas_are_quoted() {
-        let mut out = Vec::new();
-        write_csv_row(&mut out, &["a,b".into(), "say \"x\"".into(), "c".into()]).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "\"a,b\",\"say \"\"x\"\"\",c\n"
-        );
     }
 }
