@@ -9,10 +9,12 @@
 
 mod measure;
 mod pattern;
-mod svg;
 
 use std::io::{self, Write};
 
+use crate::render::chart::lines::{Line, LineChart, Point};
+use crate::render::chart::Chart;
+use crate::render::format::duration_3;
 use crate::render::table::Cell;
 use std::path::PathBuf;
 
@@ -201,7 +203,61 @@ impl Series {
 
     /// The plot: total time of each pattern against the parameter, as SVG.
     pub fn write_svg(&self, out: &mut dyn Write) -> io::Result<()> {
-        out.write_all(svg::plot(self).as_bytes())
+        out.write_all(self.chart().svg().as_bytes())
+    }
+
+    /// The plot as data: a line per pattern of its total time per run.
+    fn chart(&self) -> Chart {
+        let runs = self.runs.len();
+        let lines = (self.patterns.iter().zip(&self.cells))
+            .map(|(pattern, cells)| {
+                let drawn = cells.iter().any(|c| c.count > 0);
+                let note = match pattern.kind().is_gpu_time() {
+                    _ if !drawn => "no events in any run",
+                    true => "GPU time",
+                    false => "CPU time",
+                };
+                let points = (self.runs.iter().zip(cells))
+                    .map(|(run, cell)| Point {
+                        ns: cell.total_ns,
+                        tooltip: format!(
+                            "{}, {}={}: {} in {} events",
+                            pattern.text(),
+                            self.parameter,
+                            run.value,
+                            duration_3(cell.total_ns),
+                            cell.count
+                        ),
+                    })
+                    .collect();
+                Line {
+                    name: pattern.text().to_owned(),
+                    note: note.to_owned(),
+                    drawn,
+                    points,
+                }
+            })
+            .collect();
+        let warning = self.incomplete.first().map(|first| {
+            let more = match self.incomplete.len() {
+                1 => String::new(),
+                n => format!(" (and {} more: see the CSV)", n - 1),
+            };
+            format!("INCOMPLETE: {first}{more}")
+        });
+        Chart::Lines(LineChart {
+            title: format!("Total time of matching events by {}", self.parameter),
+            subtitle: format!(
+                "{runs} run{}; GPU time for kernels and NVTX GPU projections, CPU time for calls and NVTX ranges",
+                if runs == 1 { "" } else { "s" }
+            ),
+            warning,
+            x_name: self.parameter.clone(),
+            x_values: self.runs.iter().map(|r| r.value.clone()).collect(),
+            y_name: "total time".to_owned(),
+            legend_title: "event pattern".to_owned(),
+            lines,
+        })
     }
 }
 
