@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 
 use nsys2perfetto::steps::{measure_steps, JobSteps, StepOptions, StepPattern};
-use nsys2perfetto::Options;
+use nsys2perfetto::ReadOptions;
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,7 +31,7 @@ fn main() {
     let run = || -> nsys2perfetto::Result<JobSteps> {
         let options = StepOptions::new(StepPattern::new(pattern)?);
         let inputs: Vec<PathBuf> = reports.iter().map(PathBuf::from).collect();
-        measure_steps(&inputs, &options, &Options::default(), &mut |_| {})
+        measure_steps(&inputs, &options, &ReadOptions::default(), &mut |_| {})
     };
     match run() {
         Ok(job) => write(&job, &mut std::io::stdout().lock()).expect("stdout"),

@@ -65,17 +65,17 @@ mod worker;
 mod workflows;
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
-pub use convert::{Part, Parts, Progress, Summary};
+pub use convert::{Format, GpuModel, Options, Part, Parts, Progress, Summary, DEFAULT_GZIP_LEVEL};
 pub use error::{DatabaseError, Error, Result};
 pub use filter::{Filter, TimeWindow};
 pub use nsys::{
-    impossible_times_warning, table_role, Report, TableRole, Unconverted, Unreadable, NOT_READ,
+    impossible_times_warning, table_role, HearImpossibleTimes, HearUnreadable, OnImpossibleTimes,
+    OnUnreadable, ReadOptions, Report, TableRole, Unconverted, Unreadable, NOT_READ,
 };
 pub use nsys_cli::stop_children_now;
+pub use render::format::human_bytes;
 pub use workflows::file::{convert_file, convert_to_writer};
 pub use workflows::new_directories::NewDirectories;
 pub use workflows::output::{
@@ -131,11 +131,11 @@ pub mod stats {
     //! use nsys2perfetto::stats::{
     //!     save_tables, summarize_file, Fit, RangeNames, StatsReport, TableFormat,
     //! };
-    //! use nsys2perfetto::Options;
+    //! use nsys2perfetto::ReadOptions;
     //!
     //! let input = Path::new("report.nsys-rep");
     //! let which = &StatsReport::DEFAULT;
-    //! let tables = summarize_file(input, which, RangeNames::Recorded, &Options::default())?;
+    //! let tables = summarize_file(input, which, RangeNames::Recorded, &ReadOptions::default())?;
     //! let summaries = [(vec![input.display().to_string()], tables)];
     //! save_tables(Path::new("stats.csv"), &summaries, TableFormat::Csv, Fit::Whole)?;
     //! # Ok::<(), nsys2perfetto::Error>(())
@@ -236,165 +236,9 @@ pub mod profile {
     pub use crate::nsys_cli::{LongWait, NsysProfile, Profiled};
 }
 
-/// The default gzip level of traces. Measured on a 1.4 M-event trace (see
-/// BENCHMARKS.md): level 3 is within 7% of level 6's size at half its cost;
-/// level 1 saves a third of level 3's time for 6% more bytes.
-pub const DEFAULT_GZIP_LEVEL: u32 = 3;
-
-/// How to convert. Start from [`Options::default`] and set what differs.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Options {
-    /// The gzip level of the trace, 1 (fastest) to 9 (smallest), or `None`
-    /// for raw protobuf or plain JSON (Perfetto reads both).
-    pub gzip: Option<u32>,
-    /// The `nsys` CLI used to export `.nsys-rep`/`.qdrep` reports.
-    pub nsys: PathBuf,
-    /// What the trace carries (everything by default).
-    pub parts: Parts,
-    /// Which events of those parts it keeps (all by default).
-    pub filter: Filter,
-    /// Set it (from a signal handler, another thread) to stop the conversion:
-    /// it then fails with [`Error::Interrupted`] soon after, having stopped
-    /// nsys and removed the temporary trace and export.
-    pub cancel: Option<Arc<AtomicBool>>,
-    /// What the trace is written as.
-    pub format: Format,
-    /// With thresholds, the trace also holds what the rules of `nsys
-    /// analyze` find (see [`analyze`]), in an "Analysis" track group.
-    pub findings: Option<analyze::Thresholds>,
-    /// How GPU work is written (Perfetto's format only: JSON has slices).
-    pub gpu_model: GpuModel,
-    /// Told, once an analysis (not a conversion, whose [`Summary`] says it)
-    /// has read an input, of each event table of it that could not be read:
-    /// it lacks columns its rows need. The answer marks what depends on it
-    /// as incomplete; this is for saying so as well (on standard error).
-    pub on_unreadable: Option<OnUnreadable>,
-    /// Told, once an analysis has read an input, how many of its CUDA
-    /// events it left out for times that cannot be right (ending before
-    /// they start, or far past the capture's end), where any: for the
-    /// answers that carry no such count of their own (`stats`, `compare`,
-    /// steps measured alone); see [`impossible_times_warning`].
-    pub on_impossible_times: Option<OnImpossibleTimes>,
-}
-
-/// Hears of the tables an analysis could not read, with the path of their
-/// input (see [`Options::on_unreadable`]).
-#[derive(Clone)]
-pub struct OnUnreadable(pub Arc<HearUnreadable>);
-
-/// What [`OnUnreadable`] calls: with an input's path, and a table of it
-/// that could not be read.
-pub type HearUnreadable = dyn Fn(&Path, &Unreadable) + Send + Sync;
-
-/// Hears how many CUDA events an analysis left out of an input for their
-/// times, with the input's path (see [`Options::on_impossible_times`]).
-#[derive(Clone)]
-pub struct OnImpossibleTimes(pub Arc<HearImpossibleTimes>);
-
-/// What [`OnImpossibleTimes`] calls: with an input's path, and how many of
-/// its CUDA events were left out.
-pub type HearImpossibleTimes = dyn Fn(&Path, u64) + Send + Sync;
-
-impl std::fmt::Debug for OnImpossibleTimes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OnImpossibleTimes(..)")
-    }
-}
-
-impl std::fmt::Debug for OnUnreadable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OnUnreadable(..)")
-    }
-}
-
-/// How a Perfetto trace holds kernels, memcpys, memsets and graph runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum GpuModel {
-    /// As TrackEvent slices on a track per stream, under a group per GPU,
-    /// linked to their launches by flows: every arg, the least
-    /// trace_processor memory.
-    #[default]
-    TrackEvent,
-    /// In Perfetto's own GPU model: render stage events on a hardware queue
-    /// per stream, with the GPUs, contexts and kernel launch statistics
-    /// that trace_processor's `gpu*` tables and the UI's GPU views read.
-    Typed,
-}
-
-/// What a trace is written as.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Format {
-    /// Perfetto's protobuf trace format.
-    #[default]
-    Perfetto,
-    /// Chrome's trace event JSON (a `{"traceEvents": [...]}` object), for
-    /// tools that read only JSON: the same slices, names, args, processes,
-    /// threads, counters and flows. Chrome's format has no place for CPU
-    /// samples, context switches or the call stacks of slices: those parts
-    /// are left out.
-    Json,
-}
-
-impl Format {
-    /// The format a file name asks for: [`Format::named`], else Perfetto.
-    pub fn of_name(path: &std::path::Path) -> Format {
-        Format::named(path).unwrap_or(Format::Perfetto)
-    }
-
-    /// The format a file name names: JSON for names ending `.json` or
-    /// `.json.gz`, Perfetto for `.perfetto-trace` and `.pftrace`; none for
-    /// any other name.
-    pub fn named(path: &std::path::Path) -> Option<Format> {
-        let name = path.file_name()?.to_string_lossy().to_lowercase();
-        if name.ends_with(".json") || name.ends_with(".json.gz") {
-            Some(Format::Json)
-        } else if name.ends_with(".perfetto-trace") || name.ends_with(".pftrace") {
-            Some(Format::Perfetto)
-        } else {
-            None
-        }
-    }
-
-    /// The extension of a trace file of this format, without the dot.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Format::Perfetto => "perfetto-trace",
-            Format::Json => "json",
-        }
-    }
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            gzip: Some(DEFAULT_GZIP_LEVEL),
-            nsys: PathBuf::from("nsys"),
-            parts: Parts::all(),
-            filter: Filter::default(),
-            cancel: None,
-            format: Format::Perfetto,
-            findings: None,
-            gpu_model: GpuModel::TrackEvent,
-            on_unreadable: None,
-            on_impossible_times: None,
-        }
-    }
-}
-
-impl Options {
-    fn cancelled(&self) -> bool {
-        self.cancel
-            .as_ref()
-            .is_some_and(|c| c.load(Ordering::Relaxed))
-    }
-}
-
 /// Converts `report` into a trace written to `out` (Perfetto's format, or
-/// JSON: [`Options::format`]), as `options` say (`options.nsys` plays no
-/// part: the report is open already). Returns `out` and what the trace holds; `progress` hears how far it is, now and
+/// JSON: [`Options::format`]), as `options` say (`options.read.nsys` plays
+/// no part: the report is open already). Returns `out` and what the trace holds; `progress` hears how far it is, now and
 /// then. On failure `out` may hold part of a trace.
 pub fn convert<W: Write + Send>(
     report: &Report,
@@ -409,7 +253,7 @@ pub fn convert<W: Write + Send>(
     }
     let out = Cancellable {
         out,
-        cancel: options.cancel.as_deref(),
+        cancel: options.read.cancel.as_deref(),
     };
     let converted = match options.format {
         Format::Perfetto => convert::convert(report, out, options, progress),

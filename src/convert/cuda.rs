@@ -4,13 +4,13 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
+use super::GpuModel;
 use crate::nsys::cuda::{ApiCall, CudaEvent, GpuCommon, GraphRun, Kernel, Memcpy, Memset, Sync};
 use crate::nsys::devices::ContextDevices;
 use crate::nsys::{Report, RowFilter, Streamed};
 use crate::perfetto::{
     Arg, ArgValue, GpuStage, SequenceWriter, Slice, SliceTrack, Stacking, TrackSpec,
 };
-use crate::GpuModel;
 
 use super::events::EventWaits;
 use super::flows::Launches;

@@ -5,9 +5,9 @@
 
 use std::io::Write;
 
+use super::Options;
 use crate::nsys::{Report, Unconverted};
 use crate::perfetto::json::{transcoding, writer_gone};
-use crate::Options;
 
 use super::{convert, Part, Parts, Progress, Summary};
 use crate::error::Failure;
@@ -25,7 +25,7 @@ pub(crate) fn convert_json<W: Write + Send>(
     let protobuf = Options {
         parts,
         gzip: None,
-        gpu_model: crate::GpuModel::TrackEvent,
+        gpu_model: super::GpuModel::TrackEvent,
         ..options.clone()
     };
     let (converted, transcoded) = transcoding(out, options.gzip, |writer| {

@@ -7,13 +7,13 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
+use super::GpuModel;
 use crate::nsys::metrics::{DeviceEvent, MetricValue};
 use crate::nsys::Metadata;
 use crate::perfetto::{
     Arg, ArgValue, CounterUnit, CounterValue, GpuCounter, GpuCounterGroup, GpuCounterSpec,
     GpuCounterUnit, SequenceWriter, Slice, SliceTrack, Stacking, TrackId, TrackSpec,
 };
-use crate::GpuModel;
 
 use super::gpu::device_group;
 use super::memory_pools::{MemoryPools, MEMORY_POOL};

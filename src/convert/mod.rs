@@ -19,6 +19,7 @@ mod memory_pools;
 mod metric_units;
 mod metrics;
 mod nvtx;
+mod options;
 mod osrt;
 mod overhead;
 mod part_writer;
@@ -36,6 +37,7 @@ mod unmatched;
 use std::io::Write;
 
 pub(crate) use json::{convert_json, json_parts};
+pub use options::{Format, GpuModel, Options, DEFAULT_GZIP_LEVEL};
 pub use parts::{Part, Parts};
 pub use summary::Summary;
 
@@ -46,7 +48,6 @@ use parts::category_of;
 use crate::error::Failure;
 use crate::nsys::{Report, RowFilter};
 use crate::perfetto::Trace;
-use crate::Options;
 
 /// Converts the chosen parts of `report`, as filtered, into a Perfetto trace
 /// written to `out`, gzipped if `options` say so (their format and nsys are

@@ -19,6 +19,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
+use super::GpuModel;
 use crate::error::Failure;
 use crate::nsys::cuda::{GpuCommon, GpuPlace, Kernel, PlaceWork};
 use crate::nsys::gpu_devices::GpuDevice as ReportedGpu;
@@ -27,7 +28,6 @@ use crate::perfetto::{
     Arg, ArgValue, ComputeKernel, GpuContext, GpuDevice, GpuId, GpuQueue, GpuStage, GpuWork,
     SequenceWriter, Trace,
 };
-use crate::GpuModel;
 
 use super::flows::mix;
 use super::gpu::stream_names;

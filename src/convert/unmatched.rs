@@ -5,10 +5,11 @@
 //! made of. Each is said with what the report holds instead, so that an
 //! empty trace is not taken for an empty report.
 
+use super::{Options, Part, Parts};
 use crate::error::Failure;
 use crate::filter::duration_text;
 use crate::nsys::{Owner, Report};
-use crate::{Options, Part, Parts, TimeWindow};
+use crate::TimeWindow;
 
 use super::threads::process_name;
 use super::Summary;

@@ -40,6 +40,7 @@ pub(crate) mod nvtx;
 pub(crate) mod overhead;
 mod plausible;
 mod present;
+mod read_options;
 mod row_filter;
 mod scan;
 mod schema;
@@ -64,6 +65,9 @@ pub(crate) use names::MEMORY_KINDS;
 pub use plausible::impossible_times_warning;
 pub(crate) use plausible::{PlausibleTimes, TimeCheck};
 pub(crate) use present::Owner;
+pub use read_options::{
+    HearImpossibleTimes, HearUnreadable, OnImpossibleTimes, OnUnreadable, ReadOptions,
+};
 pub(crate) use row_filter::RowFilter;
 pub(crate) use scan::Streamed;
 pub(crate) use schema::Schema;

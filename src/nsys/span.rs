@@ -39,10 +39,11 @@ impl Report {
         Ok(first)
     }
 
-    /// One more than the highest CPU number that the scheduling data and the
-    /// CPU samples name: 0 for a report with neither. Numbers a trace cannot
-    /// hold (damage) are not counted: their rows are not written.
-    pub(crate) fn cpu_count(&self) -> rusqlite::Result<u32> {
+    /// One more than the highest CPU number below `limit` that the
+    /// scheduling data and the CPU samples name: 0 for a report with neither.
+    /// The writer gives the limit: numbers its trace cannot hold (damage) are
+    /// not counted, as their rows are not written.
+    pub(crate) fn cpu_count(&self, limit: u32) -> rusqlite::Result<u32> {
         let mut count = 0;
         for table in [cpu::SCHED, cpu::SAMPLES] {
             if !self.schema.has_column(table, "cpu") {
@@ -51,7 +52,7 @@ impl Report {
             let sql = format!(
                 "SELECT MAX(cpu) FROM {} WHERE cpu >= 0 AND cpu < {}",
                 select::quote(table),
-                crate::perfetto::MAX_CPUS
+                limit
             );
             let max: Option<i64> = self.conn().query_row(&sql, [], |r| r.get(0))?;
             if let Some(max) = max.and_then(|m| u32::try_from(m).ok()) {

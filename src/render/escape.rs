@@ -3,7 +3,6 @@
 //! a CommonMark (GitHub Markdown) table.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 /// A CSV field (RFC 4180): quoted, its quotes doubled, where it holds a
 /// comma, a quote or a line break (`\n` or `\r`); as it is otherwise.
@@ -14,26 +13,25 @@ pub(crate) fn csv_field(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// A JSON string literal: quotes and backslashes escaped, the control
-/// characters JSON forbids raw as `\n`, `\r`, `\t` or `\u00XX`.
-pub(crate) fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+/// JSON as serde_json writes it compactly, its strings escaped as this
+/// project's JSON always escaped them: quotes and backslashes escaped, the
+/// control characters JSON forbids raw as `\n`, `\r`, `\t` or `\u00XX`
+/// (backspace and form feed too, where serde_json writes `\b` and `\f`).
+pub(crate) struct JsonCompact;
+
+impl serde_json::ser::Formatter for JsonCompact {
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        use serde_json::ser::{CharEscape, CompactFormatter};
+        match escape {
+            CharEscape::Backspace => w.write_all(b"\\u0008"),
+            CharEscape::FormFeed => w.write_all(b"\\u000c"),
+            other => CompactFormatter.write_char_escape(w, other),
         }
     }
-    out.push('"');
-    out
 }
 
 /// `text` safe inside XML and HTML, in elements and quoted attributes:
@@ -163,8 +161,17 @@ mod tests {
         }
     }
 
+    /// A JSON string literal, as [`JsonCompact`] writes it.
+    fn json_string(text: &str) -> String {
+        let mut out = Vec::new();
+        let mut json = serde_json::Serializer::with_formatter(&mut out, JsonCompact);
+        serde::Serialize::serialize(text, &mut json).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn json_strings_read_back_as_written() {
+        assert_eq!(json_string("\u{8}\u{c}"), r#""\u0008\u000c""#);
         assert_eq!(json_string("a\"b\\c\n"), r#""a\"b\\c\n""#);
         assert_eq!(json_string("\u{1}"), r#""\u0001""#);
         for text in HOSTILE {

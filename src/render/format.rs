@@ -77,6 +77,17 @@ pub(crate) fn ms(ns: f64) -> String {
     in_unit(ns, TimeUnit::Ms, 3)
 }
 
+/// A size in bytes as people read it, in binary units to one decimal:
+/// `512 B`, `1.5 KiB`, `3.2 GiB`.
+pub fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
 /// A time on an export's clock, in seconds, to the microsecond.
 pub(crate) fn seconds(ns: i128) -> String {
     format!("{:.6} s", ns as f64 / 1e9)
@@ -97,5 +108,8 @@ mod tests {
         assert_eq!(duration_3(3_250_000), "3.250 ms");
         assert_eq!(ms(380_292_408.0), "380.292 ms");
         assert_eq!(seconds(5_786_769_000), "5.786769 s");
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
     }
 }

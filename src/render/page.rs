@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use crate::render::chart::Chart;
 use crate::render::escape::{code_span, commonmark, commonmark_line, html as escape};
 
 /// A run of text, plain or code.
@@ -141,8 +142,8 @@ pub(crate) enum Block {
     Heading(u8, Text),
     Paragraph(Text),
     Table(Table),
-    /// An SVG image, from [`super::chart`] (HTML only).
-    Chart(String),
+    /// A chart, drawn as SVG (HTML only).
+    Chart(Chart),
     List(Vec<Text>),
     /// A table whose cells are text (links among it): the columns, and
     /// rows of a cell per column.
@@ -223,7 +224,7 @@ fn html_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
             writeln!(out, "<h{level}>{}</h{level}>", html_text(text))
         }
         Block::Paragraph(text) => writeln!(out, "<p>{}</p>", html_text(text)),
-        Block::Chart(svg) => writeln!(out, "{}", svg.trim_end()),
+        Block::Chart(chart) => writeln!(out, "{}", chart.svg().trim_end()),
         Block::List(items) => {
             writeln!(out, "<ul>")?;
             for item in items {

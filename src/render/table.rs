@@ -12,7 +12,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::escape::{csv_field, json_string};
+use serde::ser::{Error as _, SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+use super::escape::{csv_field, JsonCompact};
 
 /// A value of a table.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,21 +45,6 @@ impl Cell {
                 texts.join(" ")
             }
             Cell::Empty => String::new(),
-        }
-    }
-
-    /// As JSON holds it: numbers as numbers, text as strings, lists as
-    /// arrays, no value (and a real that is not finite) as `null`.
-    fn json(&self) -> String {
-        match self {
-            Cell::Int(v) => v.to_string(),
-            Cell::Real(v, _) if v.is_finite() => self.text(),
-            Cell::Real(..) | Cell::Empty => "null".to_owned(),
-            Cell::Text(t) => json_string(t),
-            Cell::Ints(ids) => {
-                let texts: Vec<String> = ids.iter().map(i64::to_string).collect();
-                format!("[{}]", texts.join(","))
-            }
         }
     }
 
@@ -150,6 +138,24 @@ pub(crate) enum Sharing {
     Alone,
     /// One of several tables in one stream: CSV follows a line naming it.
     Shared,
+}
+
+/// As JSON holds a cell: numbers as numbers (a real with its decimals, as
+/// the text prints it), text as strings, lists as arrays, no value (and a
+/// real that is not finite) as `null`.
+impl Serialize for Cell {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Cell::Int(v) => s.serialize_i128(*v),
+            Cell::Real(v, _) if v.is_finite() => {
+                let number = serde_json::value::RawValue::from_string(self.text());
+                number.map_err(S::Error::custom)?.serialize(s)
+            }
+            Cell::Real(..) | Cell::Empty => s.serialize_none(),
+            Cell::Text(t) => s.serialize_str(t),
+            Cell::Ints(ids) => ids.serialize(s),
+        }
+    }
 }
 
 /// A table's rows, walked once to write CSV or JSON and twice for an
@@ -423,43 +429,94 @@ pub(crate) fn write_json(
     rows: &dyn RowSource,
     skipped: Option<&str>,
 ) -> io::Result<()> {
-    let files: Vec<String> = head.files.iter().map(|f| json_string(f)).collect();
-    write!(
-        out,
-        "{{\"table\":{},\"title\":{},\"files\":[{}],\"rows\":[",
-        json_string(head.name),
-        json_string(head.title),
-        files.join(",")
-    )?;
-    let keys: Vec<String> = columns.iter().map(|c| json_string(&json_key(c))).collect();
-    let mut s = String::new();
-    let mut first = true;
-    rows.each(&mut |row| {
-        s.clear();
-        s.push_str(if first { "{" } else { ",{" });
-        first = false;
-        for (c, cell) in row.iter().enumerate() {
-            if c > 0 {
-                s.push(',');
-            }
-            let _ = write!(s, "{}:{}", keys[c], cell.json());
+    let keys: Vec<String> = columns.iter().map(|c| json_key(c)).collect();
+    let table = JsonTable {
+        head,
+        keys: &keys,
+        rows,
+        skipped,
+    };
+    let mut json = serde_json::Serializer::with_formatter(&mut *out, JsonCompact);
+    table.serialize(&mut json).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// A table as one JSON object (see [`write_json`]), its rows streamed from
+/// their source as they are written.
+struct JsonTable<'a> {
+    head: &'a JsonHead<'a>,
+    keys: &'a [String],
+    rows: &'a dyn RowSource,
+    skipped: Option<&'a str>,
+}
+
+impl Serialize for JsonTable<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("table", self.head.name)?;
+        map.serialize_entry("title", self.head.title)?;
+        map.serialize_entry("files", self.head.files)?;
+        let rows = JsonRows {
+            keys: self.keys,
+            rows: self.rows,
+        };
+        map.serialize_entry("rows", &rows)?;
+        // Known once the rows are walked.
+        match self.rows.left_out() {
+            0 => {}
+            more => map.serialize_entry("more_rows", &more)?,
         }
-        s.push('}');
-        out.write_all(s.as_bytes())
-    })?;
-    out.write_all(b"]")?;
-    match rows.left_out() {
-        0 => {}
-        more => write!(out, ",\"more_rows\":{more}")?,
+        if let Some(why) = self.skipped {
+            map.serialize_entry("skipped", why)?;
+        }
+        if !self.head.incomplete.is_empty() {
+            map.serialize_entry("incomplete", self.head.incomplete)?;
+        }
+        map.end()
     }
-    if let Some(why) = skipped {
-        write!(out, ",\"skipped\":{}", json_string(why))?;
+}
+
+/// The rows of a table, each an object keyed by column.
+struct JsonRows<'a> {
+    keys: &'a [String],
+    rows: &'a dyn RowSource,
+}
+
+impl Serialize for JsonRows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        let walked = self.rows.each(&mut |row| {
+            let row = JsonRow {
+                keys: self.keys,
+                row,
+            };
+            seq.serialize_element(&row).map_err(|e| {
+                failed = Some(e);
+                io::Error::other("a row could not be written")
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        walked.map_err(S::Error::custom)?;
+        seq.end()
     }
-    if !head.incomplete.is_empty() {
-        let lines: Vec<String> = head.incomplete.iter().map(|l| json_string(l)).collect();
-        write!(out, ",\"incomplete\":[{}]", lines.join(","))?;
+}
+
+struct JsonRow<'a> {
+    keys: &'a [String],
+    row: &'a [Cell],
+}
+
+impl Serialize for JsonRow<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.row.len()))?;
+        for (key, cell) in self.keys.iter().zip(self.row) {
+            map.serialize_entry(key, cell)?;
+        }
+        map.end()
     }
-    out.write_all(b"}\n")
 }
 
 /// The reports a table is of, for people: the path, or for two compared

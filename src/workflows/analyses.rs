@@ -17,8 +17,8 @@ use crate::analysis::stats::{run_summary_with, summarize_with, RunSummary, Stats
 use crate::analysis::steps::{Job, JobSteps, ReportSteps, StepOptions, StepPattern};
 use crate::error::{Error, Result};
 use crate::nsys::names::RangeNames;
+use crate::nsys::ReadOptions;
 use crate::nsys::Report;
-use crate::Options;
 
 /// [`summarize`](crate::stats::summarize) for the report or export at
 /// `input` (a report is exported with `options.nsys` first;
@@ -27,7 +27,7 @@ pub fn summarize_file(
     input: &Path,
     which: &[StatsReport],
     names: RangeNames,
-    options: &Options,
+    options: &ReadOptions,
 ) -> Result<Vec<Table>> {
     with_report(input, options, |report| {
         summarize_with(report, which, names)
@@ -40,7 +40,7 @@ pub fn compare_files(
     a: &Path,
     b: &Path,
     names: RangeNames,
-    options: &Options,
+    options: &ReadOptions,
 ) -> Result<(RunSummary, RunSummary)> {
     let summary = |report: &Report| run_summary_with(report, names);
     let a = with_report(a, options, summary)?;
@@ -51,12 +51,12 @@ pub fn compare_files(
 /// [`analyze`] on the report at `path`: an SQLite export, or an
 /// `.nsys-rep`/`.qdrep` report, exported first to a temporary file with
 /// `options.nsys`. Once `options.cancel` is set, it stops soon after with
-/// [`Error::Interrupted`]. The other options play no part.
+/// [`Error::Interrupted`].
 pub fn analyze_file(
     path: &Path,
     rules: &[Rule],
     thresholds: &Thresholds,
-    options: &Options,
+    options: &ReadOptions,
 ) -> Result<Findings> {
     with_report(path, options, |report| analyze(report, rules, thresholds))
 }
@@ -66,7 +66,7 @@ pub fn analyze_file(
 pub fn report_file(
     path: &Path,
     report_options: &ReportOptions,
-    options: &Options,
+    options: &ReadOptions,
 ) -> Result<RunReport> {
     with_report(path, options, |r| {
         let mut run = report(r, report_options)?;
@@ -85,7 +85,7 @@ pub fn report_file(
 pub fn report_files(
     inputs: &[PathBuf],
     report_options: &ReportOptions,
-    options: &Options,
+    options: &ReadOptions,
     progress: &mut dyn FnMut(&Path),
 ) -> Result<Page> {
     let mut measured = Vec::with_capacity(inputs.len());
@@ -149,7 +149,7 @@ pub fn measure_series(
     runs: &[SeriesRun],
     patterns: &[EventPattern],
     names: RangeNames,
-    options: &Options,
+    options: &ReadOptions,
     progress: &mut dyn FnMut(&SeriesRun),
 ) -> Result<Series> {
     check_series(parameter, runs, patterns)?;
@@ -190,7 +190,7 @@ fn measure_file(
     input: &Path,
     patterns: &[EventPattern],
     names: RangeNames,
-    options: &Options,
+    options: &ReadOptions,
 ) -> Result<(Vec<SeriesCell>, u64, Vec<crate::Unreadable>)> {
     with_report(input, options, |report| {
         let (cells, left_out) = measure_counting(report, patterns, names)?;
@@ -204,7 +204,7 @@ fn measure_file(
 pub fn measure_steps(
     inputs: &[PathBuf],
     steps: &StepOptions,
-    options: &Options,
+    options: &ReadOptions,
     progress: &mut dyn FnMut(&Path),
 ) -> Result<JobSteps> {
     let mut job = Job::new(steps, inputs.len())?;
@@ -227,7 +227,7 @@ pub fn measure_steps(
 pub fn measure_report_steps(
     input: &Path,
     pattern: &StepPattern,
-    options: &Options,
+    options: &ReadOptions,
 ) -> Result<ReportSteps> {
     with_report(input, options, |report| {
         ReportSteps::measure(report, input, pattern)

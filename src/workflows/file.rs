@@ -26,7 +26,7 @@ pub fn convert_file(
 ) -> Result<Summary> {
     let output = output.into().inputs(&[input]);
     output.check()?;
-    with_report(input, options, |report| {
+    with_report(input, &options.read, |report| {
         output.write(|out| {
             let converted = convert(report, out, options, progress);
             converted.map(|(_, summary)| summary).map_err(|e| match e {
@@ -46,7 +46,7 @@ pub fn convert_to_writer<W: Write + Send>(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(W, Summary)> {
-    with_report(input, options, |report| {
+    with_report(input, &options.read, |report| {
         let (mut out, summary) = convert(report, out, options, progress)?;
         out.flush().map_err(|cause| Error::Writer { cause })?;
         Ok((out, summary))

@@ -12,9 +12,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::nsys::ReadOptions;
 use crate::nsys::Report;
 use crate::nsys_cli::{export_to_sqlite, REPORT_MAGIC};
-use crate::Options;
 
 /// What a file holds, judged by its first bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +113,7 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// and `options.on_impossible_times` of the events it left out for their times.
 pub(crate) fn with_report<T>(
     path: &Path,
-    options: &Options,
+    options: &ReadOptions,
     work: impl FnOnce(&Report) -> Result<T>,
 ) -> Result<T> {
     let input = Input::new(path, options)?;
@@ -145,7 +145,7 @@ pub(crate) struct Input {
 impl Input {
     /// The input at `path`, a report exported first with `options.nsys`.
     /// Nothing is started once `options.cancel` is set.
-    pub(crate) fn new(path: &Path, options: &Options) -> Result<Input> {
+    pub(crate) fn new(path: &Path, options: &ReadOptions) -> Result<Input> {
         let told = |e| Input::tell(path, e, options);
         if options.cancelled() {
             return Err(Error::Interrupted {
@@ -176,18 +176,18 @@ impl Input {
 
     /// Opens the export; its queries stop once `options.cancel` is set. It
     /// may be opened again once the report is dropped.
-    pub(crate) fn open(&self, options: &Options) -> Result<Report> {
+    pub(crate) fn open(&self, options: &ReadOptions) -> Result<Report> {
         Report::open_cancellable(&self.export, options.cancel.clone())
             .map_err(|e| self.told(e, options))
     }
 
     /// An error met while working on this input, as its user should hear
     /// it.
-    pub(crate) fn told(&self, e: Error, options: &Options) -> Error {
+    pub(crate) fn told(&self, e: Error, options: &ReadOptions) -> Error {
         Input::tell(&self.path, e, options)
     }
 
-    fn tell(path: &Path, e: Error, options: &Options) -> Error {
+    fn tell(path: &Path, e: Error, options: &ReadOptions) -> Error {
         if options.cancelled() {
             return Error::Interrupted {
                 path: path.to_owned(),

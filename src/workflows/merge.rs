@@ -150,10 +150,10 @@ pub fn merge_files(
             reports,
             conversion: None,
         });
-        let input = Input::new(input, options)?;
-        let report = input.open(options)?;
-        let facts =
-            Facts::read(&report, input.path(), i, merge).map_err(|e| input.told(e, options))?;
+        let input = Input::new(input, &options.read)?;
+        let report = input.open(&options.read)?;
+        let facts = Facts::read(&report, input.path(), i, merge)
+            .map_err(|e| input.told(e, &options.read))?;
         placed.push((input, facts));
     }
     let plan = Plan::new(&placed, merge.alignment);
@@ -166,7 +166,7 @@ pub fn merge_files(
     let write_merged = |out: &mut (dyn Write + Send)| -> Result<Vec<MergedReport>> {
         let out = Cancellable {
             out,
-            cancel: options.cancel.as_deref(),
+            cancel: options.read.cancel.as_deref(),
         };
         let trace = Trace::new(out, 0, options.gzip.filter(|_| !to_json));
         if let Some(t0) = plan.wall_clock {
@@ -175,7 +175,7 @@ pub fn merge_files(
         let mut merged = Vec::with_capacity(reports);
         let mut cpu_offset = 0u32;
         for (i, ((input, facts), offset)) in placed.into_iter().zip(&plan.offsets).enumerate() {
-            let report = input.open(options)?;
+            let report = input.open(&options.read)?;
             let sched_left_out = cpu_offset.saturating_add(facts.cpus) > crate::perfetto::MAX_CPUS;
             let mut parts = options.parts;
             if sched_left_out {
@@ -296,7 +296,7 @@ fn write_json(protobuf: &Path, output: &OutputFile, options: &Options) -> Result
     output.write(|out| {
         let out = Cancellable {
             out,
-            cancel: options.cancel.as_deref(),
+            cancel: options.read.cancel.as_deref(),
         };
         let input = std::io::BufReader::new(input);
         let (_, transcoded) = transcode(input, out, options.gzip).map_err(failed)?;
@@ -342,7 +342,7 @@ impl Facts {
             session_start: meta.session_start_unix_ns,
             first_event: report.first_event_time().map_err(read)?,
             first_gpu_work,
-            cpus: report.cpu_count().map_err(read)?,
+            cpus: report.cpu_count(crate::perfetto::MAX_CPUS).map_err(read)?,
             label,
             rank,
             host,
@@ -425,5 +425,5 @@ fn converting(e: Failure, input: &Input, output: &Path, options: &Options) -> Er
             cause,
         },
     };
-    input.told(e, options)
+    input.told(e, &options.read)
 }

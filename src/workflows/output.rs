@@ -12,9 +12,9 @@ use crate::analysis::analyze::{write_findings, Findings};
 use crate::analysis::stats::{Fit, RowSource, StatsReport, Table, TableFormat};
 use crate::error::{Error, Result};
 use crate::nsys::names::RangeNames;
+use crate::nsys::ReadOptions;
 use crate::nsys_cli::REPORT_MAGIC;
 use crate::render::table::{Layout, Sharing};
-use crate::Options;
 
 use super::input::SQLITE_MAGIC;
 
@@ -52,7 +52,7 @@ pub fn write_summaries(
     inputs: &[std::path::PathBuf],
     which: &[StatsReport],
     range_names: RangeNames,
-    options: &Options,
+    options: &ReadOptions,
     format: TableFormat,
     fit: Fit,
 ) -> Result<()> {
@@ -81,7 +81,7 @@ pub fn save_summaries(
     inputs: &[PathBuf],
     which: &[StatsReport],
     range_names: RangeNames,
-    options: &Options,
+    options: &ReadOptions,
     format: TableFormat,
     fit: Fit,
 ) -> Result<Vec<PathBuf>> {

@@ -1078,7 +1078,7 @@ fn a_cancelled_conversion_writes_nothing() {
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let mut options = nsys2perfetto::Options::default();
-    options.cancel = Some(Arc::new(AtomicBool::new(true)));
+    options.read.cancel = Some(Arc::new(AtomicBool::new(true)));
     let output = dir.path().join("t.trace");
     let err = nsys2perfetto::convert_file(&demo(), &output, &options, &mut |_| {}).unwrap_err();
     assert!(

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use nsys2perfetto::report::{report_file, ReportOptions};
-use nsys2perfetto::Options;
+use nsys2perfetto::ReadOptions;
 use rusqlite::Connection;
 
 use crate::support::fixtures::fixture;
@@ -109,7 +109,7 @@ fn idle_stretches_tell_the_calls_and_samples_of_each_thread_as_sql_finds_them() 
             return;
         };
         let db = open(&path);
-        let run = report_file(&path, &ReportOptions::default(), &Options::default()).unwrap();
+        let run = report_file(&path, &ReportOptions::default(), &ReadOptions::default()).unwrap();
         let osrt_names: Vec<String> = match has_table(&db, "OSRT_API") {
             true => {
                 let mut stmt = db

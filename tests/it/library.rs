@@ -114,15 +114,15 @@ fn every_command_opens_its_input_the_same_way() {
             ),
             (
                 "summarize_file",
-                summarize_file(input, &which, RangeNames::Recorded, options).err(),
+                summarize_file(input, &which, RangeNames::Recorded, &options.read).err(),
             ),
             (
                 "compare_files",
-                compare_files(input, &demo(), RangeNames::Recorded, options).err(),
+                compare_files(input, &demo(), RangeNames::Recorded, &options.read).err(),
             ),
             (
                 "analyze_file",
-                analyze_file(input, &rules, &thresholds, options).err(),
+                analyze_file(input, &rules, &thresholds, &options.read).err(),
             ),
             (
                 "measure_series",
@@ -131,7 +131,7 @@ fn every_command_opens_its_input_the_same_way() {
                     &runs,
                     &pattern,
                     RangeNames::Recorded,
-                    options,
+                    &options.read,
                     &mut |_| {},
                 )
                 .err(),
@@ -152,7 +152,7 @@ fn every_command_opens_its_input_the_same_way() {
         );
     }
     let mut cancelled = Options::default();
-    cancelled.cancel = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
+    cancelled.read.cancel = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
         true,
     )));
     for (name, e) in every(&demo(), &cancelled) {

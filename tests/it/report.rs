@@ -19,7 +19,7 @@ use crate::support::source::{has_table, open};
 use crate::support::synth::{GpuStream, Synth, Thread, HTOD};
 use nsys2perfetto::report::{report, report_file, summary_table, ReportOptions, RunReport};
 use nsys2perfetto::stats::Cell;
-use nsys2perfetto::{Options, Report};
+use nsys2perfetto::{ReadOptions, Report};
 use rusqlite::Connection;
 
 /// A GPU operation as SQL reads it.
@@ -161,7 +161,7 @@ fn close(got: i64, exact: i64) -> bool {
 
 fn check_against_source(path: &Path) {
     let db = open(path);
-    let run = report_file(path, &ReportOptions::default(), &Options::default()).unwrap();
+    let run = report_file(path, &ReportOptions::default(), &ReadOptions::default()).unwrap();
     let ops = ops(&db);
     let calls = calls(&db);
     let expected = expected(&ops, &calls);
@@ -300,7 +300,7 @@ fn check_against_source(path: &Path) {
         path,
         &nsys2perfetto::analyze::Rule::ALL,
         &nsys2perfetto::analyze::Thresholds::default(),
-        &Options::default(),
+        &ReadOptions::default(),
     )
     .unwrap();
     for (f, rule) in run.findings.iter().zip(nsys2perfetto::analyze::Rule::ALL) {
@@ -392,7 +392,7 @@ fn nvtx_scopes_are_nvidias_projection() {
         let Some(nvidia) = nvidia_projection(capture) else {
             return;
         };
-        let run = report_file(&path, &ReportOptions::default(), &Options::default()).unwrap();
+        let run = report_file(&path, &ReportOptions::default(), &ReadOptions::default()).unwrap();
         assert!(run.nvtx.skipped.is_none());
         // Times and counts of ranges (the count JSON gives as `nvtx.top[].count`).
         let mut expected: Vec<(&String, i128, Option<u64>)> =
@@ -417,7 +417,7 @@ fn pytorch_names_group_in_the_nvtx_scopes() {
     let Some(path) = fixture("nsys-ai_h100_2gpu_1s.sqlite") else {
         return;
     };
-    let run = report_file(&path, &ReportOptions::default(), &Options::default()).unwrap();
+    let run = report_file(&path, &ReportOptions::default(), &ReadOptions::default()).unwrap();
     // 16.8k ranges with an op_id each: grouped, no name keeps one.
     assert!(!run.nvtx.top.is_empty());
     assert!(
@@ -561,7 +561,7 @@ fn user_kinds_come_before_the_built_in_ones() {
     });
     let mut options = ReportOptions::default();
     options.kinds = vec!["moe=moe".parse().unwrap()];
-    let run = report_file(&input, &options, &Options::default()).unwrap();
+    let run = report_file(&input, &options, &ReadOptions::default()).unwrap();
     let kinds: Vec<(&str, i128)> = run
         .kinds
         .iter()
@@ -675,8 +675,8 @@ fn compare_summary_puts_both_runs_headlines_side_by_side() {
     let Some(b) = fixture("h100_torch_graph_whole.sqlite") else {
         return;
     };
-    let run_a = report_file(&a, &ReportOptions::default(), &Options::default()).unwrap();
-    let run_b = report_file(&b, &ReportOptions::default(), &Options::default()).unwrap();
+    let run_a = report_file(&a, &ReportOptions::default(), &ReadOptions::default()).unwrap();
+    let run_b = report_file(&b, &ReportOptions::default(), &ReadOptions::default()).unwrap();
     let table = summary_table(&run_a, &run_b);
     let row = |measure: &str| {
         table
@@ -833,11 +833,11 @@ fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
     };
     let inputs = vec![whole, node];
     let steps = StepOptions::new(StepPattern::new("step *").unwrap());
-    let alone = measure_steps(&inputs, &steps, &Options::default(), &mut |_| {}).unwrap();
+    let alone = measure_steps(&inputs, &steps, &ReadOptions::default(), &mut |_| {}).unwrap();
     let mut with_steps = ReportOptions::default();
     with_steps.steps = Some(steps);
     let mut read = Vec::new();
-    let page = report_files(&inputs, &with_steps, &Options::default(), &mut |p| {
+    let page = report_files(&inputs, &with_steps, &ReadOptions::default(), &mut |p| {
         read.push(p.to_owned())
     })
     .unwrap();
@@ -847,7 +847,7 @@ fn report_with_a_step_pattern_puts_the_job_s_steps_first() {
     let without = report_files(
         &inputs,
         &ReportOptions::default(),
-        &Options::default(),
+        &ReadOptions::default(),
         &mut |_| {},
     )
     .unwrap();

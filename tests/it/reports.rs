@@ -91,7 +91,7 @@ fn refusal(dir: &Path, report: &[u8], nsys: &Path) -> String {
     let input = dir.join("r.nsys-rep");
     std::fs::write(&input, report).unwrap();
     let mut options = nsys2perfetto::Options::default();
-    options.nsys = nsys.to_owned();
+    options.read.nsys = nsys.to_owned();
     let err = nsys2perfetto::convert_file(&input, dir.join("r.trace"), &options, &mut |_| {})
         .unwrap_err();
     assert!(!dir.join("r.trace").exists());

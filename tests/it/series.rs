@@ -9,7 +9,7 @@ use std::process::Command;
 
 use nsys2perfetto::series::{measure_series, EventKind, EventPattern, Series, SeriesRun};
 use nsys2perfetto::stats::RangeNames;
-use nsys2perfetto::Options;
+use nsys2perfetto::ReadOptions;
 use regex::Regex;
 use rusqlite::Connection;
 
@@ -199,7 +199,7 @@ fn measured(
         runs,
         patterns,
         RangeNames::Recorded,
-        &Options::default(),
+        &ReadOptions::default(),
         &mut |_| {},
     )
 }
@@ -867,10 +867,9 @@ fn a_cancelled_series_stops_with_interrupted() {
     s.process(1, "p");
     s.cudnn(main, 0..10, "cudnnConvolutionForward");
     s.finish();
-    let mut options = Options::default();
-    options.cancel = Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
-        true,
-    )));
+    let options = ReadOptions::new().with_cancel(std::sync::Arc::new(
+        std::sync::atomic::AtomicBool::new(true),
+    ));
     let runs = [SeriesRun::new("1", &path)];
     let e = measure_series(
         "n",

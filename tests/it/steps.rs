@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use nsys2perfetto::merge::{Labels, RankPattern};
 use nsys2perfetto::steps::{measure_steps, JobSteps, StepMatch, StepOptions, StepPattern};
-use nsys2perfetto::Options;
+use nsys2perfetto::ReadOptions;
 
 use crate::support::fixtures::{cori_exports, fixture};
 use crate::support::synth::{GpuStream, Synth, Thread, HTOD};
@@ -87,7 +87,7 @@ fn total(union: &[(i64, i64)]) -> u64 {
 fn measure(inputs: &[PathBuf], pattern: &str, labels: Labels) -> JobSteps {
     let mut options = StepOptions::new(StepPattern::new(pattern).unwrap());
     options.labels = labels;
-    measure_steps(inputs, &options, &Options::default(), &mut |_| {}).unwrap()
+    measure_steps(inputs, &options, &ReadOptions::default(), &mut |_| {}).unwrap()
 }
 
 /// Checks every rank's steps and the comparison of ranks against `ranks`:
@@ -445,7 +445,7 @@ fn a_pattern_that_matches_nothing_names_what_exists() {
 #[test]
 fn bad_options_are_refused_before_reading() {
     let options = StepOptions::new(StepPattern::new("x*").unwrap());
-    let e = measure_steps(&[], &options, &Options::default(), &mut |_| {}).unwrap_err();
+    let e = measure_steps(&[], &options, &ReadOptions::default(), &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("no report"), "{e}");
     let mut options = options;
     options.labels = Labels::Given(vec!["a".into()]);
@@ -453,7 +453,7 @@ fn bad_options_are_refused_before_reading() {
         PathBuf::from("/nonexistent/a"),
         PathBuf::from("/nonexistent/b"),
     ];
-    let e = measure_steps(&inputs, &options, &Options::default(), &mut |_| {}).unwrap_err();
+    let e = measure_steps(&inputs, &options, &ReadOptions::default(), &mut |_| {}).unwrap_err();
     assert_eq!(e.to_string(), "1 labels for 2 reports");
     assert!(StepPattern::new("").is_err());
 }

@@ -52,6 +52,7 @@ use crate::nsys::{cuda, Report, RowFilter, MEMORY_KINDS};
 
 pub use sorted::Findings;
 pub(crate) use sorted::Order;
+pub(crate) use written::rule_tables;
 pub use written::write_findings;
 
 /// A rule of `nsys analyze`.

@@ -184,12 +184,6 @@ pub fn write_findings(
         rule,
         shown: shown(findings, rule, rows),
     };
-    let headers = |rule: Rule| -> Vec<String> {
-        table_columns(rule)
-            .iter()
-            .map(|&c| COLUMNS[c].to_owned())
-            .collect()
-    };
     match format {
         TableFormat::Table => {
             for (i, &rule) in rules.iter().enumerate() {
@@ -236,6 +230,53 @@ pub fn write_findings(
         }
     }
     Ok(())
+}
+
+/// The columns of a rule's table (and its JSON object's rows).
+fn headers(rule: Rule) -> Vec<String> {
+    table_columns(rule)
+        .iter()
+        .map(|&c| COLUMNS[c].to_owned())
+        .collect()
+}
+
+/// One rule's findings as a table of cells, as the tables and JSON show
+/// them: for pages that lay them out themselves.
+pub(crate) struct RuleTable {
+    pub(crate) rule: Rule,
+    /// Its columns' headers.
+    pub(crate) columns: Vec<String>,
+    /// The findings shown, as cells of those columns.
+    pub(crate) rows: Vec<Vec<Cell>>,
+    /// Why the rule was skipped, where it was.
+    pub(crate) skipped: Option<String>,
+    /// Why its findings are incomplete, a line each.
+    pub(crate) incomplete: Vec<String>,
+}
+
+/// The table of each rule of `findings`, in the order the rules ran, at
+/// most `rows` findings each.
+pub(crate) fn rule_tables(findings: &Findings, rows: Option<usize>) -> io::Result<Vec<RuleTable>> {
+    let tables = findings.rules().iter().map(|&rule| {
+        let mut cells = Vec::new();
+        let source = RuleRows {
+            findings,
+            rule,
+            shown: shown(findings, rule, rows),
+        };
+        source.each(&mut |row| {
+            cells.push(row.to_vec());
+            Ok(())
+        })?;
+        Ok(RuleTable {
+            rule,
+            columns: headers(rule),
+            rows: cells,
+            skipped: findings.skipped(rule).map(str::to_owned),
+            incomplete: findings.incomplete(rule).to_vec(),
+        })
+    });
+    tables.collect()
 }
 
 /// The rules skipped, in the order they were asked for, with the reason.

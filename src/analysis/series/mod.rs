@@ -9,9 +9,13 @@
 
 mod measure;
 mod pattern;
-mod svg;
 
 use std::io::{self, Write};
+
+use crate::render::chart::lines::{Line, LineChart, Point};
+use crate::render::chart::Chart;
+use crate::render::format::duration_3;
+use crate::render::table::Cell;
 use std::path::PathBuf;
 
 pub use pattern::{EventKind, EventPattern};
@@ -179,26 +183,81 @@ impl Series {
                 header.push(format!("{}={} {column}", self.parameter, run.value));
             }
         }
-        write_csv_row(out, &header)?;
-        for (pattern, cells) in self.patterns.iter().zip(&self.cells) {
-            let mut row = vec![
-                pattern.text().to_owned(),
-                kind_name(pattern.kind()).to_owned(),
-            ];
-            for cell in cells {
-                row.push(cell.count.to_string());
-                row.push(cell.total_ns.to_string());
-                row.push(cell.mean_ns().map_or(String::new(), decimal));
-                row.push(cell.median_ns.map_or(String::new(), decimal));
-            }
-            write_csv_row(out, &row)?;
-        }
-        Ok(())
+        let rows: Vec<Vec<Cell>> = (self.patterns.iter().zip(&self.cells))
+            .map(|(pattern, cells)| {
+                let mut row = vec![
+                    Cell::Text(pattern.text().to_owned()),
+                    Cell::Text(kind_name(pattern.kind()).to_owned()),
+                ];
+                for cell in cells {
+                    row.push(Cell::Int(cell.count.into()));
+                    row.push(Cell::Int(cell.total_ns.into()));
+                    row.push(decimal(cell.mean_ns()));
+                    row.push(decimal(cell.median_ns));
+                }
+                row
+            })
+            .collect();
+        crate::render::table::write_csv(out, &header, &rows)
     }
 
     /// The plot: total time of each pattern against the parameter, as SVG.
     pub fn write_svg(&self, out: &mut dyn Write) -> io::Result<()> {
-        out.write_all(svg::plot(self).as_bytes())
+        out.write_all(self.chart().svg().as_bytes())
+    }
+
+    /// The plot as data: a line per pattern of its total time per run.
+    fn chart(&self) -> Chart {
+        let runs = self.runs.len();
+        let lines = (self.patterns.iter().zip(&self.cells))
+            .map(|(pattern, cells)| {
+                let drawn = cells.iter().any(|c| c.count > 0);
+                let note = match pattern.kind().is_gpu_time() {
+                    _ if !drawn => "no events in any run",
+                    true => "GPU time",
+                    false => "CPU time",
+                };
+                let points = (self.runs.iter().zip(cells))
+                    .map(|(run, cell)| Point {
+                        ns: cell.total_ns,
+                        tooltip: format!(
+                            "{}, {}={}: {} in {} events",
+                            pattern.text(),
+                            self.parameter,
+                            run.value,
+                            duration_3(cell.total_ns),
+                            cell.count
+                        ),
+                    })
+                    .collect();
+                Line {
+                    name: pattern.text().to_owned(),
+                    note: note.to_owned(),
+                    drawn,
+                    points,
+                }
+            })
+            .collect();
+        let warning = self.incomplete.first().map(|first| {
+            let more = match self.incomplete.len() {
+                1 => String::new(),
+                n => format!(" (and {} more: see the CSV)", n - 1),
+            };
+            format!("INCOMPLETE: {first}{more}")
+        });
+        Chart::Lines(LineChart {
+            title: format!("Total time of matching events by {}", self.parameter),
+            subtitle: format!(
+                "{runs} run{}; GPU time for kernels and NVTX GPU projections, CPU time for calls and NVTX ranges",
+                if runs == 1 { "" } else { "s" }
+            ),
+            warning,
+            x_name: self.parameter.clone(),
+            x_values: self.runs.iter().map(|r| r.value.clone()).collect(),
+            y_name: "total time".to_owned(),
+            legend_title: "event pattern".to_owned(),
+            lines,
+        })
     }
 }
 
@@ -210,20 +269,10 @@ fn kind_name(kind: EventKind) -> &'static str {
         .map_or("", |(_, prefix)| prefix.trim_end_matches(':'))
 }
 
-/// Nanoseconds to one decimal, as nsys prints averages.
-fn decimal(ns: f64) -> String {
-    format!("{ns:.1}")
-}
-
-fn write_csv_row(out: &mut dyn Write, fields: &[String]) -> io::Result<()> {
-    let quoted: Vec<String> = fields
-        .iter()
-        .map(|f| match f.contains([',', '"', '\n', '\r']) {
-            true => format!("\"{}\"", f.replace('"', "\"\"")),
-            false => f.clone(),
-        })
-        .collect();
-    writeln!(out, "{}", quoted.join(","))
+/// Nanoseconds to one decimal, as Rust rounds (`{:.1}`): empty where
+/// there is no value.
+fn decimal(ns: Option<f64>) -> Cell {
+    ns.map_or(Cell::Empty, |ns| Cell::Text(format!("{ns:.1}")))
 }
 
 #[cfg(test)]
@@ -276,15 +325,5 @@ mod tests {
         let runs = [SeriesRun::new("8", "a"), SeriesRun::new("8", "b")];
         let e = check_series("batch", &runs, &p).unwrap_err().to_string();
         assert_eq!(e, "batch=8 is given twice (a and b)");
-    }
-
-    #[test]
-    fn csv_fields_with_commas_are_quoted() {
-        let mut out = Vec::new();
-        write_csv_row(&mut out, &["a,b".into(), "say \"x\"".into(), "c".into()]).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "\"a,b\",\"say \"\"x\"\"\",c\n"
-        );
     }
 }

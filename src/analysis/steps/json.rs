@@ -34,14 +34,14 @@ impl JobSteps {
     /// Writes the steps as one JSON object (its shape: see the module), and
     /// a newline.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
-        self.write_json_object(out)?;
+        serde_json::to_writer(&mut *out, &self.document()).map_err(io::Error::from)?;
         writeln!(out)
     }
 
-    /// The object alone, without the newline: also a part of the page's
-    /// JSON.
-    pub(crate) fn write_json_object(&self, out: &mut dyn Write) -> io::Result<()> {
-        serde_json::to_writer(out, &Document::of(self)).map_err(io::Error::from)
+    /// The document [`JobSteps::write_json`] writes: also a part of the
+    /// page's JSON.
+    pub(crate) fn document(&self) -> impl Serialize + '_ {
+        Document::of(self)
     }
 }
 

@@ -42,7 +42,7 @@ impl JobSteps {
                     .into(),
                 ));
             }
-            blocks.push(Block::Chart(chart::svg(self)));
+            blocks.push(Block::Chart(chart::chart(self)));
         }
         blocks.push(Block::Table(self.ranks_table()));
         if !self.steps.is_empty() {

@@ -3,7 +3,6 @@
 use std::io::{self, BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
 
@@ -12,7 +11,7 @@ use nsys2perfetto::analyze::{
 };
 use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::stats::TableFormat;
-use nsys2perfetto::{is_standard_output, output_format, Options, OutputFile, OutputSet};
+use nsys2perfetto::{is_standard_output, output_format, OutputFile, OutputSet};
 
 use crate::exporter::Exporter;
 use crate::paths::Writing;
@@ -120,10 +119,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     thresholds.gap_ns = args.gap;
     thresholds.util_percent = args.util_threshold;
     thresholds.util_chunks = args.chunks;
-    let mut options = Options::default();
-    options.on_unreadable = crate::on_unreadable();
-    options.nsys = args.exporter.nsys;
-    options.cancel = Some(Arc::clone(&signals.cancel));
+    let options = (args.exporter.read_options(signals)).with_on_unreadable(crate::on_unreadable());
     let rows = (args.rows > 0).then_some(args.rows);
     let several = args.inputs.len() > 1;
     let analyzed = |input: &Path| -> anyhow::Result<Findings> {

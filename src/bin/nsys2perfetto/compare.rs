@@ -98,20 +98,19 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         None => None,
     };
     crate::paths::note_untested(inputs, args.quiet);
-    options.on_unreadable = crate::on_unreadable();
-    options.on_impossible_times = crate::on_impossible_times();
-    options.nsys = args.exporter.nsys;
-    options.cancel = Some(signals.cancel.clone());
+    options.read = (args.exporter.read_options(signals))
+        .with_on_unreadable(crate::on_unreadable())
+        .with_on_impossible_times(crate::on_impossible_times());
     if args.summary {
         let report_options = ReportOptions::default();
-        let read = |path: &PathBuf| report_file(path, &report_options, &options);
+        let read = |path: &PathBuf| report_file(path, &report_options, &options.read);
         let a = read(&args.a).map_err(interrupted_reading)?;
         let b = read(&args.b).map_err(interrupted_reading)?;
         let files = vec![args.a.display().to_string(), args.b.display().to_string()];
         tables.write(&[(files, vec![summary_table(&a, &b)])])?;
         return Ok(ExitCode::SUCCESS);
     }
-    let (a, b) = compare_files(&args.a, &args.b, args.grouping.range_names(), &options)
+    let (a, b) = compare_files(&args.a, &args.b, args.grouping.range_names(), &options.read)
         .map_err(interrupted_reading)?;
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),

@@ -3,7 +3,6 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -73,8 +72,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     } = args;
     let encoding = conversion.encoding.clone();
     let mut options = conversion.options().map_err(|e| Usage(e.to_string()))?;
-    options.nsys = exporter.nsys;
-    options.cancel = Some(Arc::clone(&signals.cancel));
+    options.read = exporter.read_options(signals);
     // The name of the one trace that -o names (not a directory, not -).
     let named = output.as_deref().filter(|o| {
         *o != Path::new("-") && !o.is_dir() && !names_directory(o) && inputs.len() == 1

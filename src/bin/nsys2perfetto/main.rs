@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
+use nsys2perfetto::human_bytes;
 
 mod analyze;
 mod batch;
@@ -298,14 +299,4 @@ fn write_standard_output(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)?;
     out.flush()
-}
-
-/// A byte count as people read it: 11.7 KiB, 20.7 MiB.
-fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n => format!("{n} B"),
-    }
 }

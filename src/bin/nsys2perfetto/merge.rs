@@ -3,7 +3,6 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -72,8 +71,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let output = args.writing.output(&args.output, &args.inputs)?;
     crate::paths::no_trace_to_terminal(&output)?;
     crate::paths::note_untested(&args.inputs, args.quiet);
-    options.nsys = args.exporter.nsys;
-    options.cancel = Some(Arc::clone(&signals.cancel));
+    options.read = args.exporter.read_options(signals);
     let mut merge = MergeOptions::default();
     merge.labels = Labels::Ranks {
         from_name: args.rank_from_name,

@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
@@ -77,9 +76,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             let name = Path::new(args.input.file_name().unwrap_or(args.input.as_os_str()))
                 .with_extension("perfetto-trace");
             let trace = dir.path().join(name);
-            let mut options = Options::default();
-            options.nsys = args.exporter.nsys.clone();
-            options.cancel = Some(Arc::clone(&signals.cancel));
+            let options = Options::default().with_read(args.exporter.read_options(signals));
             let started = Instant::now();
             let summary = convert_file(&args.input, &trace, &options, &mut |_| {})?;
             if !args.quiet {

@@ -3,7 +3,6 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use nsys2perfetto::profile::NsysProfile;
@@ -126,8 +125,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         .encoding
         .apply(&mut options, None)
         .map_err(Usage)?;
-    options.nsys = args.nsys.clone();
-    options.cancel = Some(Arc::clone(&signals.cancel));
+    options.read = crate::exporter::read_options(&args.nsys, signals);
     match &args.sweep.series {
         Some(series) => run_series(series, &args, &options, signals),
         None => {
@@ -328,7 +326,7 @@ fn run_series(
         &runs,
         &patterns,
         RangeNames::Recorded,
-        options,
+        &options.read,
         &mut |_| {},
     );
     let written = measured.and_then(|series| outputs.write(&series));

@@ -13,7 +13,7 @@ use nsys2perfetto::report::{
 };
 use nsys2perfetto::steps::{measure_report_steps, save_report_steps, StepOptions, StepPattern};
 use nsys2perfetto::{
-    is_standard_output, output_format, NewDirectories, Options, OutputFile, OutputSet,
+    is_standard_output, output_format, NewDirectories, OutputFile, OutputSet, ReadOptions,
 };
 
 use crate::exporter::Exporter;
@@ -115,10 +115,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(input)?;
     }
     crate::paths::note_untested(&args.inputs, args.quiet);
-    let mut options = Options::default();
-    options.on_unreadable = crate::on_unreadable();
-    options.nsys = args.exporter.nsys;
-    options.cancel = Some(signals.cancel.clone());
+    let options = (args.exporter.read_options(signals)).with_on_unreadable(crate::on_unreadable());
     let mut report_options = ReportOptions::default();
     report_options.kinds = args.kinds;
     report_options.steps = args.step.map(|pattern| {
@@ -217,12 +214,10 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(input)?;
     }
     crate::paths::note_untested(&args.inputs, args.quiet);
-    let mut options = Options::default();
-    options.on_unreadable = crate::on_unreadable();
-    // `report` counts them in its runs' warnings; measured alone, here.
-    options.on_impossible_times = crate::on_impossible_times();
-    options.nsys = args.exporter.nsys.clone();
-    options.cancel = Some(signals.cancel.clone());
+    let options = (args.exporter.read_options(signals))
+        .with_on_unreadable(crate::on_unreadable())
+        // `report` counts them in its runs' warnings; measured alone, here.
+        .with_on_impossible_times(crate::on_impossible_times());
     if let Measured::Files(files, made) = &out {
         made.make().map_err(|cause| {
             let dir = files[0].path().parent().unwrap_or(Path::new("."));
@@ -259,7 +254,7 @@ fn measure_each(
     args: &Args,
     pattern: &StepPattern,
     out: &Measured,
-    options: &Options,
+    options: &ReadOptions,
     signals: &Signals,
 ) -> anyhow::Result<usize> {
     let mut all = Vec::new();

@@ -2,10 +2,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, SeriesRun};
-use nsys2perfetto::{Error, Options};
+use nsys2perfetto::Error;
 
 use crate::exporter::Exporter;
 use crate::grouping::Grouping;
@@ -96,10 +95,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         crate::paths::present(&run.input)?;
     }
     crate::paths::note_untested(runs.iter().map(|r| &r.input), args.quiet);
-    let mut options = Options::default();
-    options.on_unreadable = crate::on_unreadable();
-    options.nsys = args.exporter.nsys.clone();
-    options.cancel = Some(Arc::clone(&signals.cancel));
+    let options = (args.exporter.read_options(signals)).with_on_unreadable(crate::on_unreadable());
     let quiet = args.quiet;
     let mut progress = |run: &SeriesRun| {
         if !quiet {

@@ -233,11 +233,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         None => default_cache()?,
     };
     let cache = Cache::open(&cache_dir, args.cache_size)?;
-    let mut options = Options::default();
-    options.nsys = args.nsys;
     // Each job has its flag of its own (cancelled when no one waits for it,
     // or when the server stops); the headlines have the program's.
-    options.cancel = Some(Arc::clone(&signals.cancel));
+    let options = Options::default().with_read(crate::exporter::read_options(&args.nsys, signals));
     let jobs = args.jobs.max(1);
     let hub = Arc::new(Hub {
         dirs,

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::stats::StatsReport;
-use nsys2perfetto::Options;
 
 use crate::exporter::Exporter;
 use crate::grouping::Grouping;
@@ -61,11 +60,9 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         true => StatsReport::DEFAULT.to_vec(),
         false => once_each(args.report),
     };
-    let mut options = Options::default();
-    options.on_unreadable = crate::on_unreadable();
-    options.on_impossible_times = crate::on_impossible_times();
-    options.nsys = args.exporter.nsys;
-    options.cancel = Some(signals.cancel.clone());
+    let options = (args.exporter.read_options(signals))
+        .with_on_unreadable(crate::on_unreadable())
+        .with_on_impossible_times(crate::on_impossible_times());
     let names = args.grouping.range_names();
     tables.write_summaries(&args.inputs, &which, names, &options)?;
     Ok(ExitCode::SUCCESS)

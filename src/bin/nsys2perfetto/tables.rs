@@ -10,7 +10,7 @@ use nsys2perfetto::stats::{
     save_summaries, save_tables, write_summaries, write_tables, Fit, RangeNames, StatsReport,
     Table, TableFormat,
 };
-use nsys2perfetto::{output_format, Options, OutputFile};
+use nsys2perfetto::{output_format, OutputFile, ReadOptions};
 
 use crate::interrupted_reading;
 use crate::paths::Writing;
@@ -144,7 +144,7 @@ impl Tables {
         inputs: &[PathBuf],
         which: &[StatsReport],
         names: RangeNames,
-        options: &Options,
+        options: &ReadOptions,
     ) -> anyhow::Result<()> {
         let (format, fit) = (self.format, self.fit);
         if let Some(file) = &self.file {

@@ -150,7 +150,7 @@ impl Cache {
         let read = self
             .readable_from(entry, opened, options)
             .and_then(|readable| {
-                report_file(readable.path(), &ReportOptions::default(), options)
+                report_file(readable.path(), &ReportOptions::default(), &options.read)
                     .map_err(|e| readable.told(e))
             });
         let headline = match read {

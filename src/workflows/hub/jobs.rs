@@ -68,7 +68,7 @@ impl Job {
     /// `base` with this job's cancellation flag.
     pub fn options(&self, base: &Options) -> Options {
         let mut options = base.clone();
-        options.cancel = Some(Arc::clone(&self.cancel));
+        options.read.cancel = Some(Arc::clone(&self.cancel));
         options
     }
 

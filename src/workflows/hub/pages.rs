@@ -6,22 +6,19 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use serde::de::{MapAccess, Visitor};
-use serde::Deserialize;
-
 use super::catalog::{utc_minute, Entry};
 use super::headline::Headline;
 use super::readable::Readable;
-use crate::analysis::analyze::{write_findings, Rule, Thresholds};
+use crate::analysis::analyze::{rule_tables, Rule, Thresholds};
 use crate::analysis::gpu_time::{summary_table, ReportOptions};
 use crate::analysis::stats::{
-    compare, comparison_table, top_by_kind, Kind, StatsReport, Table as StatsTable, TableFormat,
+    compare, comparison_table, top_by_kind, Kind, StatsReport, Table as StatsTable,
 };
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
 use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
-use crate::render::table::Cell;
+use crate::render::table::{json_key, Cell};
 use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
 use crate::workflows::serve::percent_encode;
 use crate::Options;
@@ -38,15 +35,7 @@ pub fn url(what: &str, entry: &Entry) -> String {
     format!("/{what}/{}", parts.join("/"))
 }
 
-/// A byte count as people read it: 11.7 KiB, 20.7 MiB.
-pub fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n => format!("{n} B"),
-    }
-}
+pub use crate::render::format::human_bytes;
 
 /// What the home page shows: the reports with their headlines (`None`:
 /// not yet computed), where uploads go, and the directories that could not
@@ -244,7 +233,7 @@ pub fn write_stats(out: &mut dyn Write, run: &Readable, options: &Options) -> Re
         run.path(),
         &StatsReport::DEFAULT,
         RangeNames::Recorded,
-        options,
+        &options.read,
     )
     .map_err(|e| run.told(e))?;
     let mut blocks = vec![
@@ -262,103 +251,52 @@ pub fn write_stats(out: &mut dyn Write, run: &Readable, options: &Options) -> Re
         .map_err(|cause| crate::Error::Writer { cause })
 }
 
-/// A JSON object with its keys in the order written.
-struct Ordered(Vec<(String, serde_json::Value)>);
-
-impl<'de> Deserialize<'de> for Ordered {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Keys;
-        impl<'de> Visitor<'de> for Keys {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Ordered, A::Error> {
-                let mut pairs = Vec::new();
-                while let Some(pair) = map.next_entry()? {
-                    pairs.push(pair);
-                }
-                Ok(Ordered(pairs))
-            }
-        }
-        d.deserialize_map(Keys)
-    }
-}
-
-/// One rule's findings as `analyze --format json` writes them.
-#[derive(Deserialize)]
-struct RuleTable {
-    table: String,
-    title: String,
-    rows: Vec<Ordered>,
-    #[serde(default)]
-    skipped: Option<String>,
-    #[serde(default)]
-    incomplete: Vec<String>,
-}
-
 /// How many findings of each rule the findings page lists.
 const FINDINGS_SHOWN: usize = 50;
 
 /// Writes the findings page of `run`: what `analyze` finds, rule by rule,
-/// from the JSON `analyze --format json` writes.
+/// its columns named as `analyze --format json` names them.
 pub fn write_findings_page(out: &mut dyn Write, run: &Readable, options: &Options) -> Result<()> {
     let entry = run.entry();
-    let findings = analyze_file(run.path(), &Rule::ALL, &Thresholds::default(), options)
-        .map_err(|e| run.told(e))?;
-    let mut json = Vec::new();
-    let file = entry.relative().to_owned();
-    write_findings(
-        &mut json,
-        &findings,
-        &file,
-        TableFormat::Json,
-        Some(FINDINGS_SHOWN),
+    let findings = analyze_file(
+        run.path(),
+        &Rule::ALL,
+        &Thresholds::default(),
+        &options.read,
     )
-    .map_err(|cause| crate::Error::Writer { cause })?;
+    .map_err(|e| run.told(e))?;
+    let tables = rule_tables(&findings, Some(FINDINGS_SHOWN))
+        .map_err(|cause| crate::Error::Writer { cause })?;
     let mut blocks = vec![
         nav(Some(entry)),
         Block::Heading(1, Text::plain(format!("Findings of {}", entry.relative()))),
     ];
-    for line in json.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let Ok(rule) = serde_json::from_slice::<RuleTable>(line) else {
-            continue;
-        };
+    for table in tables {
+        let rule = table.rule;
         blocks.push(Block::Heading(
             2,
-            Text::plain(format!("{} ", rule.title)).code(rule.table),
+            Text::plain(format!("{} ", rule.title())).code(rule.name()),
         ));
-        for why in &rule.incomplete {
+        for why in &table.incomplete {
             blocks.push(Block::Paragraph(Text::plain(format!("INCOMPLETE: {why}."))));
         }
-        if let Some(why) = rule.skipped {
+        if let Some(why) = table.skipped {
             blocks.push(Block::Paragraph(Text::plain(format!("Skipped: {why}"))));
             continue;
         }
-        let Some(first) = rule.rows.first() else {
+        let Some(first) = table.rows.first() else {
             blocks.push(Block::Paragraph(Text::plain("Nothing found.")));
             continue;
         };
-        let columns = first
-            .0
-            .iter()
-            .map(|(name, value)| match value.is_number() {
-                true => Column::number(name),
-                false => Column::text(name),
+        let columns = (table.columns.iter().zip(first))
+            .map(|(name, cell)| match cell {
+                Cell::Int(_) => Column::number(&json_key(name)),
+                Cell::Real(v, _) if v.is_finite() => Column::number(&json_key(name)),
+                _ => Column::text(&json_key(name)),
             })
             .collect();
-        let rows = rule
-            .rows
-            .iter()
-            .map(|row| {
-                row.0
-                    .iter()
-                    .map(|(_, value)| Text::plain(json_cell(value)))
-                    .collect()
-            })
+        let rows = (table.rows.iter())
+            .map(|row| row.iter().map(|cell| Text::plain(cell.text())).collect())
             .collect();
         blocks.push(Block::Section(
             "wide",
@@ -368,18 +306,6 @@ pub fn write_findings_page(out: &mut dyn Write, run: &Readable, options: &Option
     let title = format!("findings: {}", entry.relative());
     write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
         .map_err(|cause| crate::Error::Writer { cause })
-}
-
-/// A value of the findings' JSON as a cell shows it.
-fn json_cell(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::Null => String::new(),
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(items) => {
-            items.iter().map(json_cell).collect::<Vec<_>>().join(" ")
-        }
-        v => v.to_string(),
-    }
 }
 
 /// Writes the page that hands `entry`'s trace to the Perfetto UI at `ui`:
@@ -461,10 +387,15 @@ pub fn write_compare(
     let (a, b) = (read_a.entry(), read_b.entry());
     let told = |e| read_b.told(read_a.told(e));
     let report_options = ReportOptions::default();
-    let run_a = report_file(read_a.path(), &report_options, options).map_err(told)?;
-    let run_b = report_file(read_b.path(), &report_options, options).map_err(told)?;
-    let (summary_a, summary_b) =
-        compare_files(read_a.path(), read_b.path(), RangeNames::Recorded, options).map_err(told)?;
+    let run_a = report_file(read_a.path(), &report_options, &options.read).map_err(told)?;
+    let run_b = report_file(read_b.path(), &report_options, &options.read).map_err(told)?;
+    let (summary_a, summary_b) = compare_files(
+        read_a.path(),
+        read_b.path(),
+        RangeNames::Recorded,
+        &options.read,
+    )
+    .map_err(told)?;
     let differences = top_by_kind(
         compare(&summary_a, &summary_b),
         &Kind::ALL,

@@ -142,8 +142,13 @@ impl Cache {
         let mut out = std::fs::File::create(&copy).map_err(temporary)?;
         std::io::copy(&mut source, &mut out).map_err(temporary)?;
         drop(out);
-        let made = export_to_sqlite(&copy, &options.nsys, work.path(), options.cancel.as_deref())
-            .map_err(|e| renamed(e, &copy, entry.relative()))?;
+        let made = export_to_sqlite(
+            &copy,
+            &options.read.nsys,
+            work.path(),
+            options.read.cancel.as_deref(),
+        )
+        .map_err(|e| renamed(e, &copy, entry.relative()))?;
         std::fs::rename(&made, target).map_err(temporary)
     }
 }

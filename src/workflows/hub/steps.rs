@@ -63,7 +63,7 @@ impl Cache {
                 });
                 started += 1;
             };
-            let mut made = report_files(&inputs, &report_options, options, &mut heard)
+            let mut made = report_files(&inputs, &report_options, &options.read, &mut heard)
                 .map_err(|e| told(&readables, e))?;
             // Named as the list names them, not by where the server found them.
             for (run, entry) in made.runs.iter_mut().zip(entries) {

@@ -5,7 +5,7 @@
 //! in [`run_blocks`].
 
 use super::super::model::{GpuUse, RunReport};
-use super::{gpu_headlines, gpu_title, percent, svg, SECTIONS};
+use super::{charts, gpu_headlines, gpu_title, percent, SECTIONS};
 use crate::render::format::{duration, seconds};
 use crate::render::page::{Block, Column, Table};
 
@@ -58,7 +58,7 @@ fn gpus(run: &RunReport, blocks: &mut Vec<Block>) {
     blocks.push(Block::Paragraph(
         "Busy: the union of kernels, memcpys, memsets and CUDA graph runs. Idle time between a GPU's first and last work is host-bound until the start of the CUDA call that launched the work ending it (nothing was queued), and waiting from then on (the work was launched and waited: behind a synchronization, a copy, other work, or the launch latency).".into(),
     ));
-    blocks.push(Block::Chart(svg::busy_over_time(run)));
+    blocks.push(Block::Chart(charts::busy_over_time(run)));
     for gpu in &run.gpus {
         blocks.push(Block::Heading(3, gpu_title(gpu).into()));
         let rows = gpu_headlines(run, gpu)
@@ -139,7 +139,7 @@ fn kinds(run: &RunReport, blocks: &mut Vec<Block>) {
         "Summed durations of GPU work ({} in all; concurrent work adds up), by kind of kernel name and by kind of memory operation.",
         duration(total)
     ).into()));
-    blocks.push(Block::Chart(svg::kinds_bar(run)));
+    blocks.push(Block::Chart(charts::kinds_bar(run)));
     let rows = run
         .kinds
         .iter()

@@ -9,21 +9,30 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::ser::Formatter;
+use serde_json::value::{to_raw_value, RawValue};
 
 use super::super::model::{GpuUse, IdleStretch, NamedTime, RunReport};
 use super::super::Page;
 use super::percent;
 
 pub(super) fn write(out: &mut dyn Write, page: &Page) -> io::Result<()> {
-    write!(out, "{{\"runs\": ")?;
-    let runs: Vec<Run> = page.runs.iter().map(Run::of).collect();
+    // The steps' own document, compact as `--measure-only` writes it.
+    let steps = page.steps.as_ref().map(|s| to_raw_value(&s.document()));
+    let document = Document {
+        runs: page.runs.iter().map(Run::of).collect(),
+        steps: steps.transpose().map_err(io::Error::from)?,
+    };
     let mut spaced = serde_json::Serializer::with_formatter(&mut *out, Spaced);
-    runs.serialize(&mut spaced).map_err(io::Error::from)?;
-    if let Some(steps) = &page.steps {
-        write!(out, ", \"steps\": ")?;
-        steps.write_json_object(out)?;
-    }
-    writeln!(out, "}}")
+    document.serialize(&mut spaced).map_err(io::Error::from)?;
+    writeln!(out)
+}
+
+/// The page: its runs, and the job's steps where it has them.
+#[derive(Serialize)]
+struct Document<'a> {
+    runs: Vec<Run<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<Box<RawValue>>,
 }
 
 /// JSON with a space after each `,` and `:`, and every `f64` (the shares,

@@ -5,8 +5,8 @@
 //! subsection, made by a function of its own, in the order of [`SECTIONS`].
 
 mod blocks;
+mod charts;
 mod json;
-mod svg;
 
 use std::io::{self, Write};
 use std::path::Path;

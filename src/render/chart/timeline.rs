@@ -1,13 +1,54 @@
-//! The page's charts, as inline SVG (frame, palette, ticks and legends from
-//! [`crate::render::chart`]): each GPU's busy and waiting time over the
-//! run, and the kinds of work as one stacked bar.
+//! The charts of a run's page, as inline SVG (frame, palette, ticks and
+//! legends from [`crate::render::chart`]): each GPU's busy and waiting time
+//! over the run ([`BusyTimeline`]), and shares of a whole as one stacked
+//! bar ([`Shares`]).
 
 use std::fmt::Write;
 
-use super::super::model::RunReport;
-use super::percent;
 use crate::render::chart::{self, Swatch, BLUE, GROUND, MUTED, ORANGE, PALETTE};
 use crate::render::escape::html as escape;
+
+/// Per GPU, a lane of buckets of time on the export's clock: how much of
+/// each was busy and how much waiting.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BusyTimeline {
+    /// The length of a bucket (ns).
+    pub(crate) bucket_ns: i64,
+    /// Where the first bucket starts, on the export's clock (ns).
+    pub(crate) origin_ns: i64,
+    /// How many buckets are drawn (one at least).
+    pub(crate) buckets: usize,
+    pub(crate) lanes: Vec<Lane>,
+}
+
+/// A GPU's lane of a [`BusyTimeline`]: per bucket, its busy and waiting
+/// time (ns).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Lane {
+    pub(crate) label: String,
+    pub(crate) busy_ns: Vec<i64>,
+    pub(crate) waiting_ns: Vec<i64>,
+}
+
+/// Parts of a whole, as one stacked bar with a legend.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Shares {
+    pub(crate) title: String,
+    /// Each part's name and its share of the whole (%).
+    pub(crate) parts: Vec<(String, f64)>,
+}
+
+impl BusyTimeline {
+    pub(crate) fn svg(&self) -> String {
+        busy_over_time(self)
+    }
+}
+
+impl Shares {
+    pub(crate) fn svg(&self) -> String {
+        shares_bar(self)
+    }
+}
 
 const LEFT: f64 = 110.0;
 const PLOT: f64 = 840.0;
@@ -19,14 +60,10 @@ const FONT_SIZE: u8 = 12;
 /// (blue) and waiting (orange); the rest (grey) was host-bound or outside
 /// the GPU's work. The time axis is the export's clock, in seconds, as the
 /// capture line and the idle stretches give times, with round ticks.
-pub(super) fn busy_over_time(run: &RunReport) -> String {
-    let (bucket, origin) = run.timeline;
-    // The buckets up to the last work's end (the rest are empty).
-    let last = run.gpus.iter().map(|g| g.last_end).max().unwrap_or(origin);
-    let held = run.gpus.first().map_or(0, |g| g.busy_over_time.len());
-    let buckets = ((last - origin).div_euclid(bucket.max(1)) as usize + 1).clamp(1, held.max(1));
+fn busy_over_time(timeline: &BusyTimeline) -> String {
+    let (bucket, origin, buckets) = (timeline.bucket_ns, timeline.origin_ns, timeline.buckets);
     let bar = PLOT / buckets as f64;
-    let height = 30.0 + run.gpus.len() as f64 * (LANE + GAP) + 40.0;
+    let height = 30.0 + timeline.lanes.len() as f64 * (LANE + GAP) + 40.0;
     let width = LEFT + PLOT + 20.0;
     let mut s = chart::open(
         None,
@@ -46,20 +83,20 @@ pub(super) fn busy_over_time(run: &RunReport) -> String {
             ("host-bound or no work", GROUND, Swatch::Outlined),
         ],
     );
-    for (i, gpu) in run.gpus.iter().enumerate() {
+    for (i, lane) in timeline.lanes.iter().enumerate() {
         let top = 30.0 + i as f64 * (LANE + GAP);
         let _ = write!(
             s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">GPU {}</text>",
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
             LEFT - 8.0,
             top + LANE / 2.0 + 4.0,
-            gpu.device
+            escape(&lane.label)
         );
         let _ = write!(
             s,
             "<rect x=\"{LEFT}\" y=\"{top}\" width=\"{PLOT}\" height=\"{LANE}\" fill=\"{GROUND}\"/>"
         );
-        let over_time = gpu.busy_over_time.iter().zip(&gpu.waiting_over_time);
+        let over_time = lane.busy_ns.iter().zip(&lane.waiting_ns);
         for (b, (&busy, &waiting)) in over_time.take(buckets).enumerate() {
             let x = LEFT + b as f64 * bar;
             let busy_h = LANE * (busy as f64 / bucket as f64).min(1.0);
@@ -82,7 +119,7 @@ pub(super) fn busy_over_time(run: &RunReport) -> String {
         s.push('\n');
     }
     // The time axis: round times on the export's clock within the buckets.
-    let axis = 30.0 + run.gpus.len() as f64 * (LANE + GAP) + 4.0;
+    let axis = 30.0 + timeline.lanes.len() as f64 * (LANE + GAP) + 4.0;
     let total = bucket as f64 * buckets as f64;
     let (step, _) = chart::ticks(total, 8);
     let x_of = |ns: f64| LEFT + PLOT * (ns - origin as f64) / total;
@@ -100,36 +137,36 @@ pub(super) fn busy_over_time(run: &RunReport) -> String {
     }
     let _ = writeln!(
         s,
-        "\n<text x=\"{LEFT}\" y=\"{}\" fill=\"{MUTED}\">time on the export's clock, as the capture and the idle stretches give it</text>",
-        axis + 34.0
+        "\n<text x=\"{LEFT}\" y=\"{}\" fill=\"{MUTED}\">{}</text>",
+        axis + 34.0,
+        // Its apostrophe as it always was (unescaped): no markup.
+        "time on the export's clock, as the capture and the idle stretches give it"
     );
     chart::close(&mut s);
     s
 }
 
-/// The kinds of work as one bar, each its share of the summed GPU time.
-pub(super) fn kinds_bar(run: &RunReport) -> String {
-    let total: i128 = run.kinds.iter().map(|k| k.time).sum();
-    let rows = run.kinds.len().div_ceil(3);
+/// The parts as one bar, each as long as its share.
+fn shares_bar(shares: &Shares) -> String {
+    let rows = shares.parts.len().div_ceil(3);
     let height = 50.0 + rows as f64 * 20.0 + 10.0;
     let width = PLOT + 40.0;
-    let mut s = chart::open(None, width, height, FONT_SIZE, "GPU time by kind of work");
+    let mut s = chart::open(None, width, height, FONT_SIZE, &shares.title);
     let mut x = 10.0;
-    for (i, k) in run.kinds.iter().enumerate() {
-        let w = PLOT * percent(k.time, total) / 100.0;
+    for (i, (name, share)) in shares.parts.iter().enumerate() {
+        let w = PLOT * share / 100.0;
         let color = PALETTE[i % PALETTE.len()];
         let _ = write!(
             s,
-            "<rect x=\"{x:.2}\" y=\"10\" width=\"{w:.2}\" height=\"28\" fill=\"{color}\"><title>{}: {:.1}%</title></rect>",
-            escape(&k.kind),
-            percent(k.time, total)
+            "<rect x=\"{x:.2}\" y=\"10\" width=\"{w:.2}\" height=\"28\" fill=\"{color}\"><title>{}: {share:.1}%</title></rect>",
+            escape(name),
         );
         x += w;
     }
     s.push('\n');
-    for (i, k) in run.kinds.iter().enumerate() {
+    for (i, (name, share)) in shares.parts.iter().enumerate() {
         let (col, row) = (i % 3, i / 3);
-        let label = format!("{} {:.1}%", k.kind, percent(k.time, total));
+        let label = format!("{name} {share:.1}%");
         let color = PALETTE[i % PALETTE.len()];
         chart::legend(
             &mut s,

@@ -1,13 +1,45 @@
-//! What every chart of the commands shares, declared once: the `<svg>`
-//! frame (size, font, title for screen readers, white ground), the palette,
-//! round ticks and their labels, and legends of coloured swatches. The
-//! charts themselves (the report's, the steps', the series') place their
-//! marks; how they look around the marks comes from here.
+//! Charts as data, drawn here: the analyses describe a chart ([`Chart`]:
+//! its series, their values and labels) and this module draws it as SVG,
+//! escaping its text. Each kind of chart has a file: lines over a
+//! parameter ([`lines`]), a job's steps as grouped bars ([`step_bars`]),
+//! GPU time over a run and shares of a whole ([`timeline`]). What every
+//! chart shares is declared once, below: the `<svg>` frame (size, font,
+//! title for screen readers, white ground), the palette, round ticks and
+//! their labels, and legends of coloured swatches.
 
 use std::fmt::Write;
 
 use super::format::TimeUnit;
 use crate::render::escape::html as escape;
+
+pub(crate) mod lines;
+pub(crate) mod step_bars;
+pub(crate) mod timeline;
+
+/// A chart, described by an analysis, for a page or a file.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Chart {
+    /// Lines of values against a parameter.
+    Lines(lines::LineChart),
+    /// Bars in groups, a group per step.
+    StepBars(step_bars::StepBars),
+    /// Busy and waiting time per GPU over a run.
+    Busy(timeline::BusyTimeline),
+    /// Shares of a whole, as one stacked bar.
+    Shares(timeline::Shares),
+}
+
+impl Chart {
+    /// The chart as a self-contained SVG document.
+    pub(crate) fn svg(&self) -> String {
+        match self {
+            Chart::Lines(c) => c.svg(),
+            Chart::StepBars(c) => c.svg(),
+            Chart::Busy(c) => c.svg(),
+            Chart::Shares(c) => c.svg(),
+        }
+    }
+}
 
 /// Distinct for the common forms of colour blindness, and on white (Tableau 10).
 pub(crate) const PALETTE: [&str; 10] = [

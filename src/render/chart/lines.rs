@@ -1,18 +1,57 @@
-//! The plot of a series: total time of each pattern against the parameter,
-//! one line per pattern, as a self-contained SVG.
+//! Lines of times against a parameter (a series' plot): one line per
+//! measure, a dot per value of the parameter, as a self-contained SVG.
 //!
 //! The x axis is numeric where every value is a number (logarithmic where
 //! they span a factor of 16 or more, as doubling batch sizes do), with a tick
 //! at each value; otherwise the values are evenly spaced, in the order given.
-//! The y axis starts at zero, in the time unit that suits the largest total.
+//! The y axis starts at zero, in the time unit that suits the largest time.
 //! The frame, palette and round ticks are [`crate::render::chart`]'s.
 
 use crate::render::chart::{self, decimals, round_step, PALETTE};
 use crate::render::escape::html as escape;
-use crate::render::format::{duration_3, TimeUnit};
+use crate::render::format::TimeUnit;
 use std::fmt::Write;
 
-use super::{Series, SeriesCell};
+/// A chart of lines: times (ns) against the values of a parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LineChart {
+    /// What it shows, on top (and for screen readers).
+    pub(crate) title: String,
+    /// A line under the title, muted.
+    pub(crate) subtitle: String,
+    /// A warning at the foot, in red, where the numbers are not whole.
+    pub(crate) warning: Option<String>,
+    /// The parameter: the x axis's name.
+    pub(crate) x_name: String,
+    /// Its values, in the order given: a dot of each line at each.
+    pub(crate) x_values: Vec<String>,
+    /// What the y axis measures (its unit or scale is added).
+    pub(crate) y_name: String,
+    /// The legend's heading.
+    pub(crate) legend_title: String,
+    pub(crate) lines: Vec<Line>,
+}
+
+/// A line of a [`LineChart`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Line {
+    /// Its name: the legend shortens it, its tooltip holds it whole.
+    pub(crate) name: String,
+    /// What it measures, after its name in the legend.
+    pub(crate) note: String,
+    /// Whether it is drawn: a line with nothing to show would only hide the
+    /// axis, and has only its legend entry (greyed).
+    pub(crate) drawn: bool,
+    /// A point per value of the parameter, in their order.
+    pub(crate) points: Vec<Point>,
+}
+
+/// A point of a [`Line`]: its time, and its dot's tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Point {
+    pub(crate) ns: i64,
+    pub(crate) tooltip: String,
+}
 
 const PLOT_WIDTH: f64 = 560.0;
 const PLOT_HEIGHT: f64 = 320.0;
@@ -28,46 +67,44 @@ const LEGEND_CHARS: usize = 44;
 /// Past ten lines, colours repeat with these dashes.
 const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 
-pub(super) fn plot(series: &Series) -> String {
+impl LineChart {
+    pub(crate) fn svg(&self) -> String {
+        plot(self)
+    }
+}
+
+fn plot(series: &LineChart) -> String {
     let x = XAxis::new(series);
     let y = YAxis::new(series);
 
-    let legend_chars = (0..series.patterns.len())
-        .map(|p| {
-            let (text, note) = legend_label(series, p);
-            text.chars().count() + note.len() + 3
-        })
+    let legend_chars = (series.lines.iter())
+        .map(|line| shorten(&line.name).chars().count() + line.note.len() + 3)
         .max()
         .unwrap_or(10);
     let legend_width = 36.0 + legend_chars as f64 * chart::char_width(FONT_SIZE);
     let width = (LEFT + PLOT_WIDTH + LEGEND_GAP + legend_width + 16.0).round();
-    let legend_height = 30.0 + series.patterns.len() as f64 * LEGEND_LINE;
+    let legend_height = 30.0 + series.lines.len() as f64 * LEGEND_LINE;
     let height = (TOP + PLOT_HEIGHT.max(legend_height) + BOTTOM).round();
 
-    let title = format!("Total time of matching events by {}", series.parameter);
-    let mut s = chart::open(None, width, height, FONT_SIZE, &title);
+    let title = &series.title;
+    let mut s = chart::open(None, width, height, FONT_SIZE, title);
     let _ = writeln!(
         s,
         r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">{}</text>"#,
-        escape(&title)
+        escape(title)
     );
     let _ = writeln!(
         s,
-        r##"<text x="{LEFT}" y="42" fill="#555">{} run{}; GPU time for kernels and NVTX GPU projections, CPU time for calls and NVTX ranges</text>"##,
-        series.runs.len(),
-        if series.runs.len() == 1 { "" } else { "s" }
+        r##"<text x="{LEFT}" y="42" fill="#555">{}</text>"##,
+        escape(&series.subtitle)
     );
 
-    if let Some(first) = series.incomplete.first() {
-        let more = match series.incomplete.len() {
-            1 => String::new(),
-            n => format!(" (and {} more: see the CSV)", n - 1),
-        };
+    if let Some(warning) = &series.warning {
         let _ = writeln!(
             s,
-            r##"<text x="{LEFT}" y="{:.1}" fill="#c0392b">INCOMPLETE: {}{more}</text>"##,
+            r##"<text x="{LEFT}" y="{:.1}" fill="#c0392b">{}</text>"##,
             height - 8.0,
-            escape(first)
+            escape(warning)
         );
     }
 
@@ -96,13 +133,13 @@ pub(super) fn plot(series: &Series) -> String {
         s,
         r#"<text transform="translate(22 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
         TOP + PLOT_HEIGHT / 2.0,
-        y.title
+        escape(&y.title)
     );
 
     // x axis.
     let _ = writeln!(s, r##"<g text-anchor="middle" fill="#333">"##);
     let mut last_label_end = f64::NEG_INFINITY;
-    for (i, run) in series.runs.iter().enumerate() {
+    for (i, value) in series.x_values.iter().enumerate() {
         let px = x.pixel(i);
         let _ = writeln!(
             s,
@@ -111,13 +148,13 @@ pub(super) fn plot(series: &Series) -> String {
             TOP + PLOT_HEIGHT + 5.0
         );
         // Labels that would overlap the previous one are left out.
-        let half = run.value.chars().count() as f64 * chart::char_width(FONT_SIZE) / 2.0;
+        let half = value.chars().count() as f64 * chart::char_width(FONT_SIZE) / 2.0;
         if px - half >= last_label_end + 6.0 {
             let _ = writeln!(
                 s,
                 r#"<text x="{px:.1}" y="{:.1}">{}</text>"#,
                 TOP + PLOT_HEIGHT + 19.0,
-                escape(&run.value)
+                escape(value)
             );
             last_label_end = px + half;
         }
@@ -132,7 +169,7 @@ pub(super) fn plot(series: &Series) -> String {
         r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}{scale}</text>"#,
         LEFT + PLOT_WIDTH / 2.0,
         TOP + PLOT_HEIGHT + 44.0,
-        escape(&series.parameter)
+        escape(&series.x_name)
     );
     let _ = writeln!(
         s,
@@ -141,11 +178,10 @@ pub(super) fn plot(series: &Series) -> String {
         LEFT + PLOT_WIDTH
     );
 
-    // One line per pattern, with a dot per run carrying its numbers.
+    // One line per measure, with a dot per value carrying its numbers.
     let order = x.order();
-    for (p, (pattern, cells)) in series.patterns.iter().zip(&series.cells).enumerate() {
-        // A pattern that matched nothing anywhere would only hide the axis.
-        if no_events(cells) {
+    for (p, line) in series.lines.iter().enumerate() {
+        if !line.drawn {
             continue;
         }
         let (color, dash) = style(p);
@@ -155,14 +191,14 @@ pub(super) fn plot(series: &Series) -> String {
                 format!(
                     "{:.1},{:.1}",
                     x.pixel(i),
-                    y.pixel(cells[i].total_ns.max(0) as f64)
+                    y.pixel(line.points[i].ns.max(0) as f64)
                 )
             })
             .collect();
         let _ = writeln!(
             s,
             r#"<g><title>{}</title><polyline points="{}" fill="none" stroke="{color}" stroke-width="2"{dash} stroke-linejoin="round"/>"#,
-            escape(pattern.text()),
+            escape(&line.name),
             points.join(" ")
         );
         for &i in &order {
@@ -170,8 +206,8 @@ pub(super) fn plot(series: &Series) -> String {
                 s,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"><title>{}</title></circle>"#,
                 x.pixel(i),
-                y.pixel(cells[i].total_ns.max(0) as f64),
-                escape(&tooltip(series, pattern.text(), i, &cells[i]))
+                y.pixel(line.points[i].ns.max(0) as f64),
+                escape(&line.points[i].tooltip)
             );
         }
         let _ = writeln!(s, "</g>");
@@ -181,18 +217,19 @@ pub(super) fn plot(series: &Series) -> String {
     let legend_x = LEFT + PLOT_WIDTH + LEGEND_GAP;
     let _ = writeln!(
         s,
-        r#"<text x="{legend_x}" y="{:.1}" font-weight="bold">event pattern</text>"#,
-        TOP + 4.0
+        r#"<text x="{legend_x}" y="{:.1}" font-weight="bold">{}</text>"#,
+        TOP + 4.0,
+        escape(&series.legend_title)
     );
     let last = order.last().copied().unwrap_or(0);
-    let mut by_end: Vec<usize> = (0..series.patterns.len()).collect();
-    by_end.sort_by_key(|&p| std::cmp::Reverse(series.cells[p][last].total_ns));
+    let mut by_end: Vec<usize> = (0..series.lines.len()).collect();
+    by_end.sort_by_key(|&p| std::cmp::Reverse(series.lines[p].points[last].ns));
     for (row, &p) in by_end.iter().enumerate() {
-        let pattern = &series.patterns[p];
+        let line = &series.lines[p];
         let (color, dash) = style(p);
         let ly = TOP + 24.0 + row as f64 * LEGEND_LINE;
-        let (text, note) = legend_label(series, p);
-        if no_events(&series.cells[p]) {
+        let (text, note) = (shorten(&line.name), escape(&line.note));
+        if !line.drawn {
             // No line to show a sample of.
             let _ = writeln!(
                 s,
@@ -206,7 +243,7 @@ pub(super) fn plot(series: &Series) -> String {
         let _ = writeln!(
             s,
             r##"<g><title>{}</title><line x1="{legend_x}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"{dash}/><circle cx="{:.1}" cy="{ly:.1}" r="3.5" fill="{color}"/><text x="{:.1}" y="{:.1}">{} <tspan fill="#777">({note})</tspan></text></g>"##,
-            escape(pattern.text()),
+            escape(&line.name),
             legend_x + 24.0,
             legend_x + 12.0,
             legend_x + 32.0,
@@ -218,21 +255,6 @@ pub(super) fn plot(series: &Series) -> String {
     s
 }
 
-/// A pattern's legend entry: its text, shortened, and what its line measures.
-fn legend_label(series: &Series, p: usize) -> (String, &'static str) {
-    let pattern = &series.patterns[p];
-    let note = match pattern.kind().is_gpu_time() {
-        _ if no_events(&series.cells[p]) => "no events in any run",
-        true => "GPU time",
-        false => "CPU time",
-    };
-    (shorten(pattern.text()), note)
-}
-
-fn no_events(cells: &[SeriesCell]) -> bool {
-    cells.iter().all(|c| c.count == 0)
-}
-
 fn style(pattern: usize) -> (&'static str, String) {
     let color = PALETTE[pattern % PALETTE.len()];
     let dash = DASHES[(pattern / PALETTE.len()) % DASHES.len()];
@@ -241,16 +263,6 @@ fn style(pattern: usize) -> (&'static str, String) {
         d => format!(r#" stroke-dasharray="{d}""#),
     };
     (color, dash)
-}
-
-fn tooltip(series: &Series, pattern: &str, run: usize, cell: &SeriesCell) -> String {
-    format!(
-        "{pattern}, {}={}: {} in {} events",
-        series.parameter,
-        series.runs[run].value,
-        duration_3(cell.total_ns),
-        cell.count
-    )
 }
 
 fn shorten(text: &str) -> String {
@@ -264,8 +276,8 @@ fn shorten(text: &str) -> String {
 }
 
 /// The time axis: linear from zero to a round number at or above the
-/// largest total; logarithmic, by decades, where some line would otherwise
-/// lie flat along the bottom (its largest total under 1/50 of the largest).
+/// largest time; logarithmic, by decades, where some line would otherwise
+/// lie flat along the bottom (its largest time under 1/50 of the largest).
 struct YAxis {
     title: String,
     scale: YScale,
@@ -287,30 +299,30 @@ const ZERO_BAND: f64 = 20.0;
 const FLAT_RATIO: i64 = 50;
 
 impl YAxis {
-    fn new(series: &Series) -> Self {
-        let drawn: Vec<&Vec<SeriesCell>> = series.cells.iter().filter(|c| !no_events(c)).collect();
-        let line_max =
-            |cells: &&Vec<SeriesCell>| cells.iter().map(|c| c.total_ns).max().unwrap_or(0);
+    fn new(series: &LineChart) -> Self {
+        let drawn: Vec<&Line> = series.lines.iter().filter(|l| l.drawn).collect();
+        let line_max = |line: &&Line| line.points.iter().map(|p| p.ns).max().unwrap_or(0);
         let max_ns = drawn.iter().map(line_max).max().unwrap_or(0).max(1);
         let smallest_line = drawn.iter().map(line_max).filter(|&m| m > 0).min();
+        let name = &series.y_name;
         match smallest_line {
             Some(small) if small.saturating_mul(FLAT_RATIO) < max_ns => {
                 let min_positive = drawn
                     .iter()
-                    .flat_map(|cells| cells.iter().map(|c| c.total_ns))
+                    .flat_map(|line| line.points.iter().map(|p| p.ns))
                     .filter(|&t| t > 0)
                     .min()
                     .unwrap_or(1);
                 let any_zero = drawn
                     .iter()
-                    .any(|cells| cells.iter().any(|c| c.total_ns <= 0));
-                Self::log(min_positive, max_ns, any_zero)
+                    .any(|line| line.points.iter().any(|p| p.ns <= 0));
+                Self::log(name, min_positive, max_ns, any_zero)
             }
-            _ => Self::linear(max_ns),
+            _ => Self::linear(name, max_ns),
         }
     }
 
-    fn linear(max_ns: i64) -> Self {
+    fn linear(name: &str, max_ns: i64) -> Self {
         let max_ns = max_ns.max(1) as f64;
         let unit = TimeUnit::of(max_ns);
         let scale = unit.ns();
@@ -327,7 +339,7 @@ impl YAxis {
             })
             .collect();
         YAxis {
-            title: format!("total time ({})", unit.name()),
+            title: format!("{name} ({})", unit.name()),
             scale: YScale::Linear {
                 top_ns: top * scale,
             },
@@ -335,7 +347,7 @@ impl YAxis {
         }
     }
 
-    fn log(min_ns: i64, max_ns: i64, zero: bool) -> Self {
+    fn log(name: &str, min_ns: i64, max_ns: i64, zero: bool) -> Self {
         let low = (min_ns.max(1) as f64).log10().floor();
         let mut high = (max_ns.max(1) as f64 * 1.04).log10().ceil();
         if high <= low {
@@ -355,7 +367,7 @@ impl YAxis {
             ticks.insert(0, (0.0, "0".to_owned()));
         }
         YAxis {
-            title: "total time (log scale)".to_owned(),
+            title: format!("{name} (log scale)"),
             scale: YScale::Log { low, high },
             ticks,
         }
@@ -390,11 +402,11 @@ struct XAxis {
 }
 
 impl XAxis {
-    fn new(series: &Series) -> Self {
+    fn new(series: &LineChart) -> Self {
         let numbers: Option<Vec<f64>> = series
-            .runs
+            .x_values
             .iter()
-            .map(|r| r.value.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
+            .map(|v| v.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
             .collect();
         let (kind, at) = match numbers {
             Some(v) if v.len() >= 2 => {
@@ -409,7 +421,7 @@ impl XAxis {
             }
             _ => (
                 XKind::Categories,
-                (0..series.runs.len()).map(|i| i as f64).collect(),
+                (0..series.x_values.len()).map(|i| i as f64).collect(),
             ),
         };
         let (lo, hi) = min_max(&at);
@@ -452,17 +464,17 @@ mod tests {
 
     #[test]
     fn the_y_axis_covers_the_largest_total_in_its_unit() {
-        let y = YAxis::linear(143_200_000);
+        let y = YAxis::linear("total time", 143_200_000);
         assert_eq!(y.title, "total time (ms)");
         assert!(y.pixel(143_200_000.0) > TOP);
         let labels: Vec<&str> = y.ticks.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["0", "50", "100", "150"]);
-        assert_eq!(YAxis::linear(0).title, "total time (ns)");
+        assert_eq!(YAxis::linear("total time", 0).title, "total time (ns)");
     }
 
     #[test]
     fn a_log_axis_runs_by_decades_with_zero_below() {
-        let y = YAxis::log(7_000, 4_900_000_000, true);
+        let y = YAxis::log("t", 7_000, 4_900_000_000, true);
         let labels: Vec<&str> = y.ticks.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(
             labels,
@@ -474,7 +486,33 @@ mod tests {
     }
 
     #[test]
-    fn text_is_escaped() {
-        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    fn the_chart_escapes_the_text_it_is_given() {
+        let hostile = "a<b & \"c\"";
+        let point = |ns| Point {
+            ns,
+            tooltip: hostile.to_owned(),
+        };
+        let line = Line {
+            name: hostile.to_owned(),
+            note: hostile.to_owned(),
+            drawn: true,
+            points: vec![point(5), point(50)],
+        };
+        let chart = LineChart {
+            title: hostile.to_owned(),
+            subtitle: hostile.to_owned(),
+            warning: Some(hostile.to_owned()),
+            x_name: hostile.to_owned(),
+            x_values: vec![hostile.to_owned(), "2".to_owned()],
+            y_name: hostile.to_owned(),
+            legend_title: hostile.to_owned(),
+            lines: vec![line],
+        };
+        let svg = chart.svg();
+        assert!(!svg.contains(hostile), "{svg}");
+        // Every text and tooltip escaped, none twice.
+        let escaped = svg.matches("a&lt;b &amp; &quot;c&quot;").count();
+        assert_eq!(escaped, 15, "{svg}");
+        assert!(!svg.contains("&amp;lt;"), "{svg}");
     }
 }
