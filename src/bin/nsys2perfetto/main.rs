@@ -19,10 +19,8 @@ mod conversion;
 mod convert;
 mod exporter;
 mod grouping;
-mod http;
 mod merge;
 mod open;
-mod open_server;
 mod paths;
 mod profile;
 mod report;
@@ -30,7 +28,6 @@ mod series;
 mod serve;
 mod signals;
 mod stats;
-mod tab_memory;
 mod tables;
 
 #[derive(Parser)]

@@ -23,7 +23,7 @@ use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
 use crate::render::table::Cell;
 use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
-use crate::workflows::serve::percent_encode;
+use crate::server::url;
 use crate::Options;
 
 /// The script every page of the hub loads (served at [`SCRIPT_PATH`]).
@@ -34,7 +34,7 @@ pub const SCRIPT_PATH: &str = "/assets/hub.js";
 /// The URL of `what` (`report`, `trace`, ...) of `entry`: its id's parts
 /// percent-encoded.
 pub fn url(what: &str, entry: &Entry) -> String {
-    let parts: Vec<String> = entry.id.split('/').map(percent_encode).collect();
+    let parts: Vec<String> = entry.id.split('/').map(url::encode).collect();
     format!("/{what}/{}", parts.join("/"))
 }
 
