@@ -83,8 +83,8 @@ pub use workflows::output::{
     check_named_as, is_standard_output, output_format, NamedFormat, OutputFile, OutputSet,
     STANDARD_OUTPUT,
 };
-pub use workflows::tested::untested_version;
 pub use workflows::serve;
+pub use workflows::tested::untested_version;
 
 pub mod hub {
     //! What the web page of `serve` needs that is no HTTP: the reports under

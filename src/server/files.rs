@@ -86,7 +86,10 @@ pub(crate) async fn file_response(
         async move {
             use tokio::io::AsyncReadExt as _;
             if stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
-                return Some((Err(std::io::Error::other("interrupted")), (file, held, sent)));
+                return Some((
+                    Err(std::io::Error::other("interrupted")),
+                    (file, held, sent),
+                ));
             }
             let mut buffer = vec![0u8; PIECE];
             match file.read(&mut buffer).await {

@@ -88,7 +88,11 @@ struct Client(String);
 
 /// Every request passes here; every answer (a refusal in its shape, with
 /// the headers every answer carries) leaves by it.
-pub(crate) async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let asker = Asker::of(&request);
     let answer = checked(&guard, request, next).await;
     secured(asker.shape(answer).await)
@@ -313,11 +317,7 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut jobs = self
-            .guard
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut jobs = self.guard.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(under_way) = jobs.get_mut(&self.client) {
             *under_way -= 1;
             if *under_way == 0 {

@@ -99,7 +99,8 @@ impl TraceServer {
         };
         self.listener.set_nonblocking(true).map_err(cannot_listen)?;
         let served = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::from_std(self.listener).map_err(cannot_listen)?;
+            let listener =
+                tokio::net::TcpListener::from_std(self.listener).map_err(cannot_listen)?;
             // Fetched: the response's last bytes go out, idle connections
             // close. Cancelled: what is under way stops.
             let (fetched, cancel) = (Arc::clone(&fetched), Arc::clone(cancel));

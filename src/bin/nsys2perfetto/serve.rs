@@ -208,7 +208,12 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
     // Each job has its flag of its own (cancelled when no one waits for it,
     // or when the server stops); the headlines have the program's.
     options.cancel = Some(Arc::clone(&signals.cancel));
-    let mut settings = HubSettings::new(dirs, cache_dir, SocketAddr::new(args.bind, args.port), token);
+    let mut settings = HubSettings::new(
+        dirs,
+        cache_dir,
+        SocketAddr::new(args.bind, args.port),
+        token,
+    );
     settings.upload_dir = upload_dir;
     settings.cache_size = args.cache_size;
     settings.options = options;
@@ -225,7 +230,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
         token: settings.token.clone(),
         quiet: args.quiet,
     };
-    serve_hub(settings, &signals.cancel, |address| announce(&shown, address))?;
+    serve_hub(settings, &signals.cancel, |address| {
+        announce(&shown, address)
+    })?;
     Err(crate::Interrupted("serve stopped".into()).into())
 }
 
@@ -291,4 +298,3 @@ fn default_cache() -> anyhow::Result<PathBuf> {
         })?;
     Ok(base.join("nsys2perfetto").join("hub"))
 }
-

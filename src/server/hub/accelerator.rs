@@ -25,11 +25,7 @@ use crate::workflows::serve::{estimated_tab_memory, TraceKind, DEFAULT_PORT};
 /// The trace of `id` (Perfetto's format), converted once; where not
 /// `convert`, only one made already (a GET starts no work): 409 where none
 /// is.
-async fn converted(
-    hub: &Arc<Hub>,
-    id: String,
-    convert: bool,
-) -> Result<(Pinned, String), Refusal> {
+async fn converted(hub: &Arc<Hub>, id: String, convert: bool) -> Result<(Pinned, String), Refusal> {
     let entry = entry_of(hub, id).await?;
     let worker = Arc::clone(hub);
     let done = tokio::task::spawn_blocking(move || {
@@ -52,10 +48,9 @@ async fn converted(
     .await;
     match done {
         Ok(Ok(made)) => Ok(made),
-        Ok(Err(e @ crate::Error::Serve { .. })) if !convert => Err(Refusal::new(
-            StatusCode::CONFLICT,
-            format!("error: {e}"),
-        )),
+        Ok(Err(e @ crate::Error::Serve { .. })) if !convert => {
+            Err(Refusal::new(StatusCode::CONFLICT, format!("error: {e}")))
+        }
         Ok(Err(e)) => Err(Refusal::failed(e)),
         Err(_) => Err(Refusal::work_failed()),
     }
@@ -78,9 +73,8 @@ pub(super) async fn fit(
 ) -> Result<Response, Refusal> {
     let hub = &app.hub;
     let (trace, name) = converted(hub, id, false).await?;
-    let needs = estimated_tab_memory(trace.path(), TraceKind::GzipTrace).map_err(|e| {
-        Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, format!("error: {e}"))
-    })?;
+    let needs = estimated_tab_memory(trace.path(), TraceKind::GzipTrace)
+        .map_err(|e| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, format!("error: {e}")))?;
     let limit = hub.accelerators.tab_limit;
     let fits = needs <= limit;
     let message = (!fits).then(|| {

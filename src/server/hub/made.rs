@@ -123,12 +123,7 @@ async fn asked(hub: &Arc<Hub>, kind: &str, uri: &Uri) -> Result<(Making, Vec<Ent
             }
             Some(text) => match StepPattern::new(&text) {
                 Ok(pattern) => Making::Steps(pattern),
-                Err(e) => {
-                    return Err(Refusal::new(
-                        StatusCode::BAD_REQUEST,
-                        format!("error: {e}"),
-                    ))
-                }
+                Err(e) => return Err(Refusal::new(StatusCode::BAD_REQUEST, format!("error: {e}"))),
             },
         },
         _ => return Err(Refusal::new(StatusCode::NOT_FOUND, "no such page")),

@@ -212,7 +212,10 @@ fn router(app: Shared) -> Router {
         .route("/compare", get(read::compare_page))
         // What starts work is a POST (a job's, bounded per client); a GET
         // gives what is made already, or a page with a button that asks.
-        .route("/trace/{*id}", job(&app, trace::trace).get(trace::trace_if_made))
+        .route(
+            "/trace/{*id}",
+            job(&app, trace::trace).get(trace::trace_if_made),
+        )
         .route(
             "/api/convert/{*id}",
             job(&app, jobs::follow).get(needs_post),
@@ -221,7 +224,10 @@ fn router(app: Shared) -> Router {
         .route("/api/fit/{*id}", get(accelerator::fit))
         .route("/api/tp/{*id}", job(&app, accelerator::start))
         .route("/api/make/{kind}", job(&app, made::follow).get(needs_post))
-        .route("/made/{kind}", job(&app, made::download).get(made::download_if_made))
+        .route(
+            "/made/{kind}",
+            job(&app, made::download).get(made::download_if_made),
+        )
         .route(
             "/upload",
             post(upload::receive).layer(axum::extract::DefaultBodyLimit::disable()),
@@ -271,3 +277,5 @@ async fn watch(hub: Arc<Hub>) {
     }
 }
 
+#[cfg(test)]
+mod tests;

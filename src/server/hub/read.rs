@@ -163,10 +163,7 @@ pub(super) async fn open_page(
 }
 
 /// Two runs compared: `?a=ID&b=ID`.
-pub(super) async fn compare_page(
-    State(app): State<Shared>,
-    uri: Uri,
-) -> Result<Response, Refusal> {
+pub(super) async fn compare_page(State(app): State<Shared>, uri: Uri) -> Result<Response, Refusal> {
     let query = uri.query().unwrap_or("");
     let (Some(a), Some(b)) = (url::query_value(query, "a"), url::query_value(query, "b")) else {
         return Err(Refusal::new(

@@ -22,7 +22,10 @@ enum Piece {
 
 /// An upload: the body of the POST, streamed into a file of the upload
 /// directory (`?name=` its name) that appears only when all came.
-pub(super) async fn receive(State(app): State<Shared>, request: Request) -> Result<Response, Refusal> {
+pub(super) async fn receive(
+    State(app): State<Shared>,
+    request: Request,
+) -> Result<Response, Refusal> {
     let hub = &app.hub;
     let name = url::query_value(request.uri().query().unwrap_or(""), "name").unwrap_or_default();
     let declared = request
@@ -37,7 +40,8 @@ pub(super) async fn receive(State(app): State<Shared>, request: Request) -> Resu
     if declared.is_some_and(|size| size > hub.max_upload) {
         return Err(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, too_large));
     }
-    let name = upload::UploadName::new(&name).map_err(|why| Refusal::new(StatusCode::BAD_REQUEST, why))?;
+    let name =
+        upload::UploadName::new(&name).map_err(|why| Refusal::new(StatusCode::BAD_REQUEST, why))?;
     let (sender, mut pieces) = tokio::sync::mpsc::channel::<Piece>(8);
     let limit = hub.max_upload;
     let dir = hub.upload_dir.clone();
@@ -91,4 +95,3 @@ pub(super) async fn receive(State(app): State<Shared>, request: Request) -> Resu
     };
     Err(refusal)
 }
-

@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use super::bound::{Bound, Pinned};
 use super::catalog::Entry;
 use super::headline::Headline;
-use crate::analysis::gpu_time::{write_page, Page, PageFormat, ReportOptions};
+use super::pages::write_report;
+use crate::analysis::gpu_time::{Page, ReportOptions};
 use crate::error::{Error, Result};
 use crate::workflows::analyses::report_file;
 use crate::workflows::file::convert_file;
@@ -155,7 +156,7 @@ impl Cache {
                 };
                 let path = self.file(key, "report.html");
                 let _held = self.bound.pin(&path);
-                OutputFile::new(path).write_with(|out| write_page(out, &page, PageFormat::Html))?;
+                OutputFile::new(path).write_with(|out| write_report(out, &page, entry))?;
                 Headline::of_run(&page.runs[0])
             }
             Err(e @ Error::Interrupted { .. }) => return Err(e),
