@@ -17,8 +17,10 @@
 //! two runs compared, event times across runs), [`report`] (where a run's GPU
 //! time went, on one page), [`steps`] (steps across the ranks of a job),
 //! [`profile`] (running `nsys profile`), [`serve`] (a trace handed to
-//! ui.perfetto.dev) and [`perfetto`] (the trace writer). An export need not
-//! be a file: here one is built in memory.
+//! ui.perfetto.dev), [`server`] (the HTTP servers of `serve` and `open`,
+//! with the `serve` feature), [`hub`] (what the hub serves) and
+//! [`perfetto`] (the trace writer). An export need not be a file: here one
+//! is built in memory.
 //!
 //! ```
 //! use nsys2perfetto::{convert, Options, Report};
@@ -60,6 +62,7 @@ mod pattern;
 pub mod perfetto;
 mod ranks;
 mod render;
+pub mod server;
 pub mod temporaries;
 mod worker;
 mod workflows;
@@ -82,17 +85,14 @@ pub use workflows::output::{
     check_named_as, is_standard_output, output_format, NamedFormat, OutputFile, OutputSet,
     STANDARD_OUTPUT,
 };
-pub use workflows::tested::untested_version;
-// The parts of the program's two servers (`open`, `serve`) that are no HTTP: public
-// for the program only, not an API (they change with its pages), so not documented.
-#[doc(hidden)]
 pub use workflows::serve;
+pub use workflows::tested::untested_version;
 
-#[doc(hidden)]
 pub mod hub {
     //! What the web page of `serve` needs that is no HTTP: the reports under
     //! its directories ([`scan`]), their headlines and traces computed once
     //! and cached ([`Cache`]), the pages ([`pages`]) and uploads ([`upload`]).
+    //! The hub's server is [`crate::server`]'s.
     pub use crate::workflows::hub::*;
 }
 

@@ -16,6 +16,7 @@ pub(crate) mod new_directories;
 pub(crate) mod output;
 pub(crate) mod saved;
 pub mod serve;
+pub(crate) mod tab_memory;
 pub(crate) mod tested;
 
 pub(crate) use input::with_report;

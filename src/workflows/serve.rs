@@ -1,8 +1,10 @@
 //! Handing a trace to ui.perfetto.dev: the rules of the one-file server on
 //! 127.0.0.1 (the address the UI is allowed to fetch from) that `open`
 //! runs, which answers the UI's origin only and stops once the trace was
-//! fetched whole. The server itself is the program's (HTTP is no part of
-//! the library).
+//! fetched whole; the server itself is `nsys2perfetto::server`'s (with the
+//! `serve` feature). Also what a trace needs of a browser tab
+//! ([`estimated_tab_memory`]), and trace_processor for the traces too big
+//! for one ([`trace_processor_on_path`], [`spawn_trace_processor`]).
 //!
 //! The UI's page may fetch over plain HTTP from `http://127.0.0.1:9001`
 //! only: its Content-Security-Policy (`connect-src`, set in Perfetto's
@@ -16,6 +18,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::{plain, Error, Result};
+pub use crate::workflows::tab_memory::{estimated_tab_memory, BROWSER_TAB_LIMIT};
 
 /// The only origin allowed to read the trace.
 pub const UI_ORIGIN: &str = "https://ui.perfetto.dev";
@@ -34,7 +37,7 @@ pub fn trace_path(trace: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "trace".to_owned());
-    format!("/{}", percent_encode(&name))
+    format!("/{}", crate::server::url::encode(&name))
 }
 
 /// The UI's URL that opens the trace at `trace_path` served on 127.0.0.1:`port`:
@@ -62,20 +65,6 @@ pub fn origin_allowed(origin: Option<&str>) -> bool {
 /// the one fetch.
 pub fn may_fetch_trace(origin: Option<&str>, fetch_mode: Option<&str>) -> bool {
     origin == Some(UI_ORIGIN) && fetch_mode.is_none_or(|m| m.eq_ignore_ascii_case("cors"))
-}
-
-/// A file name as a URL path segment: unreserved characters as they are,
-/// every other byte %-encoded.
-pub(crate) fn percent_encode(name: &str) -> String {
-    let mut out = String::new();
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// What a file given to `open` holds.
@@ -126,12 +115,21 @@ pub fn trace_kind(path: &Path) -> Result<TraceKind> {
     }
 }
 
+/// trace_processor_shell, else trace_processor, on PATH.
+pub fn trace_processor_on_path() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["trace_processor_shell", "trace_processor"]
+        .iter()
+        .find_map(|program| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .find(|p| p.is_file())
+        })
+}
+
 /// Starts `tp` (trace_processor_shell) as the UI's accelerator: an HTTP
 /// RPC server on 127.0.0.1:`port` with `trace` loaded, in a process group
 /// of its own (a Ctrl-C at the terminal reaches the caller, which stops it).
-/// For `open`: hidden, being no part of what the library offers, but here
-/// to word its error as every other.
-#[doc(hidden)]
 pub fn spawn_trace_processor(tp: &Path, trace: &Path, port: u16) -> Result<std::process::Child> {
     let mut command = std::process::Command::new(tp);
     command
@@ -153,15 +151,6 @@ pub fn spawn_trace_processor(tp: &Path, trace: &Path, port: u16) -> Result<std::
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_encoded_for_urls() {
-        assert_eq!(
-            percent_encode("run 1.perfetto-trace"),
-            "run%201.perfetto-trace"
-        );
-        assert_eq!(percent_encode("a#b?c"), "a%23b%3Fc");
-    }
 
     #[test]
     fn only_the_uis_cors_requests_get_the_trace() {

@@ -42,6 +42,7 @@ pub use model::{
     GpuUse, IdleStretch, KindTime, LaunchDelays, NamedTime, NvtxScopes, RuleFindings, RunReport,
     ThreadActivity,
 };
+pub(crate) use page::write_html_under;
 pub use page::{write_page, PageFormat};
 pub use summary::summary_table;
 

@@ -23,11 +23,9 @@ mod exporter;
 mod flags;
 mod grouping;
 mod host;
-mod http;
 mod man;
 mod merge;
 mod open;
-mod open_server;
 mod paths;
 mod profile;
 mod report;
@@ -36,7 +34,6 @@ mod series_output;
 mod serve;
 mod signals;
 mod stats;
-mod tab_memory;
 mod tables;
 
 #[derive(Parser)]

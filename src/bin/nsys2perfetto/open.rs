@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 
 use nsys2perfetto::serve::{
-    spawn_trace_processor, trace_kind, TraceKind, DEFAULT_PORT, UI_ORIGIN, UI_PORT_FLAG,
+    estimated_tab_memory, spawn_trace_processor, trace_kind, trace_processor_on_path, TraceKind,
+    BROWSER_TAB_LIMIT, DEFAULT_PORT, UI_ORIGIN, UI_PORT_FLAG,
 };
+use nsys2perfetto::server::{Served, TraceServer};
 use nsys2perfetto::{convert_file, Options};
 
 use crate::exporter::Exporter;
-use crate::host::{host_name, on_path};
-use crate::open_server::{Served, TraceServer};
+use crate::host::host_name;
 use crate::signals::Signals;
-use crate::tab_memory::{estimated_tab_memory, BROWSER_TAB_LIMIT};
 use crate::{human_bytes, Interrupted};
 
 /// Open a trace in ui.perfetto.dev, converting a report first.
@@ -161,7 +161,7 @@ fn tunnel(trace_url: &str, port: u16) -> String {
 fn serve_native(args: &Args, trace: &Path, signals: &Signals) -> anyhow::Result<ExitCode> {
     let tp = match &args.tp {
         Some(tp) => tp.clone(),
-        None => on_path(&["trace_processor_shell", "trace_processor"]).ok_or_else(|| {
+        None => trace_processor_on_path().ok_or_else(|| {
             anyhow!(
                 "trace_processor_shell is not on PATH: pass --tp PATH \
                      (https://perfetto.dev/docs/analysis/trace-processor)"

@@ -9,7 +9,6 @@
 //! traces least recently used are removed past the limit, and made again
 //! when asked for.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -17,7 +16,8 @@ use std::sync::{Arc, Mutex};
 use super::bound::{Bound, Pinned};
 use super::catalog::Entry;
 use super::headline::Headline;
-use crate::analysis::gpu_time::{write_page, Page, PageFormat, ReportOptions};
+use super::pages::write_report;
+use crate::analysis::gpu_time::{Page, ReportOptions};
 use crate::error::{Error, Result};
 use crate::workflows::analyses::report_file;
 use crate::workflows::file::convert_file;
@@ -62,12 +62,6 @@ impl CacheKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-}
-
-thread_local! {
-    /// Set while [`Cache::kept`] looks on this thread: the makers it calls
-    /// (all on this thread) make nothing.
-    static LOOKING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// A cache directory.
@@ -162,7 +156,7 @@ impl Cache {
                 };
                 let path = self.file(key, "report.html");
                 let _held = self.bound.pin(&path);
-                OutputFile::new(path).write_with(|out| write_page(out, &page, PageFormat::Html))?;
+                OutputFile::new(path).write_with(|out| write_report(out, &page, entry))?;
                 Headline::of_run(&page.runs[0])
             }
             Err(e @ Error::Interrupted { .. }) => return Err(e),
@@ -205,12 +199,7 @@ impl Cache {
         options: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Pinned> {
-        let key = CacheKey::of(entry);
-        let ext = match (options.format, options.gzip) {
-            (Format::Json, Some(_)) => "json.gz",
-            (format, _) => format.extension(),
-        };
-        let trace = self.bound.pin(&self.file(&key, &format!("trace.{ext}")));
+        let trace = self.bound.pin(&self.trace_file(entry, options));
         let path = trace.path();
         self.once(path, || {
             let readable = self.readable(entry, options)?;
@@ -221,27 +210,31 @@ impl Cache {
         Ok(trace)
     }
 
-    /// What `make` (one of this cache's makers: [`Cache::trace`],
-    /// [`Cache::made`], [`Cache::steps_page`], [`Cache::report_page`])
-    /// gives where its file is made already, held in use; none where it is
-    /// not, and then nothing was made: a look that starts no work (a GET of
-    /// the hub never does).
-    pub fn kept(&self, make: impl FnOnce(&Cache) -> Result<Pinned>) -> Option<Pinned> {
-        /// Ends the look however `make` ends (a panic included).
-        struct Looking;
-        impl Drop for Looking {
-            fn drop(&mut self) {
-                LOOKING.set(false);
-            }
-        }
-        LOOKING.set(true);
-        let _looking = Looking;
-        make(self).ok()
+    /// The trace [`Cache::trace`] gives, where it is made already (held in
+    /// use); none where it is not, and nothing is made: a look that starts
+    /// no work (a GET of the hub never does).
+    pub fn kept_trace(&self, entry: &Entry, options: &Options) -> Option<Pinned> {
+        self.kept(&self.trace_file(entry, options))
+    }
+
+    /// The file of the trace of `entry` in `options.format`.
+    fn trace_file(&self, entry: &Entry, options: &Options) -> PathBuf {
+        let ext = match (options.format, options.gzip) {
+            (Format::Json, Some(_)) => "json.gz",
+            (format, _) => format.extension(),
+        };
+        self.file(&CacheKey::of(entry), &format!("trace.{ext}"))
+    }
+
+    /// The cache's file at `path`, held in use, where it is made (a file
+    /// appears only complete); none where it is not.
+    pub(super) fn kept(&self, path: &Path) -> Option<Pinned> {
+        let held = self.bound.pin(path);
+        held.path().is_file().then_some(held)
     }
 
     /// Runs `make` unless `path` exists, one caller at a time per path;
     /// then evicts what passes the limit (`path`, held by the caller, not).
-    /// Under [`Cache::kept`], makes nothing.
     pub(super) fn once(&self, path: &Path, make: impl FnOnce() -> Result<()>) -> Result<()> {
         let lock = {
             let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
@@ -250,11 +243,6 @@ impl Cache {
         let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
         if path.is_file() {
             return Ok(());
-        }
-        if LOOKING.get() {
-            return Err(Error::Serve {
-                reason: "not made yet".into(),
-            });
         }
         let made = make();
         self.evict();

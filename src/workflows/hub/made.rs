@@ -102,6 +102,17 @@ impl Cache {
         )
     }
 
+    /// The name of the cache's file of what `made` makes of `entries`.
+    fn made_name(made: Made, entries: &[Entry]) -> String {
+        format!("{}.perfetto-trace", Cache::made_key(made, entries))
+    }
+
+    /// The trace [`Cache::made`] gives, where it is made already (held in
+    /// use); none where it is not, and nothing is made.
+    pub fn kept_made(&self, made: Made, entries: &[Entry]) -> Option<Pinned> {
+        self.kept(&self.dir().join(Cache::made_name(made, entries)))
+    }
+
     /// The trace `made` makes of `entries`, once (stopped by `options`'
     /// cancellation flag, leaving nothing), held in use until dropped.
     pub fn made(
@@ -111,8 +122,7 @@ impl Cache {
         options: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Pinned> {
-        let name = format!("{}.perfetto-trace", Cache::made_key(made, entries));
-        let trace = self.pin_file(&name);
+        let trace = self.pin_file(&Cache::made_name(made, entries));
         let path = trace.path();
         self.once(path, || {
             let readables = entries

@@ -6,9 +6,12 @@
 //! keyed by the file's identity ([`cache`]), its size
 //! bounded ([`bound`]), what is made of several runs ([`made`], [`steps`]), and the pages,
 //! made by the one renderer (`crate::render`) as every page of the
-//! commands is ([`pages`]). The server itself lives with the command line:
-//! the library pulls no HTTP stack.
+//! commands is ([`pages`]). With the `serve` feature, also what the hub
+//! holds while it runs (its headline queue, jobs and trace_processor); its
+//! HTTP is `crate::server`'s.
 
+#[cfg(feature = "serve")]
+pub(crate) mod accelerator;
 pub mod bound;
 pub mod cache;
 pub mod catalog;
@@ -18,6 +21,8 @@ pub mod made;
 pub mod opened;
 pub mod pages;
 pub mod readable;
+#[cfg(feature = "serve")]
+pub(crate) mod state;
 pub mod steps;
 pub mod upload;
 

@@ -10,7 +10,7 @@ use super::catalog::{utc_minute, Entry};
 use super::headline::Headline;
 use super::readable::Readable;
 use crate::analysis::analyze::{rule_tables, Rule, Thresholds};
-use crate::analysis::gpu_time::{summary_table, ReportOptions};
+use crate::analysis::gpu_time::{summary_table, write_html_under, Page, ReportOptions};
 use crate::analysis::stats::{
     compare, comparison_table, top_by_kind, Kind, StatsReport, Table as StatsTable,
 };
@@ -19,8 +19,8 @@ use crate::nsys::names::RangeNames;
 use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
 use crate::render::table::{json_key, Cell};
+use crate::server::url;
 use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
-use crate::workflows::serve::percent_encode;
 use crate::Options;
 
 /// The script every page of the hub loads (served at [`SCRIPT_PATH`]).
@@ -31,7 +31,7 @@ pub const SCRIPT_PATH: &str = "/assets/hub.js";
 /// The URL of `what` (`report`, `trace`, ...) of `entry`: its id's parts
 /// percent-encoded.
 pub fn url(what: &str, entry: &Entry) -> String {
-    let parts: Vec<String> = entry.id.split('/').map(percent_encode).collect();
+    let parts: Vec<String> = entry.id.split('/').map(url::encode).collect();
     format!("/{what}/{}", parts.join("/"))
 }
 
@@ -160,6 +160,12 @@ fn percent(share: f64) -> String {
         p if p >= 0.001 => format!("{p:.3}%"),
         _ => "< 0.001%".to_owned(),
     }
+}
+
+/// Writes the report page of `entry` (`page`, as `report -o page.html`
+/// writes it) under the hub's header, as every page of the hub is.
+pub(crate) fn write_report(out: &mut dyn Write, page: &Page, entry: &Entry) -> io::Result<()> {
+    write_html_under(out, page, nav(Some(entry)), &[SCRIPT_PATH])
 }
 
 /// The way back to the home page, atop every other page.

@@ -26,6 +26,18 @@ impl Cache {
         format!("{}.steps", CacheKey::of_text(&text).as_str())
     }
 
+    /// The name of the cache's file of the steps page of `entries` by
+    /// `pattern`.
+    fn steps_name(entries: &[Entry], pattern: &StepPattern) -> String {
+        format!("{}.html", Cache::steps_key(entries, pattern))
+    }
+
+    /// The page [`Cache::steps_page`] gives, where it is made already (held
+    /// in use); none where it is not, and nothing is made.
+    pub fn kept_steps_page(&self, entries: &[Entry], pattern: &StepPattern) -> Option<Pinned> {
+        self.kept(&self.dir().join(Cache::steps_name(entries, pattern)))
+    }
+
     /// The page `report --step PATTERN` writes of `entries` (HTML; each
     /// run named by its path in the list, as the hub's report page names
     /// it), made once (stopped by `options`' cancellation flag, leaving
@@ -38,8 +50,7 @@ impl Cache {
         options: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Pinned> {
-        let name = format!("{}.html", Cache::steps_key(entries, pattern));
-        let page = self.pin_file(&name);
+        let page = self.pin_file(&Cache::steps_name(entries, pattern));
         let path = page.path();
         self.once(path, || {
             let mut steps = StepOptions::new(pattern.clone());

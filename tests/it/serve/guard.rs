@@ -5,12 +5,11 @@
 //! job started by a GET nor by a POST without the page's Origin and CSRF
 //! token, jobs bounded per client, and the headers every answer carries.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{names_in, runs, Server, BIN};
+use super::{names_in, runs, Following, Server, BIN};
 
 /// The files of the cache that a job makes (or is writing).
 fn made_in(cache: &std::path::Path) -> Vec<String> {
@@ -175,10 +174,8 @@ fn serve_without_a_token_on_loopback_says_what_it_means() {
         .next()
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no port in {url:?}"));
-    let answer = |host: &str| {
-        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        super::request(stream, "GET", "/api/reports", &[("Host", host)], &[]).status
-    };
+    let answer =
+        |host: &str| super::request(port, "GET", "/api/reports", &[("Host", host)], &[]).status;
     let own = answer(&format!("127.0.0.1:{port}"));
     let rebound = answer(&format!("evil.example:{port}"));
     let _ = child.kill();
@@ -378,9 +375,8 @@ fn serve_starts_no_job_by_get_nor_by_a_post_of_another_page() {
     // no-referrer`, and the browser's word that it is of this origin)
     // converts and sends the trace; a GET then sends it too, made.
     let form = format!("csrf={}", server.csrf());
-    let stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     let converted = super::request(
-        stream,
+        server.port,
         "POST",
         &asks[0],
         &[
@@ -427,7 +423,7 @@ fn serve_bounds_the_jobs_under_way_of_one_client() {
     let id = "0/slow.nsys-rep";
     // As many as a client may have: each follows the conversion (its
     // export never ends).
-    let mut following: Vec<TcpStream> = (0..4)
+    let mut following: Vec<Following> = (0..4)
         .map(|i| followed_or_refused(&server, id).unwrap_or_else(|| panic!("job {i} refused")))
         .collect();
     let one_more = server.post(&format!("/api/convert/{id}"));
@@ -438,28 +434,15 @@ fn serve_bounds_the_jobs_under_way_of_one_client() {
         one_more.text()
     );
     // Another client (a browser of its own) is served.
-    let mut other = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    other
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    write!(
-        other,
-        "POST /api/convert/{id} HTTP/1.1\r\nHost: {}\r\nOrigin: {}\r\n\
-         Cookie: nsys2perfetto_client_{}=0123456789abcdef0123456789abcdef\r\n{}\
-         Content-Length: 0\r\n\r\n",
-        server.host(),
-        server.origin(),
-        server.port,
-        server.credentials("POST")
-    )
-    .unwrap();
-    let mut status = String::new();
-    BufReader::new(&other).read_line(&mut status).unwrap();
-    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
-    other.shutdown(Shutdown::Both).unwrap();
+    let cookie = format!(
+        "nsys2perfetto_client_{}=0123456789abcdef0123456789abcdef",
+        server.port
+    );
+    let (status, other) = server.follow(&format!("/api/convert/{id}"), &[("Cookie", &cookie)]);
+    assert_eq!(status, 200);
+    drop(other);
     // One of the first goes: the client may start one more.
     let gone = following.pop().unwrap();
-    gone.shutdown(Shutdown::Both).unwrap();
     drop(gone);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -470,9 +453,7 @@ fn serve_bounds_the_jobs_under_way_of_one_client() {
         assert!(Instant::now() < deadline, "the slot never came back");
         std::thread::sleep(Duration::from_millis(50));
     }
-    for stream in following {
-        stream.shutdown(Shutdown::Both).unwrap();
-    }
+    drop(following);
     // Stopped as Ctrl-C stops it: the stalled exports are killed with it.
     // SAFETY: kill(2) on the server's own pid.
     assert_eq!(
@@ -488,26 +469,13 @@ fn serve_bounds_the_jobs_under_way_of_one_client() {
 
 /// The connection following the conversion of `id` (a POST of the
 /// page's), or none where it is refused as one job too many (429).
-fn followed_or_refused(server: &Server, id: &str) -> Option<TcpStream> {
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    write!(
-        stream,
-        "POST /api/convert/{id} HTTP/1.1\r\nHost: {}\r\nOrigin: {}\r\n{}Content-Length: 0\r\n\r\n",
-        server.host(),
-        server.origin(),
-        server.credentials("POST")
-    )
-    .unwrap();
-    let mut status = String::new();
-    BufReader::new(&stream).read_line(&mut status).unwrap();
-    match status.starts_with("HTTP/1.1 429") {
-        true => None,
-        false => {
-            assert!(status.starts_with("HTTP/1.1 200"), "{status}");
-            Some(stream)
+fn followed_or_refused(server: &Server, id: &str) -> Option<Following> {
+    let (status, following) = server.follow(&format!("/api/convert/{id}"), &[]);
+    match status {
+        429 => None,
+        _ => {
+            assert_eq!(status, 200);
+            Some(following)
         }
     }
 }

@@ -1,11 +1,13 @@
 //! `serve`, the hub: the real program on a free port, driven by a real HTTP
-//! client (std's TcpStream): the list and its headlines against SQL over
+//! client (ureq): the list and its headlines against SQL over
 //! the exports, the trace served against `convert`'s, and the security
 //! model: traversal in every form, the token off loopback, the Host on
 //! loopback, cross-origin POSTs, uploads too large or cut off, hostile
 //! names shown as text. The `Server` helper sends the token the server
 //! printed (and its CSRF token on a POST) with every request, as the page
 //! in a browser would; `send_as_stranger` sends none (`guard`'s tests).
+//! Only requests no client sends whole (a body cut off halfway, a body
+//! still being sent when refused) are written by hand on a socket.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -25,6 +27,7 @@ mod jobs;
 mod load;
 mod made;
 mod names;
+mod pages;
 mod swap;
 mod tp;
 mod upload;
@@ -173,8 +176,27 @@ impl Server {
         if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
             all.push(("Host", &host));
         }
-        let stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        request(stream, method, path, &all, body)
+        request(self.port, method, path, &all, body)
+    }
+
+    /// A POST of its own page whose answer is read as it comes (a job's
+    /// events): its status, and its body line by line. Dropped, the
+    /// connection closes, as a page that goes closes it.
+    fn follow(&self, path: &str, headers: &[(&str, &str)]) -> (u16, Following) {
+        let origin = self.origin();
+        let host = self.host();
+        let token = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let mut all = vec![("Origin", origin.as_str()), ("Host", host.as_str())];
+        all.extend_from_slice(headers);
+        if let Some(token) = &token {
+            all.push(("Authorization", token));
+        }
+        all.push(("X-CSRF-Token", self.csrf()));
+        let answer = agent()
+            .run(built("POST", self.port, path, &all).body(()).unwrap())
+            .expect("an answer");
+        let status = answer.status().as_u16();
+        (status, BufReader::new(answer.into_body().into_reader()))
     }
 
     /// The list `/api/reports` gives, once every headline is known (two
@@ -227,78 +249,104 @@ impl Response {
     }
 }
 
-/// One HTTP/1.1 request on `stream`, the connection closed after it.
-fn request(
-    mut stream: TcpStream,
+/// An answer's body, read as it comes.
+type Following = BufReader<ureq::BodyReader<'static>>;
+
+/// The client every test sends with: answers of any status given back
+/// (not as errors), no redirect followed, two minutes at most.
+fn agent() -> ureq::Agent {
+    ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(Duration::from_secs(120)))
+            .build(),
+    )
+}
+
+/// A request of `method` on `path` of 127.0.0.1:`port` with `headers` (a
+/// Host among them, else the URL's).
+fn built(
+    method: &str,
+    port: u16,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> ureq::http::request::Builder {
+    let mut request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("http://127.0.0.1:{port}{path}"));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request
+}
+
+/// One request of `method` on `path` of 127.0.0.1:`port` with `headers`
+/// and `body`, its answer read whole.
+fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    let mut request = built(method, port, path, headers);
+    // A body is sent once the server asks for it: a request refused first
+    // (its name, its size, its Origin) gets the refusal, not a broken pipe.
+    if !body.is_empty() {
+        request = request.header("Expect", "100-continue");
+    }
+    let answer = agent().run(request.body(body).unwrap());
+    answered(method, path, answer)
+}
+
+/// [`request`] with a body read as it is sent (its length among `headers`).
+fn request_streamed(
+    port: u16,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
-    body: &[u8],
+    body: ureq::SendBody,
 ) -> Response {
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-        head.push_str("Host: 127.0.0.1\r\n");
-    }
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if !body.is_empty() || method == "POST" {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).unwrap();
-    // A server that refuses early may close before the body is all sent.
-    let _ = stream.write_all(body);
-    read_response(stream)
+    let answer = agent().run(built(method, port, path, headers).body(body).unwrap());
+    answered(method, path, answer)
 }
 
-fn read_response(mut stream: TcpStream) -> Response {
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no complete head in {:?}", String::from_utf8_lossy(&raw)));
-    let text = String::from_utf8(raw[..end].to_vec()).unwrap();
-    let mut lines = text.split("\r\n");
-    let status = lines.next().unwrap()[9..12].parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .map(|l| {
-            let (n, v) = l.split_once(':').unwrap();
-            (n.trim().to_owned(), v.trim().to_owned())
+/// The answer to `method path`, read whole.
+fn answered(
+    method: &str,
+    path: &str,
+    answer: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Response {
+    let mut answer = answer.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let headers = answer
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+            (n.as_str().to_owned(), value)
         })
         .collect();
-    let mut body = raw[end + 4..].to_vec();
-    let chunked = headers
-        .iter()
-        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    if chunked {
-        body = dechunk(&body);
-    }
+    let mut body = Vec::new();
+    answer
+        .body_mut()
+        .as_reader()
+        .read_to_end(&mut body)
+        .unwrap();
     Response {
-        status,
+        status: answer.status().as_u16(),
         headers,
         body,
     }
 }
 
-/// A chunked body's bytes.
-fn dechunk(mut raw: &[u8]) -> Vec<u8> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = raw.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size = usize::from_str_radix(std::str::from_utf8(&raw[..line_end]).unwrap().trim(), 16)
-            .unwrap();
-        raw = &raw[line_end + 2..];
-        if size == 0 {
-            return body;
-        }
-        body.extend_from_slice(&raw[..size]);
-        raw = &raw[size + 2..];
-    }
+/// The status and text of the answer on `stream`, where the request was
+/// written by hand (its body refused before it was all sent).
+fn answer_on(mut stream: TcpStream) -> (u16, String) {
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text.get(9..12).and_then(|s| s.parse().ok());
+    let status = status.unwrap_or_else(|| panic!("no answer in {text:?}"));
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    (status, body)
 }
 
 /// A directory holding copies of the fixtures `names`, the first the
@@ -702,8 +750,8 @@ fn serve_refuses_uploads_over_the_limit_and_keeps_nothing() {
         }
     }
     let _ = stream.write_all(b"0\r\n\r\n");
-    let response = read_response(stream);
-    assert_eq!(response.status, 413, "{}", response.text());
+    let (status, text) = answer_on(stream);
+    assert_eq!(status, 413, "{text}");
     assert_eq!(names_in(dir.path()), ["nsys-ai_mock.sqlite"]);
 }
 

@@ -6,12 +6,11 @@
 //! refusal; extensions in any case. And an export that is no SQLite file
 //! hides no report beside it.
 
-use std::io::Write;
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{names_in, percent_encode, read_response, runs, Response, Server};
+use super::{names_in, percent_encode, request_streamed, runs, Response, Server};
 use crate::support::fixtures::{require, Need};
 
 /// An upload of `body` as `name`, from the server's own page.
@@ -42,26 +41,34 @@ fn serve_upload_racing_a_file_of_its_name_never_replaces_that_file() {
     let theirs = std::fs::read(&copies[1]).unwrap();
     let server = Server::start(&[dir.path()], &[]);
     let host = format!("127.0.0.1:{}", server.port);
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    write!(
-        stream,
-        "POST /upload?name=race.sqlite HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\n\
-         {}Connection: close\r\nContent-Length: {}\r\n\r\n",
-        server.credentials("POST"),
-        sent.len()
-    )
-    .unwrap();
-    stream.write_all(&sent[..sent.len() / 2]).unwrap();
+    let origin = format!("http://{host}");
+    let token = format!("Bearer {}", server.token.as_deref().unwrap());
+    let length = sent.len().to_string();
+    let race = dir.path().join("race.sqlite");
     // While the upload is on its way, another process makes the name its
     // own.
-    std::thread::sleep(Duration::from_millis(500));
-    let race = dir.path().join("race.sqlite");
-    std::fs::write(&race, &theirs).unwrap();
-    stream.write_all(&sent[sent.len() / 2..]).unwrap();
-    let response = read_response(stream);
+    let mut body = Midway {
+        body: &sent,
+        at: 0,
+        midway: Some(Box::new(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            std::fs::write(&race, &theirs).unwrap();
+        })),
+    };
+    let headers = [
+        ("Host", host.as_str()),
+        ("Origin", &origin),
+        ("Authorization", &token),
+        ("X-CSRF-Token", server.csrf()),
+        ("Content-Length", &length),
+    ];
+    let response = request_streamed(
+        server.port,
+        "POST",
+        "/upload?name=race.sqlite",
+        &headers,
+        ureq::SendBody::from_reader(&mut body),
+    );
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.text(), "race-2.sqlite");
     assert!(
@@ -69,6 +76,33 @@ fn serve_upload_racing_a_file_of_its_name_never_replaces_that_file() {
         "the other process's file was replaced"
     );
     assert!(std::fs::read(dir.path().join("race-2.sqlite")).unwrap() == sent);
+}
+
+/// A body sent as a client reads it: its first half, then `midway` runs,
+/// then the rest.
+struct Midway<'a> {
+    body: &'a [u8],
+    at: usize,
+    midway: Option<Box<dyn FnOnce() + 'a>>,
+}
+
+impl Read for Midway<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let half = self.body.len() / 2;
+        if self.at == half {
+            if let Some(midway) = self.midway.take() {
+                midway();
+            }
+        }
+        let end = match self.at < half {
+            true => half,
+            false => self.body.len(),
+        };
+        let n = buffer.len().min(end - self.at);
+        buffer[..n].copy_from_slice(&self.body[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 #[test]

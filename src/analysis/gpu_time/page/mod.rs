@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::render::format::duration;
-use crate::render::page::{write_html, write_markdown, Block};
+use crate::render::page::{write_html, write_html_with, write_markdown, Block};
 
 use super::model::{GpuUse, RunReport};
 use super::Page;
@@ -77,6 +77,19 @@ pub fn write_page(out: &mut dyn Write, page: &Page, format: PageFormat) -> io::R
         PageFormat::Markdown => write_markdown(out, &document(page)),
         PageFormat::Json => json::write(out, page),
     }
+}
+
+/// `page` as an HTML page under `header` (the hub's way home), loading
+/// `scripts`: the hub's report page.
+pub(crate) fn write_html_under(
+    out: &mut dyn Write,
+    page: &Page,
+    header: Block,
+    scripts: &[&str],
+) -> io::Result<()> {
+    let mut blocks = vec![header];
+    blocks.extend(document(page));
+    write_html_with(out, &title(page), &blocks, scripts)
 }
 
 /// The page as blocks: the job's steps, where it has them, then a section

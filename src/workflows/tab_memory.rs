@@ -5,8 +5,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use nsys2perfetto::serve::TraceKind;
-use nsys2perfetto::{Error, Result};
+use super::serve::TraceKind;
+use crate::error::{Error, Result};
 
 /// The memory a tab's trace_processor needs beyond which the UI cannot
 /// load a trace: its trace_processor is 32-bit WebAssembly, with at most

@@ -1,7 +1,7 @@
 //! `open`'s server: one trace file on 127.0.0.1, handed to ui.perfetto.dev
-//! only, until it was fetched whole once. On the one HTTP stack
-//! ([`crate::http`]); the rules of who gets what are the library's
-//! (`nsys2perfetto::serve`).
+//! only, until it was fetched whole once. On the one HTTP stack, sent by the
+//! one file responder; the rules of who gets what are
+//! [`crate::serve`]'s.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -9,14 +9,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::anyhow;
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use nsys2perfetto::serve::{may_fetch_trace, origin_allowed, trace_path, ui_url, UI_ORIGIN};
-use nsys2perfetto::Error;
+
+use super::files::{file_response, Sending};
+use super::refusal::Refusal;
+use super::stack;
+use crate::error::{Error, Result};
+use crate::workflows::serve::{may_fetch_trace, origin_allowed, trace_path, ui_url, UI_ORIGIN};
 
 /// A trace file served once on 127.0.0.1.
 pub struct TraceServer {
@@ -38,17 +40,19 @@ pub enum Served {
 impl TraceServer {
     /// Listens on 127.0.0.1:`port` (0 for any free port) for requests of
     /// `trace`.
-    pub fn bind(trace: &Path, port: u16) -> anyhow::Result<TraceServer> {
+    pub fn bind(trace: &Path, port: u16) -> Result<TraceServer> {
         std::fs::File::open(trace).map_err(|cause| Error::Unreadable {
             path: trace.to_owned(),
             cause,
         })?;
-        let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AddrInUse => anyhow!(
-                "port {port} of 127.0.0.1 is in use (another trace being served, or a \
-                 trace_processor?): stop it, or choose another port"
-            ),
-            _ => anyhow!("cannot listen on 127.0.0.1:{port}: {e}"),
+        let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| Error::Serve {
+            reason: match e.kind() {
+                std::io::ErrorKind::AddrInUse => format!(
+                    "port {port} of 127.0.0.1 is in use (another trace being served, or a \
+                     trace_processor?): stop it, or choose another port"
+                ),
+                _ => format!("cannot listen on 127.0.0.1:{port}: {e}"),
+            },
         })?;
         Ok(TraceServer {
             listener,
@@ -79,7 +83,7 @@ impl TraceServer {
     /// requests from another origin, or for another path, are refused, as
     /// is the trace to any but a CORS request of the UI's origin. The port
     /// is free again when this returns.
-    pub fn serve(self, cancel: &Arc<AtomicBool>) -> anyhow::Result<Served> {
+    pub fn serve(self, cancel: &Arc<AtomicBool>) -> Result<Served> {
         let fetched = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let trace = Arc::new(Trace {
@@ -89,22 +93,26 @@ impl TraceServer {
             stop: Arc::clone(&stop),
         });
         let app = Router::new().fallback(answer).with_state(trace);
-        let runtime = crate::http::runtime(4)?;
-        self.listener.set_nonblocking(true)?;
+        let runtime = stack::runtime(4)?;
+        let cannot_listen = |e: std::io::Error| Error::Serve {
+            reason: format!("cannot listen: {e}"),
+        };
+        self.listener.set_nonblocking(true).map_err(cannot_listen)?;
         let served = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::from_std(self.listener)?;
+            let listener =
+                tokio::net::TcpListener::from_std(self.listener).map_err(cannot_listen)?;
             // Fetched: the response's last bytes go out, idle connections
             // close. Cancelled: what is under way stops.
             let (fetched, cancel) = (Arc::clone(&fetched), Arc::clone(cancel));
             let ended = async move {
-                let fetched = std::pin::pin!(crate::http::raised(fetched));
-                let cancelled = std::pin::pin!(crate::http::raised(cancel));
+                let fetched = std::pin::pin!(stack::raised(fetched));
+                let cancelled = std::pin::pin!(stack::raised(cancel));
                 let first = futures_util::future::select(fetched, cancelled).await;
                 if let futures_util::future::Either::Right(_) = first {
                     stop.store(true, Ordering::Relaxed);
                 }
             };
-            crate::http::serve(listener, app, ended, GRACE).await
+            stack::serve(listener, app, ended, GRACE).await
         });
         runtime.shutdown_timeout(Duration::from_secs(1));
         served?;
@@ -147,14 +155,14 @@ async fn answer(
         return plain(
             StatusCode::FORBIDDEN,
             cors,
-            "only ui.perfetto.dev may fetch this trace: open the URL `open` printed\n",
+            "only ui.perfetto.dev may fetch this trace: open the URL `open` printed",
         );
     }
     if !origin_allowed(origin) {
         return plain(
             StatusCode::FORBIDDEN,
             HeaderMap::new(),
-            "only ui.perfetto.dev may fetch this trace\n",
+            "only ui.perfetto.dev may fetch this trace",
         );
     }
     if method == Method::OPTIONS {
@@ -183,7 +191,7 @@ async fn answer(
         return file(&trace, cors, method == Method::HEAD).await;
     }
     if get {
-        return plain(StatusCode::NOT_FOUND, cors, "no such trace\n");
+        return plain(StatusCode::NOT_FOUND, cors, "no such trace");
     }
     let mut headers_out = cors;
     headers_out.insert(
@@ -194,67 +202,15 @@ async fn answer(
 }
 
 /// The trace, streamed; the flag `fetched` set once it was read to its end.
-async fn file(trace: &Arc<Trace>, mut headers: HeaderMap, head_only: bool) -> Response {
-    let opened = match tokio::fs::File::open(&trace.file).await {
-        Ok(file) => file,
-        Err(e) => {
-            return plain(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                headers,
-                &format!("{e}\n"),
-            )
-        }
+async fn file(trace: &Arc<Trace>, headers: HeaderMap, head_only: bool) -> Response {
+    let sending = Sending {
+        headers,
+        head_only,
+        sent_whole: Some(Arc::clone(&trace.fetched)),
+        stop: Some(Arc::clone(&trace.stop)),
+        ..Sending::of("application/octet-stream")
     };
-    let length = match opened.metadata().await {
-        Ok(m) => m.len(),
-        Err(e) => {
-            return plain(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                headers,
-                &format!("{e}\n"),
-            )
-        }
-    };
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/octet-stream"),
-    );
-    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if head_only {
-        return (StatusCode::OK, headers).into_response();
-    }
-    let state = (opened, Arc::clone(trace), 0u64);
-    let stream = futures_util::stream::unfold(state, move |(mut file, trace, sent)| async move {
-        use tokio::io::AsyncReadExt as _;
-        if trace.stop.load(Ordering::Relaxed) {
-            return Some((
-                Err(std::io::Error::other("interrupted")),
-                (file, trace, sent),
-            ));
-        }
-        let mut buffer = vec![0u8; 1 << 20];
-        match file.read(&mut buffer).await {
-            Ok(0) => {
-                if sent == length {
-                    trace.fetched.store(true, Ordering::Relaxed);
-                }
-                None
-            }
-            Ok(n) => {
-                buffer.truncate(n);
-                let sent = sent + n as u64;
-                // The last bytes: hyper, which knows the length, may not
-                // ask for the end; the graceful stop lets them go out.
-                if sent == length {
-                    trace.fetched.store(true, Ordering::Relaxed);
-                }
-                Some((Ok(buffer), (file, trace, sent)))
-            }
-            Err(e) => Some((Err(e), (file, trace, sent))),
-        }
-    });
-    (StatusCode::OK, headers, Body::from_stream(stream)).into_response()
+    file_response(&trace.file, (), sending).await
 }
 
 /// CORS headers for a request from the UI's origin (requests without an
@@ -271,11 +227,7 @@ fn cors_headers(origin: Option<&str>) -> HeaderMap {
     headers
 }
 
-/// A response of one line of text.
-fn plain(status: StatusCode, mut headers: HeaderMap, body: &str) -> Response {
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    (status, headers, body.to_owned()).into_response()
+/// A refusal of one line of text, with `headers`.
+fn plain(status: StatusCode, headers: HeaderMap, why: &str) -> Response {
+    (headers, Refusal::new(status, why)).into_response()
 }

@@ -17,20 +17,22 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use http_body_util::BodyExt as _;
-use nsys2perfetto::hub::pages::{self, CSRF_FIELD};
 
-use super::{refused, url, Shared};
+use super::refusal::{Asker, Refusal};
+use super::url;
+use crate::error::{Error, Result};
+use crate::workflows::hub::pages::CSRF_FIELD;
 
 /// The header by which the hub's script sends the CSRF token.
-pub(super) const CSRF_HEADER: &str = "x-csrf-token";
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 
 /// The shortest token taken (`--token`).
-pub(super) const SHORTEST_TOKEN: usize = 16;
+pub(crate) const SHORTEST_TOKEN: usize = 16;
 
 /// How many jobs one client may have under way at once.
-pub(super) const JOBS_PER_CLIENT: usize = 4;
+pub(crate) const JOBS_PER_CLIENT: usize = 4;
 
 /// The largest form body read for its CSRF field.
 const FORM_LIMIT: usize = 16 * 1024;
@@ -43,22 +45,22 @@ const POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'u
                       form-action 'self'; frame-ancestors 'none'";
 
 /// What the guard checks against.
-pub(super) struct Guard {
+pub(crate) struct Guard {
     /// The token every request must carry (none: `--no-token`).
-    pub token: Option<String>,
+    pub(crate) token: Option<String>,
     /// Listening on loopback: the Host must be a loopback name.
-    pub loopback: bool,
+    pub(crate) loopback: bool,
     /// The port listened on, known once listening.
-    pub port: OnceLock<u16>,
+    pub(crate) port: OnceLock<u16>,
     /// The token every POST carries, proof it comes from a page of this
     /// hub (pages and the script hold it; other sites cannot read them).
-    pub csrf: String,
+    pub(crate) csrf: String,
     /// Jobs under way, by client.
     jobs: Mutex<HashMap<String, usize>>,
 }
 
 impl Guard {
-    pub fn new(token: Option<String>, loopback: bool, csrf: String) -> Guard {
+    pub(crate) fn new(token: Option<String>, loopback: bool, csrf: String) -> Guard {
         Guard {
             token,
             loopback,
@@ -86,15 +88,18 @@ struct Client(String);
 
 /// Every request passes here; every answer (a refusal in its shape, with
 /// the headers every answer carries) leaves by it.
-pub(super) async fn guard(State(hub): State<Shared>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let asker = Asker::of(&request);
-    let answer = checked(&hub, request, next).await;
+    let answer = checked(&guard, request, next).await;
     secured(asker.shape(answer).await)
 }
 
 /// The request checked, then answered.
-async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
-    let guard = &hub.guard;
+async fn checked(guard: &Guard, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let host = headers
         .get(header::HOST)
@@ -102,13 +107,13 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
         .unwrap_or("")
         .to_owned();
     let Some(name) = host_name(&host, guard.port()) else {
-        return refused(
+        return refuse(
             StatusCode::FORBIDDEN,
             "refused: the Host must be this server's address and port (NAME:PORT)",
         );
     };
     if guard.loopback && !is_loopback_name(name) {
-        return refused(
+        return refuse(
             StatusCode::FORBIDDEN,
             "this server answers requests to 127.0.0.1 or localhost only",
         );
@@ -122,7 +127,7 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
             .or_else(|| bearer(headers))
             .or_else(|| cookie(headers, &token_cookie));
         if !given.is_some_and(|g| same_secret(&g, token)) {
-            return refused(
+            return refuse(
                 StatusCode::UNAUTHORIZED,
                 "this server needs its token: open the URL it printed (with ?token=)",
             );
@@ -134,7 +139,7 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
         }
     }
     if loaded_by_another_site(headers) {
-        return refused(
+        return refuse(
             StatusCode::FORBIDDEN,
             "refused: a page of another site may open this hub, not load from it",
         );
@@ -143,7 +148,7 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
     let client = match cookie(headers, &client_cookie).filter(|c| is_client_id(c)) {
         Some(id) => id,
         None => {
-            let id = super::new_token().unwrap_or_default();
+            let id = new_token().unwrap_or_default();
             if !id.is_empty() {
                 cookies.push(format!(
                     "{client_cookie}={id}; Path=/; HttpOnly; SameSite=Strict"
@@ -160,7 +165,7 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
     let mut request = request;
     if request.method() != Method::GET && request.method() != Method::HEAD {
         if !from_own_page(request.headers(), &host) {
-            return refused(
+            return refuse(
                 StatusCode::FORBIDDEN,
                 "refused: a change must come from this server's own page (its Origin)",
             );
@@ -168,7 +173,7 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
         let carried;
         (request, carried) = csrf_of(request).await;
         if !carried.is_some_and(|c| same_secret(&c, &guard.csrf)) {
-            return refused(
+            return refuse(
                 StatusCode::FORBIDDEN,
                 "refused: a change must come from this server's own page (its CSRF token)",
             );
@@ -182,74 +187,6 @@ async fn checked(hub: &Shared, request: Request, next: Next) -> Response {
         }
     }
     response
-}
-
-/// Who asks, as far as the shape of a refusal goes: a script of the API,
-/// a browser's page, or anyone else.
-enum Asker {
-    Api,
-    Browser,
-    Other,
-}
-
-impl Asker {
-    fn of(request: &Request) -> Asker {
-        let accepts_html = request
-            .headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/html"));
-        match request.uri().path() {
-            path if path.starts_with("/api/") => Asker::Api,
-            _ if accepts_html => Asker::Browser,
-            _ => Asker::Other,
-        }
-    }
-
-    /// `answer` in the shape this asker reads, where it is a refusal (an
-    /// error status, its one line of text): `{"error", "status"}` for the
-    /// API, a page of the hub's (with the way home) for a browser.
-    async fn shape(&self, answer: Response) -> Response {
-        let refusal = answer.status().is_client_error() || answer.status().is_server_error();
-        let text = answer
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
-        if !refusal || !text || matches!(self, Asker::Other) {
-            return answer;
-        }
-        let (mut parts, body) = answer.into_parts();
-        let line = axum::body::to_bytes(body, 64 * 1024)
-            .await
-            .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
-            .unwrap_or_default();
-        let status = parts.status;
-        let (kind, body) = match self {
-            Asker::Api => (
-                "application/json",
-                serde_json::json!({ "error": line, "status": status.as_u16() })
-                    .to_string()
-                    .into_bytes(),
-            ),
-            _ => {
-                let title = format!(
-                    "{} {}",
-                    status.as_u16(),
-                    status.canonical_reason().unwrap_or("Refused")
-                );
-                let mut page = Vec::new();
-                if pages::write_message(&mut page, &title, &line).is_err() {
-                    return Response::from_parts(parts, Body::from(line));
-                }
-                ("text/html; charset=utf-8", page)
-            }
-        };
-        parts.headers.remove(header::CONTENT_LENGTH);
-        parts
-            .headers
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-        Response::from_parts(parts, Body::from(body))
-    }
 }
 
 /// Whether a request that changes something comes from a page of this
@@ -331,8 +268,8 @@ async fn csrf_of(request: Request) -> (Request, Option<String>) {
 
 /// A job's route: at most [`JOBS_PER_CLIENT`] under way per client; the
 /// slot is held until the answer's last byte is sent (or the client goes).
-pub(super) async fn one_of_the_clients_jobs(
-    State(hub): State<Shared>,
+pub(crate) async fn one_of_the_clients_jobs(
+    State(guard): State<Arc<Guard>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -340,8 +277,8 @@ pub(super) async fn one_of_the_clients_jobs(
         .extensions()
         .get::<Client>()
         .map_or_else(String::new, |c| c.0.clone());
-    let Some(slot) = Slot::take(&hub, client) else {
-        return refused(
+    let Some(slot) = Slot::take(&guard, client) else {
+        return refuse(
             StatusCode::TOO_MANY_REQUESTS,
             &format!(
                 "refused: {JOBS_PER_CLIENT} jobs of yours are under way already: wait for one \
@@ -359,20 +296,20 @@ pub(super) async fn one_of_the_clients_jobs(
 
 /// One job of a client's under way.
 struct Slot {
-    hub: Shared,
+    guard: Arc<Guard>,
     client: String,
 }
 
 impl Slot {
-    fn take(hub: &Shared, client: String) -> Option<Slot> {
-        let mut jobs = hub.guard.jobs.lock().unwrap_or_else(|e| e.into_inner());
+    fn take(guard: &Arc<Guard>, client: String) -> Option<Slot> {
+        let mut jobs = guard.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let under_way = jobs.entry(client.clone()).or_default();
         if *under_way >= JOBS_PER_CLIENT {
             return None;
         }
         *under_way += 1;
         Some(Slot {
-            hub: Arc::clone(hub),
+            guard: Arc::clone(guard),
             client,
         })
     }
@@ -380,12 +317,7 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut jobs = self
-            .hub
-            .guard
-            .jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut jobs = self.guard.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(under_way) = jobs.get_mut(&self.client) {
             *under_way -= 1;
             if *under_way == 0 {
@@ -393,6 +325,23 @@ impl Drop for Slot {
             }
         }
     }
+}
+
+/// A refusal as the guard answers it.
+fn refuse(status: StatusCode, why: &str) -> Response {
+    Refusal::new(status, why).into_response()
+}
+
+/// 128 random bits, in hex: a token, a client's id.
+pub(crate) fn new_token() -> Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| Error::Serve {
+            reason: format!("cannot make a token (no /dev/urandom: {e}): give one with --token"),
+        })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Whether a client cookie is one the guard gives (128 bits in hex).
