@@ -36,6 +36,13 @@ pub(crate) fn json_string(text: &str) -> String {
     out
 }
 
+/// A JSON string literal to go in an HTML page's data block (`<script
+/// type="application/json">`): as [`json_string`], with `<` as `\u003c`,
+/// so that no text can end the block (`</script>`) or open a comment.
+pub(crate) fn json_in_html(text: &str) -> String {
+    json_string(text).replace('<', "\\u003c")
+}
+
 /// `text` safe inside XML and HTML, in elements and quoted attributes:
 /// markup characters as entities, and the control characters XML 1.0
 /// cannot hold as `?`.
@@ -174,6 +181,16 @@ mod tests {
                 "{literal:?} holds a raw control character"
             );
             assert_eq!(read_json_string(&literal), text);
+        }
+    }
+
+    #[test]
+    fn json_in_html_ends_no_block_and_reads_back_as_written() {
+        for text in HOSTILE.iter().chain(&["</script><script>alert(1)</script>", "<!-- x"]) {
+            let literal = json_in_html(text);
+            assert!(!literal.contains('<'), "{literal:?}");
+            let read: String = serde_json::from_str(&literal).unwrap();
+            assert_eq!(read, *text);
         }
     }
 

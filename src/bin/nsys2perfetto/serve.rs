@@ -31,6 +31,7 @@ use axum::Router;
 use http_body_util::BodyExt as _;
 use nsys2perfetto::hub::jobs::State as JobState;
 use nsys2perfetto::hub::{self, pages, upload, Cache, CacheKey, Entry, Headline, Jobs, Pinned};
+use nsys2perfetto::stats::StatsReport;
 use nsys2perfetto::Options;
 use tokio::sync::Semaphore;
 
@@ -313,6 +314,7 @@ async fn serve(
         .route("/api/reports", get(reports_json))
         .route("/report/{*id}", get(report_page))
         .route("/stats/{*id}", get(stats_page))
+        .route("/api/rows/{*id}", get(stats_rows))
         .route("/findings/{*id}", get(findings_page))
         .route("/open/{*id}", get(open_page))
         .route("/compare", get(compare_page))
@@ -689,6 +691,36 @@ async fn stats_page(
     .await
     {
         Ok(page) => html(page),
+        Err(r) => r,
+    }
+}
+
+/// Every row of one summary of a stats page (`?summary=nvtx_sum`), as
+/// JSON: what its table script filters, sorts and shows all of.
+async fn stats_rows(
+    State(hub): State<Shared>,
+    axum::extract::Path(id): axum::extract::Path<String>,
+    uri: axum::http::Uri,
+) -> Response {
+    let asked = url::query_value(uri.query().unwrap_or(""), "summary");
+    let Some(report) = asked.and_then(|s| s.parse::<StatsReport>().ok()) else {
+        return refused(StatusCode::BAD_REQUEST, "which summary? ?summary=NAME");
+    };
+    match with_entry(&hub, &id, move |hub, entry| {
+        let mut out = Vec::new();
+        let run = hub.cache.readable(entry, &hub.options)?;
+        pages::write_stats_rows(&mut out, &run, report, &hub.options).map(|()| out)
+    })
+    .await
+    {
+        Ok(rows) => (
+            [
+                (header::CONTENT_TYPE, "application/json"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            rows,
+        )
+            .into_response(),
         Err(r) => r,
     }
 }
