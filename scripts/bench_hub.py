@@ -107,7 +107,8 @@ class Hub:
         self.base, _, self.query = self.url.partition("?")
 
     def get(self, path: str) -> bytes:
-        with urllib.request.urlopen(f"{self.base}{path}?{self.query}") as response:
+        joint = "&" if "?" in path else "?"
+        with urllib.request.urlopen(f"{self.base}{path}{joint}{self.query}") as response:
             return response.read()
 
     def reports(self) -> list:
@@ -259,8 +260,9 @@ def listing(program: str, fixtures: Path, n: int, runs: int) -> None:
 
 def clients(program: str, source: Path, count: int, rounds: int) -> None:
     """`count` clients at once, each asking `rounds` times for the home
-    page, the list and the stats page of `source`: the hub's RSS sampled
-    meanwhile, and the pages' times."""
+    page, the list and the stats page of `source` (and, where the page
+    fetches its long tables' rows, those of its NVTX summary, as "Show
+    all" does): the hub's RSS sampled meanwhile, and the pages' times."""
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         directory = work / "runs"
@@ -271,7 +273,9 @@ def clients(program: str, source: Path, count: int, rounds: int) -> None:
             while any(r["headline"] is None for r in hub.reports()):
                 time.sleep(0.1)
             stats = f"stats/0/{source.name}"
-            hub.get(stats)
+            paths = ["", "api/reports", stats]
+            if b"data-src" in hub.get(stats):
+                paths.append(f"api/rows/0/{source.name}?summary=nvtx_sum")
             idle = rss(hub.process.pid)
             samples = []
             sampling = True
@@ -284,7 +288,7 @@ def clients(program: str, source: Path, count: int, rounds: int) -> None:
             def client(_):
                 times = []
                 for _ in range(rounds):
-                    for path in ("", "api/reports", stats):
+                    for path in paths:
                         started = time.monotonic()
                         hub.get(path)
                         times.append((path, time.monotonic() - started))
@@ -301,9 +305,11 @@ def clients(program: str, source: Path, count: int, rounds: int) -> None:
         finally:
             hub.close()
     stats_times = [t * 1000 for times in answered for p, t in times if p == stats]
+    rows_times = [t * 1000 for times in answered for p, t in times if "api/rows" in p]
     print(
-        f"{count} clients x {rounds} rounds (home, list, stats page of {source.name}) in "
-        f"{wall:.1f} s: stats page {summary('median', stats_times)}; hub RSS idle "
+        f"{count} clients x {rounds} rounds ({', '.join(p or 'home' for p in paths)}) in "
+        f"{wall:.1f} s: stats page {summary('median', stats_times)}, its NVTX rows "
+        f"{summary('median', rows_times)}; hub RSS idle "
         f"{idle['VmRSS'] / 1024:.1f} MiB, during: median {statistics.median(samples) / 1024:.1f} "
         f"MiB, max {max(samples) / 1024:.1f} MiB (VmHWM {peak['VmHWM'] / 1024:.1f} MiB)"
     )

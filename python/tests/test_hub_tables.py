@@ -152,6 +152,17 @@ def test_a_long_table_is_sorted_by_any_column(hub, page, sqlite):
     expect(nvtx.locator("th[aria-sort]")).to_have_attribute("aria-sort", "ascending")
     by_count = sorted(rows, key=lambda r: int(r[column]))
     assert shown_rows(nvtx) == by_count[:FIRST_ROWS]
+    # A short table (its rows in the page) sorts too: kernels A to Z.
+    header, rows = cli_table(sqlite(BIG), "cuda_gpu_kern_sum")
+    kernels = section(page, "cuda_gpu_kern_sum")
+    kernels.locator("th", has_text="Name").click()
+    expect(kernels.locator("th[aria-sort]")).to_have_attribute("aria-sort", "ascending")
+    shown = [row[header.index("Name")] for row in shown_rows(kernels)]
+    assert sorted(shown) == sorted(row[header.index("Name")] for row in rows)
+    assert shown != [row[header.index("Name")] for row in rows]
+    # In the order of the browser's collation (what a user reads as A to Z).
+    collated = page.evaluate("(names) => [...names].sort((a, b) => a.localeCompare(b))", shown)
+    assert shown == collated
 
 
 def test_the_compare_page_shows_names_first_shortened_with_the_whole_name_at_hand(
