@@ -171,7 +171,11 @@ mod tests {
             columns: vec![Column::number("Time"), Column::text("Name")],
             rows: (0..rows)
                 .map(|i| {
-                    let name = if i == 0 { long.clone() } else { format!("</script><b>{i}") };
+                    let name = if i == 0 {
+                        long.clone()
+                    } else {
+                        format!("</script><b>{i}")
+                    };
                     vec![i.to_string(), name]
                 })
                 .collect(),

@@ -186,7 +186,10 @@ mod tests {
 
     #[test]
     fn json_in_html_ends_no_block_and_reads_back_as_written() {
-        for text in HOSTILE.iter().chain(&["</script><script>alert(1)</script>", "<!-- x"]) {
+        for text in HOSTILE
+            .iter()
+            .chain(&["</script><script>alert(1)</script>", "<!-- x"])
+        {
             let literal = json_in_html(text);
             assert!(!literal.contains('<'), "{literal:?}");
             let read: String = serde_json::from_str(&literal).unwrap();

@@ -34,7 +34,10 @@ pub(crate) fn shortened(name: &str, longest: usize) -> Option<String> {
                 c if c.is_empty() => name.trim().to_owned(),
                 c => c.clone(),
             };
-            let kept: String = best.chars().take(longest.saturating_sub(1).max(1)).collect();
+            let kept: String = best
+                .chars()
+                .take(longest.saturating_sub(1).max(1))
+                .collect();
             format!("{kept}…")
         }
     };

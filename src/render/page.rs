@@ -443,6 +443,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_holds_a_long_table_whole_and_a_hub_page_its_first_rows() {
+        let table = DataTable {
+            columns: vec![Column::number("Count")],
+            rows: (0..120).map(|i| vec![i.to_string()]).collect(),
+            names: None,
+            rows_at: None,
+        };
+        let blocks = [Block::DataTable(table)];
+        let mut file = Vec::new();
+        write_html(&mut file, "t", &blocks).unwrap();
+        let file = String::from_utf8(file).unwrap();
+        assert_eq!(file.matches("<tr>").count(), 121);
+        assert!(!file.contains("<script") && !file.contains(INTERACTIVE_STYLE));
+        let mut hub = Vec::new();
+        write_html_with(&mut hub, "t", &blocks, &["/assets/hub.js"]).unwrap();
+        let hub = String::from_utf8(hub).unwrap();
+        assert_eq!(hub.matches("<tr>").count(), FIRST_ROWS + 1);
+        assert!(hub.contains(INTERACTIVE_STYLE));
+    }
+
+    #[test]
     fn html_escapes_every_text_and_marks_cells() {
         let blocks = [Block::Section(
             "run",

@@ -19,8 +19,8 @@ use crate::analysis::stats::{
 };
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
-use crate::render::format::duration;
 use crate::render::data_table::DataTable;
+use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
 use crate::render::table::Cell;
 use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
