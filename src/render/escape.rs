@@ -34,6 +34,22 @@ impl serde_json::ser::Formatter for JsonCompact {
     }
 }
 
+/// A JSON string literal, as [`JsonCompact`] writes it.
+pub(crate) fn json_string(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut json = serde_json::Serializer::with_formatter(&mut out, JsonCompact);
+    // A str always serializes, and the formatter writes UTF-8.
+    serde::Serialize::serialize(text, &mut json).expect("a string serializes");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// A JSON string literal to go in an HTML page's data block (`<script
+/// type="application/json">`): as [`json_string`], with `<` as `\u003c`,
+/// so that no text can end the block (`</script>`) or open a comment.
+pub(crate) fn json_in_html(text: &str) -> String {
+    json_string(text).replace('<', "\\u003c")
+}
+
 /// `text` safe inside XML and HTML, in elements and quoted attributes:
 /// markup characters as entities, and the control characters XML 1.0
 /// cannot hold as `?`.
@@ -161,14 +177,6 @@ mod tests {
         }
     }
 
-    /// A JSON string literal, as [`JsonCompact`] writes it.
-    fn json_string(text: &str) -> String {
-        let mut out = Vec::new();
-        let mut json = serde_json::Serializer::with_formatter(&mut out, JsonCompact);
-        serde::Serialize::serialize(text, &mut json).unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
     #[test]
     fn json_strings_read_back_as_written() {
         assert_eq!(json_string("\u{8}\u{c}"), r#""\u0008\u000c""#);
@@ -181,6 +189,19 @@ mod tests {
                 "{literal:?} holds a raw control character"
             );
             assert_eq!(read_json_string(&literal), text);
+        }
+    }
+
+    #[test]
+    fn json_in_html_ends_no_block_and_reads_back_as_written() {
+        for text in HOSTILE
+            .iter()
+            .chain(&["</script><script>alert(1)</script>", "<!-- x"])
+        {
+            let literal = json_in_html(text);
+            assert!(!literal.contains('<'), "{literal:?}");
+            let read: String = serde_json::from_str(&literal).unwrap();
+            assert_eq!(read, *text);
         }
     }
 

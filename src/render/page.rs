@@ -1,7 +1,9 @@
 //! A page as a document of blocks (headings, paragraphs, tables, charts,
 //! lists), the model every page of the commands is made as, and its two
 //! renderings: one self-contained HTML file (its chrome and its ONE
-//! stylesheet here; charts as inline SVG; no script, nothing fetched) and
+//! stylesheet here; charts as inline SVG; no script, nothing fetched; the
+//! hub's pages add their scripts, and their data tables show their first
+//! rows, see [`super::data_table`]) and
 //! Markdown (CommonMark with GitHub's tables; charts left out, their
 //! numbers being in the tables beside them). Text is plain text: each
 //! rendering escapes it, so a name is shown as it is, whatever it holds.
@@ -10,6 +12,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::render::chart::Chart;
+use crate::render::data_table::{DataTable, Shown, FIRST_ROWS};
 use crate::render::escape::{code_span, commonmark, commonmark_line, html as escape};
 
 /// A run of text, plain or code.
@@ -145,6 +148,9 @@ pub(crate) enum Block {
     /// A chart, drawn as SVG (HTML only).
     Chart(Chart),
     List(Vec<Text>),
+    /// A table of data, which may be long: whole in a file, its first
+    /// rows (and the rest as data for its script) on the hub's pages.
+    DataTable(DataTable),
     /// A table whose cells are text (links among it): the columns, and
     /// rows of a cell per column.
     TextTable(Vec<Column>, Vec<Vec<Text>>),
@@ -173,14 +179,35 @@ li{margin:3px 0}svg{display:block;margin:8px 0;max-width:100%;height:auto}td{ove
 section.upload{border:2px dashed #9aa7b8;border-radius:6px;padding:6px 14px;margin:12px 0}section.upload.over{background:#eef3fb}section.reports td:first-child{min-width:12em}\
 section.wide{overflow-x:auto}section.wide td:last-child{min-width:24em}section.wide td:not(:last-child){overflow-wrap:normal}";
 
-/// Writes `blocks` as one HTML page titled `title`.
+/// What the pages of `serve` (which have scripts) style besides: the
+/// controls of their data tables.
+const INTERACTIVE_STYLE: &str = "th.n{text-align:right}div.data-table th{cursor:pointer;user-select:none}\
+div.data-table th[aria-sort=ascending]::after{content:' \\25B2'}div.data-table th[aria-sort=descending]::after{content:' \\25BC'}\
+div.table-controls{display:flex;gap:10px;align-items:center;margin:6px 0}div.table-controls input{min-width:18em}\
+p.shown,span.shown{color:#555;font-size:0.92em}td.name summary{cursor:pointer;white-space:nowrap}td.name details[open] summary{color:#555}\
+section.wide td.name details{max-width:40em;overflow-wrap:anywhere}";
+
+/// Writes `blocks` as one HTML page titled `title`: a file, whole without
+/// a script.
 pub(crate) fn write_html(out: &mut dyn Write, title: &str, blocks: &[Block]) -> io::Result<()> {
-    write_html_with(out, title, blocks, &[])
+    write_page(out, title, blocks, &[])
 }
 
 /// [`write_html`], the page also loading each of `scripts` (URLs the
-/// program made), after the page is read: the pages of `serve`.
+/// program made), after the page is read: the pages of `serve`. Their
+/// data tables show their first rows, and the script that filters, sorts
+/// and shows all of them (`src/render/data_table.js`) must be among
+/// `scripts`.
 pub(crate) fn write_html_with(
+    out: &mut dyn Write,
+    title: &str,
+    blocks: &[Block],
+    scripts: &[&str],
+) -> io::Result<()> {
+    write_page(out, title, blocks, scripts)
+}
+
+fn write_page(
     out: &mut dyn Write,
     title: &str,
     blocks: &[Block],
@@ -188,21 +215,30 @@ pub(crate) fn write_html_with(
 ) -> io::Result<()> {
     write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>",
-        escape(title)
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}{}</style>",
+        escape(title),
+        if scripts.is_empty() { "" } else { INTERACTIVE_STYLE }
     )?;
+    let shown = match scripts.is_empty() {
+        true => Shown::All,
+        false => Shown::First(FIRST_ROWS),
+    };
     for script in scripts {
         write!(out, "<script src=\"{}\" defer></script>", escape(script))?;
     }
     writeln!(out, "</head><body>")?;
-    write_html_blocks(out, blocks)?;
+    html_blocks(out, blocks, shown)?;
     writeln!(out, "</body></html>")
 }
 
-/// Writes `blocks` as HTML, to go in a page's body.
+/// Writes `blocks` as HTML, to go in a page's body (a file's: whole).
 pub(crate) fn write_html_blocks(out: &mut dyn Write, blocks: &[Block]) -> io::Result<()> {
+    html_blocks(out, blocks, Shown::All)
+}
+
+fn html_blocks(out: &mut dyn Write, blocks: &[Block], shown: Shown) -> io::Result<()> {
     for block in blocks {
-        html_block(out, block)?;
+        html_block(out, block, shown)?;
     }
     Ok(())
 }
@@ -218,7 +254,7 @@ fn html_text(text: &Text) -> String {
         .collect()
 }
 
-fn html_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
+fn html_block(out: &mut dyn Write, block: &Block, shown: Shown) -> io::Result<()> {
     match block {
         Block::Heading(level, text) => {
             writeln!(out, "<h{level}>{}</h{level}>", html_text(text))
@@ -237,9 +273,10 @@ fn html_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
                 "" => writeln!(out, "<section>")?,
                 class => writeln!(out, "<section class=\"{class}\">")?,
             }
-            write_html_blocks(out, blocks)?;
+            html_blocks(out, blocks, shown)?;
             writeln!(out, "</section>")
         }
+        Block::DataTable(table) => table.write_html(out, shown),
         Block::TextTable(columns, rows) => {
             write!(out, "<table>")?;
             write!(out, "<tr>")?;
@@ -380,6 +417,10 @@ fn markdown_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
             }
             writeln!(out)
         }
+        Block::DataTable(DataTable { columns, rows, .. }) => {
+            let table = Table::new(columns.clone(), rows.clone());
+            markdown_block(out, &Block::Table(table))
+        }
         Block::Table(table) => {
             let names: Vec<String> = table.columns.iter().map(|c| commonmark(&c.name)).collect();
             writeln!(out, "| {} |", names.join(" | "))?;
@@ -401,6 +442,27 @@ fn markdown_block(out: &mut dyn Write, block: &Block) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_holds_a_long_table_whole_and_a_hub_page_its_first_rows() {
+        let table = DataTable {
+            columns: vec![Column::number("Count")],
+            rows: (0..120).map(|i| vec![i.to_string()]).collect(),
+            names: None,
+            rows_at: None,
+        };
+        let blocks = [Block::DataTable(table)];
+        let mut file = Vec::new();
+        write_html(&mut file, "t", &blocks).unwrap();
+        let file = String::from_utf8(file).unwrap();
+        assert_eq!(file.matches("<tr>").count(), 121);
+        assert!(!file.contains("<script") && !file.contains(INTERACTIVE_STYLE));
+        let mut hub = Vec::new();
+        write_html_with(&mut hub, "t", &blocks, &["/assets/hub.js"]).unwrap();
+        let hub = String::from_utf8(hub).unwrap();
+        assert_eq!(hub.matches("<tr>").count(), FIRST_ROWS + 1);
+        assert!(hub.contains(INTERACTIVE_STYLE));
+    }
 
     #[test]
     fn html_escapes_every_text_and_marks_cells() {

@@ -207,6 +207,7 @@ fn router(app: Shared) -> Router {
         .route("/api/reports", get(read::reports_json))
         .route("/report/{*id}", get(read::report_page))
         .route("/stats/{*id}", get(read::stats_page))
+        .route("/api/rows/{*id}", get(read::stats_rows))
         .route("/findings/{*id}", get(read::findings_page))
         .route("/open/{*id}", get(read::open_page))
         .route("/compare", get(read::compare_page))

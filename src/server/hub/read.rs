@@ -15,6 +15,7 @@ use crate::server::files::{file_response, Sending};
 use crate::server::refusal::Refusal;
 use crate::server::url;
 use crate::workflows::hub::catalog::{scan, Entry};
+use crate::analysis::stats::StatsReport;
 use crate::workflows::hub::pages;
 use crate::workflows::hub::state::{trimmed, Hub};
 
@@ -133,6 +134,36 @@ pub(super) async fn stats_page(
     })
     .await?;
     Ok(html(page))
+}
+
+/// Every row of one summary of a stats page (`?summary=nvtx_sum`), as
+/// JSON: what its table script filters, sorts and shows all of.
+pub(super) async fn stats_rows(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    uri: Uri,
+) -> Result<Response, Refusal> {
+    let asked = url::query_value(uri.query().unwrap_or(""), "summary");
+    let Some(report) = asked.and_then(|s| s.parse::<StatsReport>().ok()) else {
+        return Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "which summary? ?summary=NAME",
+        ));
+    };
+    let rows = with_entry(&app.hub, id, move |hub, entry| {
+        let mut out = Vec::new();
+        let run = hub.cache.readable(entry, &hub.options)?;
+        pages::write_stats_rows(&mut out, &run, report, &hub.options).map(|()| out)
+    })
+    .await?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        rows,
+    )
+        .into_response())
 }
 
 pub(super) async fn findings_page(

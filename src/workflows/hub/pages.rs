@@ -16,6 +16,7 @@ use crate::analysis::stats::{
 };
 use crate::error::Result;
 use crate::nsys::names::RangeNames;
+use crate::render::data_table::DataTable;
 use crate::render::format::duration;
 use crate::render::page::{write_html_with, Block, Column, Text};
 use crate::render::table::{json_key, Cell};
@@ -23,8 +24,13 @@ use crate::server::url;
 use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
 use crate::Options;
 
-/// The script every page of the hub loads (served at [`SCRIPT_PATH`]).
-pub const SCRIPT: &str = include_str!("hub.js");
+/// The script every page of the hub loads (served at [`SCRIPT_PATH`]):
+/// the hub's, and the renderer's for data tables (filter, sort, show all).
+pub const SCRIPT: &str = concat!(
+    include_str!("hub.js"),
+    "\n",
+    include_str!("../../render/data_table.js")
+);
 /// Where the hub serves [`SCRIPT`].
 pub const SCRIPT_PATH: &str = "/assets/hub.js";
 
@@ -187,8 +193,9 @@ fn nav(entry: Option<&Entry>) -> Block {
 
 /// The blocks of a table of `stats`, `compare` or `analyze`: its title and
 /// name, why its numbers are incomplete where they are, then its rows, or
-/// why it has none.
-pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
+/// why it has none; `rows_at`: where its script fetches all its rows
+/// (`None`: the page carries them).
+pub(crate) fn table_blocks(table: &StatsTable, rows_at: Option<String>) -> Vec<Block> {
     let mut blocks = vec![Block::Heading(
         2,
         Text::plain(format!("{} ", table.title)).code(table.name.clone()),
@@ -204,6 +211,16 @@ pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
         blocks.push(Block::Paragraph(Text::plain("No rows.")));
         return blocks;
     }
+    // Wide: scrolled sideways rather than its names squeezed.
+    blocks.push(Block::Section(
+        "wide",
+        vec![Block::DataTable(data_table(table, rows_at))],
+    ));
+    blocks
+}
+
+/// The rows of `table` as a page's table of data.
+fn data_table(table: &StatsTable, rows_at: Option<String>) -> DataTable {
     let numeric = |c: usize| {
         table
             .rows
@@ -222,14 +239,43 @@ pub(crate) fn table_blocks(table: &StatsTable) -> Vec<Block> {
     let rows = table
         .rows
         .iter()
-        .map(|r| r.iter().map(|c| Text::plain(c.text())).collect())
+        .map(|r| r.iter().map(Cell::text).collect())
         .collect();
-    // Wide: scrolled sideways rather than its names squeezed.
-    blocks.push(Block::Section(
-        "wide",
-        vec![Block::TextTable(columns, rows)],
-    ));
-    blocks
+    // Names (of kernels, calls, ranges) are shown shortened where long.
+    let names = table
+        .columns
+        .iter()
+        .position(|c| c == "Name" || c == "Range");
+    DataTable {
+        columns,
+        rows,
+        names,
+        rows_at,
+    }
+}
+
+/// The order of the stats page: what runs on the GPUs first, then the
+/// calls and the ranges (an NVTX summary can run to 16,582 rows).
+const STATS_PAGE_ORDER: [&str; 5] = [
+    "cuda_gpu_kern_sum",
+    "cuda_gpu_mem_time_sum",
+    "cuda_gpu_mem_size_sum",
+    "cuda_api_sum",
+    "nvtx_sum",
+];
+
+/// `table` with its column of names first (a page is read from the left;
+/// `compare` prints names last, where they can run long).
+fn name_first(mut table: StatsTable) -> StatsTable {
+    if let Some(at) = table.columns.iter().position(|c| c == "Name") {
+        table.columns[..=at].rotate_right(1);
+        for row in &mut table.rows {
+            if at < row.len() {
+                row[..=at].rotate_right(1);
+            }
+        }
+    }
+    table
 }
 
 /// Writes the stats page of `run`: the tables `stats` prints by default.
@@ -249,8 +295,16 @@ pub fn write_stats(out: &mut dyn Write, run: &Readable, options: &Options) -> Re
             Text::plain(format!("Statistics of {}", entry.relative())),
         ),
     ];
-    for table in &tables {
-        blocks.extend(table_blocks(table));
+    let mut tables: Vec<&StatsTable> = tables.iter().collect();
+    tables.sort_by_key(|t| {
+        STATS_PAGE_ORDER
+            .iter()
+            .position(|name| *name == t.name)
+            .unwrap_or(STATS_PAGE_ORDER.len())
+    });
+    for table in tables {
+        let rows_at = format!("{}?summary={}", url("api/rows", entry), table.name);
+        blocks.extend(table_blocks(table, Some(rows_at)));
     }
     let title = format!("stats: {}", entry.relative());
     write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
@@ -378,6 +432,30 @@ pub fn write_ask(
     write_html_with(out, title, &blocks, &[SCRIPT_PATH])
 }
 
+/// Writes every row of the summary `report` of `run` as JSON, as the
+/// stats page's script reads them (`/api/rows/RUN?summary=NAME`): the
+/// page holds only the first rows of its tables.
+pub fn write_stats_rows(
+    out: &mut dyn Write,
+    run: &Readable,
+    report: StatsReport,
+    options: &Options,
+) -> Result<()> {
+    let tables = summarize_file(run.path(), &[report], RangeNames::Recorded, &options.read)
+        .map_err(|e| run.told(e))?;
+    let rows = match tables.first() {
+        Some(table) => data_table(table, None),
+        None => DataTable {
+            columns: Vec::new(),
+            rows: Vec::new(),
+            names: None,
+            rows_at: None,
+        },
+    };
+    rows.write_json(out)
+        .map_err(|cause| crate::Error::Writer { cause })
+}
+
 /// How many differences of each kind the comparison page lists.
 const COMPARE_TOP: usize = 10;
 
@@ -418,11 +496,11 @@ pub fn write_compare(
             Text::plain("B: ").link(b.relative(), url("report", b)),
         ]),
     ];
-    blocks.extend(table_blocks(&summary_table(&run_a, &run_b)));
+    blocks.extend(table_blocks(&summary_table(&run_a, &run_b), None));
     let mut differences = comparison_table(&differences);
     differences.incomplete =
         crate::analysis::compare::incomplete_sides(&summary_a.incomplete, &summary_b.incomplete);
-    blocks.extend(table_blocks(&differences));
+    blocks.extend(table_blocks(&name_first(differences), None));
     let title = format!("compare: {} vs {}", a.relative(), b.relative());
     write_html_with(out, &title, &blocks, &[SCRIPT_PATH])
         .map_err(|cause| crate::Error::Writer { cause })
