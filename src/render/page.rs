@@ -185,9 +185,22 @@ pub(crate) fn write_html_with(
     blocks: &[Block],
     scripts: &[&str],
 ) -> io::Result<()> {
+    write_html_styled(out, title, blocks, scripts, "")
+}
+
+/// [`write_html_with`], the page also styled by `style` (rules the
+/// program wrote, after the one stylesheet's): a page of the hub's that
+/// its script makes more of (its home list).
+pub(crate) fn write_html_styled(
+    out: &mut dyn Write,
+    title: &str,
+    blocks: &[Block],
+    scripts: &[&str],
+    style: &str,
+) -> io::Result<()> {
     write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}{style}</style>",
         escape(title)
     )?;
     for script in scripts {
