@@ -360,19 +360,31 @@ def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
     # Chromium may hold back the frames by which a click waits for the button to be still,
     # and by which a wait polls by default (so it polls by the clock).
     page.bring_to_front()
-    page.wait_for_function(
-        "() => { const bar = document.querySelector('tr.hub-status-row progress.hub-progress');"
-        " return bar && bar.value > 0; }",
+    # The progress, its Cancel and the status, where they are: read at once,
+    # in the page, while the conversion runs (Cancel is clicked right after).
+    shown = page.wait_for_function(
+        """() => { const bar = document.querySelector('tr.hub-status-row progress.hub-progress');
+             if (!bar || !(bar.value > 0)) { return null; }
+             const under = bar.closest('tr');
+             const box = (e) => { const r = e.getBoundingClientRect(); return { y: r.y, height: r.height }; };
+             return { row: box(under.previousElementSibling), bar: box(bar),
+                      cancel: box(under.querySelector('button.hub-cancel')),
+                      status: box(under.querySelector('.hub-status')),
+                      said: under.querySelector('.hub-status').textContent,
+                      name: under.previousElementSibling.cells[0].textContent.trim() }; }""",
         timeout=120_000,
         polling=100,
-    )
-    # The progress, its Cancel and the status under the run's row.
+    ).json_value()
     under = status_under(page, row)
-    assert "Converting cori_run1_report1.sqlite" in under.locator(".hub-status").text_content()
-    for what in ("progress.hub-progress", "button.hub-cancel", ".hub-status"):
-        assert_right_under(row, under.locator(what))
     under.locator("button.hub-cancel").click()
-    under.locator(".hub-status:has-text('Cancelled')").wait_for()
+    assert shown["name"] == big.name, shown
+    assert "Converting cori_run1_report1.sqlite" in shown["said"], shown
+    bottom = shown["row"]["y"] + shown["row"]["height"]
+    for what in ("bar", "cancel", "status"):
+        assert bottom - 1 <= shown[what]["y"] <= bottom + 30, (what, shown)
+    said = under.locator(".hub-status:has-text('Cancelled')")
+    said.wait_for()
+    assert_right_under(row, said)
     # The tab opened for the UI is closed again.
     for _ in range(100):
         if popup.is_closed():
