@@ -182,6 +182,20 @@ def row_of(page, name: str):
     return page.locator("section.reports tr", has=page.locator(f"a:text-is('{name}')"))
 
 
+def status_under(page, row):
+    """The status row the page shows under `row`: the row right after it."""
+    return row.locator("xpath=following-sibling::tr[1][contains(@class, 'hub-status-row')]")
+
+
+def assert_right_under(row, said) -> None:
+    """`said` is shown right under `row`: the first thing below it, not
+    above the list."""
+    above = row.bounding_box()
+    box = said.bounding_box()
+    bottom = above["y"] + above["height"]
+    assert bottom - 1 <= box["y"] <= bottom + 30, (above, box)
+
+
 def wait_for_headline(page, name: str, timeout: float = 120_000):
     """The row of `name` once its headline is shown (the page refreshes
     its list by itself)."""
@@ -263,7 +277,7 @@ def test_a_dropped_report_is_uploaded_listed_and_converted(hub, runs, page, sqli
         data,
     )
     page.dispatch_event("section.upload", "drop", {"dataTransfer": transfer})
-    page.wait_for_selector("#hub-status:has-text('Added dropped run.sqlite')")
+    page.wait_for_selector("section.upload li:has-text('Added dropped run.sqlite.')")
     saved = runs / "dropped run.sqlite"
     assert saved.read_bytes() == source.read_bytes()
     wait_for_headline(page, "dropped run.sqlite")
@@ -272,7 +286,7 @@ def test_a_dropped_report_is_uploaded_listed_and_converted(hub, runs, page, sqli
     assert served.body() == converted(saved, tmp_path)
     # The same name again: a name of its own, the first untouched.
     page.dispatch_event("section.upload", "drop", {"dataTransfer": transfer})
-    page.wait_for_selector("#hub-status:has-text('Added dropped run-2.sqlite')")
+    page.wait_for_selector("section.upload li:has-text('Added dropped run.sqlite as dropped run-2.sqlite.')")
     assert (runs / "dropped run-2.sqlite").read_bytes() == source.read_bytes()
     wait_for_headline(page, "dropped run-2.sqlite")
 
@@ -290,7 +304,9 @@ def test_open_in_perfetto_hands_the_ui_the_exact_trace(hub, runs, page, tmp_path
     assert received["length"] == len(trace)
     assert received["sha256"] == hashlib.sha256(trace).hexdigest()
     assert received["title"] == name
-    page.wait_for_selector("#hub-status:has-text('Opened')")
+    # Said under the run's row.
+    said = status_under(page, row)
+    said.locator(".hub-status:has-text('Opened')").wait_for()
 
 
 def test_a_ui_that_never_answers_ping_is_said_to_be_silent(runs, page, tmp_path, stand_in):
@@ -301,11 +317,14 @@ def test_a_ui_that_never_answers_ping_is_said_to_be_silent(runs, page, tmp_path,
         row = wait_for_headline(page, "dlprof_nsys_profile.sqlite")
         with page.expect_popup():
             row.locator("a:text-is('Perfetto')").click()
-        page.wait_for_selector("#hub-status:has-text('Handing')", timeout=120_000)
-        said = page.locator("#hub-status:has-text('has not answered')")
+        under = status_under(page, row)
+        under.locator(".hub-status:has-text('Handing')").wait_for(timeout=120_000)
+        said = under.locator(".hub-status:has-text('has not answered')")
         said.wait_for(timeout=60_000)
         text = said.text_content()
         assert "pop-ups allowed" in text and silent in text, text
+        # Where the user clicked: right under the run's row, not above the list.
+        assert_right_under(row, said)
         screenshot(page, "ui-silent", full_page=False)
         page.goto("about:blank")
     finally:
@@ -341,14 +360,31 @@ def test_a_conversion_shows_its_progress_and_is_cancelled_from_the_page(
     # Chromium may hold back the frames by which a click waits for the button to be still,
     # and by which a wait polls by default (so it polls by the clock).
     page.bring_to_front()
-    page.wait_for_function(
-        "() => { const bar = document.getElementById('hub-conversion'); return bar && bar.value > 0; }",
+    # The progress, its Cancel and the status, where they are: read at once,
+    # in the page, while the conversion runs (Cancel is clicked right after).
+    shown = page.wait_for_function(
+        """() => { const bar = document.querySelector('tr.hub-status-row progress.hub-progress');
+             if (!bar || !(bar.value > 0)) { return null; }
+             const under = bar.closest('tr');
+             const box = (e) => { const r = e.getBoundingClientRect(); return { y: r.y, height: r.height }; };
+             return { row: box(under.previousElementSibling), bar: box(bar),
+                      cancel: box(under.querySelector('button.hub-cancel')),
+                      status: box(under.querySelector('.hub-status')),
+                      said: under.querySelector('.hub-status').textContent,
+                      name: under.previousElementSibling.cells[0].textContent.trim() }; }""",
         timeout=120_000,
         polling=100,
-    )
-    assert "Converting cori_run1_report1.sqlite" in page.locator("#hub-status").text_content()
-    page.locator("#hub-cancel").click()
-    page.wait_for_selector("#hub-status:has-text('Cancelled')")
+    ).json_value()
+    under = status_under(page, row)
+    under.locator("button.hub-cancel").click()
+    assert shown["name"] == big.name, shown
+    assert "Converting cori_run1_report1.sqlite" in shown["said"], shown
+    bottom = shown["row"]["y"] + shown["row"]["height"]
+    for what in ("bar", "cancel", "status"):
+        assert bottom - 1 <= shown[what]["y"] <= bottom + 30, (what, shown)
+    said = under.locator(".hub-status:has-text('Cancelled')")
+    said.wait_for()
+    assert_right_under(row, said)
     # The tab opened for the UI is closed again.
     for _ in range(100):
         if popup.is_closed():
@@ -423,8 +459,12 @@ def test_chosen_runs_make_one_trace_a_merge_and_their_steps_as_the_cli_does(
     choose()
     page.fill("#hub-step-pattern", "")
     page.locator("#hub-steps").click()
-    said = page.locator("#hub-status:has-text('error:')")
+    said = page.locator(".hub-status:has-text('error:')")
     said.wait_for(timeout=120_000)
+    # Beside the buttons clicked: the first thing under them.
+    bar = page.locator("div.hub-choose").bounding_box()
+    box = said.bounding_box()
+    assert bar["y"] + bar["height"] - 1 <= box["y"] <= bar["y"] + bar["height"] + 30, (bar, box)
     cli_said = subprocess.run(
         [program(), "report", "--step", "", str(runs / first)], capture_output=True, text=True
     ).stderr.strip()
@@ -452,13 +492,13 @@ def test_a_trace_too_big_for_a_tab_is_offered_to_trace_processor(
     try:
         page.goto(url)
         wait_for_headline(page, name).locator("a:text-is('Perfetto')").click()
-        page.wait_for_selector(f"#hub-status:has-text('{name} needs about')", timeout=120_000)
-        assert "more than a browser tab has (1.0 KiB)" in page.locator("#hub-status").text_content()
+        page.wait_for_selector(f".hub-status:has-text('{name} needs about')", timeout=120_000)
+        assert "more than a browser tab has (1.0 KiB)" in page.locator(".hub-status").text_content()
         with page.expect_popup() as opened:
-            page.locator("#hub-tp").click()
+            page.locator(".hub-tp").click()
         ui = opened.value
         ui.wait_for_url(f"**/ui.html#!/?rpc_port={port}")
-        page.wait_for_selector("#hub-status:has-text('Use loaded trace')")
+        page.wait_for_selector(".hub-status:has-text('Use loaded trace')")
         # trace_processor serves the trace, as `open --tp` leaves it (once
         # it listens).
         for _ in range(600):
@@ -485,10 +525,10 @@ def test_a_trace_too_big_for_a_tab_is_offered_to_trace_processor(
     try:
         page.goto(url)
         wait_for_headline(page, name).locator("a:text-is('Perfetto')").click()
-        said = page.locator("#hub-status:has-text('is not offered')")
+        said = page.locator(".hub-status:has-text('is not offered')")
         said.wait_for(timeout=120_000)
         assert "--tp /nonexistent/trace_processor_shell: no such file" in said.text_content()
-        assert page.locator("#hub-tp").count() == 0
+        assert page.locator(".hub-tp").count() == 0
         screenshot(page, "too-big-no-tp")
         page.goto("about:blank")
     finally:
@@ -502,7 +542,9 @@ def test_a_download_not_made_yet_is_asked_for_by_its_button(hub, runs, page, tmp
     trace, `convert`'s bytes."""
     name = "dlprof_nsys_profile.sqlite"
     page.goto(hub)
-    wait_for_headline(page, name).locator("a:text-is('download')").click()
+    row = wait_for_headline(page, name)
+    row.locator("details.hub-menu summary").click()
+    row.locator("a:text-is('download')").click()
     button = page.locator("form[method=post] button")
     button.wait_for()
     assert page.locator("h1").text_content() == f"Download {name}"

@@ -190,7 +190,7 @@ section.wide td.name details{max-width:40em;overflow-wrap:anywhere}";
 /// Writes `blocks` as one HTML page titled `title`: a file, whole without
 /// a script.
 pub(crate) fn write_html(out: &mut dyn Write, title: &str, blocks: &[Block]) -> io::Result<()> {
-    write_page(out, title, blocks, &[])
+    write_html_styled(out, title, blocks, &[], "")
 }
 
 /// [`write_html`], the page also loading each of `scripts` (URLs the
@@ -204,18 +204,22 @@ pub(crate) fn write_html_with(
     blocks: &[Block],
     scripts: &[&str],
 ) -> io::Result<()> {
-    write_page(out, title, blocks, scripts)
+    write_html_styled(out, title, blocks, scripts, "")
 }
 
-fn write_page(
+/// [`write_html_with`], the page also styled by `style` (rules the
+/// program wrote, after the one stylesheet's): a page of the hub's that
+/// its script makes more of (its home list).
+pub(crate) fn write_html_styled(
     out: &mut dyn Write,
     title: &str,
     blocks: &[Block],
     scripts: &[&str],
+    style: &str,
 ) -> io::Result<()> {
     write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}{}</style>",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}{}{style}</style>",
         escape(title),
         if scripts.is_empty() { "" } else { INTERACTIVE_STYLE }
     )?;

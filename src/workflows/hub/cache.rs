@@ -128,6 +128,10 @@ impl Cache {
     pub fn compute_headline(&self, entry: &Entry, options: &Options) -> Result<Headline> {
         let key = CacheKey::of(entry);
         let path = self.file(&key, "headline.json");
+        // One an older hub kept (other fields) is made again, not shown.
+        if path.is_file() && self.headline(entry).is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
         self.once(&path, || self.read_report(entry, &key, options).map(|_| ()))?;
         self.headline(entry).ok_or_else(|| Error::Unreadable {
             path: path.clone(),

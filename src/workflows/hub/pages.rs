@@ -18,18 +18,23 @@ use crate::error::Result;
 use crate::nsys::names::RangeNames;
 use crate::render::data_table::DataTable;
 use crate::render::format::duration;
-use crate::render::page::{write_html_with, Block, Column, Text};
+use crate::render::page::{write_html_styled, write_html_with, Block, Column, Text};
 use crate::render::table::{json_key, Cell};
 use crate::server::url;
 use crate::workflows::analyses::{analyze_file, compare_files, report_file, summarize_file};
 use crate::Options;
 
-/// The script every page of the hub loads (served at [`SCRIPT_PATH`]):
-/// the hub's, and the renderer's for data tables (filter, sort, show all).
+/// The script every page of the hub loads (served at [`SCRIPT_PATH`]): its
+/// parts in one file, each a concept of its own (what every page needs,
+/// the hand-off to the Perfetto UI, the home page's list, its uploads, and
+/// the renderer's for data tables: filter, sort, show all).
 pub const SCRIPT: &str = concat!(
     include_str!("hub.js"),
+    include_str!("perfetto.js"),
+    include_str!("list.js"),
+    include_str!("drop.js"),
     "\n",
-    include_str!("../../render/data_table.js")
+    include_str!("../../render/data_table.js"),
 );
 /// Where the hub serves [`SCRIPT`].
 pub const SCRIPT_PATH: &str = "/assets/hub.js";
@@ -92,7 +97,7 @@ pub fn write_home(out: &mut dyn Write, home: &Home) -> io::Result<()> {
         Column::number("Size"),
         Column::number("Capture"),
         Column::number("GPUs"),
-        Column::number("GPU busy"),
+        Column::number(BUSY_COLUMN),
         Column::text("Top kernel"),
         Column::text("Open"),
     ];
@@ -105,8 +110,23 @@ pub fn write_home(out: &mut dyn Write, home: &Home) -> io::Result<()> {
         "reports",
         vec![Block::TextTable(columns, rows)],
     ));
-    write_html_with(out, "nsys2perfetto: runs", &blocks, &[SCRIPT_PATH])
+    write_html_styled(
+        out,
+        "nsys2perfetto: runs",
+        &blocks,
+        &[SCRIPT_PATH],
+        HOME_STYLE,
+    )
 }
+
+/// The header of the home list's busy column: the share of the GPUs' work
+/// span ([`Headline::busy_of_span`]), not of the capture.
+pub const BUSY_COLUMN: &str = "GPU busy (of GPU span)";
+
+/// The home page's own rules: its list one line a run, whatever the window
+/// (long names cut short, whole on hover), its headers buttons that sort,
+/// and what its script adds (status rows, the filter, the menu of links).
+const HOME_STYLE: &str = include_str!("home.css");
 
 fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
     // A run that cannot be read has no page, trace or stats: no links to
@@ -134,7 +154,7 @@ fn report_row(entry: &Entry, headline: Option<&Headline>) -> Vec<Text> {
                 h.capture_ns.map_or("–".into(), |ns| duration(ns.into())),
             ));
             row.push(Text::plain(h.gpus.to_string()));
-            row.push(Text::plain(h.busy_share.map_or("–".into(), percent)));
+            row.push(Text::plain(h.busy_of_span.map_or("–".into(), percent)));
             row.push(match &h.top_kernel {
                 Some((name, time)) => Text::default()
                     .code(name.clone())

@@ -140,3 +140,35 @@ fn cache_never_evicts_a_file_in_use() {
     assert!(!second_path.exists());
     assert!(writing.is_file());
 }
+
+#[test]
+fn cache_makes_again_a_headline_an_older_hub_kept() {
+    let Some((dir, _)) = runs(&["nsys-ai_h100_2gpu_1s.sqlite"]) else {
+        return;
+    };
+    let place = tempfile::tempdir().unwrap();
+    let cache = Cache::open(place.path(), 1 << 30).unwrap();
+    let (entries, _) = hub::scan(&[dir.path().to_owned()]);
+    let made = cache
+        .compute_headline(&entries[0], &Options::default())
+        .unwrap();
+    // What a hub kept before the busy share was of the GPUs' span: the share
+    // of the capture, under another name.
+    let kept: Vec<_> = names_in(place.path())
+        .into_iter()
+        .filter(|n| n.ends_with(".headline.json"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let file = place.path().join(&kept[0]);
+    let older = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"busy_of_span\":", "\"busy_share\":");
+    std::fs::write(&file, older).unwrap();
+    assert_eq!(cache.headline(&entries[0]), None);
+    // Made again, not an error, not shown as it was.
+    let again = cache
+        .compute_headline(&entries[0], &Options::default())
+        .unwrap();
+    assert_eq!(again, made);
+    assert!(made.busy_of_span.unwrap() > 0.99, "{made:?}");
+}
