@@ -137,10 +137,8 @@ fn busy_over_time(timeline: &BusyTimeline) -> String {
     }
     let _ = writeln!(
         s,
-        "\n<text x=\"{LEFT}\" y=\"{}\" fill=\"{MUTED}\">{}</text>",
-        axis + 34.0,
-        // Its apostrophe as it always was (unescaped): no markup.
-        "time on the export's clock, as the capture and the idle stretches give it"
+        "\n<text x=\"{LEFT}\" y=\"{}\" fill=\"{MUTED}\">time on the export's clock, as the capture and the idle stretches give it</text>",
+        axis + 34.0
     );
     chart::close(&mut s);
     s
