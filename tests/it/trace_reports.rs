@@ -1,6 +1,9 @@
 //! `stats`' trace reports, a row per event, against nsys's own: nsys
-//! 2022.4's `cudaapitrace` is run here on a copy of each export, and our
-//! `cuda_api_trace` in CSV is the file it writes, byte for byte.
+//! 2022.4's `cudaapitrace` and `gputrace` are run here on a copy of each
+//! export, and our `cuda_api_trace` and `cuda_gpu_trace` in CSV are the
+//! files it writes, byte for byte (`cuda_gpu_trace` once 2022.4's two
+//! habits that 2025.3 dropped are mapped: `None` for a missing value, and
+//! its names of memory copies).
 
 use std::path::Path;
 use std::process::Command;
@@ -39,6 +42,84 @@ fn nsys_csv(export: &Path, report: &str) -> Option<String> {
     std::fs::read_to_string(dir.path().join(format!("out_{report}.csv")))
         .ok()
         .filter(|t| !t.is_empty())
+}
+
+/// Runs `stats --report REPORT --format csv` on `export`: its output.
+fn ours_csv(export: &Path, report: &str) -> String {
+    let out = program()
+        .args(["stats", "--report", report, "--format", "csv"])
+        .arg(export)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        export.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A line of nsys 2022.4's `gputrace` as 2025.3 writes it: a missing value
+/// empty, not `None`, and a memory copy named as 2025.3's summaries name
+/// it. The name, last, is quoted where it holds a comma (kernels): fields
+/// before it are plain.
+fn gpu_trace_line_2025(line: &str) -> String {
+    let (plain, quoted) = match line.find('"') {
+        Some(at) => line.split_at(at),
+        None => (line, ""),
+    };
+    let mut fields: Vec<String> = plain.split(',').map(str::to_owned).collect();
+    for field in &mut fields {
+        if field == "None" {
+            field.clear();
+        }
+    }
+    if quoted.is_empty() {
+        if let Some(name) = fields.last_mut() {
+            *name = crate::stats::memcpy_2025_name(name);
+        }
+    }
+    fields.join(",") + quoted
+}
+
+/// Exports with kernels, copies of several kinds (unified memory among
+/// them) and memsets, of several nsys versions.
+const GPU_FIXTURES: [&str; 6] = [
+    "h100_torch_graph_node.sqlite",
+    "dlprof_nsys_profile.sqlite",
+    "cori_run1_report1.sqlite",
+    "pipit_saxpy_mpi_cuda_rank0.sqlite",
+    "llama3_real_inference_simulation.sqlite",
+    "icon_gpu.sqlite",
+];
+
+#[test]
+fn cuda_gpu_trace_is_what_nsys_writes_byte_for_byte() {
+    if require(Need::Nsys).is_none() {
+        return;
+    }
+    let mut compared = 0;
+    for name in GPU_FIXTURES {
+        let Some(export) = fixture(name) else {
+            return;
+        };
+        let Some(theirs) = nsys_csv(&export, "gputrace") else {
+            continue;
+        };
+        let theirs: String = theirs
+            .lines()
+            .map(|l| gpu_trace_line_2025(l) + "\n")
+            .collect();
+        let ours = ours_csv(&export, "cuda_gpu_trace");
+        assert!(theirs.lines().count() > 15, "{name}: nsys traced GPU work");
+        if ours != theirs {
+            let first = ours.lines().zip(theirs.lines()).position(|(a, b)| a != b);
+            panic!("{name}: the traces differ, first at line {first:?}");
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, GPU_FIXTURES.len(), "nsys traced every fixture");
 }
 
 #[test]
