@@ -260,7 +260,7 @@ fn far_starts_are_left_out_of_every_analysis_with_a_count() {
 }
 
 /// The summaries of NVTX ranges and OS runtime calls, and the CUDA API
-/// trace, took a range or call that ends before it starts (a start near
+/// and NVTX push/pop traces, took a range or call that ends before it starts (a start near
 /// i64::MAX) as centuries long: each is left out, counted once, and the
 /// answer is that of the export without it.
 #[test]
@@ -268,7 +268,11 @@ fn far_starts_of_ranges_and_os_calls_are_left_out_of_stats_with_a_count() {
     let name = "h100_torch_graph_node.sqlite";
     // Push/pop ranges (59), not the domains' records before them.
     let cases = [
-        ("NVTX_EVENTS", "eventType = 59", "nvtx_sum,nvtx_pushpop_sum"),
+        (
+            "NVTX_EVENTS",
+            "eventType = 59",
+            "nvtx_sum,nvtx_pushpop_sum,nvtx_pushpop_trace",
+        ),
         ("OSRT_API", "1", "osrt_sum"),
         ("CUPTI_ACTIVITY_KIND_RUNTIME", "1", "cuda_api_trace"),
     ];

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::fixtures::{fixture, require, Need};
+use crate::support::nsys::csv_rows;
 use crate::support::program::program;
 
 /// Exports of several nsys versions, with calls of one start on several
@@ -120,6 +121,121 @@ fn cuda_gpu_trace_is_what_nsys_writes_byte_for_byte() {
         compared += 1;
     }
     assert_eq!(compared, GPU_FIXTURES.len(), "nsys traced every fixture");
+}
+
+/// 2025.3's `nvtx_gpu_proj_trace` of the H100 captures, as NVIDIA wrote it.
+#[test]
+fn nvtx_gpu_proj_trace_is_what_nsys_2025_wrote_byte_for_byte() {
+    let Some(shared) = require(Need::Shared) else {
+        return;
+    };
+    for name in ["h100_torch_graph_node", "h100_torch_graph_whole"] {
+        let stored = shared.join(format!(
+            "fixtures/nsys-2025.3-stats/{name}_nvtx_gpu_proj_trace.csv"
+        ));
+        let theirs = std::fs::read_to_string(stored).unwrap();
+        let export = shared.join(format!("fixtures/sqlite/{name}.sqlite"));
+        let ours = ours_csv(&export, "nvtx_gpu_proj_trace");
+        assert!(
+            theirs.lines().count() > 20,
+            "{name}: NVIDIA projected ranges"
+        );
+        assert!(ours == theirs, "{name}: the traces differ");
+    }
+}
+
+/// The same rows as nsys 2022.4's `nvtxgpuproj`, on every fixture it
+/// projects ranges of, once three habits of 2022.4 that 2025.3 dropped are
+/// mapped: `None` for a missing parent (2025.3: empty), the default NVTX
+/// domain's ranges named without the leading `:`, and rows in no order (its
+/// `ORDER BY "Projected Start"` names a column it calls `Projected
+/// Start:ts_ns`, so SQLite sorts by a constant): its rows are compared in
+/// 2025.3's order, by projected start, the longer first, then by range id.
+#[test]
+fn nvtx_gpu_proj_trace_has_the_rows_of_nsys_2022() {
+    if require(Need::Nsys).is_none() {
+        return;
+    }
+    let mut compared = 0;
+    for name in FIXTURES.iter().chain(&["nsys-ai_h100_2gpu_1s.sqlite"]) {
+        let Some(export) = fixture(name) else {
+            return;
+        };
+        let Some(theirs) = nsys_csv(&export, "nvtxgpuproj") else {
+            continue;
+        };
+        let mut theirs = csv_rows(&theirs);
+        let header = theirs.remove(0);
+        let number = |row: &[String], at: usize| row[at].parse::<i64>().unwrap();
+        for row in &mut theirs {
+            for field in row.iter_mut() {
+                if field == "None" {
+                    field.clear();
+                }
+            }
+        }
+        theirs.sort_by_key(|r| (number(r, 1), -number(r, 2), number(r, 11)));
+        let mut ours = csv_rows(&ours_csv(&export, "nvtx_gpu_proj_trace"));
+        assert_eq!(ours.remove(0), header, "{name}");
+        assert_eq!(ours.len(), theirs.len(), "{name}: ranges");
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert_eq!(a[1..], b[1..], "{name}: {a:?}");
+            assert!(
+                a[0] == b[0] || a[0] == format!(":{}", b[0]),
+                "{name}: {a:?} {b:?}"
+            );
+        }
+        compared += ours.len();
+    }
+    assert!(compared > 1000, "nsys projected ranges: {compared}");
+}
+
+/// nsys 2022.4's `nvtxpptrace`, row for row in the export's row order, on
+/// every fixture with push/pop ranges, once its `None` (no parent) is
+/// empty and its default domain's ranges get the leading `:` that 2025.3's
+/// reports write (in the name and in the indented name).
+#[test]
+fn nvtx_pushpop_trace_is_what_nsys_2022_writes() {
+    if require(Need::Nsys).is_none() {
+        return;
+    }
+    let mut compared = 0;
+    for name in FIXTURES.iter().chain(&["nsys-ai_h100_2gpu_1s.sqlite"]) {
+        let Some(export) = fixture(name) else {
+            return;
+        };
+        let Some(theirs) = nsys_csv(&export, "nvtxpptrace") else {
+            continue;
+        };
+        let theirs = csv_rows(&theirs);
+        let ours = csv_rows(&ours_csv(&export, "nvtx_pushpop_trace"));
+        assert_eq!(ours.len(), theirs.len(), "{name}: ranges");
+        assert_eq!(ours[0], theirs[0], "{name}: header");
+        for (a, b) in ours.iter().zip(&theirs).skip(1) {
+            let b: Vec<String> = b
+                .iter()
+                .map(|f| {
+                    if f == "None" {
+                        String::new()
+                    } else {
+                        f.clone()
+                    }
+                })
+                .collect();
+            assert_eq!(a[..5], b[..5], "{name}: {a:?}");
+            assert_eq!(a[6..13], b[6..13], "{name}: {a:?}");
+            let default_domain = a[5] == format!(":{}", b[5]);
+            assert!(a[5] == b[5] || default_domain, "{name}: {a:?} {b:?}");
+            let indent = "--".repeat(a[8].parse().unwrap());
+            let tree = match default_domain {
+                true => format!("{indent}:{}", b[5]),
+                false => b[13].clone(),
+            };
+            assert_eq!(a[13], tree, "{name}: {a:?}");
+        }
+        compared += ours.len() - 1;
+    }
+    assert!(compared > 1000, "nsys traced push/pop ranges: {compared}");
 }
 
 #[test]

@@ -50,11 +50,17 @@ pub enum StatsReport {
     /// `cuda_gpu_trace`: every kernel, memory copy and memset, a row each,
     /// in time order.
     CudaGpuTrace,
+    /// `nvtx_gpu_proj_trace`: every NVTX range projected onto the GPU, a
+    /// row each, by projected start.
+    NvtxGpuProjTrace,
+    /// `nvtx_pushpop_trace`: every NVTX push/pop range, a row each, with
+    /// its place in its thread's tree of ranges.
+    NvtxPushPopTrace,
 }
 
 impl StatsReport {
     /// Every summary.
-    pub const ALL: [StatsReport; 17] = [
+    pub const ALL: [StatsReport; 19] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -72,6 +78,8 @@ impl StatsReport {
         StatsReport::NvtxKernSum,
         StatsReport::CudaApiTrace,
         StatsReport::CudaGpuTrace,
+        StatsReport::NvtxGpuProjTrace,
+        StatsReport::NvtxPushPopTrace,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -108,6 +116,10 @@ impl StatsReport {
             StatsReport::NvtxKernSum => ("nvtx_kern_sum", "nvtxkernsum"),
             StatsReport::CudaApiTrace => ("cuda_api_trace", "cudaapitrace"),
             StatsReport::CudaGpuTrace => ("cuda_gpu_trace", "gputrace"),
+            // 2022.4's `nvtxgpuproj` lists these rows, but that name is the
+            // summary's here (as it has been): the trace has its new name only.
+            StatsReport::NvtxGpuProjTrace => ("nvtx_gpu_proj_trace", "nvtx_gpu_proj_trace"),
+            StatsReport::NvtxPushPopTrace => ("nvtx_pushpop_trace", "nvtxpptrace"),
         }
     }
 
@@ -131,6 +143,8 @@ impl StatsReport {
             StatsReport::NvtxKernSum => "NVTX Range Kernel Summary",
             StatsReport::CudaApiTrace => "CUDA API Trace",
             StatsReport::CudaGpuTrace => "CUDA GPU Trace",
+            StatsReport::NvtxGpuProjTrace => "NVTX GPU Projection Trace",
+            StatsReport::NvtxPushPopTrace => "NVTX Push/Pop Range Trace",
         }
     }
 
@@ -195,13 +209,16 @@ impl StatsReport {
             StatsReport::GpuKernSum => &[&[cuda::KERNEL]],
             StatsReport::GpuMemTimeSum | StatsReport::GpuMemSizeSum => &[MEMORY],
             StatsReport::GpuSum | StatsReport::CudaGpuTrace => &[GPU_WORK],
-            StatsReport::NvtxSum | StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => {
-                &[&[nvtx::TABLE]]
-            }
+            StatsReport::NvtxSum
+            | StatsReport::NvtxPushPopSum
+            | StatsReport::NvtxStartEndSum
+            | StatsReport::NvtxPushPopTrace => &[&[nvtx::TABLE]],
             StatsReport::OsrtSum => &[&[cpu::OSRT]],
             StatsReport::KernExecSum => &[&[cuda::RUNTIME], &[cuda::KERNEL]],
             StatsReport::UmCpuPageFaultsSum => &[&[UM_CPU_FAULTS]],
-            StatsReport::NvtxGpuProjSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], GPU_WORK],
+            StatsReport::NvtxGpuProjSum | StatsReport::NvtxGpuProjTrace => {
+                &[&[nvtx::TABLE], &[cuda::RUNTIME], GPU_WORK]
+            }
             StatsReport::NvtxKernSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], &[cuda::KERNEL]],
             StatsReport::OpenAccSum | StatsReport::OpenMpEventSum => &[],
         }
@@ -228,6 +245,12 @@ impl StatsReport {
             StatsReport::NvtxKernSum => Box::new(super::nvtx_gpu::nvtx_kern_sum(report, names)?),
             StatsReport::CudaApiTrace => super::traces::api_trace(report)?,
             StatsReport::CudaGpuTrace => super::traces::gpu_trace(report)?,
+            StatsReport::NvtxGpuProjTrace => {
+                Box::new(super::nvtx_gpu_trace::nvtx_gpu_proj_trace(report, names)?)
+            }
+            StatsReport::NvtxPushPopTrace => Box::new(
+                super::nvtx_pushpop_trace::nvtx_pushpop_trace(report, names)?,
+            ),
         })
     }
 
@@ -257,6 +280,8 @@ impl StatsReport {
             StatsReport::KernExecSum => &super::launches::COLUMNS,
             StatsReport::CudaApiTrace => &super::traces::API_TRACE_COLUMNS,
             StatsReport::CudaGpuTrace => &super::traces::GPU_TRACE_COLUMNS,
+            StatsReport::NvtxGpuProjTrace => &super::nvtx_gpu_trace::COLUMNS,
+            StatsReport::NvtxPushPopTrace => &super::nvtx_pushpop_trace::COLUMNS,
             StatsReport::NvtxGpuProjSum => &super::nvtx_gpu::COLUMNS,
             StatsReport::NvtxKernSum => &super::nvtx_gpu::KERNEL_COLUMNS,
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
