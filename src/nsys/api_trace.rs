@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::columns::TakeAll;
 use super::cuda::{API, RUNTIME};
 use super::select::quote;
-use super::{strings, Report};
+use super::{strings, Report, TimeCheck};
 
 /// One call, as the trace prints it.
 pub(crate) struct ApiTraceRow {
@@ -29,12 +29,14 @@ pub(crate) struct ApiTraceRow {
 }
 
 /// The calls of a report, read anew each time they are walked, on a
-/// connection of their own.
+/// connection of their own; calls whose times cannot be right are left
+/// out, counted into the report (see [`TimeCheck`]).
 pub(crate) struct ApiTrace {
     uri: String,
     cancel: Option<Arc<AtomicBool>>,
     sql: String,
     empty: bool,
+    check: TimeCheck,
 }
 
 const THREAD_NAMES: &str = "ThreadNames";
@@ -93,6 +95,7 @@ impl Report {
             cancel: self.cancel.clone(),
             sql,
             empty: !self.has_rows(RUNTIME)?,
+            check: TimeCheck::new(self)?,
         }))
     }
 }
@@ -103,7 +106,7 @@ impl ApiTrace {
         self.empty
     }
 
-    /// Calls `f` with each call, in start order.
+    /// Calls `f` with each call whose times can be right, in start order.
     pub(crate) fn each<E: From<rusqlite::Error>>(
         &self,
         mut f: impl FnMut(&ApiTraceRow) -> Result<(), E>,
@@ -113,12 +116,17 @@ impl ApiTrace {
         // to prefer: memory stays flat however many calls there are.
         conn.pragma_update(None, "temp_store", "FILE")?;
         super::watch(&conn, self.cancel.as_ref());
+        let mut check = self.check.again();
         let mut stmt = conn.prepare(&self.sql)?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
+            let (start, end) = (r.get(0)?, r.get(1)?);
+            if !check.allow(RUNTIME, start, end) {
+                continue;
+            }
             f(&ApiTraceRow {
-                start: r.get(0)?,
-                end: r.get(1)?,
+                start,
+                end,
                 name: r.get(2)?,
                 result: r.get(3)?,
                 correlation_id: r.get(4)?,

@@ -29,6 +29,7 @@ mod durations;
 pub(crate) mod events;
 pub(crate) mod file_access;
 pub(crate) mod gpu_devices;
+pub(crate) mod gpu_trace;
 pub(crate) mod gpu_work;
 pub(crate) mod graphs;
 pub(crate) mod ids;
@@ -60,6 +61,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 pub(crate) use api_trace::ApiTrace;
+pub(crate) use gpu_trace::GpuTrace;
 pub(crate) use meta::{CudaContext, Metadata};
 pub(crate) use names::MEMORY_KINDS;
 pub use plausible::impossible_times_warning;
@@ -102,7 +104,9 @@ pub struct Report {
     declared: Mutex<BTreeSet<String>>,
     /// CUDA events left out for their times, by table: the most any pass
     /// over it left out (see [`TimeCheck`]).
-    impossible: Mutex<BTreeMap<&'static str, u64>>,
+    /// Shared with the passes that outlive a borrow of the report (the
+    /// trace reports' rows, walked as they are written).
+    impossible: Arc<Mutex<BTreeMap<&'static str, u64>>>,
 }
 
 /// An event table whose rows cannot be converted: it lacks columns they need.
@@ -208,7 +212,7 @@ impl Report {
             unreadable: Mutex::default(),
             cancel,
             declared: Mutex::default(),
-            impossible: Mutex::default(),
+            impossible: Arc::default(),
         };
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)

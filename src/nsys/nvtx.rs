@@ -75,6 +75,8 @@ pub(crate) enum Payload {
 }
 
 pub(crate) struct NvtxEvent<'r> {
+    /// Its row's id in the export: nsys's reports name ranges by it.
+    pub rowid: i64,
     pub kind: NvtxKind,
     pub start: i64,
     /// `None` for marks and for ranges still open when the capture stopped.
@@ -238,6 +240,7 @@ impl Report {
             return Ok(self.nvtx_last_time()?);
         };
         let c = NVTX.take_all(&mut s);
+        let rowid = s.expr::<i64>("rowid".to_owned());
         // At most one payload column is set; the first that is, is read.
         // (Read as they are, the six cost less than SQLite choosing one:
         // that reads each twice, for a CASE and a COALESCE.)
@@ -271,6 +274,7 @@ impl Report {
                 _ => c.text.get(r)?.map(TextRef::Inline),
             };
             Ok(NvtxEvent {
+                rowid: rowid.get(r)?,
                 kind,
                 start: c.start.get(r)?,
                 end: match kind {
@@ -426,4 +430,48 @@ impl<T> Prescan<T> for LastTime {
     }
 
     fn complete(&self, _: &mut T) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table too far from time order to merge is read from a sorted
+    /// temporary copy: each event still has its row's id in the export,
+    /// by which nsys's reports name ranges.
+    #[test]
+    fn events_keep_their_export_rowid_when_read_from_a_sorted_copy() {
+        let uri = "file:nvtx-rowids-of-a-sorted-copy?mode=memory&cache=shared";
+        let db = rusqlite::Connection::open(uri).unwrap();
+        db.execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+             CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER,
+                 globalTid INTEGER, text TEXT);",
+        )
+        .unwrap();
+        // Starts falling row by row: every row a run of its own, far more
+        // than the merge takes.
+        let rows = 10_000i64;
+        let mut insert = db
+            .prepare("INSERT INTO NVTX_EVENTS VALUES (?1, ?2, 59, 281479271677994, 'r')")
+            .unwrap();
+        for i in 0..rows {
+            let start = (rows - i) * 10;
+            insert.execute([start, start + 5]).unwrap();
+        }
+        drop(insert);
+        let report = Report::open_uri(uri).unwrap();
+        let mut seen = 0;
+        let mut previous = i64::MIN;
+        report
+            .for_each_nvtx_event(&RowFilter::none(), |e| -> rusqlite::Result<()> {
+                assert!(e.start >= previous, "time order");
+                previous = e.start;
+                assert_eq!(e.start, (rows - (e.rowid - 1)) * 10, "row {}", e.rowid);
+                seen += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen, rows);
+    }
 }

@@ -5,6 +5,7 @@
 //! instants; left in, one such time spans centuries and skews every number.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use super::cuda::{self, CudaEvent};
 use super::Report;
@@ -46,22 +47,33 @@ impl Report {
 }
 
 /// One pass's check of times: it counts, by table, the events it leaves
-/// out, and records them in the report when dropped (see
+/// out, and records them in its report when dropped (see
 /// [`Report::impossible_times`]); a table read by several passes counts
-/// once.
-pub(crate) struct TimeCheck<'r> {
-    report: &'r Report,
+/// once. It holds no borrow of the report: a pass may outlive it (a trace
+/// report's rows are walked as they are written).
+pub(crate) struct TimeCheck {
+    noted: Arc<Mutex<BTreeMap<&'static str, u64>>>,
     times: PlausibleTimes,
     left_out: BTreeMap<&'static str, u64>,
 }
 
-impl<'r> TimeCheck<'r> {
-    pub(crate) fn new(report: &'r Report) -> rusqlite::Result<Self> {
+impl TimeCheck {
+    pub(crate) fn new(report: &Report) -> rusqlite::Result<Self> {
         Ok(TimeCheck {
-            report,
+            noted: Arc::clone(&report.impossible),
             times: report.plausible_times()?,
             left_out: BTreeMap::new(),
         })
+    }
+
+    /// A check that starts anew, counting into the same report: for each
+    /// walk of a trace (a table walked twice counts once).
+    pub(crate) fn again(&self) -> Self {
+        TimeCheck {
+            noted: Arc::clone(&self.noted),
+            times: self.times,
+            left_out: BTreeMap::new(),
+        }
     }
 
     /// Whether an event of `table` from `start` to `end` can be right;
@@ -89,13 +101,9 @@ impl<'r> TimeCheck<'r> {
     }
 }
 
-impl Drop for TimeCheck<'_> {
+impl Drop for TimeCheck {
     fn drop(&mut self) {
-        let mut noted = self
-            .report
-            .impossible
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut noted = self.noted.lock().unwrap_or_else(|e| e.into_inner());
         for (table, &events) in &self.left_out {
             let most = noted.entry(table).or_default();
             *most = (*most).max(events);
@@ -104,25 +112,26 @@ impl Drop for TimeCheck<'_> {
 }
 
 impl Report {
-    /// The CUDA events that the passes over this report so far left out
-    /// for their times (see [`TimeCheck`]).
+    /// The events that the passes over this report so far left out for
+    /// their times (see [`TimeCheck`]).
     pub(crate) fn impossible_times(&self) -> u64 {
         let noted = self.impossible.lock().unwrap_or_else(|e| e.into_inner());
         noted.values().sum()
     }
 }
 
-/// What to say of `events` CUDA events left out for their times, if any.
+/// What to say of `events` events (CUDA work and calls, NVTX ranges, OS
+/// runtime calls, ...) left out for their times, if any.
 pub fn impossible_times_warning(events: u64) -> Option<String> {
     match events {
         0 => None,
         1 => Some(
-            "1 CUDA event has times that cannot be right (it ends before it starts, \
+            "1 event has times that cannot be right (it ends before it starts, \
              or far past the capture's end): left out"
                 .to_owned(),
         ),
         n => Some(format!(
-            "{n} CUDA events have times that cannot be right (they end before they start, \
+            "{n} events have times that cannot be right (they end before they start, \
              or far past the capture's end): left out"
         )),
     }

@@ -101,7 +101,7 @@ impl<'r, T> TableScan<'r, T> {
             false => format!("AND {}", self.filter),
         };
         format!(
-            "SELECT {}, rowid FROM {} WHERE rowid BETWEEN ?1 AND ?2 {filter} ORDER BY rowid",
+            "SELECT {}, _rowid_ FROM {} WHERE _rowid_ BETWEEN ?1 AND ?2 {filter} ORDER BY _rowid_",
             self.columns, self.from
         )
     }
@@ -177,7 +177,7 @@ impl Reader {
             false => format!("{}, ", scan.prescan),
         };
         let sql = format!(
-            "SELECT {prescan}rowid, {} FROM {} {} ORDER BY rowid",
+            "SELECT {prescan}_rowid_, {} FROM {} {} ORDER BY _rowid_",
             quote(scan.time),
             scan.from,
             where_clause(&scan.filter)
@@ -290,7 +290,9 @@ impl Reader {
     }
 
     /// Copies the rows of `from` (a quoted table), sorted by time, into a
-    /// temporary table.
+    /// temporary table. A reader's `rowid` there is still the source's (a
+    /// column of that name, which SQLite reads before the copy's own): the
+    /// runs walk the copy by `_rowid_`, its sorted order.
     fn sorted_copy(
         &self,
         from: &str,
@@ -302,7 +304,8 @@ impl Reader {
         let where_ = where_clause(filter);
         let time = quote(time);
         self.conn.execute_batch(&format!(
-            "DROP TABLE IF EXISTS {copy}; CREATE TABLE {copy} AS SELECT * FROM {from} {where_} ORDER BY {time};"
+            "DROP TABLE IF EXISTS {copy}; \
+             CREATE TABLE {copy} AS SELECT rowid AS rowid, * FROM {from} {where_} ORDER BY {time};"
         ))?;
         Ok(copy)
     }

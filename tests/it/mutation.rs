@@ -132,6 +132,17 @@ fn far_times(
     table: &str,
     column: &str,
 ) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    far_times_where(dir, fixture_name, table, column, "1")
+}
+
+/// [`far_times`], of the first three rows where `condition` holds.
+fn far_times_where(
+    dir: &std::path::Path,
+    fixture_name: &str,
+    table: &str,
+    column: &str,
+    condition: &str,
+) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     let source = fixture(fixture_name)?;
     let copy = |name: &str| {
         let path = dir.join(name);
@@ -141,7 +152,8 @@ fn far_times(
         db.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
         (db, path)
     };
-    let first_three = format!("rowid IN (SELECT rowid FROM {table} ORDER BY rowid LIMIT 3)");
+    let first_three =
+        format!("rowid IN (SELECT rowid FROM {table} WHERE {condition} ORDER BY rowid LIMIT 3)");
     let (db, mutated) = copy("mutated.sqlite");
     let changed = db
         .execute(
@@ -212,12 +224,12 @@ fn far_starts_are_left_out_of_every_analysis_with_a_count() {
             "memset",
             "nvtx-gpu:.*",
         ];
-        // Every summary that reads CUDA events.
+        // Every summary and trace that reads CUDA events.
         let summaries = "cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,\
                          cuda_gpu_mem_size_sum,cuda_gpu_sum,cuda_kern_exec_sum,\
-                         nvtx_gpu_proj_sum,nvtx_kern_sum";
+                         nvtx_gpu_proj_sum,nvtx_kern_sum,cuda_api_trace,cuda_gpu_trace";
         let stats = ["stats", "--format", "csv", "--report", summaries, "{}"];
-        let events = "3 CUDA events have times that cannot be right";
+        let events = "3 events have times that cannot be right";
         let cases: [(&[&str], &str); 7] = [
             (&["report", "--format", "json", "{}"], events),
             (&["analyze", "{}"], events),
@@ -247,6 +259,45 @@ fn far_starts_are_left_out_of_every_analysis_with_a_count() {
     }
 }
 
+/// The summaries of NVTX ranges and OS runtime calls, and the CUDA API
+/// and NVTX push/pop traces, took a range or call that ends before it starts (a start near
+/// i64::MAX) as centuries long: each is left out, counted once, and the
+/// answer is that of the export without it.
+#[test]
+fn far_starts_of_ranges_and_os_calls_are_left_out_of_stats_with_a_count() {
+    let name = "h100_torch_graph_node.sqlite";
+    // Push/pop ranges (59), not the domains' records before them.
+    let cases = [
+        (
+            "NVTX_EVENTS",
+            "eventType = 59",
+            "nvtx_sum,nvtx_pushpop_sum,nvtx_pushpop_trace",
+        ),
+        ("OSRT_API", "1", "osrt_sum"),
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", "1", "cuda_api_trace"),
+    ];
+    for (table, condition, summaries) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let Some((mutated, without)) = far_times_where(dir.path(), name, table, "start", condition)
+        else {
+            return;
+        };
+        let args = ["stats", "--format", "csv", "--report", summaries, "{}"];
+        let (status, stdout, stderr) = run_on(&args, &mutated);
+        assert_eq!(status, Some(0), "{table}: {stderr}");
+        assert!(
+            stderr.contains("3 events have times that cannot be right"),
+            "{table}: {stderr}"
+        );
+        let warnings = stderr.lines().filter(|l| l.contains("warning"));
+        assert_eq!(warnings.count(), 1, "{table}: {stderr}");
+        let (status, expected, stderr) = run_on(&args, &without);
+        assert_eq!(status, Some(0), "{table}: {stderr}");
+        assert!(!stderr.contains("cannot be right"), "{table}: {stderr}");
+        assert_eq!(stdout, expected, "{table}");
+    }
+}
+
 /// Kernels that end far past the capture (their start kept) made the GPU
 /// busy time of measured steps centuries long: they are left out, counted.
 #[test]
@@ -264,7 +315,7 @@ fn far_ends_are_left_out_of_steps_with_a_count() {
         let (status, stdout, stderr) = run_on(args, &mutated);
         assert_eq!(status, Some(0), "{args:?}: {stderr}");
         assert!(
-            stderr.contains("3 CUDA events have times that cannot be right"),
+            stderr.contains("3 events have times that cannot be right"),
             "{args:?}: {stderr}"
         );
         let warnings = stderr.lines().filter(|l| l.contains("warning"));

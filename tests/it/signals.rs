@@ -274,10 +274,10 @@ fn large_mutated_export(dir: &Path) -> Option<PathBuf> {
     Some(path)
 }
 
-/// How soon a command must end after SIGTERM. The issue asks for a second;
-/// this machine is shared by several builds at once, so the bound is 5 s
-/// (measured here: see the report of the change).
-const AFTER_SIGTERM: Duration = Duration::from_secs(5);
+/// How soon a command must end after SIGTERM: the issue's second. Measured
+/// on a shared 2-core machine under two builds, the commands ended 10 to
+/// 65 ms after it.
+const AFTER_SIGTERM: Duration = Duration::from_secs(1);
 
 /// SIGTERM to every command mid-work on a mutated export: each ends within
 /// [`AFTER_SIGTERM`], as interrupted (143) or, where it was done already,
@@ -293,9 +293,10 @@ fn every_command_ends_soon_after_sigterm_on_a_mutated_export() {
     let e = export.to_str().unwrap();
     let trace = out.join("t.perfetto-trace");
     let trace = trace.to_str().unwrap();
-    let commands: [&[&str]; 8] = [
+    let commands: [&[&str]; 9] = [
         &["convert", e, "-o", trace],
         &["stats", e],
+        &["stats", "--report", "cuda_api_trace,cuda_gpu_trace", e],
         &["analyze", e],
         &["report", "--format", "json", e],
         &["report", "--step", ".*", e],
@@ -321,6 +322,8 @@ fn every_command_ends_soon_after_sigterm_on_a_mutated_export() {
             std::thread::sleep(Duration::from_millis(10));
         }
         let took = signalled.elapsed();
+        // Measured, for the choice of the bound (`--nocapture` shows it).
+        eprintln!("{:?} ended {took:?} after SIGTERM", &args[..2]);
         let _ = child.kill();
         let (status, stderr) = finish(child);
         assert!(took <= AFTER_SIGTERM, "{args:?} ran {took:?} after SIGTERM");

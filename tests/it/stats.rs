@@ -172,7 +172,7 @@ fn projection_sum_2022(rows: &[Vec<String>]) -> Vec<Vec<String>> {
 }
 
 /// 2022.4's names of memory copies (`[CUDA memcpy HtoD]`) as 2025.3 names them.
-fn memcpy_2025_name(name: &str) -> String {
+pub(crate) fn memcpy_2025_name(name: &str) -> String {
     const KINDS: [(&str, &str); 14] = [
         ("Unknown", "Unknown"),
         ("HtoD", "Host-to-Device"),

@@ -15,6 +15,8 @@ mod aggregate;
 mod launches;
 mod median;
 mod nvtx_gpu;
+mod nvtx_gpu_trace;
+mod nvtx_pushpop_trace;
 mod reports;
 mod spill;
 mod table;

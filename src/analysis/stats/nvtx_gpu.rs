@@ -46,16 +46,21 @@ pub(super) const COLUMNS: [&str; 14] = [
     "Avg Num Child",
 ];
 
-/// What the summary keeps of a range while it is projected.
-struct RangeInfo {
+/// What the summaries and the trace keep of a range while it is projected.
+pub(super) struct RangeInfo {
     /// Its group: an index into the (name, push/pop) keys.
-    group: u32,
-    level: u32,
+    pub(super) group: u32,
+    pub(super) level: u32,
     /// The order of the range among the thread-local ranges.
     id: u64,
     /// The group of its parent, where the parent is projected whenever the
     /// range is: the parent holds every launch the range holds.
     parent_group: Option<u32>,
+    /// Its row in the export, and its parent's: nsys names ranges by them.
+    pub(super) rowid: i64,
+    pub(super) parent_rowid: Option<i64>,
+    /// The rows of its ancestors and its own, outermost first (`:3:4`).
+    pub(super) stack: String,
 }
 
 /// A range open on its thread while later ones start: a candidate parent.
@@ -65,6 +70,8 @@ struct Enclosing {
     level: u32,
     /// Its group; `None` for a range that cannot be projected.
     group: Option<u32>,
+    rowid: i64,
+    stack: String,
 }
 
 /// A group's sums; its projected durations are the set of its number in a
@@ -78,7 +85,7 @@ struct Group {
 }
 
 /// The (name, push/pop) keys that ranges' groups index.
-type Keys = Vec<(String, bool)>;
+pub(super) type Keys = Vec<(String, bool)>;
 
 /// Sends the ranges that can be projected, in start order, with their place
 /// in the tree of ranges, and returns the keys their groups index, each
@@ -107,25 +114,22 @@ fn send_ranges(
         next_id += 1;
         let stack = open.entry((e.pid, e.tid)).or_default();
         stack.retain(|r| r.end >= e.start);
-        let parent = stack
-            .iter()
-            .filter(|r| r.start <= e.start && r.end >= end)
-            .filter(|r| {
-                rtree_low(r.start) <= rtree_low(e.start) && rtree_high(r.end) >= rtree_high(end)
-            })
-            .min_by_key(|r| {
-                (i128::from(e.start) - i128::from(r.start)) + (i128::from(r.end) - i128::from(end))
-            });
+        let parent = tightest_enclosing(stack.iter(), |r| (r.start, r.end), e.start, end);
         let (parent_group, level) = match parent {
             Some(p) => (p.group, p.level + 1),
             None => (None, 0),
         };
+        let parent_rowid = parent.map(|p| p.rowid);
+        let ancestors = parent.map_or("", |p| p.stack.as_str());
+        let range_stack = format!("{ancestors}:{}", e.rowid);
         let Ok(start) = u64::try_from(e.start) else {
             stack.push(Enclosing {
                 start: e.start,
                 end,
                 level,
                 group: None,
+                rowid: e.rowid,
+                stack: range_stack,
             });
             return Ok(());
         };
@@ -148,6 +152,8 @@ fn send_ranges(
             end,
             level,
             group: Some(group),
+            rowid: e.rowid,
+            stack: range_stack.clone(),
         });
         feed.send(Range {
             start,
@@ -159,6 +165,9 @@ fn send_ranges(
                 level,
                 id,
                 parent_group,
+                rowid: e.rowid,
+                parent_rowid,
+                stack: range_stack,
             },
         });
         Ok(())
@@ -173,7 +182,7 @@ fn send_ranges(
 /// takes none whose times cannot be right), `take` is called
 /// after each event and at the end to take the ranges done. Returns the
 /// ranges' group keys.
-fn project(
+pub(super) fn project(
     report: &Report,
     names: RangeNames,
     last: i64,
@@ -204,6 +213,29 @@ fn project(
     Ok(keys)
 }
 
+/// The range of `open` (with `bounds`) that encloses `start..end` most
+/// tightly, as nsys finds a range's parent: least (start - its start) +
+/// (its end - end), where it encloses the range both exactly and in the
+/// R-tree's rounded bounds; the first of equals.
+pub(super) fn tightest_enclosing<'a, T>(
+    open: impl Iterator<Item = &'a T>,
+    bounds: impl Fn(&T) -> (i64, i64),
+    start: i64,
+    end: i64,
+) -> Option<&'a T> {
+    open.filter(|r| {
+        let (s, e) = bounds(r);
+        s <= start
+            && e >= end
+            && rtree_low(s) <= rtree_low(start)
+            && rtree_high(e) >= rtree_high(end)
+    })
+    .min_by_key(|r| {
+        let (s, e) = bounds(r);
+        (i128::from(start) - i128::from(s)) + (i128::from(e) - i128::from(end))
+    })
+}
+
 /// A range's start as nsys's SQLite R-tree of ranges holds it: a 32-bit
 /// float not above it (SQLite rounds a float that came out above down by
 /// scaling with 1 - 2^-23, which may go more than one step).
@@ -226,7 +258,7 @@ fn rtree_high(t: i64) -> f32 {
     }
 }
 
-fn style(push_pop: bool) -> &'static str {
+pub(super) fn style(push_pop: bool) -> &'static str {
     match push_pop {
         true => "PushPop",
         false => "StartEnd",

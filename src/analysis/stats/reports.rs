@@ -47,11 +47,20 @@ pub enum StatsReport {
     NvtxKernSum,
     /// `cuda_api_trace`: every CUDA API call, a row each, in time order.
     CudaApiTrace,
+    /// `cuda_gpu_trace`: every kernel, memory copy and memset, a row each,
+    /// in time order.
+    CudaGpuTrace,
+    /// `nvtx_gpu_proj_trace`: every NVTX range projected onto the GPU, a
+    /// row each, by projected start.
+    NvtxGpuProjTrace,
+    /// `nvtx_pushpop_trace`: every NVTX push/pop range, a row each, with
+    /// its place in its thread's tree of ranges.
+    NvtxPushPopTrace,
 }
 
 impl StatsReport {
     /// Every summary.
-    pub const ALL: [StatsReport; 16] = [
+    pub const ALL: [StatsReport; 19] = [
         StatsReport::CudaApiSum,
         StatsReport::GpuKernSum,
         StatsReport::GpuMemTimeSum,
@@ -68,6 +77,9 @@ impl StatsReport {
         StatsReport::NvtxGpuProjSum,
         StatsReport::NvtxKernSum,
         StatsReport::CudaApiTrace,
+        StatsReport::CudaGpuTrace,
+        StatsReport::NvtxGpuProjTrace,
+        StatsReport::NvtxPushPopTrace,
     ];
 
     /// What `stats` prints when not told: where time goes on the CPU and the GPU.
@@ -108,6 +120,11 @@ impl StatsReport {
             StatsReport::NvtxGpuProjSum => ("nvtx_gpu_proj_sum", "nvtxgpuproj"),
             StatsReport::NvtxKernSum => ("nvtx_kern_sum", "nvtxkernsum"),
             StatsReport::CudaApiTrace => ("cuda_api_trace", "cudaapitrace"),
+            StatsReport::CudaGpuTrace => ("cuda_gpu_trace", "gputrace"),
+            // 2022.4's `nvtxgpuproj` lists these rows, but that name is the
+            // summary's here (as it has been): the trace has its new name only.
+            StatsReport::NvtxGpuProjTrace => ("nvtx_gpu_proj_trace", "nvtx_gpu_proj_trace"),
+            StatsReport::NvtxPushPopTrace => ("nvtx_pushpop_trace", "nvtxpptrace"),
         }
     }
 
@@ -130,6 +147,9 @@ impl StatsReport {
             StatsReport::NvtxGpuProjSum => "NVTX GPU Projection Summary",
             StatsReport::NvtxKernSum => "NVTX Range Kernel Summary",
             StatsReport::CudaApiTrace => "CUDA API Trace",
+            StatsReport::CudaGpuTrace => "CUDA GPU Trace",
+            StatsReport::NvtxGpuProjTrace => "NVTX GPU Projection Trace",
+            StatsReport::NvtxPushPopTrace => "NVTX Push/Pop Range Trace",
         }
     }
 
@@ -193,14 +213,17 @@ impl StatsReport {
             StatsReport::CudaApiSum | StatsReport::CudaApiTrace => &[&[cuda::RUNTIME]],
             StatsReport::GpuKernSum => &[&[cuda::KERNEL]],
             StatsReport::GpuMemTimeSum | StatsReport::GpuMemSizeSum => &[MEMORY],
-            StatsReport::GpuSum => &[GPU_WORK],
-            StatsReport::NvtxSum | StatsReport::NvtxPushPopSum | StatsReport::NvtxStartEndSum => {
-                &[&[nvtx::TABLE]]
-            }
+            StatsReport::GpuSum | StatsReport::CudaGpuTrace => &[GPU_WORK],
+            StatsReport::NvtxSum
+            | StatsReport::NvtxPushPopSum
+            | StatsReport::NvtxStartEndSum
+            | StatsReport::NvtxPushPopTrace => &[&[nvtx::TABLE]],
             StatsReport::OsrtSum => &[&[cpu::OSRT]],
             StatsReport::KernExecSum => &[&[cuda::RUNTIME], &[cuda::KERNEL]],
             StatsReport::UmCpuPageFaultsSum => &[&[UM_CPU_FAULTS]],
-            StatsReport::NvtxGpuProjSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], GPU_WORK],
+            StatsReport::NvtxGpuProjSum | StatsReport::NvtxGpuProjTrace => {
+                &[&[nvtx::TABLE], &[cuda::RUNTIME], GPU_WORK]
+            }
             StatsReport::NvtxKernSum => &[&[nvtx::TABLE], &[cuda::RUNTIME], &[cuda::KERNEL]],
             StatsReport::OpenAccSum | StatsReport::OpenMpEventSum => &[],
         }
@@ -226,6 +249,13 @@ impl StatsReport {
             }
             StatsReport::NvtxKernSum => Box::new(super::nvtx_gpu::nvtx_kern_sum(report, names)?),
             StatsReport::CudaApiTrace => super::traces::api_trace(report)?,
+            StatsReport::CudaGpuTrace => super::traces::gpu_trace(report)?,
+            StatsReport::NvtxGpuProjTrace => {
+                Box::new(super::nvtx_gpu_trace::nvtx_gpu_proj_trace(report, names)?)
+            }
+            StatsReport::NvtxPushPopTrace => Box::new(
+                super::nvtx_pushpop_trace::nvtx_pushpop_trace(report, names)?,
+            ),
         })
     }
 
@@ -254,6 +284,9 @@ impl StatsReport {
             ],
             StatsReport::KernExecSum => &super::launches::COLUMNS,
             StatsReport::CudaApiTrace => &super::traces::API_TRACE_COLUMNS,
+            StatsReport::CudaGpuTrace => &super::traces::GPU_TRACE_COLUMNS,
+            StatsReport::NvtxGpuProjTrace => &super::nvtx_gpu_trace::COLUMNS,
+            StatsReport::NvtxPushPopTrace => &super::nvtx_pushpop_trace::COLUMNS,
             StatsReport::NvtxGpuProjSum => &super::nvtx_gpu::COLUMNS,
             StatsReport::NvtxKernSum => &super::nvtx_gpu::KERNEL_COLUMNS,
             StatsReport::UmCpuPageFaultsSum => &["CPU Page Faults", "CPU Instruction Address"],
@@ -607,12 +640,16 @@ fn nvtx_grouped(
 ) -> Result<Groups<RangeGroup>, Failure> {
     let last = report.nvtx_last_time()?;
     let mut groups = Groups::<RangeGroup>::default();
+    let mut check = TimeCheck::new(report)?;
     report.each_range_row(|r| {
         if !style(r.push_pop) {
             return;
         }
-        let name = format!("{}:{}", r.domain.unwrap_or(""), names.of(&r.text));
         let end = r.end.or(last).unwrap_or(r.start);
+        if !check.allow(nvtx::TABLE, r.start, end) {
+            return;
+        }
+        let name = format!("{}:{}", r.domain.unwrap_or(""), names.of(&r.text));
         groups.add_span(&(name, r.push_pop), r.start, end);
     })?;
     Ok(groups)
@@ -639,7 +676,11 @@ fn nvtx_sum(
 fn osrt_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
+    let mut check = TimeCheck::new(report)?;
     report.each_osrt_row(|name, start, end| {
+        if !check.allow(cpu::OSRT, start, end) {
+            return;
+        }
         key.clear();
         key.push_str(name);
         groups.add_span(&key, start, end);
@@ -647,11 +688,20 @@ fn osrt_sum(report: &Report) -> Result<Rows, Failure> {
     Ok(time_rows(groups.rank()?, |name| vec![Cell::Text(name)]))
 }
 
+/// The OpenACC and OpenMP tables, as one family each, for the count of
+/// events left out for their times (see [`TimeCheck`]).
+const OPENACC_TABLES: &str = "CUPTI_ACTIVITY_KIND_OPENACC_*";
+const OPENMP_TABLES: &str = "OPENMP_EVENT_KIND_*";
+
 /// OpenACC events by name, with `@file:line` where the source is recorded.
 fn openacc_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<String>::default();
     let mut key = String::new();
+    let mut check = TimeCheck::new(report)?;
     report.each_openacc_row(|name, file, line, start, end| {
+        if !check.allow(OPENACC_TABLES, start, end) {
+            return;
+        }
         key.clear();
         key.push_str(name);
         if let Some(file) = file {
@@ -672,7 +722,11 @@ fn openacc_sum(report: &Report) -> Result<Rows, Failure> {
 fn openmp_sum(report: &Report) -> Result<Rows, Failure> {
     let mut groups = Groups::<(String, String)>::default();
     let mut key = (String::new(), String::new());
+    let mut check = TimeCheck::new(report)?;
     report.each_openmp_row(|table, name, start, end| {
+        if !check.allow(OPENMP_TABLES, start, end) {
+            return;
+        }
         key.0.clear();
         key.0.push_str(table);
         key.1.clear();

@@ -66,16 +66,25 @@ pub(super) struct Spill {
     key: Vec<u8>,
 }
 
+/// A private database in a temporary file (in TMPDIR), deleted when
+/// closed, in a 2 MiB cache: what is set aside in it stays out of memory.
+pub(super) fn private_database() -> rusqlite::Result<Connection> {
+    // An empty name: SQLite's private temporary database.
+    let db = Connection::open("")?;
+    db.execute_batch(
+        "PRAGMA journal_mode = OFF;
+         PRAGMA synchronous = OFF;
+         PRAGMA temp_store = FILE;
+         PRAGMA cache_size = -2048;",
+    )?;
+    Ok(db)
+}
+
 impl Spill {
     pub(super) fn new() -> rusqlite::Result<Spill> {
-        // An empty name: a private database in a temporary file, deleted on close.
-        let db = Connection::open("")?;
+        let db = private_database()?;
         db.execute_batch(
-            "PRAGMA journal_mode = OFF;
-             PRAGMA synchronous = OFF;
-             PRAGMA temp_store = FILE;
-             PRAGMA cache_size = -2048;
-             CREATE TABLE value (key BLOB NOT NULL, value INTEGER NOT NULL);
+            "CREATE TABLE value (key BLOB NOT NULL, value INTEGER NOT NULL);
              CREATE TABLE ranked (
                  total BLOB NOT NULL, first INTEGER NOT NULL, key BLOB NOT NULL,
                  count INTEGER NOT NULL, mean REAL NOT NULL, median REAL NOT NULL,
