@@ -148,6 +148,14 @@ pub mod stats {
     };
 }
 
+pub mod query {
+    //! Read-only SQL over a run ([`query_file`]): through trace_processor
+    //! over its trace (converted once, cached), or over its SQLite export
+    //! ([`Engine`]); a statement that writes is refused
+    //! ([`Error::QueryRefused`](crate::Error::QueryRefused)).
+    pub use crate::workflows::query::*;
+}
+
 pub mod compare {
     //! Two runs compared ([`compare_files`]): per kernel, whole CUDA graph,
     //! API function and NVTX range, the change in total time and count, kind
@@ -157,6 +165,10 @@ pub mod compare {
     pub use crate::analysis::stats::{
         compare, comparison_table, fit_to_width, run_summary, run_summary_with, top_by_kind,
         Difference, Kind, RunSummary, Side, NARROWING,
+    };
+    pub use crate::analysis::rules::{
+        busy_percent, check, needs_busy, verdict_table, Direction, Metric, Rule, RuleError,
+        Verdict, RULE_SYNTAX,
     };
     pub use crate::workflows::analyses::compare_files;
 }

@@ -8,5 +8,6 @@ pub(crate) mod chart;
 pub(crate) mod escape;
 pub(crate) mod format;
 pub(crate) mod json;
+pub(crate) mod markdown;
 pub(crate) mod page;
 pub(crate) mod table;

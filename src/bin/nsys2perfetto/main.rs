@@ -25,6 +25,7 @@ mod open;
 mod open_server;
 mod paths;
 mod profile;
+mod query;
 mod report;
 mod series;
 mod serve;
@@ -54,6 +55,7 @@ enum Command {
     Compare(compare::Args),
     Series(series::Args),
     Report(report::Args),
+    Query(query::Args),
     Serve(serve::Args),
 }
 
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
         Command::Report(args) => report::run(args, &signals),
+        Command::Query(args) => query::run(args, &signals),
         Command::Serve(args) => serve::run(args, &signals),
     };
     match ran {

@@ -53,6 +53,22 @@ impl Entry {
     }
 }
 
+impl Entry {
+    /// The entry of one file named alone (as `query RUN` names it), listed
+    /// under its own directory: what the cache keys it by.
+    pub fn of_file(path: &Path) -> std::io::Result<Entry> {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let root = dir.canonicalize()?;
+        let name = path.file_name().map(Path::new).unwrap_or(path);
+        entry(0, dir, &root, &dir.join(name)).ok_or_else(|| {
+            std::io::Error::other("not a regular file with a UTF-8 name under its directory")
+        })
+    }
+}
+
 /// Every report or export under `dirs`, newest first (then by id). A
 /// directory that cannot be read is left out, with why, in the second
 /// list (the others are still listed).
