@@ -162,13 +162,13 @@ pub mod compare {
     //! by kind and largest first ([`top_by_kind`]), as a
     //! [`Table`](crate::stats::Table) ([`comparison_table`]).
     pub use crate::analysis::compare::incomplete_sides;
-    pub use crate::analysis::stats::{
-        compare, comparison_table, fit_to_width, run_summary, run_summary_with, top_by_kind,
-        Difference, Kind, RunSummary, Side, NARROWING,
-    };
     pub use crate::analysis::rules::{
         busy_percent, check, needs_busy, verdict_table, Direction, Metric, Rule, RuleError,
         Verdict, RULE_SYNTAX,
+    };
+    pub use crate::analysis::stats::{
+        compare, comparison_table, fit_to_width, run_summary, run_summary_with, top_by_kind,
+        Difference, Kind, RunSummary, Side, NARROWING,
     };
     pub use crate::workflows::analyses::compare_files;
 }

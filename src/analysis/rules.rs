@@ -166,14 +166,12 @@ pub fn check(
     busy: Option<(f64, f64)>,
 ) -> Result<Verdict, RuleError> {
     let matched = |groups: &[(String, Stats)], regex: &Regex| -> Option<f64> {
-        let mut found = false;
-        let mut total = 0i128;
-        for (name, stats) in groups.iter().filter(|(name, _)| regex.is_match(name)) {
-            let _ = name;
-            found = true;
-            total += stats.total;
-        }
-        found.then_some(total as f64)
+        let totals: Vec<i128> = groups
+            .iter()
+            .filter(|(name, _)| regex.is_match(name))
+            .map(|(_, stats)| stats.total)
+            .collect();
+        (!totals.is_empty()).then(|| totals.iter().sum::<i128>() as f64)
     };
     let none_matches = |what: &str| RuleError {
         rule: rule.text.clone(),
@@ -321,7 +319,14 @@ mod tests {
         assert!(matches!(&rule.metric, Metric::Kernel(r) if r.is_match("gemm<float>_x")));
         let rule: Rule = "busy<-5%".parse().unwrap();
         assert_eq!((rule.direction, rule.threshold), (Direction::Below, -5.0));
-        for bad in ["gpu_time>5", "gpu_time=5%", "speed>+5%", "kernel:>+1%", "api:(>+1%", "busy>x%"] {
+        for bad in [
+            "gpu_time>5",
+            "gpu_time=5%",
+            "speed>+5%",
+            "kernel:>+1%",
+            "api:(>+1%",
+            "busy>x%",
+        ] {
             let e = bad.parse::<Rule>().unwrap_err();
             assert!(e.to_string().contains("a rule is METRIC>+N%"), "{e}");
         }

@@ -25,7 +25,9 @@ pub(crate) fn write_markdown(
         format!("| {} |\n", cells.join(" | "))
     };
     out.write_all(line(&mut columns.iter().cloned()).as_bytes())?;
-    let aligns = numeric.iter().map(|&n| if n { "---:" } else { "---" }.to_owned());
+    let aligns = numeric
+        .iter()
+        .map(|&n| if n { "---:" } else { "---" }.to_owned());
     out.write_all(format!("|{}|\n", aligns.collect::<Vec<_>>().join("|")).as_bytes())?;
     rows.each(&mut |row| out.write_all(line(&mut row.iter().map(Cell::text)).as_bytes()))?;
     match rows.left_out() {

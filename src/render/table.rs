@@ -235,7 +235,12 @@ impl Table {
             }
             TableFormat::Markdown => {
                 let of = files_label(layout.files);
-                writeln!(out, "\n### {} of {}\n", self.title, super::markdown::escaped(&of))?;
+                writeln!(
+                    out,
+                    "\n### {} of {}\n",
+                    self.title,
+                    super::markdown::escaped(&of)
+                )?;
                 for line in &self.incomplete {
                     writeln!(out, "> **Incomplete:** {line}\n")?;
                 }

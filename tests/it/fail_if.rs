@@ -29,7 +29,9 @@ fn busy_percent(path: &Path) -> f64 {
             continue;
         }
         let mut stmt = db
-            .prepare(&format!("SELECT deviceId, start, end FROM {table} WHERE end > start"))
+            .prepare(&format!(
+                "SELECT deviceId, start, end FROM {table} WHERE end > start"
+            ))
             .unwrap();
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?)))
@@ -98,7 +100,10 @@ impl Measured {
 fn measured(a: &Path, b: &Path) -> Vec<Measured> {
     let (ea, eb) = (expected(a), expected(b));
     let longest = |groups: &Groups| {
-        let (name, _) = groups.iter().max_by_key(|(n, (_, total))| (*total, (*n).clone())).unwrap();
+        let (name, _) = groups
+            .iter()
+            .max_by_key(|(n, (_, total))| (*total, (*n).clone()))
+            .unwrap();
         regex::escape(name)
     };
     let kernel = longest(&ea.kernels);
@@ -150,7 +155,8 @@ fn compare(a: &Path, b: &Path, rules: &[String], format: &str) -> Output {
 /// SQL's numbers: exit status 3, a line per broken rule.
 fn check_rules(a: &Path, b: &Path) {
     let measured = measured(a, b);
-    let (holding, breaking): (Vec<String>, Vec<String>) = measured.iter().map(Measured::rules).unzip();
+    let (holding, breaking): (Vec<String>, Vec<String>) =
+        measured.iter().map(Measured::rules).unzip();
 
     let held = compare(a, b, &holding, "json");
     let stderr = String::from_utf8_lossy(&held.stderr);
@@ -180,13 +186,28 @@ fn check_rules(a: &Path, b: &Path) {
         .expect("the table of rules");
     let rows = table["rows"].as_array().unwrap();
     assert_eq!(rows.len(), all.len());
-    for (row, (rule, m)) in rows.iter().zip(all.iter().zip(measured.iter().chain(&measured))) {
+    for (row, (rule, m)) in rows
+        .iter()
+        .zip(all.iter().zip(measured.iter().chain(&measured)))
+    {
         assert_eq!(row["rule"], rule.as_str());
-        assert_eq!(row["verdict"], if breaking.contains(rule) { "broken" } else { "holds" });
+        assert_eq!(
+            row["verdict"],
+            if breaking.contains(rule) {
+                "broken"
+            } else {
+                "holds"
+            }
+        );
         let (a, b) = (row["a"].as_f64().unwrap(), row["b"].as_f64().unwrap());
         match m.metric.as_str() {
             "busy" => {
-                assert!((a - m.a).abs() < 0.006 && (b - m.b).abs() < 0.006, "{row}: {} {}", m.a, m.b)
+                assert!(
+                    (a - m.a).abs() < 0.006 && (b - m.b).abs() < 0.006,
+                    "{row}: {} {}",
+                    m.a,
+                    m.b
+                )
             }
             _ => assert_eq!((a, b), (m.a, m.b), "{row}"),
         }
@@ -198,7 +219,10 @@ fn check_rules(a: &Path, b: &Path) {
     let text = String::from_utf8(md.stdout).unwrap();
     let rules_at = text.find("### Rules (--fail-if)").expect(&text);
     assert!(rules_at < text.find("| Kind |").expect(&text), "{text}");
-    assert!(text.contains("| Verdict | A | B | Change (%) | Limit (%) | Rule |"), "{text}");
+    assert!(
+        text.contains("| Verdict | A | B | Change (%) | Limit (%) | Rule |"),
+        "{text}"
+    );
     assert_eq!(text.matches("| broken |").count(), breaking.len(), "{text}");
 }
 
@@ -235,7 +259,10 @@ fn a_bad_rule_is_a_usage_error_saying_what_a_rule_looks_like() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(stderr.contains("a rule is METRIC>+N% or METRIC<-N%"), "{stderr}");
+        assert!(
+            stderr.contains("a rule is METRIC>+N% or METRIC<-N%"),
+            "{stderr}"
+        );
         assert!(out.stdout.is_empty());
     }
 }

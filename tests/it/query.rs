@@ -30,12 +30,31 @@ fn query(run: &Path, cache: &Path, extra: &[&str]) -> Output {
 /// and rows as it prints them, quotes taken off, NULL as empty text.
 fn direct(tp: &Path, run: &Path, tmp: &Path) -> Vec<Vec<String>> {
     let trace = tmp.join("direct.pftrace");
-    let converted = program().arg("convert").arg(run).arg("-o").arg(&trace).output().unwrap();
-    assert!(converted.status.success(), "{}", String::from_utf8_lossy(&converted.stderr));
+    let converted = program()
+        .arg("convert")
+        .arg(run)
+        .arg("-o")
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        converted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&converted.stderr)
+    );
     let sql = tmp.join("q.sql");
     std::fs::write(&sql, SQL).unwrap();
-    let out = Command::new(tp).arg("-q").arg(&sql).arg(&trace).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(tp)
+        .arg("-q")
+        .arg(&sql)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let printed = String::from_utf8(out.stdout).unwrap();
     // trace_processor quotes text (escaping no quote: none is in these
     // names) and prints NULL as "[NULL]".
@@ -50,7 +69,11 @@ fn direct(tp: &Path, run: &Path, tmp: &Path) -> Vec<Vec<String>> {
 }
 
 fn stdout(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
@@ -68,10 +91,18 @@ fn query_answers_as_trace_processor_does_in_each_format() {
     assert!(expected.len() > 10, "{expected:?}");
     let tp_flag = ["--trace-processor", tp.to_str().unwrap()];
 
-    let csv = stdout(&query(&run, &cache, &[&tp_flag[..], &["--format", "csv"]].concat()));
+    let csv = stdout(&query(
+        &run,
+        &cache,
+        &[&tp_flag[..], &["--format", "csv"]].concat(),
+    ));
     assert_eq!(csv_rows(&csv), expected);
 
-    let json = stdout(&query(&run, &cache, &[&tp_flag[..], &["--format", "json"]].concat()));
+    let json = stdout(&query(
+        &run,
+        &cache,
+        &[&tp_flag[..], &["--format", "json"]].concat(),
+    ));
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), expected.len() - 1);
@@ -80,7 +111,10 @@ fn query_answers_as_trace_processor_does_in_each_format() {
         assert_eq!(row["n"].as_i64().unwrap().to_string(), want[1]);
         assert_eq!(row["total"].as_i64().unwrap().to_string(), want[2]);
         let mean: f64 = want[3].parse().unwrap();
-        assert!((row["mean_us"].as_f64().unwrap() - mean).abs() < 1e-9, "{row}");
+        assert!(
+            (row["mean_us"].as_f64().unwrap() - mean).abs() < 1e-9,
+            "{row}"
+        );
         assert!(row["empty"].is_null());
     }
 
@@ -92,11 +126,18 @@ fn query_answers_as_trace_processor_does_in_each_format() {
         .output()
         .unwrap();
     let text = stdout(&text);
-    let lines: Vec<&str> = text.lines().skip_while(|l| !l.trim_start().starts_with("name")).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("name"))
+        .collect();
     assert_eq!(lines.len(), expected.len() + 1, "{text}");
     for (line, want) in lines[2..].iter().zip(&expected[1..]) {
         let cells: Vec<&str> = line.split_whitespace().collect();
-        let want: Vec<&str> = want.iter().map(String::as_str).filter(|w| !w.is_empty()).collect();
+        let want: Vec<&str> = want
+            .iter()
+            .map(String::as_str)
+            .filter(|w| !w.is_empty())
+            .collect();
         // Names hold no spaces here but for a few: compare from the right.
         assert_eq!(cells[cells.len() - 3..], want[want.len() - 3..], "{line}");
     }
@@ -120,7 +161,14 @@ fn query_without_trace_processor_reads_the_export_and_says_so() {
                FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName \
                GROUP BY s.value ORDER BY total DESC, name";
     let out = program()
-        .args(["query", run.to_str().unwrap(), sql, "--format", "csv", "--cache"])
+        .args([
+            "query",
+            run.to_str().unwrap(),
+            sql,
+            "--format",
+            "csv",
+            "--cache",
+        ])
         .arg(tmp.path())
         .env("PATH", tmp.path())
         .env_remove("NSYS2PERFETTO_TRACE_PROCESSOR")
@@ -128,7 +176,10 @@ fn query_without_trace_processor_reads_the_export_and_says_so() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no trace_processor at hand"), "{stderr}");
-    assert!(stderr.contains("the SQLite export is queried instead"), "{stderr}");
+    assert!(
+        stderr.contains("the SQLite export is queried instead"),
+        "{stderr}"
+    );
     let rows = csv_rows(&stdout(&out));
     let db = open(&run);
     let mut expected = vec![vec!["name".to_owned(), "n".to_owned(), "total".to_owned()]];
@@ -154,7 +205,10 @@ fn query_refuses_writing_sql_on_either_engine() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let before = std::fs::read(&run).unwrap().len();
-    for engine in [vec!["--export"], vec!["--trace-processor", "/nonexistent/tp"]] {
+    for engine in [
+        vec!["--export"],
+        vec!["--trace-processor", "/nonexistent/tp"],
+    ] {
         for sql in [
             "DELETE FROM StringIds",
             "SELECT 1; DROP TABLE StringIds",
@@ -169,14 +223,17 @@ fn query_refuses_writing_sql_on_either_engine() {
                 .unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{sql}: {stderr}");
-            assert!(stderr.starts_with("nsys2perfetto: error: query refused: "), "{stderr}");
+            assert!(
+                stderr.starts_with("nsys2perfetto: error: query refused: "),
+                "{stderr}"
+            );
             assert_eq!(stderr.lines().count(), 1, "{stderr}");
             assert!(out.stdout.is_empty());
         }
     }
     assert_eq!(std::fs::read(&run).unwrap().len(), before);
     // Nothing was converted for a refused query.
-    assert!(std::fs::read_dir(tmp.path()).unwrap().all(|e| {
-        !e.unwrap().path().to_string_lossy().contains(".trace.")
-    }));
+    assert!(std::fs::read_dir(tmp.path())
+        .unwrap()
+        .all(|e| { !e.unwrap().path().to_string_lossy().contains(".trace.") }));
 }

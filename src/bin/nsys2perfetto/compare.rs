@@ -4,13 +4,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nsys2perfetto::compare::{
-    busy_percent, check, compare, compare_files, comparison_table, fit_to_width,
-    incomplete_sides, needs_busy, top_by_kind, verdict_table, Kind, Rule, RunSummary, Verdict,
+    busy_percent, check, compare, compare_files, comparison_table, fit_to_width, incomplete_sides,
+    needs_busy, top_by_kind, verdict_table, Kind, Rule, RunSummary, Verdict,
 };
-use nsys2perfetto::report::RunReport;
-use nsys2perfetto::stats::{Table, TableFormat};
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
+use nsys2perfetto::report::RunReport;
 use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
+use nsys2perfetto::stats::{Table, TableFormat};
 use nsys2perfetto::Options;
 
 use crate::conversion::Encoding;
@@ -153,7 +153,10 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let rules = (!verdicts.is_empty()).then(|| verdict_table(&verdicts));
     if args.summary {
         let (a, b) = reports.as_ref().expect("read for --summary");
-        let written = tables.write(&[(files, [summary_table(a, b)].into_iter().chain(rules).collect())]);
+        let written = tables.write(&[(
+            files,
+            [summary_table(a, b)].into_iter().chain(rules).collect(),
+        )]);
         return written.map(|()| verdict_status(&verdicts));
     }
     let (a, b) = compared.expect("compared without --summary");
@@ -209,7 +212,8 @@ const RULE_BROKEN: u8 = 3;
 
 /// A rule of `--fail-if`; a bad one refused saying what a rule looks like.
 fn parse_rule(text: &str) -> Result<Rule, String> {
-    text.parse().map_err(|e: nsys2perfetto::compare::RuleError| e.to_string())
+    text.parse()
+        .map_err(|e: nsys2perfetto::compare::RuleError| e.to_string())
 }
 
 /// Each rule checked against A and B (`reports`, their reports, where a

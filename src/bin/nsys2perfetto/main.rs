@@ -20,6 +20,7 @@ mod convert;
 mod exporter;
 mod grouping;
 mod http;
+mod mcp;
 mod merge;
 mod open;
 mod open_server;
@@ -56,6 +57,7 @@ enum Command {
     Series(series::Args),
     Report(report::Args),
     Query(query::Args),
+    Mcp(mcp::Args),
     Serve(serve::Args),
 }
 
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Series(args) => series::run(args, &signals),
         Command::Report(args) => report::run(args, &signals),
         Command::Query(args) => query::run(args, &signals),
+        Command::Mcp(args) => mcp::run(args, &signals),
         Command::Serve(args) => serve::run(args, &signals),
     };
     match ran {

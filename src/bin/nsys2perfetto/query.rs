@@ -96,17 +96,20 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     };
     let dir = match args.cache {
         Some(dir) => dir,
-        None => default_cache_dir()
-            .ok_or_else(|| Usage("no cache directory (neither XDG_CACHE_HOME nor HOME): give --cache".into()))?,
+        None => default_cache_dir().ok_or_else(|| {
+            Usage("no cache directory (neither XDG_CACHE_HOME nor HOME): give --cache".into())
+        })?,
     };
     let cache = Cache::open(&dir, CACHE_LIMIT)?;
     let mut options = Options::default();
     options.nsys = args.exporter.nsys;
     options.cancel = Some(signals.cancel.clone());
-    let answer = query_file(&cache, &args.run, &args.sql, &engine, &options, &mut |_| {})
-        .map_err(|e| match e {
-            nsys2perfetto::Error::QueryRefused { .. } => Usage(e.to_string()).into(),
-            e => crate::interrupted_reading(e),
+    let answer =
+        query_file(&cache, &args.run, &args.sql, &engine, &options, &mut |_| {}).map_err(|e| {
+            match e {
+                nsys2perfetto::Error::QueryRefused { .. } => Usage(e.to_string()).into(),
+                e => crate::interrupted_reading(e),
+            }
         })?;
     let format = match args.format {
         QueryFormat::Text => TableFormat::Table,

@@ -36,14 +36,15 @@ pub(super) fn run(
     if let Some(cancel) = cancel.clone() {
         db.progress_handler(10_000, Some(move || cancel.load(Ordering::Relaxed)));
     }
-    let failed = |e: rusqlite::Error| match cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
-        true => Error::Interrupted {
-            path: run.to_owned(),
-        },
-        false => Error::QueryFailed {
-            reason: e.to_string(),
-        },
-    };
+    let failed =
+        |e: rusqlite::Error| match cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            true => Error::Interrupted {
+                path: run.to_owned(),
+            },
+            false => Error::QueryFailed {
+                reason: e.to_string(),
+            },
+        };
     let mut answer = Answer::default();
     for statement in statements {
         let mut prepared = db.prepare(&statement.text).map_err(failed)?;
@@ -53,7 +54,11 @@ pub(super) fn run(
                 statement.text
             )));
         }
-        let columns: Vec<String> = prepared.column_names().into_iter().map(str::to_owned).collect();
+        let columns: Vec<String> = prepared
+            .column_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         let count = columns.len();
         let mut rows = Vec::new();
         let mut stepped = prepared.raw_query();

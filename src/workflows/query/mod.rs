@@ -82,7 +82,12 @@ pub fn query_entry(
         }
         Engine::Export => {
             let readable = cache.readable(entry, options)?;
-            export::run(readable.path(), &statements, options.cancel.clone(), &entry.path)
+            export::run(
+                readable.path(),
+                &statements,
+                options.cancel.clone(),
+                &entry.path,
+            )
         }
     }
 }

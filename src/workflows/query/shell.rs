@@ -4,7 +4,7 @@
 //! with six decimals) and NULL as `"[NULL]"` — and whose failure is its
 //! last lines on standard error.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use super::statements::Statement;
 use super::Answer;
-use crate::render::table::Cell;
 use crate::error::{plain, Error, Result};
+use crate::render::table::Cell;
 
 /// The variable that names trace_processor_shell where no flag does.
 pub const TRACE_PROCESSOR_VARIABLE: &str = "NSYS2PERFETTO_TRACE_PROCESSOR";
@@ -57,7 +57,10 @@ pub(super) fn run(
 ) -> Result<Answer> {
     let scratch = crate::temporaries::directory("query")?;
     let sql_path = scratch.path().join("query.sql");
-    let sql: String = statements.iter().map(|s| format!("{};\n", s.text)).collect();
+    let sql: String = statements
+        .iter()
+        .map(|s| format!("{};\n", s.text))
+        .collect();
     std::fs::write(&sql_path, sql).map_err(Error::temporary)?;
     let mut out = tempfile::tempfile_in(scratch.path()).map_err(Error::temporary)?;
     let mut err = tempfile::tempfile_in(scratch.path()).map_err(Error::temporary)?;
@@ -94,7 +97,6 @@ pub(super) fn run(
     if !status.success() {
         return Err(failed(&last_error(&read(&mut err)?)));
     }
-    let _ = out.flush();
     Ok(parse(&read(&mut out)?))
 }
 
@@ -113,7 +115,10 @@ fn last_error(stderr: &str) -> String {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('[') && !l.starts_with("Loading trace"))
         .collect();
-    let said = lines.last().copied().unwrap_or("trace_processor failed, saying nothing");
+    let said = lines
+        .last()
+        .copied()
+        .unwrap_or("trace_processor failed, saying nothing");
     said.to_owned()
 }
 
@@ -202,9 +207,9 @@ fn number(text: &str) -> Cell {
     }
     match text.parse::<f64>() {
         Ok(real) => {
-            let decimals = text
-                .split_once('.')
-                .map_or(0, |(_, d)| d.chars().take_while(char::is_ascii_digit).count());
+            let decimals = text.split_once('.').map_or(0, |(_, d)| {
+                d.chars().take_while(char::is_ascii_digit).count()
+            });
             Cell::Real(real, u8::try_from(decimals).unwrap_or(u8::MAX))
         }
         Err(_) => Cell::Text(text.to_owned()),

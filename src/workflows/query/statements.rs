@@ -11,8 +11,23 @@ use crate::error::{Error, Result};
 /// Words no read holds outside strings and quoted names. `REPLACE` is
 /// also a function (`replace(x, y, z)`), so only `REPLACE INTO` counts.
 const WRITING: &[&str] = &[
-    "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "ATTACH", "DETACH", "PRAGMA",
-    "VACUUM", "REINDEX", "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "ANALYZE",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "CREATE",
+    "DROP",
+    "ALTER",
+    "ATTACH",
+    "DETACH",
+    "PRAGMA",
+    "VACUUM",
+    "REINDEX",
+    "SAVEPOINT",
+    "RELEASE",
+    "ROLLBACK",
+    "BEGIN",
+    "COMMIT",
+    "ANALYZE",
 ];
 
 /// The first words a read starts with.
@@ -135,17 +150,20 @@ fn why_not_a_read(statement: &Statement) -> Option<String> {
     if !READING.contains(&first.as_str()) {
         return Some(format!("{first} is no read"));
     }
-    if first == "INCLUDE" && statement.words.get(1..3) != Some(&["PERFETTO".into(), "MODULE".into()]) {
+    if first == "INCLUDE"
+        && statement.words.get(1..3) != Some(&["PERFETTO".into(), "MODULE".into()])
+    {
         return Some("INCLUDE other than INCLUDE PERFETTO MODULE is no read".into());
     }
-    let pairs = statement.words.windows(2);
-    let replace = pairs
-        .into_iter()
-        .any(|pair| pair[0] == "REPLACE" && pair[1] == "INTO");
+    let mut pairs = statement.words.windows(2);
+    let replace = pairs.any(|pair| pair[0] == "REPLACE" && pair[1] == "INTO");
     if replace {
         return Some("REPLACE INTO writes".into());
     }
-    let writing = statement.words.iter().find(|w| WRITING.contains(&w.as_str()))?;
+    let writing = statement
+        .words
+        .iter()
+        .find(|w| WRITING.contains(&w.as_str()))?;
     Some(format!("{writing} writes"))
 }
 
@@ -173,7 +191,9 @@ mod tests {
     fn reads_pass_and_writes_are_refused() {
         assert!(reads("SELECT 1; -- DROP TABLE x\n select 'DELETE' as \"insert\"").is_ok());
         assert!(reads("include perfetto module slices.with_context; select 1").is_ok());
-        assert!(reads("WITH a AS (SELECT replace(name, 'a', 'b') FROM slice) SELECT * FROM a").is_ok());
+        assert!(
+            reads("WITH a AS (SELECT replace(name, 'a', 'b') FROM slice) SELECT * FROM a").is_ok()
+        );
         for writing in [
             "DELETE FROM slice",
             "select 1; drop table slice",
