@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agents_docs;
 mod analyze;
 mod batch;
 mod callstacks;

@@ -237,3 +237,33 @@ fn query_refuses_writing_sql_on_either_engine() {
         .unwrap()
         .all(|e| { !e.unwrap().path().to_string_lossy().contains(".trace.") }));
 }
+
+/// A run named through a symbolic link (a mirror of the fixtures, as the
+/// docs' examples run in) is queried as the file it names; the refusal of
+/// writing SQL comes before the run is looked at at all.
+#[test]
+fn query_follows_a_link_to_the_run_and_refuses_before_reading() {
+    let Some(run) = fixture("h100_torch_graph_whole.sqlite") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let link = tmp.path().join("linked.sqlite");
+    std::os::unix::fs::symlink(&run, &link).unwrap();
+    let sql = "SELECT COUNT(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL";
+    let out = program()
+        .args(["query", link.to_str().unwrap(), sql, "--export", "--format", "csv", "--cache"])
+        .arg(tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    let n: i64 = open(&run).query_row(sql, [], |r| r.get(0)).unwrap();
+    assert_eq!(csv_rows(&stdout(&out)), [vec!["n".to_owned()], vec![n.to_string()]]);
+
+    let missing = tmp.path().join("no such run.sqlite");
+    let out = program()
+        .args(["query", missing.to_str().unwrap(), "DROP TABLE slice", "--export"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("query refused: DROP is no read"), "{stderr}");
+}

@@ -54,7 +54,7 @@ fn readme_examples_print_what_the_readme_says() {
 
 /// Makes `to` a tree of directories like `from`'s subdirectories, whose files are links
 /// to `from`'s; each SQLite export and report is linked at the top of `to` as well.
-fn mirror(from: &Path, to: &Path) {
+pub(crate) fn mirror(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for dir in ["sqlite", "reports", "local"] {
         std::fs::create_dir(to.join(dir)).unwrap();

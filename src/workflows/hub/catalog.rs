@@ -55,15 +55,12 @@ impl Entry {
 
 impl Entry {
     /// The entry of one file named alone (as `query RUN` names it), listed
-    /// under its own directory: what the cache keys it by.
+    /// under the directory it really is in (a link named is followed: the
+    /// user named it): what the cache keys it by.
     pub fn of_file(path: &Path) -> std::io::Result<Entry> {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        let root = dir.canonicalize()?;
-        let name = path.file_name().map(Path::new).unwrap_or(path);
-        entry(0, dir, &root, &dir.join(name)).ok_or_else(|| {
+        let real = path.canonicalize()?;
+        let dir = real.parent().unwrap_or(Path::new("/"));
+        entry(0, dir, dir, &real).ok_or_else(|| {
             std::io::Error::other("not a regular file with a UTF-8 name under its directory")
         })
     }

@@ -101,6 +101,8 @@ pub fn query_file(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Answer> {
+    // Refused before the run is even looked at.
+    statements::reads(sql)?;
     crate::workflows::input::sniff(run)?;
     let entry = Entry::of_file(run).map_err(|cause| Error::Unreadable {
         path: run.to_owned(),
