@@ -191,8 +191,8 @@ pub fn check(
             .ok_or_else(|| none_matches("NVTX range"))?,
     };
     let change = match (va, vb) {
-        (a, b) if a == 0.0 && b == 0.0 => Some(0.0),
-        (a, _) if a == 0.0 => None,
+        (0.0, 0.0) => Some(0.0),
+        (0.0, _) => None,
         (a, b) => Some((b - a) * 100.0 / a),
     };
     let broken = match (rule.direction, change) {

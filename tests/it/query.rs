@@ -251,19 +251,38 @@ fn query_follows_a_link_to_the_run_and_refuses_before_reading() {
     std::os::unix::fs::symlink(&run, &link).unwrap();
     let sql = "SELECT COUNT(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL";
     let out = program()
-        .args(["query", link.to_str().unwrap(), sql, "--export", "--format", "csv", "--cache"])
+        .args([
+            "query",
+            link.to_str().unwrap(),
+            sql,
+            "--export",
+            "--format",
+            "csv",
+            "--cache",
+        ])
         .arg(tmp.path().join("cache"))
         .output()
         .unwrap();
     let n: i64 = open(&run).query_row(sql, [], |r| r.get(0)).unwrap();
-    assert_eq!(csv_rows(&stdout(&out)), [vec!["n".to_owned()], vec![n.to_string()]]);
+    assert_eq!(
+        csv_rows(&stdout(&out)),
+        [vec!["n".to_owned()], vec![n.to_string()]]
+    );
 
     let missing = tmp.path().join("no such run.sqlite");
     let out = program()
-        .args(["query", missing.to_str().unwrap(), "DROP TABLE slice", "--export"])
+        .args([
+            "query",
+            missing.to_str().unwrap(),
+            "DROP TABLE slice",
+            "--export",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("query refused: DROP is no read"), "{stderr}");
+    assert!(
+        stderr.contains("query refused: DROP is no read"),
+        "{stderr}"
+    );
 }
