@@ -252,6 +252,20 @@ pub enum Error {
         below: Vec<PathBuf>,
     },
 
+    /// A query that is no read (`query`): nothing was run.
+    #[error("query refused: {reason}")]
+    QueryRefused {
+        /// Why.
+        reason: String,
+    },
+
+    /// A query its engine could not run (`query`): the engine's words.
+    #[error("query failed: {reason}")]
+    QueryFailed {
+        /// Why.
+        reason: String,
+    },
+
     /// The cancellation flag was set: nothing was left behind.
     #[error("interrupted while converting {}; no trace written", path.display())]
     Interrupted {

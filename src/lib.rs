@@ -150,12 +150,24 @@ pub mod stats {
     };
 }
 
+pub mod query {
+    //! Read-only SQL over a run ([`query_file`]): through trace_processor
+    //! over its trace (converted once, cached), or over its SQLite export
+    //! ([`Engine`]); a statement that writes is refused
+    //! ([`Error::QueryRefused`](crate::Error::QueryRefused)).
+    pub use crate::workflows::query::*;
+}
+
 pub mod compare {
     //! Two runs compared ([`compare_files`]): per kernel, whole CUDA graph,
     //! API function and NVTX range, the change in total time and count, kind
     //! by kind and largest first ([`top_by_kind`]), as a
     //! [`Table`](crate::stats::Table) ([`comparison_table`]).
     pub use crate::analysis::compare::incomplete_sides;
+    pub use crate::analysis::rules::{
+        busy_percent, check, needs_busy, verdict_table, Direction, Metric, Rule, RuleError,
+        Verdict, RULE_SYNTAX,
+    };
     pub use crate::analysis::stats::{
         compare, comparison_table, fit_to_width, run_summary, run_summary_with, top_by_kind,
         Difference, Kind, RunSummary, Side, NARROWING,

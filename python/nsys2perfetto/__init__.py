@@ -27,7 +27,7 @@ program, which removes what it was writing, and raises KeyboardInterrupt.
 from importlib.metadata import PackageNotFoundError, version
 
 from ._api import Profiled, analyze, compare, convert, merge, profile, report, series, stats
-from ._cli import Error, NoDataWarning, Nsys2PerfettoWarning, program
+from ._cli import Error, NoDataWarning, Nsys2PerfettoWarning, RuleBroken, program
 from ._ranks import ranks
 from ._steps import Steps, steps
 from ._notebook import PerfettoButton, open_in_notebook
@@ -39,6 +39,7 @@ except PackageNotFoundError:  # run from a checkout without being installed
 
 __all__ = [
     "Error",
+    "RuleBroken",
     "NoDataWarning",
     "Nsys2PerfettoWarning",
     "PerfettoButton",

@@ -463,13 +463,43 @@ def _report_runs(report: PathLike, options: Mapping[str, Any]) -> list:
         return json.loads(page.read_text(encoding="utf-8"))["runs"]
 
 
-def compare(a: PathLike, b: PathLike, *, backend: str = "pandas", **options: Any) -> Any:
+def compare(
+    a: PathLike,
+    b: PathLike,
+    *,
+    backend: str = "pandas",
+    fail_if: str | Sequence[str] | None = None,
+    **options: Any,
+) -> Any:
     """What changed between two runs (kernels, CUDA graphs, API calls, NVTX
     ranges), as a DataFrame with the columns of ``nsys2perfetto compare
     --format csv``. Options: ``kind=["kernel", "nvtx"]``, ``top=N``,
     ``trace="both.perfetto-trace"``, ``group_names=True`` (NVTX ranges by
-    group name, as for `stats`)."""
-    return _table(["compare", a, b, *_cli.flags(options)], backend)
+    group name, as for `stats`).
+
+    ``fail_if=["gpu_time>+5%", "kernel:.*gemm.*>+10%"]``: the rules of
+    ``compare --fail-if``; where one breaks, :class:`RuleBroken` is raised,
+    its message the program's lines, one per broken rule."""
+    if not fail_if:
+        return _table(["compare", a, b, *_cli.flags(options)], backend)
+    rules = [fail_if] if isinstance(fail_if, str) else list(fail_if)
+    check_backend(backend)
+    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+        table = Path(directory) / "table.csv"
+        status, _, stderr = _cli.run(
+            ["compare", a, b, *_cli.flags(options), "--format", "csv", "-o", table,
+             *[arg for rule in rules for arg in ("--fail-if", rule)]],
+            ok_statuses=(0, _cli.RULE_BROKEN),
+        )
+        if status == _cli.RULE_BROKEN:
+            lines = [
+                line[len(_cli.BROKEN):] for line in stderr.splitlines()
+                if line.startswith(_cli.BROKEN)
+            ]
+            raise _cli.RuleBroken("\n".join(lines), status, stderr, lines)
+        # Two CSV tables to a file go to a file each, named after it:
+        # the comparison to table_compare.csv, the verdicts beside it.
+        return read_csv(Path(directory) / "table_compare.csv", backend)
 
 
 def series(

@@ -40,6 +40,23 @@ class Error(Exception):
         self.stderr = stderr
 
 
+class RuleBroken(Error):
+    """A rule of ``compare(..., fail_if=[...])`` broke: the program exited
+    with status 3. ``lines`` are its lines, one per broken rule (``RULE: A
+    ..., B ..., change ... > LIMIT``), without their prefix; ``str(error)``
+    is them joined by newlines."""
+
+    def __init__(self, message: str, returncode: int, stderr: str, lines: list[str]) -> None:
+        super().__init__(message, returncode, stderr)
+        self.lines = lines
+
+
+#: The exit status of ``compare --fail-if`` where a rule broke.
+RULE_BROKEN = 3
+#: How the program starts the line of a broken rule.
+BROKEN = "nsys2perfetto: rule broken: "
+
+
 class Nsys2PerfettoWarning(UserWarning):
     """What the program warns about a result it made nevertheless (events it
     could not place, tables it does not convert)."""

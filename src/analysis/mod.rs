@@ -13,6 +13,7 @@ pub(crate) mod compare;
 pub(crate) mod gpu_time;
 mod needs;
 pub(crate) mod projection;
+pub(crate) mod rules;
 pub(crate) mod series;
 pub(crate) mod stats;
 pub(crate) mod steps;

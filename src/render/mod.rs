@@ -11,5 +11,6 @@ pub(crate) mod escape;
 pub(crate) mod format;
 pub(crate) mod json;
 pub(crate) mod names;
+pub(crate) mod markdown;
 pub(crate) mod page;
 pub(crate) mod table;

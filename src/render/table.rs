@@ -85,6 +85,9 @@ pub enum TableFormat {
     /// A JSON object per table on a line of its own (JSON Lines): its name,
     /// title, the reports it is of and its rows as objects keyed by column.
     Json,
+    /// Markdown: a heading and a pipe table per table, for a pull request's
+    /// comment (`md`).
+    Markdown,
 }
 
 impl std::str::FromStr for TableFormat {
@@ -95,7 +98,8 @@ impl std::str::FromStr for TableFormat {
             "table" => Ok(TableFormat::Table),
             "csv" => Ok(TableFormat::Csv),
             "json" => Ok(TableFormat::Json),
-            _ => Err(format!("unknown format {s:?} (table, csv or json)")),
+            "md" | "markdown" => Ok(TableFormat::Markdown),
+            _ => Err(format!("unknown format {s:?} (table, csv, json or md)")),
         }
     }
 }
@@ -234,6 +238,25 @@ impl Table {
                     };
                 }
                 write_aligned(out, &self.columns, rows, layout.fit)
+            }
+            TableFormat::Markdown => {
+                let of = files_label(layout.files);
+                writeln!(
+                    out,
+                    "\n### {} of {}\n",
+                    self.title,
+                    super::markdown::escaped(&of)
+                )?;
+                for line in &self.incomplete {
+                    writeln!(out, "> **Incomplete:** {line}\n")?;
+                }
+                if rows.is_empty() {
+                    return match &self.no_data {
+                        Some(why) => writeln!(out, "_No data: {why}_"),
+                        None => writeln!(out, "_No data_"),
+                    };
+                }
+                super::markdown::write_markdown(out, &self.columns, rows)
             }
             TableFormat::Json => {
                 let head = JsonHead {

@@ -14,6 +14,7 @@ pub(crate) mod input;
 pub(crate) mod merge;
 pub(crate) mod new_directories;
 pub(crate) mod output;
+pub(crate) mod query;
 pub(crate) mod saved;
 pub mod serve;
 pub(crate) mod tab_memory;

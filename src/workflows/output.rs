@@ -685,6 +685,7 @@ impl NamedFormat for TableFormat {
         match ext.as_str() {
             "csv" => Some(TableFormat::Csv),
             "json" | "jsonl" | "ndjson" => Some(TableFormat::Json),
+            "md" | "markdown" => Some(TableFormat::Markdown),
             _ => None,
         }
     }
@@ -693,6 +694,7 @@ impl NamedFormat for TableFormat {
             TableFormat::Table => "table",
             TableFormat::Csv => "csv",
             TableFormat::Json => "json",
+            TableFormat::Markdown => "md",
         }
     }
     fn extension(self) -> &'static str {
@@ -700,6 +702,7 @@ impl NamedFormat for TableFormat {
             TableFormat::Table => "txt",
             TableFormat::Csv => "csv",
             TableFormat::Json => "json",
+            TableFormat::Markdown => "md",
         }
     }
 }

@@ -14,7 +14,7 @@ use nsys2perfetto::Report;
 use rusqlite::Connection;
 
 /// (count, total) by name.
-type Groups = BTreeMap<String, (u64, i128)>;
+pub(crate) type Groups = BTreeMap<String, (u64, i128)>;
 
 fn groups(db: &Connection, sql: &str) -> Groups {
     let mut stmt = db.prepare(sql).unwrap();
@@ -44,12 +44,12 @@ fn groups(db: &Connection, sql: &str) -> Groups {
 /// start to last end); and what nsys 2025.3 says
 /// of its NVTX ranges' projected GPU time, by `domain:name`, where its
 /// `nvtx_gpu_proj_sum` of the export is stored.
-struct Expected {
-    kernels: Groups,
+pub(crate) struct Expected {
+    pub(crate) kernels: Groups,
     graphs: Groups,
-    api: Groups,
-    nvtx: Groups,
-    gpu_time: i128,
+    pub(crate) api: Groups,
+    pub(crate) nvtx: Groups,
+    pub(crate) gpu_time: i128,
     /// From the first start of GPU work to the last end.
     gpu_span: i128,
     nvtx_projected: Option<BTreeMap<String, i128>>,
@@ -73,7 +73,7 @@ fn nsys_projection(path: &Path) -> Option<BTreeMap<String, i128>> {
     Some(by_name)
 }
 
-fn expected(path: &Path) -> Expected {
+pub(crate) fn expected(path: &Path) -> Expected {
     let db = open(path);
     let kernels = groups(
         &db,

@@ -53,6 +53,10 @@ fn examples_print_what_the_documents_say() {
     if require(Need::Nsys).is_none() {
         return;
     }
+    // `query`'s examples (docs/agents.md) run trace_processor.
+    let Some(trace_processor) = require(Need::TraceProcessor) else {
+        return;
+    };
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scratch = tempfile::tempdir().unwrap();
     let cases = trycmd::TestCases::new();
@@ -61,7 +65,16 @@ fn examples_print_what_the_documents_say() {
             "nsys2perfetto",
             PathBuf::from(env!("CARGO_BIN_EXE_nsys2perfetto")),
         )
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        .env(
+            "NSYS2PERFETTO_TRACE_PROCESSOR",
+            trace_processor.display().to_string(),
+        )
+        // `query` keeps its traces in the cache: the scratch directory's.
+        .env(
+            "XDG_CACHE_HOME",
+            scratch.path().join("cache").display().to_string(),
+        );
     // Each document as a case of its own, named after its path (docs/stats.md is
     // docs--stats.md), beside the directory its commands run in (NAME.in).
     let mut copies = Vec::new();
@@ -93,7 +106,7 @@ fn examples_print_what_the_documents_say() {
 
 /// Makes `to` a tree of directories like `from`'s subdirectories, whose files are links
 /// to `from`'s; each SQLite export and report is linked at the top of `to` as well.
-fn mirror(from: &Path, to: &Path) {
+pub(crate) fn mirror(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for dir in ["sqlite", "reports", "local"] {
         std::fs::create_dir(to.join(dir)).unwrap();

@@ -13,6 +13,7 @@
 use std::io::{self, Write};
 
 use super::{Finding, Findings, Rule};
+use crate::render::markdown::write_markdown;
 use crate::render::table::{write_aligned, write_csv, write_csv_incomplete, write_json};
 use crate::render::table::{Cell, JsonHead, RowSource};
 use crate::render::table::{Fit, TableFormat};
@@ -200,6 +201,21 @@ pub fn write_findings(
                     writeln!(out, "  nothing found")?;
                 } else {
                     write_aligned(out, &headers(rule), &rule_rows(rule), Fit::Whole)?;
+                }
+            }
+        }
+        TableFormat::Markdown => {
+            for &rule in rules {
+                writeln!(out, "\n### {} ({})\n", rule.title(), rule.name())?;
+                for line in findings.incomplete(rule) {
+                    writeln!(out, "> **Incomplete:** {line}\n")?;
+                }
+                if let Some(why) = findings.skipped(rule) {
+                    writeln!(out, "_Skipped: {why}_")?;
+                } else if findings.count(rule) == 0 {
+                    writeln!(out, "_Nothing found_")?;
+                } else {
+                    write_markdown(out, &headers(rule), &rule_rows(rule))?;
                 }
             }
         }

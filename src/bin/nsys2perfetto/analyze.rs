@@ -253,6 +253,7 @@ fn write_heading(
         TableFormat::Table => writeln!(out, "** Findings of {report}:\n"),
         TableFormat::Csv => writeln!(out, "# Findings of {}", report.replace(['\n', '\r'], " ")),
         TableFormat::Json => Ok(()),
+        TableFormat::Markdown => writeln!(out, "## Findings of {report}"),
     }
 }
 

@@ -4,10 +4,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use nsys2perfetto::compare::{
-    compare, compare_files, comparison_table, fit_to_width, incomplete_sides, top_by_kind, Kind,
+    busy_percent, check, compare, compare_files, comparison_table, fit_to_width, incomplete_sides,
+    needs_busy, top_by_kind, verdict_table, Kind, Rule, RunSummary, Verdict,
 };
 use nsys2perfetto::merge::{merge_files, Alignment, Labels, MergeOptions};
+use nsys2perfetto::report::RunReport;
 use nsys2perfetto::report::{report_file, summary_table, ReportOptions};
+use nsys2perfetto::stats::{Table, TableFormat};
 use nsys2perfetto::Options;
 
 use crate::conversion::Encoding;
@@ -22,6 +25,19 @@ use crate::Usage;
 /// Compare two reports: per kernel, whole CUDA graph, CUDA API function and
 /// NVTX range, the change (B minus A) of total time, count, average and share
 /// of GPU time, kind by kind, largest change of total time first.
+///
+/// For CI, `--fail-if RULE...` exits with status 3 where a rule breaks,
+/// printing a line per broken rule. A rule is `METRIC>CHANGE%` (breaks where
+/// B's value is more than CHANGE percent of A's above A's) or
+/// `METRIC<CHANGE%` (more than that below), METRIC one of: `gpu_time` (the
+/// summed time of kernels, memcpys, memsets, whole CUDA graphs); `busy` (the
+/// share of their work's span the GPUs were busy); `kernel:REGEX`,
+/// `api:REGEX`, `nvtx:REGEX` (the summed total time of the kernels, CUDA API
+/// functions or NVTX ranges, `domain:name` as the table names them, whose
+/// whole name REGEX matches). Examples: `gpu_time>+5%`,
+/// `kernel:.*gemm.*>+10%`, `api:cudaMemcpy.*>+20%`, `nvtx:.*forward>+3%`,
+/// `busy<-5%`. `--format md` writes the rules and the largest changes as
+/// Markdown, for a pull request's comment.
 #[derive(clap::Args)]
 pub struct Args {
     /// The first report or export (A).
@@ -39,9 +55,19 @@ pub struct Args {
     #[arg(long = "kind", value_name = "KIND,...", value_delimiter = ',')]
     kinds: Vec<Kind>,
 
-    /// At most N rows of each kind, the largest changes (default: all).
+    /// At most N rows of each kind, the largest changes (default: all; 10
+    /// with --format md).
     #[arg(long, value_name = "N")]
     top: Option<usize>,
+
+    /// Exit with status 3 where one of these rules breaks, a line each on
+    /// standard error naming A's and B's values, the change and the limit:
+    /// METRIC>+N% or METRIC<-N%, METRIC one of gpu_time, busy,
+    /// kernel:REGEX, api:REGEX, nvtx:REGEX (gpu_time>+5%,
+    /// kernel:.*gemm.*>+10%, busy<-5%). The table of rules follows the
+    /// others.
+    #[arg(long = "fail-if", value_name = "RULE", num_args = 1.., value_parser = parse_rule)]
+    fail_if: Vec<Rule>,
 
     /// Instead of the rows by name, the headline numbers of `report` side
     /// by side: per GPU its busy share and idle split (host-bound, waiting),
@@ -101,22 +127,48 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.read = (args.exporter.read_options(signals))
         .with_on_unreadable(crate::on_unreadable())
         .with_on_impossible_times(crate::on_impossible_times());
+    let files = vec![args.a.display().to_string(), args.b.display().to_string()];
+    let reports = match args.summary || needs_busy(&args.fail_if) {
+        true => {
+            let report_options = ReportOptions::default();
+            let read = |path: &PathBuf| report_file(path, &report_options, &options.read);
+            let a = read(&args.a).map_err(interrupted_reading)?;
+            let b = read(&args.b).map_err(interrupted_reading)?;
+            Some((a, b))
+        }
+        false => None,
+    };
+    let compared = match !args.summary || !args.fail_if.is_empty() {
+        true => Some(
+            compare_files(&args.a, &args.b, args.grouping.range_names(), &options.read)
+                .map_err(interrupted_reading)?,
+        ),
+        false => None,
+    };
+    let verdicts = match &compared {
+        Some((a, b)) => verdicts(&args.fail_if, a, b, reports.as_ref())?,
+        None => Vec::new(),
+    };
+    let rules = (!verdicts.is_empty()).then(|| verdict_table(&verdicts));
     if args.summary {
-        let report_options = ReportOptions::default();
-        let read = |path: &PathBuf| report_file(path, &report_options, &options.read);
-        let a = read(&args.a).map_err(interrupted_reading)?;
-        let b = read(&args.b).map_err(interrupted_reading)?;
-        let files = vec![args.a.display().to_string(), args.b.display().to_string()];
-        tables.write(&[(files, vec![summary_table(&a, &b)])])?;
-        return Ok(ExitCode::SUCCESS);
+        let (a, b) = reports.as_ref().expect("read for --summary");
+        let written = tables.write(&[(
+            files,
+            [summary_table(a, b)].into_iter().chain(rules).collect(),
+        )]);
+        return written.map(|()| verdict_status(&verdicts));
     }
-    let (a, b) = compare_files(&args.a, &args.b, args.grouping.range_names(), &options.read)
-        .map_err(interrupted_reading)?;
+    let (a, b) = compared.expect("compared without --summary");
     let kinds = match args.kinds.is_empty() {
         true => Kind::ALL.to_vec(),
         false => args.kinds,
     };
-    let mut table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, args.top));
+    // A pull request's comment shows the largest changes, not every name.
+    let top = match tables.format() {
+        TableFormat::Markdown => args.top.or(Some(MARKDOWN_TOP)),
+        _ => args.top,
+    };
+    let mut table = comparison_table(&top_by_kind(compare(&a, &b), &kinds, top));
     table.incomplete = incomplete_sides(&a.incomplete, &b.incomplete);
     if let Some(width) = tables.terminal_width() {
         let left_out = fit_to_width(&mut table, width);
@@ -128,11 +180,16 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let files = vec![args.a.display().to_string(), args.b.display().to_string()];
+    // The rules first in a comment, where a reader looks; after the
+    // table elsewhere, where the table is what is read.
+    let all: Vec<Table> = match tables.format() {
+        TableFormat::Markdown => rules.into_iter().chain([table]).collect(),
+        _ => [table].into_iter().chain(rules).collect(),
+    };
     // The trace is written even where the table could not be.
-    let written = tables.write(&[(files, vec![table])]);
+    let written = tables.write(&[(files, all)]);
     let Some(trace) = &trace else {
-        return written.map(|()| ExitCode::SUCCESS);
+        return written.map(|()| verdict_status(&verdicts));
     };
     let mut merge = MergeOptions::default();
     merge.alignment = Alignment::FirstGpuWork;
@@ -143,5 +200,44 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         let shown = crate::paths::shown(trace.path());
         crate::say(format_args!("both runs -> {shown}"));
     }
-    written.map(|()| ExitCode::SUCCESS)
+    written.map(|()| verdict_status(&verdicts))
+}
+
+/// How many rows of each kind `--format md` shows without `--top`.
+const MARKDOWN_TOP: usize = 10;
+
+/// Exit status of a comparison where a rule of `--fail-if` broke.
+const RULE_BROKEN: u8 = 3;
+
+/// A rule of `--fail-if`; a bad one refused saying what a rule looks like.
+fn parse_rule(text: &str) -> Result<Rule, String> {
+    text.parse()
+        .map_err(|e: nsys2perfetto::compare::RuleError| e.to_string())
+}
+
+/// Each rule checked against A and B (`reports`, their reports, where a
+/// `busy` rule needs them).
+fn verdicts(
+    rules: &[Rule],
+    a: &RunSummary,
+    b: &RunSummary,
+    reports: Option<&(RunReport, RunReport)>,
+) -> anyhow::Result<Vec<Verdict>> {
+    let busy = reports.and_then(|(a, b)| Some((busy_percent(a)?, busy_percent(b)?)));
+    rules
+        .iter()
+        .map(|rule| check(rule, a, b, busy).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// Says each broken rule on a line of its own; status 3 where one broke.
+fn verdict_status(verdicts: &[Verdict]) -> ExitCode {
+    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| v.broken).collect();
+    for verdict in &broken {
+        crate::say(format_args!("nsys2perfetto: rule broken: {verdict}"));
+    }
+    match broken.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(RULE_BROKEN),
+    }
 }

@@ -24,10 +24,12 @@ mod flags;
 mod grouping;
 mod host;
 mod man;
+mod mcp;
 mod merge;
 mod open;
 mod paths;
 mod profile;
+mod query;
 mod report;
 mod series;
 mod series_output;
@@ -57,6 +59,8 @@ enum Command {
     Compare(compare::Args),
     Series(series::Args),
     Report(report::Args),
+    Query(query::Args),
+    Mcp(mcp::Args),
     Serve(serve::Args),
     Completions(completions::Args),
     Man(man::Args),
@@ -90,6 +94,8 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(args, &signals),
         Command::Series(args) => series::run(args, &signals),
         Command::Report(args) => report::run(args, &signals),
+        Command::Query(args) => query::run(args, &signals),
+        Command::Mcp(args) => mcp::run(args, &signals),
         Command::Serve(args) => serve::run(args, &signals),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),

@@ -100,6 +100,11 @@ pub struct Tables {
 }
 
 impl Tables {
+    /// Their format.
+    pub fn format(&self) -> TableFormat {
+        self.format
+    }
+
     /// Whether the tables are aligned text, to be fitted to a terminal of
     /// this width (see [`TableOutput::fit`]).
     pub fn terminal_width(&self) -> Option<usize> {

@@ -53,6 +53,19 @@ impl Entry {
     }
 }
 
+impl Entry {
+    /// The entry of one file named alone (as `query RUN` names it), listed
+    /// under the directory it really is in (a link named is followed: the
+    /// user named it): what the cache keys it by.
+    pub fn of_file(path: &Path) -> std::io::Result<Entry> {
+        let real = path.canonicalize()?;
+        let dir = real.parent().unwrap_or(Path::new("/"));
+        entry(0, dir, dir, &real).ok_or_else(|| {
+            std::io::Error::other("not a regular file with a UTF-8 name under its directory")
+        })
+    }
+}
+
 /// Every report or export under `dirs`, newest first (then by id). A
 /// directory that cannot be read is left out, with why, in the second
 /// list (the others are still listed).

@@ -1,0 +1,167 @@
+"""`nsys2perfetto mcp` driven by a real MCP client (the `mcp` package):
+initialize, list the tools, call each on the fixtures, and check each
+answer equals the command line's JSON for the same question; a path
+outside the served directories, writing SQL and an answer past the byte
+cap refused or cut with a clear message; a cancelled conversion leaves
+nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from conftest import need, shared_dir
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+import nsys2perfetto  # noqa: E402
+
+PAIR = ("h100_torch_graph_node.sqlite", "h100_torch_graph_whole.sqlite")
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Path:
+    """A directory holding the H100 pair (linked) and a folder to write in."""
+    sqlite = shared_dir() / "fixtures" / "sqlite"
+    need(sqlite.is_dir(), f"the fixtures at {sqlite}")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in PAIR:
+        shutil.copy(sqlite / name, runs / name)
+    (runs / "out").mkdir()
+    return runs
+
+
+def cli_json(*args: str | os.PathLike) -> dict:
+    out = subprocess.run(
+        [nsys2perfetto.program(), *map(os.fspath, args)], capture_output=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def session_run(served: Path, cache: Path, work, *extra: str):
+    """Runs `work(session)` against a server over `served`."""
+    params = StdioServerParameters(
+        command=nsys2perfetto.program(),
+        args=["mcp", str(served), "--cache", str(cache), *extra],
+        env={"NSYS2PERFETTO_TRACE_PROCESSOR": str(shared_dir() / "tools" / "trace_processor_shell")},
+    )
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await work(session)
+
+    return anyio.run(main)
+
+
+def test_each_tool_answers_as_the_command_line(served: Path, tmp_path: Path) -> None:
+    a, b = (served / name for name in PAIR)
+    sql = "SELECT name, COUNT(*) AS n FROM slice GROUP BY name ORDER BY n DESC, name LIMIT 5"
+
+    async def work(session):
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert tools >= {"list_reports", "report", "stats", "compare", "query", "convert"}
+        answers = {}
+        for name, arguments in [
+            ("list_reports", {}),
+            ("report", {"run": str(a)}),
+            ("stats", {"run": str(a), "table": "cuda_gpu_kern_sum", "limit": 1000}),
+            ("compare", {"a": str(a), "b": str(b), "limit": 3}),
+            ("query", {"run": str(b), "sql": sql}),
+            ("convert", {"run": PAIR[1], "into": "out"}),
+        ]:
+            result = await session.call_tool(name, arguments)
+            assert not result.is_error, (name, result.content)
+            assert result.content[0].text, name
+            answers[name] = result.structured_content
+        resources = (await session.list_resources()).resources
+        page = await session.read_resource(resources[0].uri)
+        return answers, [r.name for r in resources], page.contents[0].text
+
+    answers, resources, page = session_run(served, tmp_path / "cache", work)
+    assert sorted(r["path"] for r in answers["list_reports"]["reports"]) == sorted(
+        str(served.resolve() / name) for name in PAIR
+    )
+    assert answers["list_reports"]["left_out"] == 0
+    assert sorted(resources) == sorted(PAIR)
+    assert page.startswith("#"), page[:200]
+    real_a, real_b = (served.resolve() / name for name in PAIR)
+    assert answers["report"] == cli_json("report", real_a, "--format", "json")
+    assert answers["stats"] == cli_json(
+        "stats", real_a, "--report", "cuda_gpu_kern_sum", "--format", "json"
+    )
+    assert answers["compare"] == cli_json("compare", real_a, real_b, "--top", "3", "--format", "json")
+    assert answers["query"] == cli_json(
+        "query", real_b, sql, "--format", "json", "--cache", tmp_path / "cli-cache",
+        "--trace-processor", shared_dir() / "tools" / "trace_processor_shell",
+    )
+    trace = Path(answers["convert"]["trace"])
+    assert trace.parent == served.resolve() / "out" and trace.stat().st_size > 0
+
+
+def test_refusals_are_tool_errors_with_one_clear_line(served: Path, tmp_path: Path) -> None:
+    outside = shared_dir() / "fixtures" / "sqlite" / "kmeans_report1.sqlite"
+
+    async def work(session):
+        results = {}
+        for label, name, arguments in [
+            ("outside", "report", {"run": str(outside)}),
+            ("up", "report", {"run": os.path.relpath(outside, served)}),
+            ("writing", "query", {"run": PAIR[0], "sql": "DELETE FROM StringIds"}),
+            ("over input", "convert", {"run": PAIR[0], "into": "/"}),
+            ("huge", "stats", {"run": PAIR[0], "table": "cuda_api_sum", "limit": 100000}),
+        ]:
+            results[label] = await session.call_tool(name, arguments)
+        return results
+
+    results = session_run(served, tmp_path / "cache", work, "--max-answer-bytes", "4000")
+    for label in ["outside", "up", "over input"]:
+        assert results[label].is_error, label
+        assert "outside the served directories" in results[label].content[0].text, label
+    assert results["writing"].is_error
+    assert results["writing"].content[0].text.startswith("query refused: DELETE is no read")
+    huge = results["huge"]
+    assert not huge.is_error
+    assert huge.structured_content["more_rows"] > 0
+    assert "cap of 4000 bytes" in huge.structured_content["capped"]
+    assert len(json.dumps(huge.structured_content, separators=(",", ":"))) <= 4000
+
+
+def test_a_cancelled_conversion_stops_and_leaves_nothing(served: Path, tmp_path: Path) -> None:
+    cori = shared_dir() / "fixtures" / "sqlite" / "cori_run1_report1.sqlite"
+    need(cori.is_file(), str(cori))
+    shutil.copy(cori, served / cori.name)
+
+    async def work(session):
+        heard = anyio.Event()
+
+        async def progress(done, total, message):
+            heard.set()
+
+        async with anyio.create_task_group() as group:
+            async def call():
+                await session.call_tool(
+                    "convert", {"run": cori.name, "into": "out"}, progress_callback=progress
+                )
+
+            group.start_soon(call)
+            with anyio.fail_after(60):
+                await heard.wait()
+            group.cancel_scope.cancel()
+        # The server still answers, and the conversion left nothing.
+        await anyio.sleep(6)
+        return await session.call_tool("list_reports", {})
+
+    after = session_run(served, tmp_path / "cache", work)
+    assert not after.is_error
+    assert list((served / "out").iterdir()) == []

@@ -1,0 +1,231 @@
+//! Each tool's answer, computed by the library and written by its one
+//! renderer in JSON, as `--format json` of the command line writes it; a
+//! short summary in words beside it. Rows are cut to the `limit` asked, and
+//! the answer then to the byte cap, saying how many rows were left out.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use nsys2perfetto::compare::{
+    compare, compare_files, comparison_table, incomplete_sides, top_by_kind, Kind,
+};
+use nsys2perfetto::hub::{scan, Cache};
+use nsys2perfetto::query::{find_trace_processor, query_file, Engine};
+use nsys2perfetto::report::{report_files, write_page, PageFormat, ReportOptions};
+use nsys2perfetto::stats::{summarize_file, Fit, RangeNames, StatsReport, Table, TableFormat};
+use nsys2perfetto::{convert_file, Options, OutputFile, Progress};
+
+use super::scope::Scope;
+
+/// A tool's answer: the JSON of the command line, and a line or two in words.
+pub struct Answer {
+    pub json: Value,
+    pub summary: String,
+}
+
+/// What every tool is given: the scope, the cache, the options of the
+/// reading (its cancellation flag), where its progress goes.
+pub struct Context<'c> {
+    pub scope: &'c Scope,
+    pub cache: &'c Cache,
+    pub options: Options,
+    pub progress: &'c mut dyn FnMut(String),
+}
+
+/// Rows shown where no `limit` is asked.
+pub const DEFAULT_LIMIT: usize = 50;
+
+type Answered = Result<Answer, String>;
+
+/// `table` in JSON (one object, as a table alone is written), at most
+/// `limit` rows, `more_rows` saying how many more there were.
+fn table_json(table: &Table, files: &[String], limit: usize) -> Value {
+    let mut cut = table.clone();
+    let left_out = cut.rows.len().saturating_sub(limit);
+    cut.rows.truncate(limit);
+    let mut text = Vec::new();
+    cut.write(&mut text, TableFormat::Json, files, Fit::Whole)
+        .expect("writing to memory");
+    let mut value: Value = serde_json::from_slice(&text).expect("the renderer writes JSON");
+    if left_out > 0 {
+        value["more_rows"] = json!(left_out);
+    }
+    value
+}
+
+/// `value` within `max_bytes`: rows (of `value["rows"]`) left out from the
+/// end, counted in `more_rows`, until it fits; refused where it cannot.
+pub fn capped(mut value: Value, max_bytes: usize) -> Result<Value, String> {
+    let size = |v: &Value| serde_json::to_vec(v).map_or(usize::MAX, |t| t.len());
+    let whole = size(&value);
+    if whole <= max_bytes {
+        return Ok(value);
+    }
+    let refused = || {
+        format!("the answer takes {whole} bytes, more than the cap of {max_bytes}: ask for less")
+    };
+    let Some(rows) = value.get_mut("rows").and_then(Value::as_array_mut) else {
+        return Err(refused());
+    };
+    // Room for the two fields that say what was left out.
+    let mut excess = whole - max_bytes + 200;
+    let mut keep = rows.len();
+    while keep > 0 && excess > 0 {
+        keep -= 1;
+        excess = excess.saturating_sub(size(&rows[keep]) + 1);
+    }
+    let dropped = rows.len() - keep;
+    rows.truncate(keep);
+    let more = value["more_rows"].as_u64().unwrap_or(0) + dropped as u64;
+    value["more_rows"] = json!(more);
+    value["capped"] = json!(format!(
+        "{dropped} row(s) left out to fit the cap of {max_bytes} bytes (ask for fewer with limit)"
+    ));
+    match size(&value) <= max_bytes {
+        true => Ok(value),
+        false => Err(refused()),
+    }
+}
+
+/// The runs under the directories, newest first, with their headlines.
+pub fn list_reports(cx: &mut Context<'_>, limit: usize) -> Answered {
+    let (entries, failed) = scan(cx.scope.roots());
+    let mut reports = Vec::new();
+    for entry in entries.iter().take(limit) {
+        (cx.progress)(format!("reading {}", entry.path.display()));
+        let headline = cx
+            .cache
+            .compute_headline(entry, &cx.options)
+            .map_err(|e| e.to_string())?;
+        reports.push(json!({
+            "path": entry.path.display().to_string(),
+            "size": entry.size,
+            "headline": headline,
+        }));
+    }
+    let left_out = entries.len().saturating_sub(limit);
+    let unreadable: Vec<String> = failed
+        .iter()
+        .map(|(dir, e)| format!("{}: {e}", dir.display()))
+        .collect();
+    Ok(Answer {
+        summary: format!(
+            "{} run(s) under the served directories; {} shown, {left_out} left out",
+            entries.len(),
+            reports.len()
+        ),
+        json: json!({"reports": reports, "left_out": left_out, "unreadable": unreadable}),
+    })
+}
+
+/// One run's report, as `report RUN --format json`.
+pub fn report(cx: &mut Context<'_>, run: &Path) -> Answered {
+    (cx.progress)(format!("reading {}", run.display()));
+    let page = report_files(
+        &[run.to_owned()],
+        &ReportOptions::default(),
+        &cx.options,
+        &mut |_| {},
+    )
+    .map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    write_page(&mut text, &page, PageFormat::Json).expect("writing to memory");
+    let json: Value = serde_json::from_slice(&text).expect("the renderer writes JSON");
+    Ok(Answer {
+        summary: format!("the report of {}", run.display()),
+        json,
+    })
+}
+
+/// One summary table of `stats`, its rows whose name holds `name`, at most
+/// `limit`.
+pub fn stats(
+    cx: &mut Context<'_>,
+    run: &Path,
+    table: &str,
+    name: Option<&str>,
+    limit: usize,
+) -> Answered {
+    let which: StatsReport = table.parse()?;
+    (cx.progress)(format!("summarizing {}", run.display()));
+    let tables = summarize_file(run, &[which], RangeNames::Recorded, &cx.options)
+        .map_err(|e| e.to_string())?;
+    let mut found = tables.into_iter().next().ok_or("no such summary")?;
+    if let Some(name) = name {
+        let at = found.columns.iter().position(|c| c == "Name");
+        if let Some(at) = at {
+            found
+                .rows
+                .retain(|row| row.get(at).is_some_and(|c| c.text().contains(name)));
+        }
+    }
+    let rows = found.rows.len();
+    Ok(Answer {
+        summary: format!("{} of {}: {rows} row(s)", found.title, run.display()),
+        json: table_json(&found, &[run.display().to_string()], limit),
+    })
+}
+
+/// Two runs compared, as `compare A B --format json --top LIMIT`.
+pub fn compare_runs(cx: &mut Context<'_>, a: &Path, b: &Path, limit: usize) -> Answered {
+    (cx.progress)(format!("comparing {} and {}", a.display(), b.display()));
+    let (sa, sb) =
+        compare_files(a, b, RangeNames::Recorded, &cx.options).map_err(|e| e.to_string())?;
+    let mut table = comparison_table(&top_by_kind(compare(&sa, &sb), &Kind::ALL, Some(limit)));
+    table.incomplete = incomplete_sides(&sa.incomplete, &sb.incomplete);
+    let files = [a.display().to_string(), b.display().to_string()];
+    Ok(Answer {
+        summary: format!(
+            "{} against {}: the {limit} largest changes of each kind",
+            b.display(),
+            a.display()
+        ),
+        json: table_json(&table, &files, usize::MAX),
+    })
+}
+
+/// Read-only SQL over a run, as `query RUN SQL --format json`.
+pub fn query(cx: &mut Context<'_>, run: &Path, sql: &str, limit: usize) -> Answered {
+    let engine = match find_trace_processor(None) {
+        Some(tp) => Engine::TraceProcessor(tp),
+        None => Engine::Export,
+    };
+    (cx.progress)(format!("querying {}", run.display()));
+    let answer = query_file(cx.cache, run, sql, &engine, &cx.options, &mut |_| {})
+        .map_err(|e| e.to_string())?;
+    let rows = answer.rows.len();
+    let over = match &engine {
+        Engine::TraceProcessor(_) => "trace_processor over its trace",
+        Engine::Export => "its SQLite export (no trace_processor at hand)",
+    };
+    Ok(Answer {
+        summary: format!("{rows} row(s) of {}, by {over}", run.display()),
+        json: table_json(&answer.table(), &[run.display().to_string()], limit),
+    })
+}
+
+/// `run` converted into the folder `into` (never over an input).
+pub fn convert(cx: &mut Context<'_>, run: &Path, into: &Path) -> Answered {
+    let stem = run
+        .file_stem()
+        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let path: PathBuf = into.join(format!("{stem}.perfetto-trace"));
+    let output = OutputFile::new(&path).inputs(&[run]);
+    output.check().map_err(|e| e.to_string())?;
+    let progress = &mut *cx.progress;
+    let mut heard = |p: Progress| {
+        if p.rows_total > 0 {
+            progress(format!("{} of about {} rows", p.rows_read, p.rows_total));
+        }
+    };
+    convert_file(run, &output, &cx.options, &mut heard).map_err(|e| e.to_string())?;
+    let shown = path.display().to_string();
+    Ok(Answer {
+        summary: format!(
+            "{} -> {shown}; open it with `nsys2perfetto open {shown}`",
+            run.display()
+        ),
+        json: json!({"trace": shown, "open": format!("nsys2perfetto open {shown}")}),
+    })
+}
