@@ -18,15 +18,21 @@ use crate::Part;
 // `value_variants` beside it.
 impl ValueEnum for TableFormat {
     fn value_variants<'a>() -> &'a [Self] {
-        &[TableFormat::Table, TableFormat::Csv, TableFormat::Json]
+        &[
+            TableFormat::Table,
+            TableFormat::Csv,
+            TableFormat::Json,
+            TableFormat::Markdown,
+        ]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(PossibleValue::new(match self {
-            TableFormat::Table => "table",
-            TableFormat::Csv => "csv",
-            TableFormat::Json => "json",
-        }))
+        Some(match self {
+            TableFormat::Table => PossibleValue::new("table"),
+            TableFormat::Csv => PossibleValue::new("csv"),
+            TableFormat::Json => PossibleValue::new("json"),
+            TableFormat::Markdown => PossibleValue::new("md").alias("markdown"),
+        })
     }
 }
 

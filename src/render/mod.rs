@@ -10,7 +10,7 @@ pub(crate) mod data_table;
 pub(crate) mod escape;
 pub(crate) mod format;
 pub(crate) mod json;
-pub(crate) mod names;
 pub(crate) mod markdown;
+pub(crate) mod names;
 pub(crate) mod page;
 pub(crate) mod table;

@@ -101,9 +101,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         })?,
     };
     let cache = Cache::open(&dir, CACHE_LIMIT)?;
-    let mut options = Options::default();
-    options.nsys = args.exporter.nsys;
-    options.cancel = Some(signals.cancel.clone());
+    let options = Options::default().with_read(args.exporter.read_options(signals));
     let answer =
         query_file(&cache, &args.run, &args.sql, &engine, &options, &mut |_| {}).map_err(|e| {
             match e {

@@ -11,11 +11,11 @@ use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
 use super::{App, Shared};
+use crate::analysis::stats::StatsReport;
 use crate::server::files::{file_response, Sending};
 use crate::server::refusal::Refusal;
 use crate::server::url;
 use crate::workflows::hub::catalog::{scan, Entry};
-use crate::analysis::stats::StatsReport;
 use crate::workflows::hub::pages;
 use crate::workflows::hub::state::{trimmed, Hub};
 

@@ -77,7 +77,7 @@ pub fn query_entry(
     match engine {
         Engine::TraceProcessor(tp) => {
             let trace = cache.trace(entry, options, progress)?;
-            let cancel = options.cancel.as_deref();
+            let cancel = options.read.cancel.as_deref();
             shell::run(tp, trace.path(), &statements, cancel, &entry.path)
         }
         Engine::Export => {
@@ -85,7 +85,7 @@ pub fn query_entry(
             export::run(
                 readable.path(),
                 &statements,
-                options.cancel.clone(),
+                options.read.cancel.clone(),
                 &entry.path,
             )
         }

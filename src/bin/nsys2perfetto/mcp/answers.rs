@@ -125,7 +125,7 @@ pub fn report(cx: &mut Context<'_>, run: &Path) -> Answered {
     let page = report_files(
         &[run.to_owned()],
         &ReportOptions::default(),
-        &cx.options,
+        &cx.options.read,
         &mut |_| {},
     )
     .map_err(|e| e.to_string())?;
@@ -149,7 +149,7 @@ pub fn stats(
 ) -> Answered {
     let which: StatsReport = table.parse()?;
     (cx.progress)(format!("summarizing {}", run.display()));
-    let tables = summarize_file(run, &[which], RangeNames::Recorded, &cx.options)
+    let tables = summarize_file(run, &[which], RangeNames::Recorded, &cx.options.read)
         .map_err(|e| e.to_string())?;
     let mut found = tables.into_iter().next().ok_or("no such summary")?;
     if let Some(name) = name {
@@ -171,7 +171,7 @@ pub fn stats(
 pub fn compare_runs(cx: &mut Context<'_>, a: &Path, b: &Path, limit: usize) -> Answered {
     (cx.progress)(format!("comparing {} and {}", a.display(), b.display()));
     let (sa, sb) =
-        compare_files(a, b, RangeNames::Recorded, &cx.options).map_err(|e| e.to_string())?;
+        compare_files(a, b, RangeNames::Recorded, &cx.options.read).map_err(|e| e.to_string())?;
     let mut table = comparison_table(&top_by_kind(compare(&sa, &sb), &Kind::ALL, Some(limit)));
     table.incomplete = incomplete_sides(&sa.incomplete, &sb.incomplete);
     let files = [a.display().to_string(), b.display().to_string()];

@@ -142,8 +142,8 @@ impl State {
 
     fn options(&self, cancel: Arc<AtomicBool>) -> Options {
         let mut options = Options::default();
-        options.nsys = self.nsys.clone();
-        options.cancel = Some(cancel);
+        options.read.nsys = self.nsys.clone();
+        options.read.cancel = Some(cancel);
         options
     }
 }
@@ -277,7 +277,12 @@ impl ServerHandler for Server {
         let run = self.0.scope.inside(path).map_err(refused)?;
         let options = self.0.options(Arc::new(AtomicBool::new(false)));
         let page = tokio::task::spawn_blocking(move || {
-            report_files(&[run], &ReportOptions::default(), &options, &mut |_| {})
+            report_files(
+                &[run],
+                &ReportOptions::default(),
+                &options.read,
+                &mut |_| {},
+            )
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
