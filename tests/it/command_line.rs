@@ -94,7 +94,7 @@ fn every_enumerated_flag_lists_its_values_in_help() {
         .iter()
         .enumerate()
         .all(|(i, f)| !parsed[..i].contains(f)));
-    assert_eq!(table_formats.len(), 3, "table, csv and json");
+    assert_eq!(table_formats.len(), 4, "table, csv, json and md");
     let parsed: Vec<PageFormat> = page_formats.iter().map(|f| f.parse().unwrap()).collect();
     assert!(parsed
         .iter()

@@ -62,14 +62,14 @@ pub struct Args {
     quiet: bool,
 }
 
-/// How `query` prints its rows.
+/// How `query` prints its rows: aligned columns, CSV (header first), or one
+/// JSON object (the columns, and the rows as objects). The values carry no
+/// help of their own, so that `--help` lists them on one line as every
+/// other command's formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum QueryFormat {
-    /// Aligned columns.
     Text,
-    /// Comma-separated, header first.
     Csv,
-    /// One JSON object: the columns and the rows as objects.
     Json,
 }
 
