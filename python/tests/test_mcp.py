@@ -109,6 +109,53 @@ def test_each_tool_answers_as_the_command_line(served: Path, tmp_path: Path) -> 
     assert trace.parent == served.resolve() / "out" and trace.stat().st_size > 0
 
 
+def cli_json_lines(*args: str | os.PathLike) -> list[dict]:
+    out = subprocess.run(
+        [nsys2perfetto.program(), *map(os.fspath, args)], capture_output=True, check=True
+    )
+    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+
+def test_findings_and_steps_answer_as_the_command_line(served: Path, tmp_path: Path) -> None:
+    a, b = (served / name for name in PAIR)
+
+    async def work(session):
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert tools >= {"findings", "steps"}
+        answers = {}
+        for label, name, arguments in [
+            ("all rules", "findings", {"run": str(a), "limit": 2}),
+            ("one rule", "findings", {"run": PAIR[0], "rule": "gpu-starv"}),
+            ("steps", "steps", {"runs": [str(a), PAIR[1]], "pattern": "step *"}),
+            ("two steps", "steps", {"runs": [str(a), str(b)], "pattern": "step *", "limit": 2}),
+        ]:
+            result = await session.call_tool(name, arguments)
+            assert not result.is_error, (label, result.content)
+            assert result.content[0].text, label
+            answers[label] = result.structured_content
+        return answers
+
+    answers = session_run(served, tmp_path / "cache", work)
+    real_a, real_b = (served.resolve() / name for name in PAIR)
+    # Every rule, two findings each: the command line's objects, and what
+    # the cut left out counted against all of them.
+    every = cli_json_lines("analyze", real_a, "--rows", "0", "--format", "json")
+    cut = answers["all rules"]["rules"]
+    assert cut == cli_json_lines("analyze", real_a, "--rows", "2", "--format", "json")
+    left_out = [rule.get("more_rows", 0) for rule in cut]
+    assert left_out == [max(len(rule.get("rows", [])) - 2, 0) for rule in every]
+    assert any(left_out), "the fixture has a rule with more than two findings"
+    assert answers["one rule"]["rules"] == cli_json_lines(
+        "analyze", real_a, "--rule", "gpu_gaps", "--format", "json"
+    )
+    job = cli_json("report", "--step", "step *", real_a, real_b, "--format", "json")["steps"]
+    assert job["steps"], "the H100 pair has steps"
+    assert answers["steps"] == job
+    two = answers["two steps"]
+    assert two.pop("more_steps") == len(job["steps"]) - 2
+    assert two == {**job, "steps": job["steps"][:2]}
+
+
 def test_refusals_are_tool_errors_with_one_clear_line(served: Path, tmp_path: Path) -> None:
     outside = shared_dir() / "fixtures" / "sqlite" / "kmeans_report1.sqlite"
 
@@ -120,12 +167,19 @@ def test_refusals_are_tool_errors_with_one_clear_line(served: Path, tmp_path: Pa
             ("writing", "query", {"run": PAIR[0], "sql": "DELETE FROM StringIds"}),
             ("over input", "convert", {"run": PAIR[0], "into": "/"}),
             ("huge", "stats", {"run": PAIR[0], "table": "cuda_api_sum", "limit": 100000}),
+            ("no rule", "findings", {"run": PAIR[0], "rule": "gpu_nope"}),
+            ("no pattern", "steps", {"runs": [PAIR[0]], "pattern": ""}),
+            ("steps outside", "steps", {"runs": [PAIR[0], str(outside)], "pattern": "step *"}),
         ]:
             results[label] = await session.call_tool(name, arguments)
         return results
 
     results = session_run(served, tmp_path / "cache", work, "--max-answer-bytes", "4000")
-    for label in ["outside", "up", "over input"]:
+    assert results["no rule"].is_error
+    assert results["no rule"].content[0].text.startswith('unknown rule "gpu_nope" (rules: ')
+    assert results["no pattern"].is_error and results["no pattern"].content[0].text
+    assert "\n" not in results["no pattern"].content[0].text.strip()
+    for label in ["outside", "up", "over input", "steps outside"]:
         assert results[label].is_error, label
         assert "outside the served directories" in results[label].content[0].text, label
     assert results["writing"].is_error

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use nsys2perfetto::analyze::{analyze_file, write_findings, Rule, Thresholds};
 use nsys2perfetto::compare::{
     compare, compare_files, comparison_table, incomplete_sides, top_by_kind, Kind,
 };
@@ -14,6 +15,7 @@ use nsys2perfetto::hub::{scan, Cache};
 use nsys2perfetto::query::{find_trace_processor, query_file, Engine};
 use nsys2perfetto::report::{report_files, write_page, PageFormat, ReportOptions};
 use nsys2perfetto::stats::{summarize_file, Fit, RangeNames, StatsReport, Table, TableFormat};
+use nsys2perfetto::steps::{StepOptions, StepPattern};
 use nsys2perfetto::{convert_file, Options, OutputFile, Progress};
 
 use super::scope::Scope;
@@ -54,8 +56,13 @@ fn table_json(table: &Table, files: &[String], limit: usize) -> Value {
     value
 }
 
-/// `value` within `max_bytes`: rows (of `value["rows"]`) left out from the
-/// end, counted in `more_rows`, until it fits; refused where it cannot.
+/// The lists an answer may be cut at, each with the field counting what
+/// was left out of it: a table's rows, the job's steps.
+const CUTTABLE: [(&str, &str); 2] = [("rows", "more_rows"), ("steps", "more_steps")];
+
+/// `value` within `max_bytes`: items of its list (`value["rows"]`, else
+/// `value["steps"]`) left out from the end, counted as `limit` counts them,
+/// until it fits; refused where it cannot.
 pub fn capped(mut value: Value, max_bytes: usize) -> Result<Value, String> {
     let size = |v: &Value| serde_json::to_vec(v).map_or(usize::MAX, |t| t.len());
     let whole = size(&value);
@@ -65,22 +72,26 @@ pub fn capped(mut value: Value, max_bytes: usize) -> Result<Value, String> {
     let refused = || {
         format!("the answer takes {whole} bytes, more than the cap of {max_bytes}: ask for less")
     };
-    let Some(rows) = value.get_mut("rows").and_then(Value::as_array_mut) else {
+    let Some((list, more_key)) = CUTTABLE
+        .into_iter()
+        .find(|(list, _)| value.get(list).is_some_and(Value::is_array))
+    else {
         return Err(refused());
     };
+    let items = value[list].as_array_mut().expect("found an array");
     // Room for the two fields that say what was left out.
     let mut excess = whole - max_bytes + 200;
-    let mut keep = rows.len();
+    let mut keep = items.len();
     while keep > 0 && excess > 0 {
         keep -= 1;
-        excess = excess.saturating_sub(size(&rows[keep]) + 1);
+        excess = excess.saturating_sub(size(&items[keep]) + 1);
     }
-    let dropped = rows.len() - keep;
-    rows.truncate(keep);
-    let more = value["more_rows"].as_u64().unwrap_or(0) + dropped as u64;
-    value["more_rows"] = json!(more);
+    let dropped = items.len() - keep;
+    items.truncate(keep);
+    let more = value[more_key].as_u64().unwrap_or(0) + dropped as u64;
+    value[more_key] = json!(more);
     value["capped"] = json!(format!(
-        "{dropped} row(s) left out to fit the cap of {max_bytes} bytes (ask for fewer with limit)"
+        "{dropped} {list} left out to fit the cap of {max_bytes} bytes (ask for fewer with limit)"
     ));
     match size(&value) <= max_bytes {
         true => Ok(value),
@@ -167,6 +178,39 @@ pub fn stats(
     })
 }
 
+/// One run's findings of `rule` (default: every rule), as `analyze RUN
+/// --rule RULE --rows LIMIT --format json` writes them: its objects, one per
+/// rule (each saying in `more_rows` how many findings `limit` left out), in
+/// `rules`.
+pub fn findings(cx: &mut Context<'_>, run: &Path, rule: Option<&str>, limit: usize) -> Answered {
+    let rules = match rule {
+        Some(name) => vec![name.parse::<Rule>()?],
+        None => Rule::ALL.to_vec(),
+    };
+    (cx.progress)(format!("analyzing {}", run.display()));
+    let found = analyze_file(run, &rules, &Thresholds::default(), &cx.options.read)
+        .map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    let name = run.display().to_string();
+    write_findings(&mut text, &found, &name, TableFormat::Json, Some(limit))
+        .expect("writing to memory");
+    let objects: Vec<Value> = (text.split(|&b| b == b'\n'))
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).expect("the renderer writes JSON"))
+        .collect();
+    let counts: Vec<String> = (found.rules().iter())
+        .map(|&rule| format!("{} {rule}", found.count(rule)))
+        .collect();
+    let mut summary = format!("findings of {name}: {}", counts.join(", "));
+    for warning in found.warnings() {
+        summary.push_str(&format!("; {warning}"));
+    }
+    Ok(Answer {
+        summary,
+        json: json!({"rules": objects}),
+    })
+}
+
 /// Two runs compared, as `compare A B --format json --top LIMIT`.
 pub fn compare_runs(cx: &mut Context<'_>, a: &Path, b: &Path, limit: usize) -> Answered {
     (cx.progress)(format!("comparing {} and {}", a.display(), b.display()));
@@ -182,6 +226,40 @@ pub fn compare_runs(cx: &mut Context<'_>, a: &Path, b: &Path, limit: usize) -> A
             a.display()
         ),
         json: table_json(&table, &files, usize::MAX),
+    })
+}
+
+/// The job the `runs` make, as ranks: its steps (the NVTX ranges `pattern`
+/// matches), as `report --step PATTERN RUN... --format json` writes them in
+/// its `steps`; at most `limit` steps, `more_steps` saying how many more.
+pub fn steps(cx: &mut Context<'_>, runs: &[PathBuf], pattern: &str, limit: usize) -> Answered {
+    let pattern = StepPattern::new(pattern).map_err(|e| e.to_string())?;
+    let mut options = ReportOptions::default();
+    options.steps = Some(StepOptions::new(pattern));
+    let progress = &mut *cx.progress;
+    let page = report_files(runs, &options, &cx.options.read, &mut |run: &Path| {
+        progress(format!("reading {}", run.display()))
+    })
+    .map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    write_page(&mut text, &page, PageFormat::Json).expect("writing to memory");
+    let mut whole: Value = serde_json::from_slice(&text).expect("the renderer writes JSON");
+    let mut json = whole["steps"].take();
+    let Some(steps) = json.get_mut("steps").and_then(Value::as_array_mut) else {
+        return Err("no steps were measured".into());
+    };
+    let count = steps.len();
+    steps.truncate(limit);
+    if count > limit {
+        json["more_steps"] = json!(count - limit);
+    }
+    Ok(Answer {
+        summary: format!(
+            "{count} step(s) across {} run(s); {} shown",
+            runs.len(),
+            count.min(limit)
+        ),
+        json,
     })
 }
 

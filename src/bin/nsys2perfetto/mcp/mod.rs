@@ -20,8 +20,8 @@ use crate::signals::Signals;
 
 /// Serve the runs under DIRs to coding agents over MCP (Model Context
 /// Protocol), on standard input and output: tools list_reports, report,
-/// stats, compare, query (read-only SQL) and convert, and each run's report
-/// page as a Markdown resource. Paths outside DIRs are refused.
+/// stats, findings, compare, steps, query (read-only SQL) and convert, and
+/// each run's report page as a Markdown resource. Paths outside DIRs are refused.
 #[derive(clap::Args)]
 pub struct Args {
     /// Directories of reports and exports (default: the current one).

@@ -66,9 +66,22 @@ fn tools() -> Vec<Tool> {
             ),
         ),
         Tool::new(
+            "findings",
+            "One run's findings, as `nsys2perfetto analyze RUN --rule RULE --rows LIMIT --format json` (an object per rule, in `rules`): one rule (gpu_gaps, gpu_time_util, cuda_memcpy_sync, ...; by nsys's names old or new) or every rule, the most important first.",
+            schema(json!({"run": run, "rule": {"type": "string"}, "limit": limit}), &["run"]),
+        ),
+        Tool::new(
             "compare",
             "Two runs compared, as `nsys2perfetto compare A B --format json --top LIMIT`: per kernel, CUDA graph, API function and NVTX range the change of total time, count and share of GPU time, largest first.",
             schema(json!({"a": run, "b": run, "limit": limit}), &["a", "b"]),
+        ),
+        Tool::new(
+            "steps",
+            "The job the runs make, each a rank, and its steps (the NVTX ranges `pattern` matches, a glob as `ProfilerStep*`), as `nsys2perfetto report --step PATTERN RUN... --format json` writes them in `steps`: per step each rank's time and GPU busy time, the slowest rank and by how much, the skew over the job.",
+            schema(
+                json!({"runs": {"type": "array", "items": run, "minItems": 1}, "pattern": {"type": "string"}, "limit": limit}),
+                &["runs", "pattern"],
+            ),
         ),
         Tool::new(
             "query",
@@ -96,6 +109,18 @@ impl Arguments {
 
     fn optional_text(&self, name: &str) -> Option<&str> {
         self.0.get(name).and_then(Value::as_str)
+    }
+
+    fn texts(&self, name: &str) -> Result<Vec<&str>, String> {
+        let missing = || format!("missing argument {name:?} (a list of text)");
+        let list = self
+            .0
+            .get(name)
+            .and_then(Value::as_array)
+            .ok_or_else(missing)?;
+        list.iter()
+            .map(|v| v.as_str().ok_or_else(missing))
+            .collect()
     }
 
     fn limit(&self) -> Result<usize, String> {
@@ -130,6 +155,18 @@ impl State {
                 arguments.optional_text("name"),
                 arguments.limit()?,
             ),
+            "findings" => answers::findings(
+                cx,
+                &run("run")?,
+                arguments.optional_text("rule"),
+                arguments.limit()?,
+            ),
+            "steps" => {
+                let runs = (arguments.texts("runs")?.into_iter())
+                    .map(|path| self.scope.inside(path))
+                    .collect::<Result<Vec<_>, _>>()?;
+                answers::steps(cx, &runs, arguments.text("pattern")?, arguments.limit()?)
+            }
             "compare" => answers::compare_runs(cx, &run("a")?, &run("b")?, arguments.limit()?),
             "query" => answers::query(cx, &run("run")?, arguments.text("sql")?, arguments.limit()?),
             "convert" => {
@@ -168,8 +205,9 @@ impl ServerHandler for Server {
             ))
             .with_instructions(
                 "Answers about NVIDIA Nsight Systems runs (reports and SQLite exports) under \
-                 the served directories: list_reports first, then report, stats, compare, \
-                 query (read-only SQL) or convert a run, named by its path.",
+                 the served directories: list_reports first, then report, stats, findings, \
+                 compare, steps (a job's steps across runs), query (read-only SQL) or convert \
+                 a run, named by its path.",
             )
     }
 
