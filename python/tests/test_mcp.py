@@ -219,3 +219,20 @@ def test_a_cancelled_conversion_stops_and_leaves_nothing(served: Path, tmp_path:
     after = session_run(served, tmp_path / "cache", work)
     assert not after.is_error
     assert list((served / "out").iterdir()) == []
+
+
+def test_steps_past_the_byte_cap_are_cut_and_counted(served: Path, tmp_path: Path) -> None:
+    async def work(session):
+        return await session.call_tool("steps", {"runs": list(PAIR), "pattern": "step *"})
+
+    result = session_run(served, tmp_path / "cache", work, "--max-answer-bytes", "2000")
+    real = [served.resolve() / name for name in PAIR]
+    job = cli_json("report", "--step", "step *", *real, "--format", "json")["steps"]
+    need(len(json.dumps(job, separators=(",", ":"))) > 2000, "a job larger than the cap")
+    assert not result.is_error, result.content
+    cut = dict(result.structured_content)
+    assert len(json.dumps(cut, separators=(",", ":"))) <= 2000
+    assert "cap of 2000 bytes" in cut.pop("capped")
+    kept = len(cut["steps"])
+    assert cut.pop("more_steps") == len(job["steps"]) - kept > 0
+    assert cut == {**job, "steps": job["steps"][:kept]}
