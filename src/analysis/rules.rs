@@ -6,7 +6,7 @@
 //! - `gpu_time`: the summed time of every kernel, memcpy, memset and whole
 //!   CUDA graph run;
 //! - `busy`: the share of their work's span the GPUs were busy (the union of
-//!   that work), all GPUs together;
+//!   that work), each GPU's share averaged, as the hub's list shows it;
 //! - `kernel:REGEX`, `api:REGEX`, `nvtx:REGEX`: the summed total time of the
 //!   kernels, CUDA API functions or NVTX ranges (`domain:name`, as `compare`
 //!   names them) whose whole name REGEX matches.
@@ -267,12 +267,10 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// The busy share of a run's GPUs, percent: the union of their work over
-/// its span, all GPUs together (none without GPU work).
+/// The busy share of a run's GPUs, percent: [`RunReport::busy_of_span`],
+/// the number the hub's list shows (none without GPU work).
 pub fn busy_percent(run: &RunReport) -> Option<f64> {
-    let busy: i128 = run.gpus.iter().map(|g| i128::from(g.busy)).sum();
-    let span: i128 = run.gpus.iter().map(|g| i128::from(g.span())).sum();
-    (span > 0).then(|| busy as f64 * 100.0 / span as f64)
+    run.busy_of_span().map(|share| share * 100.0)
 }
 
 /// The verdicts as a table (`fail_if`), written as every table is: a row

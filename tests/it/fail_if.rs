@@ -15,7 +15,8 @@ use crate::support::source::{has_table, open};
 
 /// The GPUs' busy share of their work's span, percent, from SQL: per
 /// device the union of its kernels, memcpys, memsets and whole-graph runs
-/// over its first start to last end, all devices summed.
+/// over its first start to last end, averaged over the devices (the hub's
+/// headline).
 fn busy_percent(path: &Path) -> f64 {
     let db = open(path);
     let mut by_device: std::collections::BTreeMap<i64, Vec<(i64, i64)>> = Default::default();
@@ -41,23 +42,22 @@ fn busy_percent(path: &Path) -> f64 {
             by_device.entry(device).or_default().push((start, end));
         }
     }
-    let (mut busy, mut span) = (0i128, 0i128);
+    let mut shares = Vec::new();
     for intervals in by_device.values_mut() {
         intervals.sort();
         let first = intervals[0].0;
-        let mut last = i64::MIN;
-        let mut until = i64::MIN;
+        let (mut busy, mut last, mut until) = (0i64, i64::MIN, i64::MIN);
         for &(start, end) in intervals.iter() {
             let from = start.max(until);
             if end > from {
-                busy += i128::from(end - from);
+                busy += end - from;
             }
             until = until.max(end);
             last = last.max(end);
         }
-        span += i128::from(last - first);
+        shares.push(busy as f64 / (last - first) as f64);
     }
-    busy as f64 * 100.0 / span as f64
+    shares.iter().sum::<f64>() * 100.0 / shares.len() as f64
 }
 
 /// The summed total of the names `pattern` matches whole.

@@ -43,6 +43,20 @@ impl RunReport {
             .into_iter()
             .collect()
     }
+
+    /// How busy its GPUs were while they worked (0 to 1): each GPU's busy
+    /// time over its own work's span (the page's "Busy" figure, a GPU
+    /// whose work has no length busy for none of it), averaged over the
+    /// GPUs; none without GPUs. Not a share of the capture, which an export
+    /// cropped around a second of work in minutes of capture would show as
+    /// nearly idle. The hub's headline and `compare --fail-if 'busy...'`.
+    pub fn busy_of_span(&self) -> Option<f64> {
+        let shares = self.gpus.iter().map(|gpu| match gpu.span() {
+            0 => 0.0,
+            span => gpu.busy as f64 / span as f64,
+        });
+        (!self.gpus.is_empty()).then(|| shares.sum::<f64>() / self.gpus.len() as f64)
+    }
 }
 
 /// How one GPU spent the run.
@@ -203,4 +217,35 @@ pub struct RuleFindings {
     pub skipped: Option<String>,
     /// The first few, in the rule's order (longest first), each as a line.
     pub top: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu(busy: i64, span: i64) -> GpuUse {
+        GpuUse {
+            first_start: 1_000,
+            last_end: 1_000 + span,
+            busy,
+            ..GpuUse::default()
+        }
+    }
+
+    #[test]
+    fn busy_of_span_is_the_mean_of_each_gpus_share() {
+        let run = |gpus| RunReport {
+            gpus,
+            ..RunReport::default()
+        };
+        let close = |run: RunReport, share: f64| {
+            let found = run.busy_of_span().unwrap();
+            assert!((found - share).abs() < 1e-12, "{found} is not {share}");
+        };
+        assert_eq!(run(vec![]).busy_of_span(), None);
+        // Half of 100 ns and a tenth of 1,000 ns: 0.3, not 150 of 1,100.
+        close(run(vec![gpu(50, 100), gpu(100, 1_000)]), 0.3);
+        // A GPU whose work has no length counts as idle.
+        close(run(vec![gpu(50, 100), gpu(100, 1_000), gpu(0, 0)]), 0.2);
+    }
 }

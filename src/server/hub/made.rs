@@ -2,10 +2,11 @@
 //! `/api/make/compare?run=A&run=B` (both runs in one trace, as `compare A B
 //! --trace` writes it), `/api/make/merge?run=...` (as `merge` writes it)
 //! and `/api/make/steps?run=...&step=PATTERN` (the page `report --step
-//! PATTERN` writes) follow the job as server-sent events; `/made/KIND?...`
-//! waits for it and sends the trace (a download) or the page. Each starts
-//! the job by POST only: a GET of `/made/KIND?...` sends what is made
-//! already, or a page with a button that asks for it.
+//! PATTERN` writes, under the hub's header) follow the job as server-sent
+//! events; `/made/KIND?...` waits for it and sends the trace (a download)
+//! or the page. Each starts the job by POST only: a GET of
+//! `/made/KIND?...` sends what is made already, or a page with a button
+//! that asks for it.
 
 use std::sync::Arc;
 

@@ -160,7 +160,7 @@ impl Cache {
                 };
                 let path = self.file(key, "report.html");
                 let _held = self.bound.pin(&path);
-                OutputFile::new(path).write_with(|out| write_report(out, &page, entry))?;
+                OutputFile::new(path).write_with(|out| write_report(out, &page, Some(entry)))?;
                 Headline::of_run(&page.runs[0])
             }
             Err(e @ Error::Interrupted { .. }) => return Err(e),

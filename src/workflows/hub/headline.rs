@@ -18,12 +18,8 @@ pub struct Headline {
     pub capture_ns: Option<i64>,
     /// How many GPUs did work.
     pub gpus: usize,
-    /// How busy the GPUs were while they worked: each GPU's busy time over
-    /// its own work's span, from its first work to its last (the report
-    /// page's "Busy" figure, `busy_share_of_span` of `report --format
-    /// json`), averaged over the GPUs (0 to 1); none without GPU work. Not
-    /// a share of the capture, which an export cropped around a second of
-    /// work in minutes of capture would show as nearly idle.
+    /// How busy the GPUs were while they worked: [`RunReport::busy_of_span`]
+    /// (each GPU's `busy_share_of_span` of `report --format json`, averaged).
     pub busy_of_span: Option<f64>,
     /// The kernel with most GPU time, and that time (ns).
     pub top_kernel: Option<(String, i128)>,
@@ -39,22 +35,10 @@ impl Headline {
             let last = run.gpus.iter().map(|g| g.last_end).max()?;
             Some(last - first)
         });
-        // A GPU whose work has no length was busy for none of it, as the
-        // report page counts it.
-        let busy_of_span = (!run.gpus.is_empty()).then(|| {
-            run.gpus
-                .iter()
-                .map(|g| match g.span() {
-                    0 => 0.0,
-                    span => g.busy as f64 / span as f64,
-                })
-                .sum::<f64>()
-                / run.gpus.len() as f64
-        });
         Headline {
             capture_ns: span,
             gpus: run.gpus.len(),
-            busy_of_span,
+            busy_of_span: run.busy_of_span(),
             top_kernel: run.top_kernels.first().map(|k| (k.name.clone(), k.time)),
             error: None,
         }

@@ -188,10 +188,16 @@ fn percent(share: f64) -> String {
     }
 }
 
-/// Writes the report page of `entry` (`page`, as `report -o page.html`
-/// writes it) under the hub's header, as every page of the hub is.
-pub(crate) fn write_report(out: &mut dyn Write, page: &Page, entry: &Entry) -> io::Result<()> {
-    write_html_under(out, page, nav(Some(entry)), &[SCRIPT_PATH])
+/// Writes `page` (as `report -o page.html` writes it; with `--step` for
+/// the steps of several runs) under the hub's header, as every page of the
+/// hub is: `entry`, the one run it is the report of, whose other pages the
+/// header links; none for the steps page.
+pub(crate) fn write_report(
+    out: &mut dyn Write,
+    page: &Page,
+    entry: Option<&Entry>,
+) -> io::Result<()> {
+    write_html_under(out, page, nav(entry), &[SCRIPT_PATH])
 }
 
 /// The way back to the home page, atop every other page.

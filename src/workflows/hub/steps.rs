@@ -1,13 +1,15 @@
 //! The steps of several runs across their ranks, as the CLI's `report
-//! --step PATTERN RUN... -o page.html` writes them: the job's steps first,
-//! then a section per run. Made once, as a job, and kept in the cache under
-//! the keys of its runs (in their order) and the pattern.
+//! --step PATTERN RUN... -o page.html` writes them (under the hub's
+//! header): the job's steps first, then a section per run. Made once, as
+//! a job, and kept in the cache under the keys of its runs (in their order)
+//! and the pattern.
 
 use super::bound::Pinned;
 use super::cache::{Cache, CacheKey};
 use super::catalog::Entry;
+use super::pages::write_report;
 use super::readable::told;
-use crate::analysis::gpu_time::{write_page, PageFormat, ReportOptions};
+use crate::analysis::gpu_time::ReportOptions;
 use crate::analysis::steps::{StepOptions, StepPattern};
 use crate::error::Result;
 use crate::ranks::Labels;
@@ -38,11 +40,11 @@ impl Cache {
         self.kept(&self.dir().join(Cache::steps_name(entries, pattern)))
     }
 
-    /// The page `report --step PATTERN` writes of `entries` (HTML; each
-    /// run named by its path in the list, as the hub's report page names
-    /// it), made once (stopped by `options`' cancellation flag, leaving
-    /// nothing), held in use until dropped. `progress` hears of each run as
-    /// its reading starts.
+    /// The page `report --step PATTERN` writes of `entries` (HTML, under
+    /// the hub's header; each run named by its path in the list, as the
+    /// hub's report page names it), made once (stopped by `options`'
+    /// cancellation flag, leaving nothing), held in use until dropped.
+    /// `progress` hears of each run as its reading starts.
     pub fn steps_page(
         &self,
         entries: &[Entry],
@@ -80,7 +82,7 @@ impl Cache {
             for (run, entry) in made.runs.iter_mut().zip(entries) {
                 run.path = entry.relative().to_owned();
             }
-            OutputFile::new(path).write_with(|out| write_page(out, &made, PageFormat::Html))
+            OutputFile::new(path).write_with(|out| write_report(out, &made, None))
         })?;
         Ok(page)
     }

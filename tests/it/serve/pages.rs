@@ -1,6 +1,6 @@
 //! Every page of the hub carries its header, the way home: the report,
 //! stats, findings, open and compare pages, the page asking for what is not
-//! made yet, and a refusal as a browser sees it.
+//! made yet, the steps page once made, and a refusal as a browser sees it.
 
 use super::{runs, Server};
 
@@ -35,6 +35,18 @@ fn serve_puts_its_header_atop_every_page() {
             "{path} has no way home: {text}"
         );
     }
+    // The steps page, once made (by POST; its events end as it is made).
+    let steps = format!("run={a}&step=nomatch*");
+    let made = server.post(&format!("/api/make/steps?{steps}"));
+    assert_eq!(made.status, 200, "{}", made.text());
+    let page = server.send("GET", &format!("/made/steps?{steps}"), &html, &[]);
+    let text = page.text();
+    assert_eq!(page.status, 200, "{text}");
+    assert!(text.contains("<section class=\"job-steps\">"), "{text}");
+    assert!(
+        text.contains("<a href=\"/\">← all runs</a>"),
+        "the steps page has no way home: {text}"
+    );
     // A run's pages link to each other.
     let report = server.get(&format!("/report/{a}")).text();
     assert!(report.contains(&format!("href=\"/stats/{a}\"")), "{report}");
