@@ -13,12 +13,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import anyio
 import pytest
 
 from conftest import need, shared_dir
 
-mcp = pytest.importorskip("mcp")
+mcp = pytest.importorskip("mcp", reason="the MCP client package (pip install mcp) is not installed")
+anyio = pytest.importorskip("anyio")  # installed with mcp
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
