@@ -3,21 +3,41 @@
 //! goes, leaving nothing in the cache; a job two clients wait for goes on
 //! when one of them goes, and gives `convert`'s bytes.
 
-use std::io::BufRead;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
 use super::cache::converted_by_cli;
-use super::{names_in, runs, Following, Server};
+use super::{names_in, runs, Server};
 
 /// Starts (or joins) the conversion by `POST /api/convert/ID` and reads events until one says the job is
 /// under way with some of it done; returns the connection and that event.
-pub(super) fn follow_until_under_way(server: &Server, id: &str) -> (Following, serde_json::Value) {
-    let (status, mut reader) = server.follow(&format!("/api/convert/{id}"), &[]);
-    assert_eq!(status, 200);
+///
+/// A socket of its own rather than the client crate's: a client that goes
+/// is one whose connection closes at once (`gone`), where the crate may
+/// keep a connection it did not read to its end.
+pub(super) fn follow_until_under_way(
+    server: &Server,
+    id: &str,
+) -> (BufReader<TcpStream>, serde_json::Value) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /api/convert/{id} HTTP/1.1\r\nHost: {}\r\nOrigin: {}\r\n{}Content-Length: 0\r\n\r\n",
+        server.host(),
+        server.origin(),
+        server.credentials("POST")
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
     let mut line = String::new();
     loop {
         line.clear();
         assert!(reader.read_line(&mut line).unwrap() > 0, "the events ended");
+        // Chunked: the event's line sits between the chunks' sizes.
         let Some(data) = line.trim().strip_prefix("data: ") else {
             continue;
         };
@@ -27,6 +47,11 @@ pub(super) fn follow_until_under_way(server: &Server, id: &str) -> (Following, s
             return (reader, event);
         }
     }
+}
+
+/// The client of `reader` goes: its connection closed both ways, now.
+fn gone(reader: BufReader<TcpStream>) {
+    reader.get_ref().shutdown(Shutdown::Both).unwrap();
 }
 
 /// The job numbered `id` as `/api/jobs` lists it, once ended.
@@ -69,7 +94,7 @@ fn serve_cancels_a_conversion_no_one_waits_for_and_keeps_nothing() {
         format!("convert {}", list[0]["path"].as_str().unwrap())
     );
     // The only client goes.
-    drop(reader);
+    gone(reader);
     let ended = ended_job(&server, job);
     assert_eq!(ended["state"], "cancelled", "{ended}");
     // Nothing of it is left in the cache, finished or half-written.
