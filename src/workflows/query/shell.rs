@@ -97,7 +97,7 @@ pub(super) fn run(
     if !status.success() {
         return Err(failed(&last_error(&read(&mut err)?)));
     }
-    Ok(parse(&read(&mut out)?))
+    parse(&read(&mut out)?)
 }
 
 fn failed(reason: &str) -> Error {
@@ -122,22 +122,35 @@ fn last_error(stderr: &str) -> String {
     said.to_owned()
 }
 
-/// The rows trace_processor printed.
-fn parse(printed: &str) -> Answer {
+/// The rows trace_processor printed. Its output escapes no quote inside a
+/// string, so a string holding a quote before a comma or a line break can
+/// be read as more fields or rows than it is: a row whose count of
+/// fields is not the columns' is refused, never shown cut or shifted.
+fn parse(printed: &str) -> Result<Answer> {
     let mut lines = Fields::new(printed);
-    let columns = lines
+    let columns: Vec<String> = lines
         .next_row()
         .map(|row| row.into_iter().map(|v| v.text()).collect())
         .unwrap_or_default();
     let mut rows = Vec::new();
     while let Some(row) = lines.next_row() {
+        if row.len() != columns.len() {
+            return Err(failed(&format!(
+                "a row of the answer reads as {} fields under {} columns: one of its strings \
+                 holds a quote before a comma or a line break, which trace_processor's output \
+                 cannot tell apart from its own; select that string through replace(), or \
+                 ask the export with --export",
+                row.len(),
+                columns.len()
+            )));
+        }
         rows.push(row);
     }
-    Answer {
+    Ok(Answer {
         columns,
         rows,
         left_out: 0,
-    }
+    })
 }
 
 /// The printed rows, field by field: a quoted field ends at a quote
@@ -222,7 +235,8 @@ mod tests {
 
     #[test]
     fn printed_rows_are_read_back() {
-        let answer = parse("\"name\",\"n\",\"ms\",\"z\"\n\"a\"b,c\",2691,0.756191,\"[NULL]\"\n\"x\",-3,1e+20,\"\"\n");
+        let answer = parse("\"name\",\"n\",\"ms\",\"z\"\n\"a\"b,c\",2691,0.756191,\"[NULL]\"\n\"x\",-3,1e+20,\"\"\n")
+            .unwrap();
         assert_eq!(answer.columns, ["name", "n", "ms", "z"]);
         assert_eq!(
             answer.rows[0],
@@ -235,5 +249,15 @@ mod tests {
         );
         assert_eq!(answer.rows[1][1], Cell::Int(-3));
         assert_eq!(answer.rows[1][3], Cell::Text(String::new()));
+    }
+
+    #[test]
+    fn strings_the_output_cannot_tell_apart_are_refused_not_misread() {
+        // The strings `a",b` and `a"` + line break + `b`, as trace_processor
+        // prints them: no escape.
+        for printed in ["\"s\",\"n\"\n\"a\",b\",1\n", "\"s\",\"n\"\n\"a\"\nb\",1\n"] {
+            let refused = parse(printed).unwrap_err().to_string();
+            assert!(refused.contains("fields under 2 columns"), "{refused}");
+        }
     }
 }
