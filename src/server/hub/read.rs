@@ -17,7 +17,9 @@ use crate::server::refusal::Refusal;
 use crate::server::url;
 use crate::workflows::hub::catalog::{scan, Entry};
 use crate::workflows::hub::pages;
+use crate::workflows::hub::readable::Readable;
 use crate::workflows::hub::state::{trimmed, Hub};
+use crate::Options;
 
 pub(super) async fn home(State(app): State<Shared>) -> Result<Response, Refusal> {
     let lister = Arc::clone(&app.hub);
@@ -111,6 +113,22 @@ async fn with_entry<T: Send + 'static>(
     read(hub, move |hub| hub.find(&id).map(|entry| work(hub, &entry))).await
 }
 
+/// What `write` makes of the run `id`, read through its handle (the
+/// cache's [`readable`](crate::workflows::hub::Cache::readable)): a page's
+/// or a table's bytes.
+async fn written_of_run(
+    hub: &Arc<Hub>,
+    id: String,
+    write: impl FnOnce(&mut Vec<u8>, &Readable, &Options) -> crate::Result<()> + Send + 'static,
+) -> Result<Vec<u8>, Refusal> {
+    with_entry(hub, id, move |hub, entry| {
+        let mut out = Vec::new();
+        let run = hub.cache.readable(entry, &hub.options)?;
+        write(&mut out, &run, &hub.options).map(|()| out)
+    })
+    .await
+}
+
 pub(super) async fn report_page(
     State(app): State<Shared>,
     Path(id): Path<String>,
@@ -127,10 +145,8 @@ pub(super) async fn stats_page(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let page = with_entry(&app.hub, id, |hub, entry| {
-        let mut out = Vec::new();
-        let run = hub.cache.readable(entry, &hub.options)?;
-        pages::write_stats(&mut out, &run, &hub.options).map(|()| out)
+    let page = written_of_run(&app.hub, id, |out, run, options| {
+        pages::write_stats(out, run, options)
     })
     .await?;
     Ok(html(page))
@@ -150,10 +166,8 @@ pub(super) async fn stats_rows(
             "which summary? ?summary=NAME",
         ));
     };
-    let rows = with_entry(&app.hub, id, move |hub, entry| {
-        let mut out = Vec::new();
-        let run = hub.cache.readable(entry, &hub.options)?;
-        pages::write_stats_rows(&mut out, &run, report, &hub.options).map(|()| out)
+    let rows = written_of_run(&app.hub, id, move |out, run, options| {
+        pages::write_stats_rows(out, run, report, options)
     })
     .await?;
     Ok((
@@ -170,10 +184,8 @@ pub(super) async fn findings_page(
     State(app): State<Shared>,
     Path(id): Path<String>,
 ) -> Result<Response, Refusal> {
-    let page = with_entry(&app.hub, id, |hub, entry| {
-        let mut out = Vec::new();
-        let run = hub.cache.readable(entry, &hub.options)?;
-        pages::write_findings_page(&mut out, &run, &hub.options).map(|()| out)
+    let page = written_of_run(&app.hub, id, |out, run, options| {
+        pages::write_findings_page(out, run, options)
     })
     .await?;
     Ok(html(page))
