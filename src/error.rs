@@ -53,6 +53,17 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// An export lacks a column without which none of it can be read.
+    #[error("{} cannot be read: its {table} table has no {column} column, which every nsys export has", path.display())]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The table.
+        table: &'static str,
+        /// The column it lacks.
+        column: &'static str,
+    },
+
     /// An export is damaged or truncated.
     #[error("{} is damaged or truncated: {cause}", path.display())]
     Damaged {

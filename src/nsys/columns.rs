@@ -12,9 +12,23 @@ use super::select::{Col, Row, Select};
 /// A declared column, read as a `T`.
 pub(crate) struct Column<T> {
     name: &'static str,
-    /// Rows cannot be read without it: a table that lacks it is unreadable.
-    required: bool,
+    kind: Kind,
     value: PhantomData<fn() -> T>,
+}
+
+/// What a table that lacks a column is worth.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Rows cannot be read without it: a table that lacks it is unreadable.
+    Required,
+    /// Every nsys version writes it: rows are read without it (NULL), and
+    /// what depends on it is incomplete, which the report notes.
+    Expected,
+    /// Some versions' exports lack it: NULL there, as those versions mean.
+    Optional,
+    /// Expected in these tables of a shared declaration, optional in the
+    /// others (which never have it).
+    ExpectedIn(&'static [&'static str]),
 }
 
 impl<T> Clone for Column<T> {
@@ -30,7 +44,7 @@ impl<T> Column<T> {
     pub(crate) const fn required(name: &'static str) -> Self {
         Self {
             name,
-            required: true,
+            kind: Kind::Required,
             value: PhantomData,
         }
     }
@@ -46,7 +60,28 @@ impl<T> Column<Option<T>> {
     pub(crate) const fn optional(name: &'static str) -> Self {
         Self {
             name,
-            required: false,
+            kind: Kind::Optional,
+            value: PhantomData,
+        }
+    }
+
+    /// A column that every nsys version writes in `tables` and no version
+    /// in the other tables of the declaration.
+    pub(crate) const fn expected_in(name: &'static str, tables: &'static [&'static str]) -> Self {
+        Self {
+            name,
+            kind: Kind::ExpectedIn(tables),
+            value: PhantomData,
+        }
+    }
+
+    /// A column every nsys version writes, though a row can be read
+    /// without it: an export that lacks it is noted (see
+    /// [`Select::expected`]).
+    pub(crate) const fn expected(name: &'static str) -> Self {
+        Self {
+            name,
+            kind: Kind::Expected,
             value: PhantomData,
         }
     }
@@ -55,9 +90,13 @@ impl<T> Column<Option<T>> {
 impl Select<'_> {
     /// Reads `column`, as its declaration says.
     pub(crate) fn take<T>(&mut self, column: Column<T>) -> Col<T> {
-        match column.required {
-            true => self.required(column.name),
-            false => {
+        match column.kind {
+            Kind::Required => self.required(column.name),
+            Kind::Expected => self.expected_as(column.name),
+            Kind::ExpectedIn(tables) if tables.contains(&self.table()) => {
+                self.expected_as(column.name)
+            }
+            Kind::Optional | Kind::ExpectedIn(_) => {
                 let sql = self.column_or_null(column.name);
                 self.expr(sql)
             }
@@ -128,7 +167,7 @@ macro_rules! columns {
     (
         $(#[$doc:meta])*
         $vis:vis struct $name:ident = $constant:ident {
-            $($(#[$field_doc:meta])* $field:ident: $ty:ty = $how:ident($column:literal),)*
+            $($(#[$field_doc:meta])* $field:ident: $ty:ty = $how:ident($column:literal $(, $among:expr)?),)*
         }
         $(#[$values_attr:meta])*
         $values_vis:vis struct $values:ident;
@@ -136,7 +175,7 @@ macro_rules! columns {
         $crate::nsys::columns::columns! {
             $(#[$doc])*
             $vis struct $name = $constant {
-                $($field: $ty = $how($column),)*
+                $($field: $ty = $how($column $(, $among)?),)*
             }
         }
 
@@ -159,7 +198,7 @@ macro_rules! columns {
     (
         $(#[$doc:meta])*
         $vis:vis struct $name:ident = $constant:ident {
-            $($(#[$field_doc:meta])* $field:ident: $ty:ty = $how:ident($column:literal),)*
+            $($(#[$field_doc:meta])* $field:ident: $ty:ty = $how:ident($column:literal $(, $among:expr)?),)*
         }
     ) => {
         $(#[$doc])*
@@ -170,7 +209,7 @@ macro_rules! columns {
 
         $(#[$doc])*
         $vis const $constant: $name = $name {
-            $($field: $crate::nsys::columns::Column::$how($column),)*
+            $($field: $crate::nsys::columns::Column::$how($column $(, $among)?),)*
         };
 
         impl $crate::nsys::columns::TakeAll for $name {

@@ -18,9 +18,9 @@ columns! {
         end: i64 = required("end"),
         global_tid: i64 = required("globalTid"),
         name_id: Option<i64> = required("nameId"),
-        return_value: Option<i64> = optional("returnValue"),
+        return_value: Option<i64> = expected("returnValue"),
         callchain_id: Option<i64> = optional("callchainId"),
-        event_class: Option<i64> = optional("eventClass"),
+        event_class: Option<i64> = expected("eventClass"),
     }
 }
 pub(crate) const OSRT_CALLCHAINS: &str = "OSRT_CALLCHAINS";
@@ -165,6 +165,15 @@ impl Report {
     ) -> rusqlite::Result<()> {
         out.clear();
         if !self.schema.has_table(table) {
+            return Ok(());
+        }
+        let missing: Vec<&str> = ["id", "stackDepth", "symbol", "module"]
+            .into_iter()
+            .filter(|c| !self.schema.has_column(table, c))
+            .collect();
+        if !missing.is_empty() {
+            // The calls keep their place and time, without their stacks.
+            self.note_unreadable(table, missing.join(", "));
             return Ok(());
         }
         let conn = self.conn();

@@ -61,9 +61,9 @@ columns! {
         start: i64 = required("start"),
         end: i64 = required("end"),
         global_tid: i64 = required("globalTid"),
-        correlation_id: Option<i64> = optional("correlationId"),
-        name_id: Option<i64> = optional("nameId"),
-        return_value: Option<i64> = optional("returnValue"),
+        correlation_id: Option<i64> = expected("correlationId"),
+        name_id: Option<i64> = expected("nameId"),
+        return_value: Option<i64> = expected("returnValue"),
         event_class: Option<i64> = optional("eventClass"),
         callchain_id: Option<i64> = optional("callchainId"),
     }
@@ -77,38 +77,38 @@ columns! {
     pub(crate) struct GpuColumns = GPU {
         start: i64 = required("start"),
         end: i64 = required("end"),
-        device_id: Option<i64> = optional("deviceId"),
-        context_id: Option<i64> = optional("contextId"),
+        device_id: Option<i64> = expected("deviceId"),
+        context_id: Option<i64> = expected("contextId"),
         stream_id: i64 = required("streamId"),
-        correlation_id: Option<i64> = optional("correlationId"),
+        correlation_id: Option<i64> = expected("correlationId"),
         green_context_id: Option<i64> = optional("greenContextId"),
-        graph_node_id: Option<i64> = optional("graphNodeId"),
+        graph_node_id: Option<i64> = expected_in("graphNodeId", &[KERNEL, MEMCPY, MEMSET]),
     }
 }
 
 columns! {
     /// The names of a [`KERNEL`] (StringIds).
     pub(crate) struct KernelNameColumns = KERNEL_NAMES {
-        short_name: Option<i64> = optional("shortName"),
-        demangled_name: Option<i64> = optional("demangledName"),
+        short_name: Option<i64> = expected("shortName"),
+        demangled_name: Option<i64> = expected("demangledName"),
     }
 }
 
 columns! {
     /// The columns of [`KERNEL`] besides the [`GPU`] ones and its names.
     pub(crate) struct KernelColumns = KERNEL_COLUMNS {
-        grid_x: Option<i64> = optional("gridX"),
-        grid_y: Option<i64> = optional("gridY"),
-        grid_z: Option<i64> = optional("gridZ"),
-        block_x: Option<i64> = optional("blockX"),
-        block_y: Option<i64> = optional("blockY"),
-        block_z: Option<i64> = optional("blockZ"),
-        registers_per_thread: Option<i64> = optional("registersPerThread"),
-        static_shared_memory: Option<i64> = optional("staticSharedMemory"),
-        dynamic_shared_memory: Option<i64> = optional("dynamicSharedMemory"),
-        local_memory_per_thread: Option<i64> = optional("localMemoryPerThread"),
-        local_memory_total: Option<i64> = optional("localMemoryTotal"),
-        launch_type: Option<i64> = optional("launchType"),
+        grid_x: Option<i64> = expected("gridX"),
+        grid_y: Option<i64> = expected("gridY"),
+        grid_z: Option<i64> = expected("gridZ"),
+        block_x: Option<i64> = expected("blockX"),
+        block_y: Option<i64> = expected("blockY"),
+        block_z: Option<i64> = expected("blockZ"),
+        registers_per_thread: Option<i64> = expected("registersPerThread"),
+        static_shared_memory: Option<i64> = expected("staticSharedMemory"),
+        dynamic_shared_memory: Option<i64> = expected("dynamicSharedMemory"),
+        local_memory_per_thread: Option<i64> = expected("localMemoryPerThread"),
+        local_memory_total: Option<i64> = expected("localMemoryTotal"),
+        launch_type: Option<i64> = expected("launchType"),
         graph_id: Option<i64> = optional("graphId"),
     }
     /// How a kernel was launched, as recorded.
@@ -118,10 +118,10 @@ columns! {
 columns! {
     /// The columns of [`MEMCPY`] besides the [`GPU`] ones.
     pub(crate) struct MemcpyColumns = MEMCPY_COLUMNS {
-        bytes: Option<i64> = optional("bytes"),
-        copy_kind: Option<i64> = optional("copyKind"),
-        src_kind: Option<i64> = optional("srcKind"),
-        dst_kind: Option<i64> = optional("dstKind"),
+        bytes: Option<i64> = expected("bytes"),
+        copy_kind: Option<i64> = expected("copyKind"),
+        src_kind: Option<i64> = expected("srcKind"),
+        dst_kind: Option<i64> = expected("dstKind"),
     }
     /// A memory copy's own values.
     #[derive(Clone, Copy, Debug)]
@@ -142,9 +142,9 @@ columns! {
 columns! {
     /// The columns of [`MEMSET`] besides the [`GPU`] ones.
     pub(crate) struct MemsetColumns = MEMSET_COLUMNS {
-        bytes: Option<i64> = optional("bytes"),
-        value: Option<i64> = optional("value"),
-        memory_kind: Option<i64> = optional("memKind"),
+        bytes: Option<i64> = expected("bytes"),
+        value: Option<i64> = expected("value"),
+        memory_kind: Option<i64> = expected("memKind"),
     }
     /// A memset's own values.
     #[derive(Clone, Copy, Debug)]
@@ -154,8 +154,8 @@ columns! {
 columns! {
     /// The columns of [`SYNC`] besides the [`GPU`] ones.
     pub(crate) struct SyncColumns = SYNC_COLUMNS {
-        sync_type: Option<i64> = optional("syncType"),
-        event_id: Option<i64> = optional("eventId"),
+        sync_type: Option<i64> = expected("syncType"),
+        event_id: Option<i64> = expected("eventId"),
         /// The record of the event waited on (nsys 2025.1 and later; see `events`).
         event_sync_id: Option<i64> = optional("eventSyncId"),
     }
@@ -398,6 +398,9 @@ impl Report {
         if self.schema.has_column(table, "globalPid") {
             pid_sql("globalPid")
         } else {
+            // Every untrimmed export has it: the process is taken as the
+            // only one, where there is one, and noted.
+            self.note_read_without(table, "globalPid");
             self.sole_cuda_pid
                 .map_or("NULL".to_owned(), |p| p.to_string())
         }

@@ -170,7 +170,12 @@ impl Report {
         let class = OSRT_COLUMNS.event_class.name();
         let filter = match self.has_column(OSRT, class) {
             true => format!("{} = {OSRT_CALL_CLASS}", quote(class)),
-            false => String::new(),
+            false => {
+                // Every version writes it: without it, the records that only
+                // carry a backtrace are counted as calls.
+                self.note_read_without(OSRT, class);
+                String::new()
+            }
         };
         let strings = &self.strings;
         self.each_row(OSRT, &filter, |s| {

@@ -35,9 +35,9 @@ columns! {
     /// The columns of [`TABLE`] besides the correlationId of the
     /// recording call.
     pub(crate) struct RecordColumns = RECORD {
-        event_id: Option<i64> = optional("eventId"),
+        event_id: Option<i64> = expected("eventId"),
         /// The stream the event was recorded on, with its device and context.
-        stream: Option<i64> = optional("streamId"),
+        stream: Option<i64> = expected("streamId"),
         device: Option<i64> = optional("deviceId"),
         context: Option<i64> = optional("contextId"),
         event_sync_id: Option<i64> = optional("eventSyncId"),

@@ -23,7 +23,7 @@ columns! {
         start: i64 = required("start"),
         end: Option<i64> = optional("end"),
         global_tid: Option<i64> = required("globalTid"),
-        name_id: Option<i64> = optional("nameId"),
+        name_id: Option<i64> = expected("nameId"),
     }
 }
 
@@ -35,8 +35,8 @@ columns! {
         graph_id: Option<i64> = optional("graphId"),
         original_graph_id: Option<i64> = optional("originalGraphId"),
         graph_exec_id: Option<i64> = optional("graphExecId"),
-        graph_node_id: Option<i64> = optional("graphNodeId"),
-        original_graph_node_id: Option<i64> = optional("originalGraphNodeId"),
+        graph_node_id: Option<i64> = expected("graphNodeId"),
+        original_graph_node_id: Option<i64> = expected("originalGraphNodeId"),
     }
     /// What a creation made: the ids its table has.
     #[derive(Clone, Copy, Debug)]

@@ -65,6 +65,10 @@ pub(crate) struct Metadata {
     pub memory_kinds: FxHashMap<i64, String>,
     pub sync_types: FxHashMap<i64, String>,
     pub launch_types: FxHashMap<i64, String>,
+    /// The (table, column) pairs of these small tables that every nsys
+    /// version writes and the export lacks: the report notes them as read
+    /// without (see `Report::note_read_without`).
+    pub(crate) lacking: Vec<(&'static str, &'static str)>,
     /// The latest start or end of the rows of `NVTX_EVENTS` that are not on
     /// the timeline (domains, categories, thread names), read with their names
     /// (see [`Report::nvtx_last_time`](super::Report)).
@@ -83,7 +87,7 @@ impl Metadata {
     ) -> rusqlite::Result<Self> {
         let mut meta = Metadata::default();
         const START: &str = "TARGET_INFO_SESSION_START_TIME";
-        if schema.has_column(START, "utcEpochNs") {
+        if meta.has_all(schema, START, &["utcEpochNs"]) {
             meta.session_start_unix_ns = conn
                 .query_row(&format!("SELECT utcEpochNs FROM {START}"), [], |r| r.get(0))
                 .ok();
@@ -96,7 +100,7 @@ impl Metadata {
             }
         }
         const ENV: &str = SYSTEM_ENV;
-        if schema.has_column(ENV, "name") && schema.has_column(ENV, "value") {
+        if meta.has_all(schema, ENV, &["name", "value"]) {
             each_row(
                 conn,
                 &format!("SELECT value FROM {ENV} WHERE name = 'TargetInstallDir'"),
@@ -112,7 +116,7 @@ impl Metadata {
                 },
             )?;
         }
-        if schema.has_column(PROCESSES, "pid") && schema.has_column(PROCESSES, "name") {
+        if meta.has_all(schema, PROCESSES, &["pid", "name"]) {
             each_row(
                 conn,
                 &format!("SELECT pid, name FROM {PROCESSES} WHERE name IS NOT NULL"),
@@ -124,11 +128,15 @@ impl Metadata {
             )?;
         }
         const THREAD_NAMES: &str = "ThreadNames";
-        if schema.has_table(THREAD_NAMES) {
+        if meta.has_all(schema, THREAD_NAMES, &["globalTid", "nameId"]) {
             // Several rows for one thread: the highest priority names it.
+            let order = match meta.has_all(schema, THREAD_NAMES, &["priority"]) {
+                true => " ORDER BY priority",
+                false => "",
+            };
             each_row(
                 conn,
-                &format!("SELECT globalTid, nameId FROM {THREAD_NAMES} ORDER BY priority"),
+                &format!("SELECT globalTid, nameId FROM {THREAD_NAMES}{order}"),
                 |r| {
                     let gtid: i64 = r.get("globalTid")?;
                     if let Some(name) = strings.get(r.get("nameId")?) {
@@ -162,7 +170,29 @@ impl Metadata {
         Ok(meta)
     }
 
+    /// Whether `table` has every one of `columns`; those it lacks, where it
+    /// is there, are noted as lacking.
+    fn has_all(&mut self, schema: &Schema, table: &'static str, columns: &[&'static str]) -> bool {
+        if !schema.has_table(table) {
+            return false;
+        }
+        let before = self.lacking.len();
+        for &column in columns {
+            if !schema.has_column(table, column) {
+                self.lacking.push((table, column));
+            }
+        }
+        self.lacking.len() == before
+    }
+
     fn load_gpus(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {
+        // Every version names its GPUs; the id is `id`, or `deviceId` in 2020.x.
+        if schema.has_table(GPUS) {
+            if !schema.has_column(GPUS, "id") && !schema.has_column(GPUS, "deviceId") {
+                self.lacking.push((GPUS, "id"));
+            }
+            self.has_all(schema, GPUS, &["name"]);
+        }
         // The activity tables' deviceId is TARGET_INFO_GPU.id (`deviceId` in 2020.x),
         // not the in-process CUDA ordinal.
         let sources = [

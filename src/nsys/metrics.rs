@@ -72,8 +72,8 @@ columns! {
     /// How much of a memory pool is held and used (nsys 2022.4 and later),
     /// in [`MEMORY_USAGE`] and [`MEMORY_POOLS`].
     struct PoolUseColumns = POOL_USE {
-        size: Option<i64> = optional("localMemoryPoolSize"),
-        used: Option<i64> = optional("localMemoryPoolUtilizedSize"),
+        size: Option<i64> = expected("localMemoryPoolSize"),
+        used: Option<i64> = expected("localMemoryPoolUtilizedSize"),
     }
 }
 
@@ -94,10 +94,10 @@ columns! {
         /// `ENUM_CUDA_MEMPOOL_OPER`.
         operation: Option<i64> = required("operationType"),
         /// `ENUM_CUDA_MEMPOOL_TYPE`.
-        pool_type: Option<i64> = optional("poolType"),
+        pool_type: Option<i64> = expected("poolType"),
         min_bytes_to_keep: Option<i64> = optional("minBytesToKeep"),
-        release_threshold: Option<i64> = optional("localMemoryPoolReleaseThreshold"),
-        correlation_id: Option<i64> = optional("correlationId"),
+        release_threshold: Option<i64> = expected("localMemoryPoolReleaseThreshold"),
+        correlation_id: Option<i64> = expected("correlationId"),
     }
     /// What a pool operation did, and to what settings.
     pub(crate) struct PoolSettings;

@@ -98,6 +98,9 @@ pub struct Report {
     /// Event tables that exist without columns their rows need, by name:
     /// what is missing. Found by the readers as they start.
     unreadable: Mutex<BTreeMap<String, String>>,
+    /// Tables read without some of their expected columns, with those
+    /// columns (see [`Select::expected`]).
+    read_without: Mutex<BTreeMap<String, BTreeSet<String>>>,
     /// Once set, every query of the report stops with `SQLITE_INTERRUPT`.
     cancel: Option<Arc<AtomicBool>>,
     /// Every table a reader has declared its columns for (see [`Report::readable`]).
@@ -109,7 +112,10 @@ pub struct Report {
     impossible: Arc<Mutex<BTreeMap<&'static str, u64>>>,
 }
 
-/// An event table whose rows cannot be converted: it lacks columns they need.
+/// A table the work could not read whole: it lacks columns that its rows
+/// need (they are not read), or columns that every nsys version writes
+/// (its rows are read without them, and what depends on them is
+/// incomplete).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unreadable {
     /// The table's name.
@@ -118,6 +124,8 @@ pub struct Unreadable {
     pub missing: String,
     /// How many rows it has.
     pub rows: u64,
+    /// Whether its rows were read, without the columns missing.
+    pub read_without: bool,
 }
 
 impl Unreadable {
@@ -128,6 +136,17 @@ impl Unreadable {
             1 => "1 row is".to_owned(),
             n => format!("{n} rows are"),
         };
+        if self.read_without {
+            let (columns, them) = match self.missing.contains(", ") {
+                true => ("columns", "them"),
+                false => ("column", "it"),
+            };
+            return format!(
+                "{} has no {} {columns}, which every nsys version writes: its {rows} read \
+                 without {them}, so what depends on {them} is incomplete",
+                self.table, self.missing
+            );
+        }
         format!(
             "{} has no {} column: its {rows} {then}",
             self.table, self.missing
@@ -194,6 +213,16 @@ impl Report {
                 path: path.to_owned(),
             });
         }
+        // Every name of the export is a string of it: none can be read without.
+        for column in [strings::STRINGS.id.name(), strings::STRINGS.value.name()] {
+            if !schema.has_column(strings::TABLE, column) {
+                return Err(Error::MissingColumn {
+                    path: path.to_owned(),
+                    table: strings::TABLE,
+                    column,
+                });
+            }
+        }
         let strings = StringTable::load(&conn, &schema).map_err(damaged)?;
         let open = || {
             let conn = scan::open_read_only(&uri)?;
@@ -210,10 +239,14 @@ impl Report {
             meta,
             sole_cuda_pid: None,
             unreadable: Mutex::default(),
+            read_without: Mutex::default(),
             cancel,
             declared: Mutex::default(),
             impossible: Arc::default(),
         };
+        for (table, column) in std::mem::take(&mut report.meta.lacking) {
+            report.note_read_without(table, column);
+        }
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
     }
@@ -328,12 +361,28 @@ impl Report {
             .unwrap_or_else(|e| e.into_inner())
             .insert(select.table().to_owned());
         match select.missing() {
-            None => true,
+            None => {
+                if let Some(lacking) = select.lacking() {
+                    self.note_read_without(select.table(), &lacking);
+                }
+                true
+            }
             Some(missing) => {
                 self.note_unreadable(select.table(), missing);
                 false
             }
         }
+    }
+
+    /// Notes that `table`'s rows are read without `columns` (a phrase, see
+    /// [`Select::lacking`]), which every nsys version writes.
+    pub(crate) fn note_read_without(&self, table: &str, columns: &str) {
+        self.read_without
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(table.to_owned())
+            .or_default()
+            .extend(columns.split(", ").map(str::to_owned));
     }
 
     /// Notes that `table` lacks `missing`, so its rows are not converted.
@@ -344,19 +393,36 @@ impl Report {
             .insert(table.to_owned(), missing);
     }
 
-    /// The event tables found unreadable so far, with their rows (empty ones left out).
+    /// The tables found unreadable so far, then those read without some
+    /// expected columns, with their rows (empty ones left out).
     pub(crate) fn unreadable(&self) -> Vec<Unreadable> {
-        let noted = self
+        let unread = self
             .unreadable
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        noted
+        let read_without = self
+            .read_without
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let read_without: Vec<_> = read_without
             .into_iter()
-            .map(|(table, missing)| Unreadable {
+            .filter(|(table, _)| !unread.contains_key(table))
+            .map(|(table, columns)| {
+                let columns: Vec<String> = columns.into_iter().collect();
+                (table, columns.join(", "), true)
+            })
+            .collect();
+        unread
+            .into_iter()
+            .map(|(table, missing)| (table, missing, false))
+            .chain(read_without)
+            .map(|(table, missing, read_without)| Unreadable {
                 rows: self.rows(&table),
                 table,
                 missing,
+                read_without,
             })
             .filter(|u| u.rows > 0)
             .collect()
@@ -364,13 +430,7 @@ impl Report {
 
     /// [`Report::unreadable`], of the tables `among` names only.
     pub(crate) fn unreadable_among(&self, among: impl Fn(&str) -> bool) -> Vec<Unreadable> {
-        let mut noted: Vec<String> = self
-            .unreadable
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
+        let mut noted = self.unreadable_names();
         noted.retain(|t| among(t));
         match noted.is_empty() {
             true => Vec::new(),
@@ -382,10 +442,15 @@ impl Report {
         }
     }
 
-    /// The names of the tables found unreadable so far (with rows or not).
+    /// The names of the tables found unreadable, or read without some
+    /// expected columns, so far (with rows or not).
     pub(crate) fn unreadable_names(&self) -> Vec<String> {
-        let noted = self.unreadable.lock().unwrap_or_else(|e| e.into_inner());
-        noted.keys().cloned().collect()
+        let unread = self.unreadable.lock().unwrap_or_else(|e| e.into_inner());
+        let read_without = self.read_without.lock().unwrap_or_else(|e| e.into_inner());
+        let mut names: Vec<String> = unread.keys().chain(read_without.keys()).cloned().collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// The tables with rows that no reader has declared (so far) and that

@@ -104,9 +104,9 @@ impl Report {
     ) -> Option<TableScan<'_, NsysEvent<'_>>> {
         let declare = |s: &mut Select| {
             let start = s.required("start");
-            let end = s.optional::<i64>("end");
-            let gtid = s.optional::<i64>("globalTid");
-            let name = s.optional("nameId");
+            let end = s.expected::<i64>("end");
+            let gtid = s.expected::<i64>("globalTid");
+            let name = s.expected("nameId");
             let overhead_type = s.optional("overheadType");
             let return_value = s.optional("returnValue");
             let correlation_id = s.optional("correlationId");
@@ -131,11 +131,11 @@ impl Report {
     fn diagnostic_scan(&self) -> Option<TableScan<'_, NsysEvent<'_>>> {
         let declare = |s: &mut Select| {
             let ts = s.required("timestamp");
-            let gpid = s.optional::<i64>("globalPid");
-            let text = s.optional("text");
-            let severity = s.optional("severity");
-            let source = s.optional("source");
-            let timestamp_type = s.optional("timestampType");
+            let gpid = s.expected::<i64>("globalPid");
+            let text = s.expected("text");
+            let severity = s.expected("severity");
+            let source = s.expected("source");
+            let timestamp_type = s.expected("timestampType");
             move |r: &Row| {
                 Ok(NsysEvent::Diagnostic(Diagnostic {
                     ts: ts.get(r)?,

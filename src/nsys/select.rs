@@ -287,6 +287,8 @@ pub(crate) struct Select<'s> {
     exprs: Vec<String>,
     /// Required columns the table lacks.
     missing: Vec<String>,
+    /// Expected columns the table lacks (see [`Select::expected`]).
+    lacking: Vec<String>,
 }
 
 impl<'s> Select<'s> {
@@ -296,6 +298,7 @@ impl<'s> Select<'s> {
             table: table.to_owned(),
             exprs: Vec::new(),
             missing: Vec::new(),
+            lacking: Vec::new(),
         }
     }
 
@@ -314,6 +317,22 @@ impl<'s> Select<'s> {
 
     /// A column that some versions' exports lack: NULL there.
     pub(crate) fn optional<T>(&mut self, column: &str) -> Col<Option<T>> {
+        let sql = self.column_or_null(column);
+        self.expr(sql)
+    }
+
+    /// A column every nsys version writes, though a row can be read without
+    /// it: NULL where the table lacks it, which [`Select::lacking`] tells
+    /// (what depends on it is then incomplete, not silently smaller).
+    pub(crate) fn expected<T>(&mut self, column: &str) -> Col<Option<T>> {
+        self.expected_as(column)
+    }
+
+    /// [`Select::expected`], read as any `T` (a declared `Option`).
+    pub(crate) fn expected_as<T>(&mut self, column: &str) -> Col<T> {
+        if !self.has(column) {
+            self.lacking.push(column.to_owned());
+        }
         let sql = self.column_or_null(column);
         self.expr(sql)
     }
@@ -353,6 +372,11 @@ impl<'s> Select<'s> {
     /// The required columns the table lacks, as a phrase (`start, end`).
     pub(crate) fn missing(&self) -> Option<String> {
         (!self.missing.is_empty()).then(|| self.missing.join(", "))
+    }
+
+    /// The expected columns the table lacks, as a phrase (`correlationId`).
+    pub(crate) fn lacking(&self) -> Option<String> {
+        (!self.lacking.is_empty()).then(|| self.lacking.join(", "))
     }
 
     /// The expressions, comma-separated.

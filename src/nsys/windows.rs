@@ -49,9 +49,16 @@ impl Report {
     /// (`ANALYSIS_DETAILS`' `startTime` and `stopTime`).
     pub(crate) fn capture_span(&self) -> rusqlite::Result<Option<(i64, i64)>> {
         const TABLE: &str = "ANALYSIS_DETAILS";
-        if !(self.schema.has_column(TABLE, "startTime")
-            && self.schema.has_column(TABLE, "stopTime"))
-        {
+        if !self.schema.has_table(TABLE) {
+            return Ok(None);
+        }
+        // Every version writes both: a table without them is noted.
+        let lacking: Vec<&str> = ["startTime", "stopTime"]
+            .into_iter()
+            .filter(|c| !self.schema.has_column(TABLE, c))
+            .collect();
+        if !lacking.is_empty() {
+            self.note_read_without(TABLE, &lacking.join(", "));
             return Ok(None);
         }
         let sql = format!("SELECT MIN(startTime), MAX(stopTime) FROM {TABLE}");

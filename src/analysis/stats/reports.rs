@@ -183,12 +183,14 @@ impl StatsReport {
             true => missing(report, self.needs()),
             false => None,
         };
-        // Its own tables, and any other it found unreadable as it read.
+        // Its own tables, any other it found unreadable as it read, and the
+        // small tables of names and times that every summary may show.
         let needs = self.needs();
         let incomplete = report
             .unreadable_among(|t| {
                 needs.iter().any(|any| any.contains(&t))
                     || !unreadable_before.iter().any(|b| b == t)
+                    || crate::nsys::table_role(t) == Some(crate::nsys::TableRole::Untimed)
             })
             .iter()
             .map(|u| u.warning(crate::nsys::NOT_READ))

@@ -80,12 +80,14 @@ struct Run<'a> {
     incomplete: Vec<Incomplete<'a>>,
 }
 
-/// A table the run could not read: what it lacks, and its rows.
+/// A table the run could not read whole: what it lacks, its rows, and
+/// whether they were read without it.
 #[derive(Serialize)]
 struct Incomplete<'a> {
     table: &'a str,
     missing: &'a str,
     rows: u64,
+    read_without: bool,
 }
 
 #[derive(Serialize)]
@@ -254,6 +256,7 @@ impl<'a> Run<'a> {
                     table: &u.table,
                     missing: &u.missing,
                     rows: u.rows,
+                    read_without: u.read_without,
                 })
                 .collect(),
         }
