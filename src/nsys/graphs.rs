@@ -35,8 +35,8 @@ columns! {
         graph_id: Option<i64> = optional("graphId"),
         original_graph_id: Option<i64> = optional("originalGraphId"),
         graph_exec_id: Option<i64> = optional("graphExecId"),
-        graph_node_id: Option<i64> = expected("graphNodeId"),
-        original_graph_node_id: Option<i64> = expected("originalGraphNodeId"),
+        graph_node_id: Option<i64> = expected_in("graphNodeId", &[GRAPH_NODE_EVENTS]),
+        original_graph_node_id: Option<i64> = expected_in("originalGraphNodeId", &[GRAPH_NODE_EVENTS]),
     }
     /// What a creation made: the ids its table has.
     #[derive(Clone, Copy, Debug)]

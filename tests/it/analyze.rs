@@ -514,7 +514,7 @@ fn export_with_overhead(
         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
          CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
              contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,
-             shortName INTEGER);
+             shortName INTEGER, graphNodeId INTEGER);
          CREATE TABLE PROFILER_OVERHEAD (start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER);
          INSERT INTO StringIds VALUES (1, 'kernel');",
     )
@@ -522,7 +522,7 @@ fn export_with_overhead(
     let pid = (1i64 << 48) | (42 << 24);
     for &(start, end, device, stream, corr) in kernels {
         db.execute(
-            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, 1)",
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, 1, NULL)",
             [start, end, device, stream, corr, pid],
         )
         .unwrap();
