@@ -1,5 +1,6 @@
-//! The flags that end the list of every command that reads reports as it
-//! works for someone watching: `--nsys` and `-q`.
+//! `--nsys` and `-q`, the last flags of the commands that read reports and
+//! tell a person how it went (all but `mcp`, which talks to a program, and
+//! `profile` and `serve`, whose `--nsys` and `-q` say other things).
 
 use nsys2perfetto::ReadOptions;
 
