@@ -67,6 +67,34 @@ fn listed_values(command: &str, flag: &str) -> Vec<String> {
     values.split(',').map(|v| v.trim().to_owned()).collect()
 }
 
+/// Every flag of every command says in `--help` what it does: `-q` too,
+/// whose help each command gives itself (`reading::quiet_help` in the
+/// program), past the flag's shared declaration.
+#[test]
+fn every_flag_of_every_command_has_its_help() {
+    for command in commands() {
+        let help = stdout_of(&[&command, "--help"]);
+        let lines: Vec<&str> = help.lines().collect();
+        for (start, line) in lines.iter().enumerate().filter(|(_, l)| starts_option(l)) {
+            // Its text: after the flag on its line (two spaces apart), or
+            // below it, indented, up to the next option or heading.
+            let beside = line.trim().split_once("  ").map_or("", |(_, text)| text);
+            let below = lines[start + 1..]
+                .iter()
+                .take_while(|l| !starts_option(l) && (l.is_empty() || l.starts_with(' ')))
+                .map(|l| l.trim());
+            let text: Vec<&str> = std::iter::once(beside.trim()).chain(below).collect();
+            let text = text.join(" ");
+            let said = text.trim();
+            assert!(
+                !said.is_empty() && !said.starts_with('['),
+                "{command} --help: {} has no help:\n{help}",
+                line.trim()
+            );
+        }
+    }
+}
+
 /// The names clap knows a value enum by, the first of each value.
 fn clap_names<T: ValueEnum>() -> Vec<String> {
     T::value_variants()

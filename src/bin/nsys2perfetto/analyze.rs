@@ -13,8 +13,8 @@ use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::stats::TableFormat;
 use nsys2perfetto::{is_standard_output, output_format, OutputFile, OutputSet};
 
-use crate::exporter::Exporter;
 use crate::paths::Writing;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 
 /// Find what `nsys analyze` finds: synchronous memcpy and memset, async memcpy
@@ -22,6 +22,9 @@ use crate::signals::Signals;
 /// utilization, each with its time, duration, thread or device and stream,
 /// and the correlation ids of the events behind it.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help(
+    "Errors only: not the note that says how many findings --rows left out"
+)))]
 pub struct Args {
     /// Nsight Systems SQLite exports (`nsys export --type sqlite`), or
     /// reports (.nsys-rep, .qdrep), exported first with the nsys CLI; or
@@ -77,12 +80,7 @@ pub struct Args {
     writing: Writing,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// Errors only: not the note that says how many findings --rows left
-    /// out.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 }
 
 /// `--rows`: a count, where 0 and nsys's -1 mean all (0 here).
@@ -110,7 +108,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         Some(file) if args.inputs.len() > 1 => Some(files_per_report(file, &args.inputs)?),
         _ => None,
     };
-    crate::paths::note_untested(&args.inputs, args.quiet);
+    crate::paths::note_untested(&args.inputs, args.reading.quiet);
     let rules = match args.rules.is_empty() {
         true => Rule::ALL.to_vec(),
         false => args.rules,
@@ -119,7 +117,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     thresholds.gap_ns = args.gap;
     thresholds.util_percent = args.util_threshold;
     thresholds.util_chunks = args.chunks;
-    let options = (args.exporter.read_options(signals)).with_on_unreadable(crate::on_unreadable());
+    let options = (args.reading.read_options(signals)).with_on_unreadable(crate::on_unreadable());
     let rows = (args.rows > 0).then_some(args.rows);
     let several = args.inputs.len() > 1;
     let analyzed = |input: &Path| -> anyhow::Result<Findings> {
@@ -128,7 +126,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         for warning in findings.warnings() {
             crate::warn(format_args!("{}: {warning}", input.display()));
         }
-        if format != TableFormat::Table && !args.quiet {
+        if format != TableFormat::Table && !args.reading.quiet {
             say_left_out(&findings, rows, several.then_some(input));
         }
         Ok(findings)
@@ -145,7 +143,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             })?;
         }
         let written = set.publish()?;
-        if !args.quiet {
+        if !args.reading.quiet {
             let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
             crate::note(format!("a file per report: {}", names.join(", ")));
         }

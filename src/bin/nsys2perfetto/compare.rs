@@ -14,10 +14,10 @@ use nsys2perfetto::stats::{Table, TableFormat};
 use nsys2perfetto::Options;
 
 use crate::conversion::Encoding;
-use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::interrupted_reading;
 use crate::paths::Writing;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::tables::TableOutput;
 use crate::Usage;
@@ -39,6 +39,7 @@ use crate::Usage;
 /// `busy<-5%`. `--format md` writes the rules and the largest changes as
 /// Markdown, for a pull request's comment.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help("Errors only: not the line that says where the --trace went")))]
 pub struct Args {
     /// The first report or export (A).
     #[arg(value_name = "A")]
@@ -93,16 +94,14 @@ pub struct Args {
     writing: Writing,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// Errors only: not the line that says where the --trace went.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 }
 
 pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     let inputs = [&args.a, &args.b];
-    let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
+    let tables = args
+        .table
+        .checked(&inputs, args.writing, args.reading.quiet)?;
     let mut options = Options::default();
     let trace = match &args.trace {
         Some(path) => {
@@ -123,8 +122,8 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    crate::paths::note_untested(inputs, args.quiet);
-    options.read = (args.exporter.read_options(signals))
+    crate::paths::note_untested(inputs, args.reading.quiet);
+    options.read = (args.reading.read_options(signals))
         .with_on_unreadable(crate::on_unreadable())
         .with_on_impossible_times(crate::on_impossible_times());
     let files = vec![args.a.display().to_string(), args.b.display().to_string()];
@@ -196,7 +195,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     merge.labels = Labels::Given(vec!["A".into(), "B".into()]);
     let inputs = [args.a.clone(), args.b.clone()];
     merge_files(&inputs, trace, &options, &merge, &mut |_| {})?;
-    if !args.quiet {
+    if !args.reading.quiet {
         let shown = crate::paths::shown(trace.path());
         crate::say(format_args!("both runs -> {shown}"));
     }

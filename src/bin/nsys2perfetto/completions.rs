@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
+use crate::signals::Signals;
+
 /// Print the completion script of a shell, to be sourced by it.
 ///
 /// bash: `source <(nsys2perfetto completions bash)` (or save it in
@@ -20,7 +22,8 @@ pub struct Args {
     shell: Shell,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// (The signals play no part: printing a text is over at once.)
+pub fn run(args: Args, _signals: &Signals) -> anyhow::Result<ExitCode> {
     let mut command = crate::Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "nsys2perfetto", &mut script);

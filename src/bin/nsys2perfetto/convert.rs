@@ -12,8 +12,8 @@ use nsys2perfetto::{
 };
 
 use crate::conversion::Conversion;
-use crate::exporter::Exporter;
 use crate::paths::{check_directory, names_directory, Writing};
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::{human_bytes, Interrupted, Usage};
 
@@ -24,6 +24,7 @@ use crate::{human_bytes, Interrupted, Usage};
 /// The output is written to a temporary file and renamed when complete; an
 /// interrupted conversion (Ctrl-C, SIGTERM) leaves nothing behind.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help("No progress bar and no summary; errors only")))]
 pub struct Args {
     /// Nsight Systems SQLite exports (`nsys export --type sqlite`), or reports
     /// (.nsys-rep, .qdrep), which are exported first with the nsys CLI; or
@@ -48,11 +49,7 @@ pub struct Args {
     conversion: Conversion,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// No progress bar and no summary; errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 
     #[command(flatten)]
     writing: Writing,
@@ -65,8 +62,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         inputs,
         output,
         conversion,
-        exporter,
-        quiet,
+        reading: Reading { exporter, quiet },
         jobs,
         writing,
     } = args;

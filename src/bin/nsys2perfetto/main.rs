@@ -30,6 +30,7 @@ mod open;
 mod paths;
 mod profile;
 mod query;
+mod reading;
 mod report;
 mod series;
 mod series_output;
@@ -48,22 +49,40 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Subcommand)]
-enum Command {
-    Convert(convert::Args),
-    Profile(profile::Args),
-    Open(open::Args),
-    Merge(merge::Args),
-    Stats(stats::Args),
-    Analyze(analyze::Args),
-    Compare(compare::Args),
-    Series(series::Args),
-    Report(report::Args),
-    Query(query::Args),
-    Mcp(mcp::Args),
-    Serve(serve::Args),
-    Completions(completions::Args),
-    Man(man::Args),
+/// Declares the commands once: `Name: module` is the command `name`, whose
+/// flags are `module::Args` and whose work is `module::run(args, signals)`.
+macro_rules! commands {
+    ($($name:ident: $module:ident),* $(,)?) => {
+        #[derive(Subcommand)]
+        enum Command {
+            $($name($module::Args),)*
+        }
+
+        impl Command {
+            fn run(self, signals: &signals::Signals) -> anyhow::Result<ExitCode> {
+                match self {
+                    $(Command::$name(args) => $module::run(args, signals),)*
+                }
+            }
+        }
+    };
+}
+
+commands! {
+    Convert: convert,
+    Profile: profile,
+    Open: open,
+    Merge: merge,
+    Stats: stats,
+    Analyze: analyze,
+    Compare: compare,
+    Series: series,
+    Report: report,
+    Query: query,
+    Mcp: mcp,
+    Serve: serve,
+    Completions: completions,
+    Man: man,
 }
 
 /// Exit status of a command line refused before any input is read (as for
@@ -84,22 +103,7 @@ fn main() -> ExitCode {
     };
     // What runs killed before their end (SIGKILL) left.
     nsys2perfetto::temporaries::remove_stale();
-    let ran = match cli.command {
-        Command::Convert(args) => convert::run(args, &signals),
-        Command::Profile(args) => profile::run(args, &signals),
-        Command::Open(args) => open::run(args, &signals),
-        Command::Merge(args) => merge::run(args, &signals),
-        Command::Stats(args) => stats::run(args, &signals),
-        Command::Analyze(args) => analyze::run(args, &signals),
-        Command::Compare(args) => compare::run(args, &signals),
-        Command::Series(args) => series::run(args, &signals),
-        Command::Report(args) => report::run(args, &signals),
-        Command::Query(args) => query::run(args, &signals),
-        Command::Mcp(args) => mcp::run(args, &signals),
-        Command::Serve(args) => serve::run(args, &signals),
-        Command::Completions(args) => completions::run(args),
-        Command::Man(args) => man::run(args),
-    };
+    let ran = cli.command.run(&signals);
     match ran {
         Ok(status) => status,
         Err(e) => exit_status(&e, signals.received()),

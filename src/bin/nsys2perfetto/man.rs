@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 
+use crate::signals::Signals;
+
 /// Print the manual page (roff), to read with `man -l -` or install as
 /// nsys2perfetto.1 (nsys2perfetto-COMMAND.1 for a command).
 #[derive(clap::Args)]
@@ -15,7 +17,8 @@ pub struct Args {
     command: Option<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// (The signals play no part: printing a text is over at once.)
+pub fn run(args: Args, _signals: &Signals) -> anyhow::Result<ExitCode> {
     let program = crate::Cli::command();
     let page = match &args.command {
         None => program,

@@ -14,9 +14,9 @@ use nsys2perfetto::merge::{
 use nsys2perfetto::{Options, Summary};
 
 use crate::conversion::{Encoding, Selection};
-use crate::exporter::Exporter;
 use crate::flags::parse_rank_pattern;
 use crate::paths::Writing;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::{human_bytes, note, warn, Usage};
 
@@ -27,6 +27,7 @@ use crate::{human_bytes, note, warn, Usage};
 /// report are moved to numbers of their own (report k's by k x 4194304), so
 /// nothing collides. Durations are exact: events are only shifted.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help("No progress bar and no summary; errors only")))]
 pub struct Args {
     /// Nsight Systems SQLite exports or reports (.nsys-rep, .qdrep), one per
     /// rank.
@@ -52,11 +53,7 @@ pub struct Args {
     selection: Selection,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// No progress bar and no summary; errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 
     #[command(flatten)]
     writing: Writing,
@@ -70,14 +67,14 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     options.parts = args.selection.parts().map_err(Usage)?;
     let output = args.writing.output(&args.output, &args.inputs)?;
     crate::paths::no_trace_to_terminal(&output)?;
-    crate::paths::note_untested(&args.inputs, args.quiet);
-    options.read = args.exporter.read_options(signals);
+    crate::paths::note_untested(&args.inputs, args.reading.quiet);
+    options.read = args.reading.read_options(signals);
     let mut merge = MergeOptions::default();
     merge.labels = Labels::Ranks {
         from_name: args.rank_from_name,
     };
     let started = Instant::now();
-    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
+    let bar = (!args.reading.quiet && std::io::stderr().is_terminal()).then(|| {
         let style = "{msg} [{bar:30}] {percent:>3}%";
         // As long as the inputs from the start: a bar of length 0 reads 100%.
         let bar = ProgressBar::new(args.inputs.len() as u64);
@@ -110,7 +107,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         bar.finish_and_clear();
     }
     let reports = merged?;
-    if !args.quiet {
+    if !args.reading.quiet {
         print_summary(&reports, &args.output, started);
     }
     Ok(ExitCode::SUCCESS)

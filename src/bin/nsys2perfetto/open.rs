@@ -14,8 +14,8 @@ use nsys2perfetto::serve::{
 use nsys2perfetto::server::{Served, TraceServer};
 use nsys2perfetto::{convert_file, Options};
 
-use crate::exporter::Exporter;
 use crate::host::host_name;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::{human_bytes, Interrupted};
 
@@ -27,6 +27,10 @@ use crate::{human_bytes, Interrupted};
 /// loaded by trace_processor_shell instead, which the UI then uses as its
 /// accelerator, until Ctrl-C.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help(
+    "Only what is needed to reach the trace (the URL where no browser was opened, how to \
+     tunnel) and errors: no summary of the conversion, no word once the trace was fetched"
+)))]
 pub struct Args {
     /// A Perfetto trace (gzipped or not), a JSON trace (Chrome's trace
     /// event format), or a report or export to convert first (into a
@@ -55,13 +59,7 @@ pub struct Args {
     no_browser: bool,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// Only what is needed to reach the trace (the URL where no browser was
-    /// opened, how to tunnel) and errors: no summary of the conversion, no
-    /// word once the trace was fetched.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 }
 
 /// Serves the trace until it was fetched (exit status 0), or until a signal
@@ -76,10 +74,10 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
             let name = Path::new(args.input.file_name().unwrap_or(args.input.as_os_str()))
                 .with_extension("perfetto-trace");
             let trace = dir.path().join(name);
-            let options = Options::default().with_read(args.exporter.read_options(signals));
+            let options = Options::default().with_read(args.reading.read_options(signals));
             let started = Instant::now();
             let summary = convert_file(&args.input, &trace, &options, &mut |_| {})?;
-            if !args.quiet {
+            if !args.reading.quiet {
                 crate::say(format_args!(
                     "{}: {summary} in {:.2}s",
                     args.input.display(),
@@ -134,7 +132,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     ));
     match server.serve(&signals.cancel)? {
         Served::Fetched => {
-            if !args.quiet {
+            if !args.reading.quiet {
                 crate::say(format_args!("the trace was fetched"));
             }
             Ok(ExitCode::SUCCESS)

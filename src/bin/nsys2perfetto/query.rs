@@ -12,7 +12,7 @@ use nsys2perfetto::query::{
 use nsys2perfetto::stats::{Fit, TableFormat};
 use nsys2perfetto::Options;
 
-use crate::exporter::Exporter;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::Usage;
 
@@ -22,6 +22,9 @@ use crate::Usage;
 /// VALUES, INCLUDE PERFETTO MODULE); a statement that writes is refused.
 /// Where the SQL holds several statements, the last one's rows are printed.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help(
+    "Errors only: not the note saying the export is queried for want of trace_processor"
+)))]
 pub struct Args {
     /// An Nsight Systems SQLite export, or a report (.nsys-rep, .qdrep),
     /// exported first with the nsys CLI.
@@ -54,12 +57,7 @@ pub struct Args {
     cache: Option<PathBuf>,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// Errors only: not the note saying the export is queried for want of
-    /// trace_processor.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 }
 
 /// How `query` prints its rows: aligned columns, CSV (header first), or one
@@ -83,7 +81,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         false => match find_trace_processor(args.trace_processor.as_deref()) {
             Some(tp) => Engine::TraceProcessor(tp),
             None => {
-                if !args.quiet {
+                if !args.reading.quiet {
                     crate::note(format_args!(
                         "no trace_processor at hand (--trace-processor PATH, \
                          {TRACE_PROCESSOR_VARIABLE}, or trace_processor_shell on PATH): \
@@ -101,7 +99,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         })?,
     };
     let cache = Cache::open(&dir, CACHE_LIMIT)?;
-    let options = Options::default().with_read(args.exporter.read_options(signals));
+    let options = Options::default().with_read(args.reading.read_options(signals));
     let answer =
         query_file(&cache, &args.run, &args.sql, &engine, &options, &mut |_| {}).map_err(|e| {
             match e {

@@ -16,10 +16,10 @@ use nsys2perfetto::{
     is_standard_output, output_format, NewDirectories, OutputFile, OutputSet, ReadOptions,
 };
 
-use crate::exporter::Exporter;
 use crate::flags::parse_rank_pattern;
 use crate::interrupted_reading;
 use crate::paths::Writing;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::Usage;
 
@@ -31,6 +31,7 @@ use crate::Usage;
 /// `--step`, the job they make: per step each rank's time and GPU busy time,
 /// the slowest rank and the skew.
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help("Errors only: not the line that says where the page went")))]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
     /// are exported first with the nsys CLI; or directories, whose every
@@ -84,11 +85,7 @@ pub struct Args {
     writing: Writing,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// Errors only: not the line that says where the page went.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 }
 
 pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
@@ -114,8 +111,8 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for input in &args.inputs {
         crate::paths::present(input)?;
     }
-    crate::paths::note_untested(&args.inputs, args.quiet);
-    let options = (args.exporter.read_options(signals)).with_on_unreadable(crate::on_unreadable());
+    crate::paths::note_untested(&args.inputs, args.reading.quiet);
+    let options = (args.reading.read_options(signals)).with_on_unreadable(crate::on_unreadable());
     let mut report_options = ReportOptions::default();
     report_options.kinds = args.kinds;
     report_options.steps = args.step.map(|pattern| {
@@ -135,7 +132,7 @@ pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     match &file {
         Some(file) => {
             save_page(file, &page, format)?;
-            if !args.quiet {
+            if !args.reading.quiet {
                 crate::say(format_args!(
                     "{} run(s) -> {}",
                     page.runs.len(),
@@ -213,8 +210,8 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for input in &args.inputs {
         crate::paths::present(input)?;
     }
-    crate::paths::note_untested(&args.inputs, args.quiet);
-    let options = (args.exporter.read_options(signals))
+    crate::paths::note_untested(&args.inputs, args.reading.quiet);
+    let options = (args.reading.read_options(signals))
         .with_on_unreadable(crate::on_unreadable())
         // `report` counts them in its runs' warnings; measured alone, here.
         .with_on_impossible_times(crate::on_impossible_times());
@@ -230,7 +227,7 @@ fn measure_only(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
         made.remove_empty();
     }
     let written = measured?;
-    if !args.quiet {
+    if !args.reading.quiet {
         match &out {
             Measured::File(file) => crate::say(format_args!(
                 "{written} report(s) -> {}",

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use nsys2perfetto::series::{check_series, measure_series, EventPattern, SeriesRun};
 use nsys2perfetto::Error;
 
-use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::paths::Writing;
+use crate::reading::{quiet_help, Reading};
 use crate::series_output::Outputs;
 use crate::signals::Signals;
 use crate::{Interrupted, Usage};
@@ -26,6 +26,7 @@ use crate::{Interrupted, Usage};
 /// Example: `series --param batch=8 a.sqlite --param batch=16 b.sqlite
 /// --events sgemm nvtx:forward --svg plot.svg`
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help("No progress lines; errors only")))]
 pub struct Args {
     /// A run: its value of the parameter and its report (an SQLite export or
     /// a .nsys-rep/.qdrep report). Repeat for each run; every run names the
@@ -54,11 +55,7 @@ pub struct Args {
     svg: Option<PathBuf>,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// No progress lines; errors only.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 
     #[command(flatten)]
     writing: Writing,
@@ -94,9 +91,9 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     for run in &runs {
         crate::paths::present(&run.input)?;
     }
-    crate::paths::note_untested(runs.iter().map(|r| &r.input), args.quiet);
-    let options = (args.exporter.read_options(signals)).with_on_unreadable(crate::on_unreadable());
-    let quiet = args.quiet;
+    let quiet = args.reading.quiet;
+    crate::paths::note_untested(runs.iter().map(|r| &r.input), quiet);
+    let options = (args.reading.read_options(signals)).with_on_unreadable(crate::on_unreadable());
     let mut progress = |run: &SeriesRun| {
         if !quiet {
             crate::say(format_args!(

@@ -14,6 +14,7 @@ use anyhow::anyhow;
 use nsys2perfetto::server::{new_token, serve_hub, url, HubSettings, SHORTEST_TOKEN};
 use nsys2perfetto::Options;
 
+use crate::exporter::Exporter;
 use crate::flags::parse_size;
 use crate::host::host_name;
 use crate::signals::Signals;
@@ -81,9 +82,8 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "8GiB", value_parser = parse_size)]
     max_upload: u64,
 
-    /// The nsys CLI used to export .nsys-rep/.qdrep reports.
-    #[arg(long, value_name = "PATH", default_value = "nsys")]
-    nsys: PathBuf,
+    #[command(flatten)]
+    exporter: Exporter,
 
     /// trace_processor_shell, offered for traces too big for a browser tab
     /// as the UI's accelerator, as `open --tp` uses it (default:
@@ -183,7 +183,7 @@ pub fn run(args: Args, signals: &Signals) -> anyhow::Result<std::process::ExitCo
     };
     // Each job has its flag of its own (cancelled when no one waits for it,
     // or when the server stops); the headlines have the program's.
-    let options = Options::default().with_read(crate::exporter::read_options(&args.nsys, signals));
+    let options = Options::default().with_read(args.exporter.read_options(signals));
     let mut settings = HubSettings::new(
         dirs,
         cache_dir,

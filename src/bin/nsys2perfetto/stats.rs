@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use nsys2perfetto::directories::reports_in;
 use nsys2perfetto::stats::StatsReport;
 
-use crate::exporter::Exporter;
 use crate::grouping::Grouping;
 use crate::paths::Writing;
+use crate::reading::{quiet_help, Reading};
 use crate::signals::Signals;
 use crate::tables::TableOutput;
 
@@ -18,6 +18,9 @@ use crate::tables::TableOutput;
 /// the summary's total time, total, count, average, median, minimum, maximum
 /// and standard deviation, as nsys 2025.3 defines them (see docs/stats.md).
 #[derive(clap::Args)]
+#[command(mut_args(quiet_help(
+    "Errors only: not the note that names the files of several CSV tables"
+)))]
 pub struct Args {
     /// Nsight Systems SQLite exports, or reports (.nsys-rep, .qdrep), which
     /// are exported first with the nsys CLI; or directories, whose every
@@ -42,29 +45,25 @@ pub struct Args {
     writing: Writing,
 
     #[command(flatten)]
-    exporter: Exporter,
-
-    /// Errors only: not the note that names the files of several CSV
-    /// tables.
-    #[arg(short, long)]
-    quiet: bool,
+    reading: Reading,
 }
 
-pub fn run(mut args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, signals: &Signals) -> anyhow::Result<ExitCode> {
     // A directory is the reports below it, as `convert` finds them.
-    args.inputs = reports_in(&args.inputs)?;
-    let inputs: Vec<&PathBuf> = args.inputs.iter().collect();
-    let tables = args.table.checked(&inputs, args.writing, args.quiet)?;
-    crate::paths::note_untested(&inputs, args.quiet);
+    let reports = reports_in(&args.inputs)?;
+    let inputs: Vec<&PathBuf> = reports.iter().collect();
+    let quiet = args.reading.quiet;
+    let tables = args.table.checked(&inputs, args.writing, quiet)?;
+    crate::paths::note_untested(&inputs, quiet);
     let which = match args.report.is_empty() {
         true => StatsReport::DEFAULT.to_vec(),
         false => once_each(args.report),
     };
-    let options = (args.exporter.read_options(signals))
+    let options = (args.reading.read_options(signals))
         .with_on_unreadable(crate::on_unreadable())
         .with_on_impossible_times(crate::on_impossible_times());
     let names = args.grouping.range_names();
-    tables.write_summaries(&args.inputs, &which, names, &options)?;
+    tables.write_summaries(&reports, &which, names, &options)?;
     Ok(ExitCode::SUCCESS)
 }
 
