@@ -278,7 +278,8 @@ mod tests {
     #[test]
     fn each_escape_writes_its_examples_as_they_are() {
         let csv = |text: &str| csv_field(text).into_owned();
-        let cases: [(fn(&str) -> String, &str, &str); 20] = [
+        type Escape = fn(&str) -> String;
+        let cases: [(Escape, &str, &str); 20] = [
             (csv, "plain", "plain"),
             (csv, "f(a, \"b\")", "\"f(a, \"\"b\"\")\""),
             (csv, "carriage\rreturn", "\"carriage\rreturn\""),

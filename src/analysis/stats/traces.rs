@@ -140,20 +140,18 @@ fn gpu_cells(op: &GpuTraceRow) -> [Cell; 20] {
     ]
 }
 
+/// Walks a trace, each row as its cells to the function given.
+type Walk<T> = fn(&T, &mut dyn FnMut(&[Cell]) -> Result<(), TraceError>) -> Result<(), TraceError>;
+
 /// A trace's rows, read from the export each time its table is walked.
 struct TraceRows<T> {
     trace: T,
     is_empty: fn(&T) -> bool,
-    /// Walks the trace, each row as its cells to the function given.
-    walk: fn(&T, &mut dyn FnMut(&[Cell]) -> Result<(), TraceError>) -> Result<(), TraceError>,
+    walk: Walk<T>,
 }
 
 /// The rows of `trace`, none where the export has no such trace.
-fn trace_rows<T: 'static>(
-    trace: Option<T>,
-    is_empty: fn(&T) -> bool,
-    walk: fn(&T, &mut dyn FnMut(&[Cell]) -> Result<(), TraceError>) -> Result<(), TraceError>,
-) -> Rows {
+fn trace_rows<T: 'static>(trace: Option<T>, is_empty: fn(&T) -> bool, walk: Walk<T>) -> Rows {
     match trace {
         Some(trace) => Box::new(TraceRows {
             trace,
