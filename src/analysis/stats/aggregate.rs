@@ -306,6 +306,17 @@ impl<K: Hash + Eq + Clone + SpillKey> Groups<K> {
     }
 }
 
+impl Groups<String> {
+    /// [`Groups::add_span`] to the group named `name`, borrowed from a row:
+    /// a key is made only for a name not held.
+    pub(super) fn add_named_span(&mut self, name: &str, start: i64, end: i64) {
+        match self.index.get(name) {
+            Some(&at) => self.values.add_span(at, start, end),
+            None => self.add_span(&name.to_owned(), start, end),
+        }
+    }
+}
+
 /// Groups ranked by total, in memory or in the spill's database, to be
 /// read once or more.
 pub(crate) struct Ranked<K> {

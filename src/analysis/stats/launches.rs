@@ -20,9 +20,10 @@ use rustc_hash::FxHashMap;
 
 use crate::error::Failure;
 use crate::nsys::cuda::{CudaEvent, KERNEL};
-use crate::nsys::{Report, RowFilter, Streamed, TimeCheck};
+use crate::nsys::Report;
 
 use super::aggregate::{Stats, ValueSets};
+use super::plausible::each_plausible_cuda_event;
 use super::table::{spread_cells, Cell};
 use crate::nsys::names::api_stats_name;
 
@@ -86,14 +87,7 @@ pub(crate) fn kern_exec_sum(report: &Report) -> Result<Vec<Vec<Cell>>, Failure> 
     let mut measures = ValueSets::default();
     // Records repeating a call that has not come yet: their ends and launches.
     let mut unclaimed: Vec<(i64, (u32, i64))> = Vec::new();
-    let mut check = TimeCheck::new(report)?;
-    report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
-        let Streamed::Event(event) = streamed else {
-            return Ok(());
-        };
-        if !check.allow_event(&event) {
-            return Ok(());
-        }
+    each_plausible_cuda_event(report, |event| {
         let common = match &event {
             CudaEvent::Api(call) => {
                 let Some(corr) = call.correlation_id else {

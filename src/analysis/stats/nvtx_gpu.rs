@@ -27,6 +27,7 @@ use crate::nsys::nvtx::{self, NvtxKind};
 use crate::nsys::{Report, RowFilter, Streamed, TimeCheck};
 
 use super::aggregate::ValueSets;
+use super::plausible::each_plausible_cuda_event;
 use super::table::{spread_cells, Cell};
 
 pub(super) const COLUMNS: [&str; 14] = [
@@ -496,14 +497,7 @@ pub(super) fn nvtx_kern_sum(report: &Report, names: RangeNames) -> Result<Vec<Ve
         open_until,
         |feed| send_ranges(report, names, last, feed),
         |projector| {
-            let mut check = TimeCheck::new(report)?;
-            report.for_each_cuda_event(&RowFilter::none(), |streamed| -> Result<(), Failure> {
-                let Streamed::Event(event) = streamed else {
-                    return Ok(());
-                };
-                if !check.allow_event(&event) {
-                    return Ok(());
-                }
+            each_plausible_cuda_event(report, |event| {
                 let common = match &event {
                     CudaEvent::Api(call) => {
                         if let Some(corr) = call.correlation_id {

@@ -9,9 +9,7 @@
 //! their children counted. Memory stays flat however many ranges there
 //! are.
 
-use std::io;
-
-use rusqlite::Connection;
+use rusqlite::Row;
 
 use crate::analysis::projection::Projector;
 use crate::error::Failure;
@@ -19,8 +17,8 @@ use crate::nsys::names::RangeNames;
 use crate::nsys::Report;
 
 use super::nvtx_gpu::{project, style, RangeInfo};
-use super::spill::private_database;
-use super::table::{Cell, RowSource};
+use super::set_aside::{self, SetAsideRows};
+use super::table::Cell;
 
 /// The columns of `nvtx_gpu_proj_trace`, as nsys 2025.3 names them.
 pub(super) const COLUMNS: [&str; 14] = [
@@ -40,33 +38,26 @@ pub(super) const COLUMNS: [&str; 14] = [
     "RangeStack",
 ];
 
-/// The projected ranges, in the database that holds them.
-pub(super) struct ProjectedRanges {
-    db: Connection,
-    empty: bool,
-}
+/// The tables the projected ranges are set aside in: a row per range, and
+/// the name and style of each group.
+const TABLES: &str = "CREATE TABLE projected (
+         seq INTEGER PRIMARY KEY, grp INTEGER NOT NULL, first INTEGER NOT NULL,
+         duration INTEGER NOT NULL, start INTEGER NOT NULL, range_duration INTEGER NOT NULL,
+         pid INTEGER NOT NULL, tid INTEGER NOT NULL, ops INTEGER NOT NULL,
+         level INTEGER NOT NULL, rowid_in_export INTEGER NOT NULL, parent INTEGER,
+         stack TEXT NOT NULL);
+     CREATE TABLE name (grp INTEGER PRIMARY KEY, name TEXT NOT NULL, push_pop INTEGER NOT NULL);";
 
 /// Projects the NVTX ranges of `report` (named as `names` says) and sets
 /// their rows aside.
 pub(super) fn nvtx_gpu_proj_trace(
     report: &Report,
     names: RangeNames,
-) -> Result<ProjectedRanges, Failure> {
-    let db = private_database()?;
-    db.execute_batch(
-        "CREATE TABLE projected (
-             seq INTEGER PRIMARY KEY, grp INTEGER NOT NULL, first INTEGER NOT NULL,
-             duration INTEGER NOT NULL, start INTEGER NOT NULL, range_duration INTEGER NOT NULL,
-             pid INTEGER NOT NULL, tid INTEGER NOT NULL, ops INTEGER NOT NULL,
-             level INTEGER NOT NULL, rowid_in_export INTEGER NOT NULL, parent INTEGER,
-             stack TEXT NOT NULL);
-         CREATE TABLE name (grp INTEGER PRIMARY KEY, name TEXT NOT NULL, push_pop INTEGER NOT NULL);
-         BEGIN;",
-    )?;
+) -> Result<SetAsideRows<14>, Failure> {
+    let db = set_aside::begin(TABLES)?;
     // No NVTX row, no range.
     let Some(last) = report.nvtx_last_time()? else {
-        db.execute_batch("COMMIT")?;
-        return Ok(ProjectedRanges { db, empty: true });
+        return Ok(set_aside(db)?);
     };
     let mut failed: Option<rusqlite::Error> = None;
     {
@@ -109,14 +100,23 @@ pub(super) fn nvtx_gpu_proj_trace(
             name.execute(rusqlite::params![group as i64, text, push_pop])?;
         }
     }
-    db.execute_batch(
-        "CREATE INDEX projected_parent ON projected (parent);
-         COMMIT;",
-    )?;
-    let empty = !db.query_row("SELECT EXISTS (SELECT 1 FROM projected)", [], |r| {
-        r.get::<_, bool>(0)
-    })?;
-    Ok(ProjectedRanges { db, empty })
+    Ok(set_aside(db)?)
+}
+
+/// The rows in `db`, complete.
+fn set_aside(db: rusqlite::Connection) -> rusqlite::Result<SetAsideRows<14>> {
+    SetAsideRows::commit(
+        db,
+        "projected",
+        "CREATE INDEX projected_parent ON projected (parent)",
+        "SELECT n.name, p.first, p.duration, p.start, p.range_duration, n.push_pop,
+             p.pid, p.tid, p.ops, p.level,
+             (SELECT COUNT(*) FROM projected AS c WHERE c.parent == p.rowid_in_export),
+             p.rowid_in_export, p.parent, p.stack
+         FROM projected AS p JOIN name AS n ON n.grp == p.grp
+         ORDER BY p.seq",
+        cells,
+    )
 }
 
 /// A time as SQLite holds it.
@@ -124,50 +124,25 @@ fn clamp(t: i128) -> i64 {
     i64::try_from(t).unwrap_or(i64::MAX)
 }
 
-impl RowSource for ProjectedRanges {
-    fn is_empty(&self) -> bool {
-        self.empty
-    }
-
-    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
-        let read =
-            |f: &mut dyn FnMut(&[Cell]) -> io::Result<()>| -> rusqlite::Result<io::Result<()>> {
-                let mut stmt = self.db.prepare(
-                    "SELECT n.name, p.first, p.duration, p.start, p.range_duration, n.push_pop,
-                     p.pid, p.tid, p.ops, p.level,
-                     (SELECT COUNT(*) FROM projected AS c WHERE c.parent == p.rowid_in_export),
-                     p.rowid_in_export, p.parent, p.stack
-                 FROM projected AS p JOIN name AS n ON n.grp == p.grp
-                 ORDER BY p.seq",
-                )?;
-                let mut rows = stmt.query([])?;
-                while let Some(r) = rows.next()? {
-                    let int = |at: usize| -> rusqlite::Result<Cell> {
-                        Ok(Cell::Int(i128::from(r.get::<_, i64>(at)?)))
-                    };
-                    let row = [
-                        Cell::Text(r.get(0)?),
-                        int(1)?,
-                        int(2)?,
-                        int(3)?,
-                        int(4)?,
-                        Cell::Text(style(r.get(5)?).to_owned()),
-                        int(6)?,
-                        int(7)?,
-                        int(8)?,
-                        int(9)?,
-                        int(10)?,
-                        int(11)?,
-                        r.get::<_, Option<i64>>(12)?
-                            .map_or(Cell::Empty, |p| Cell::Int(i128::from(p))),
-                        Cell::Text(r.get(13)?),
-                    ];
-                    if let Err(e) = f(&row) {
-                        return Ok(Err(e));
-                    }
-                }
-                Ok(Ok(()))
-            };
-        read(f).map_err(io::Error::other)?
-    }
+/// A row read back as the table's cells.
+fn cells(r: &Row<'_>) -> rusqlite::Result<[Cell; 14]> {
+    let int =
+        |at: usize| -> rusqlite::Result<Cell> { Ok(Cell::Int(i128::from(r.get::<_, i64>(at)?))) };
+    Ok([
+        Cell::Text(r.get(0)?),
+        int(1)?,
+        int(2)?,
+        int(3)?,
+        int(4)?,
+        Cell::Text(style(r.get(5)?).to_owned()),
+        int(6)?,
+        int(7)?,
+        int(8)?,
+        int(9)?,
+        int(10)?,
+        int(11)?,
+        r.get::<_, Option<i64>>(12)?
+            .map_or(Cell::Empty, |p| Cell::Int(i128::from(p))),
+        Cell::Text(r.get(13)?),
+    ])
 }

@@ -11,9 +11,7 @@
 //! cache), and the rows are read back from there in row order, their
 //! children summed. Memory holds the ranges open on each thread.
 
-use std::io;
-
-use rusqlite::Connection;
+use rusqlite::Row;
 use rustc_hash::FxHashMap;
 
 use crate::error::Failure;
@@ -22,8 +20,8 @@ use crate::nsys::nvtx::{self, NvtxKind};
 use crate::nsys::{Report, RowFilter, TimeCheck};
 
 use super::nvtx_gpu::tightest_enclosing;
-use super::spill::private_database;
-use super::table::{Cell, RowSource};
+use super::set_aside::{self, SetAsideRows};
+use super::table::Cell;
 
 /// The columns of `nvtx_pushpop_trace`, as nsys names them.
 pub(super) const COLUMNS: [&str; 14] = [
@@ -52,11 +50,11 @@ struct Open {
     stack: String,
 }
 
-/// The ranges, in the database that holds them.
-pub(super) struct PushPopRanges {
-    db: Connection,
-    empty: bool,
-}
+/// The table the ranges are set aside in.
+const TABLES: &str = "CREATE TABLE range (
+         rowid_in_export INTEGER PRIMARY KEY, start INTEGER NOT NULL,
+         duration INTEGER NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL,
+         tid INTEGER NOT NULL, level INTEGER NOT NULL, parent INTEGER, stack TEXT NOT NULL);";
 
 /// Reads the push/pop ranges of `report` (named as `names` says, as the
 /// summaries name them) and sets their rows aside. Ranges whose times
@@ -64,15 +62,8 @@ pub(super) struct PushPopRanges {
 pub(super) fn nvtx_pushpop_trace(
     report: &Report,
     names: RangeNames,
-) -> Result<PushPopRanges, Failure> {
-    let db = private_database()?;
-    db.execute_batch(
-        "CREATE TABLE range (
-             rowid_in_export INTEGER PRIMARY KEY, start INTEGER NOT NULL,
-             duration INTEGER NOT NULL, name TEXT NOT NULL, pid INTEGER NOT NULL,
-             tid INTEGER NOT NULL, level INTEGER NOT NULL, parent INTEGER, stack TEXT NOT NULL);
-         BEGIN;",
-    )?;
+) -> Result<SetAsideRows<14>, Failure> {
+    let db = set_aside::begin(TABLES)?;
     let last = report.nvtx_last_time()?;
     let domains = &report.meta().nvtx_domains;
     let mut check = TimeCheck::new(report)?;
@@ -120,60 +111,40 @@ pub(super) fn nvtx_pushpop_trace(
             Ok(())
         })?;
     }
-    db.execute_batch(
-        "CREATE INDEX range_parent ON range (parent);
-         COMMIT;",
-    )?;
-    let empty = !db.query_row("SELECT EXISTS (SELECT 1 FROM range)", [], |r| {
-        r.get::<_, bool>(0)
-    })?;
-    Ok(PushPopRanges { db, empty })
+    Ok(SetAsideRows::commit(
+        db,
+        "range",
+        "CREATE INDEX range_parent ON range (parent)",
+        "SELECT r.start, r.duration,
+             (SELECT TOTAL(c.duration) FROM range AS c WHERE c.parent == r.rowid_in_export),
+             (SELECT COUNT(*) FROM range AS c WHERE c.parent == r.rowid_in_export),
+             r.name, r.pid, r.tid, r.level, r.rowid_in_export, r.parent, r.stack
+         FROM range AS r ORDER BY r.rowid_in_export",
+        cells,
+    )?)
 }
 
-impl RowSource for PushPopRanges {
-    fn is_empty(&self) -> bool {
-        self.empty
-    }
-
-    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
-        let read =
-            |f: &mut dyn FnMut(&[Cell]) -> io::Result<()>| -> rusqlite::Result<io::Result<()>> {
-                let mut stmt = self.db.prepare(
-                    "SELECT r.start, r.duration,
-                     (SELECT TOTAL(c.duration) FROM range AS c WHERE c.parent == r.rowid_in_export),
-                     (SELECT COUNT(*) FROM range AS c WHERE c.parent == r.rowid_in_export),
-                     r.name, r.pid, r.tid, r.level, r.rowid_in_export, r.parent, r.stack
-                 FROM range AS r ORDER BY r.rowid_in_export",
-                )?;
-                let mut rows = stmt.query([])?;
-                while let Some(r) = rows.next()? {
-                    let (start, duration): (i64, i64) = (r.get(0)?, r.get(1)?);
-                    let children = r.get::<_, f64>(2)? as i128;
-                    let level: u32 = r.get(7)?;
-                    let name: String = r.get(4)?;
-                    let int = |v: i64| Cell::Int(i128::from(v));
-                    let row = [
-                        int(start),
-                        Cell::Int(i128::from(start) + i128::from(duration)),
-                        int(duration),
-                        Cell::Int(children),
-                        Cell::Int(i128::from(duration) - children),
-                        Cell::Text(name.clone()),
-                        int(r.get(5)?),
-                        int(r.get(6)?),
-                        Cell::Int(i128::from(level)),
-                        int(r.get(3)?),
-                        int(r.get(8)?),
-                        r.get::<_, Option<i64>>(9)?.map_or(Cell::Empty, int),
-                        Cell::Text(r.get(10)?),
-                        Cell::Text(format!("{}{name}", "--".repeat(level as usize))),
-                    ];
-                    if let Err(e) = f(&row) {
-                        return Ok(Err(e));
-                    }
-                }
-                Ok(Ok(()))
-            };
-        read(f).map_err(io::Error::other)?
-    }
+/// A row read back as the table's cells.
+fn cells(r: &Row<'_>) -> rusqlite::Result<[Cell; 14]> {
+    let (start, duration): (i64, i64) = (r.get(0)?, r.get(1)?);
+    let children = r.get::<_, f64>(2)? as i128;
+    let level: u32 = r.get(7)?;
+    let name: String = r.get(4)?;
+    let int = |v: i64| Cell::Int(i128::from(v));
+    Ok([
+        int(start),
+        Cell::Int(i128::from(start) + i128::from(duration)),
+        int(duration),
+        Cell::Int(children),
+        Cell::Int(i128::from(duration) - children),
+        Cell::Text(name.clone()),
+        int(r.get(5)?),
+        int(r.get(6)?),
+        Cell::Int(i128::from(level)),
+        int(r.get(3)?),
+        int(r.get(8)?),
+        r.get::<_, Option<i64>>(9)?.map_or(Cell::Empty, int),
+        Cell::Text(r.get(10)?),
+        Cell::Text(format!("{}{name}", "--".repeat(level as usize))),
+    ])
 }

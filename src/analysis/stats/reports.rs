@@ -5,9 +5,10 @@ use crate::analysis::{missing, Needs};
 use crate::error::Failure;
 use crate::nsys::metrics::UM_CPU_FAULTS;
 use crate::nsys::names::{api_stats_name, memcpy_stats_name, RangeNames, MEMSET_STATS_NAME};
-use crate::nsys::{cpu, cuda, nvtx, Report, TimeCheck};
+use crate::nsys::{cpu, cuda, nvtx, Report};
 
 use super::aggregate::{Groups, Ranked, Stats};
+use super::plausible::PlausibleGroups;
 use super::spill::SpillKey;
 use super::table::{spread_cells, Cell, RowSource, Rows, Table};
 
@@ -431,21 +432,13 @@ pub(crate) fn api_groups(
 }
 
 fn api_grouped(report: &Report, records: ApiRecords) -> Result<Groups<String>, Failure> {
-    let mut groups = Groups::<String>::default();
-    let mut key = String::new();
-    let mut check = TimeCheck::new(report)?;
+    let mut groups = PlausibleGroups::new(report)?;
     report.each_api_row(|row| {
-        if records == ApiRecords::Calls && row.repeats_a_call {
-            return;
+        if records == ApiRecords::Every || !row.repeats_a_call {
+            groups.add_named_span(cuda::RUNTIME, row.name, row.start, row.end);
         }
-        if !check.allow(cuda::RUNTIME, row.start, row.end) {
-            return;
-        }
-        key.clear();
-        key.push_str(row.name);
-        groups.add_span(&key, row.start, row.end);
     })?;
-    Ok(groups)
+    Ok(groups.groups)
 }
 
 fn api_sum(report: &Report) -> Result<Rows, Failure> {
@@ -463,18 +456,9 @@ pub(crate) fn kernel_groups(report: &Report) -> Result<Vec<(String, Stats)>, Fai
 /// Kernels grouped by name; only those whose times can be right (the
 /// others are counted, see `TimeCheck`).
 fn kernel_grouped(report: &Report) -> Result<Groups<String>, Failure> {
-    let mut groups = Groups::<String>::default();
-    let mut key = String::new();
-    let mut check = TimeCheck::new(report)?;
-    report.each_kernel_row(|k| {
-        if !check.allow(cuda::KERNEL, k.start, k.end) {
-            return;
-        }
-        key.clear();
-        key.push_str(k.name);
-        groups.add_span(&key, k.start, k.end);
-    })?;
-    Ok(groups)
+    let mut groups = PlausibleGroups::new(report)?;
+    report.each_kernel_row(|k| groups.add_named_span(cuda::KERNEL, k.name, k.start, k.end))?;
+    Ok(groups.groups)
 }
 
 /// The `n` kernel names with most total time, ranked as `cuda_gpu_kern_sum`
@@ -498,15 +482,12 @@ pub(crate) fn top_kernel_groups(
 
 /// Runs of whole CUDA graphs by graph, named as in the trace.
 pub(crate) fn graph_groups(report: &Report) -> Result<Vec<(String, Stats)>, Failure> {
-    let mut groups = Groups::<String>::default();
-    let mut check = TimeCheck::new(report)?;
+    let mut groups = PlausibleGroups::new(report)?;
     report.each_graph_row(|g| {
-        if !check.allow(cuda::GRAPH_TRACE, g.start, g.end) {
-            return;
-        }
-        groups.add_span(&crate::nsys::cuda::graph_name(g.graph_id), g.start, g.end);
+        let name = crate::nsys::cuda::graph_name(g.graph_id);
+        groups.add_span(cuda::GRAPH_TRACE, &name, g.start, g.end);
     })?;
-    groups.finish()
+    groups.groups.finish()
 }
 
 fn kernel_sum(report: &Report) -> Result<Rows, Failure> {
@@ -523,22 +504,16 @@ enum Measure {
 
 /// Memory operations by kind (a few): their durations or their sizes.
 fn memory_groups(report: &Report, measure: Measure) -> Result<Ranked<String>, Failure> {
-    let mut groups = Groups::<String>::default();
-    let mut check = TimeCheck::new(report)?;
+    let mut groups = PlausibleGroups::new(report)?;
     report.each_memory_row(|m| {
-        if !check.allow(memory_table(m.copy_kind), m.start, m.end) {
-            return;
-        }
-        let name = match m.copy_kind {
-            Some(kind) => memcpy_stats_name(kind),
-            None => MEMSET_STATS_NAME.to_owned(),
-        };
+        let name = memory_stats_name(m.copy_kind);
+        let table = memory_table(m.copy_kind);
         match measure {
-            Measure::Time => groups.add_span(&name, m.start, m.end),
-            Measure::Size => groups.add(&name, m.bytes),
+            Measure::Time => groups.add_span(table, &name, m.start, m.end),
+            Measure::Size => groups.add(table, (m.start, m.end), &name, m.bytes),
         }
     })?;
-    groups.rank()
+    groups.groups.rank()
 }
 
 fn memory_sum(report: &Report, measure: Measure) -> Result<Rows, Failure> {
@@ -563,6 +538,15 @@ fn memory_sum(report: &Report, measure: Measure) -> Result<Rows, Failure> {
         Ok(())
     })?;
     Ok(Box::new(rows))
+}
+
+/// The summaries' name of a memory operation: a copy of `copy_kind`, or a
+/// memset.
+fn memory_stats_name(copy_kind: Option<i64>) -> String {
+    match copy_kind {
+        Some(kind) => memcpy_stats_name(kind),
+        None => MEMSET_STATS_NAME.to_owned(),
+    }
 }
 
 /// The table of a memory operation: a copy of `copy_kind`, or a memset.
@@ -594,24 +578,16 @@ impl SpillKey for GpuCategory {
 }
 
 fn gpu_sum(report: &Report) -> Result<Rows, Failure> {
-    let mut groups = Groups::<(String, GpuCategory)>::default();
-    let mut check = TimeCheck::new(report)?;
+    let mut groups = PlausibleGroups::new(report)?;
     report.each_kernel_row(|k| {
-        if check.allow(cuda::KERNEL, k.start, k.end) {
-            groups.add_span(&(k.name.to_owned(), GpuCategory::Kernel), k.start, k.end)
-        }
+        let key = (k.name.to_owned(), GpuCategory::Kernel);
+        groups.add_span(cuda::KERNEL, &key, k.start, k.end);
     })?;
     report.each_memory_row(|m| {
-        if !check.allow(memory_table(m.copy_kind), m.start, m.end) {
-            return;
-        }
-        let name = match m.copy_kind {
-            Some(kind) => memcpy_stats_name(kind),
-            None => MEMSET_STATS_NAME.to_owned(),
-        };
-        groups.add_span(&(name, GpuCategory::Memory), m.start, m.end);
+        let key = (memory_stats_name(m.copy_kind), GpuCategory::Memory);
+        groups.add_span(memory_table(m.copy_kind), &key, m.start, m.end);
     })?;
-    Ok(time_rows(groups.rank()?, |(name, category)| {
+    Ok(time_rows(groups.groups.rank()?, |(name, category)| {
         let category = match category {
             GpuCategory::Kernel => "CUDA_KERNEL",
             GpuCategory::Memory => "MEMORY_OPER",
@@ -641,20 +617,16 @@ fn nvtx_grouped(
     style: impl Fn(bool) -> bool,
 ) -> Result<Groups<RangeGroup>, Failure> {
     let last = report.nvtx_last_time()?;
-    let mut groups = Groups::<RangeGroup>::default();
-    let mut check = TimeCheck::new(report)?;
+    let mut groups = PlausibleGroups::new(report)?;
     report.each_range_row(|r| {
         if !style(r.push_pop) {
             return;
         }
         let end = r.end.or(last).unwrap_or(r.start);
-        if !check.allow(nvtx::TABLE, r.start, end) {
-            return;
-        }
         let name = format!("{}:{}", r.domain.unwrap_or(""), names.of(&r.text));
-        groups.add_span(&(name, r.push_pop), r.start, end);
+        groups.add_span(nvtx::TABLE, &(name, r.push_pop), r.start, end);
     })?;
-    Ok(groups)
+    Ok(groups.groups)
 }
 
 fn nvtx_sum(
@@ -676,34 +648,23 @@ fn nvtx_sum(
 }
 
 fn osrt_sum(report: &Report) -> Result<Rows, Failure> {
-    let mut groups = Groups::<String>::default();
-    let mut key = String::new();
-    let mut check = TimeCheck::new(report)?;
-    report.each_osrt_row(|name, start, end| {
-        if !check.allow(cpu::OSRT, start, end) {
-            return;
-        }
-        key.clear();
-        key.push_str(name);
-        groups.add_span(&key, start, end);
-    })?;
-    Ok(time_rows(groups.rank()?, |name| vec![Cell::Text(name)]))
+    let mut groups = PlausibleGroups::new(report)?;
+    report.each_osrt_row(|name, start, end| groups.add_named_span(cpu::OSRT, name, start, end))?;
+    Ok(time_rows(groups.groups.rank()?, |name| {
+        vec![Cell::Text(name)]
+    }))
 }
 
 /// The OpenACC and OpenMP tables, as one family each, for the count of
-/// events left out for their times (see [`TimeCheck`]).
+/// events left out for their times (see [`crate::nsys::TimeCheck`]).
 const OPENACC_TABLES: &str = "CUPTI_ACTIVITY_KIND_OPENACC_*";
 const OPENMP_TABLES: &str = "OPENMP_EVENT_KIND_*";
 
 /// OpenACC events by name, with `@file:line` where the source is recorded.
 fn openacc_sum(report: &Report) -> Result<Rows, Failure> {
-    let mut groups = Groups::<String>::default();
+    let mut groups = PlausibleGroups::new(report)?;
     let mut key = String::new();
-    let mut check = TimeCheck::new(report)?;
     report.each_openacc_row(|name, file, line, start, end| {
-        if !check.allow(OPENACC_TABLES, start, end) {
-            return;
-        }
         key.clear();
         key.push_str(name);
         if let Some(file) = file {
@@ -714,30 +675,29 @@ fn openacc_sum(report: &Report) -> Result<Rows, Failure> {
                 key.push_str(&line.to_string());
             }
         }
-        groups.add_span(&key, start, end);
+        groups.add_named_span(OPENACC_TABLES, &key, start, end);
     })?;
-    Ok(time_rows(groups.rank()?, |name| vec![Cell::Text(name)]))
+    Ok(time_rows(groups.groups.rank()?, |name| {
+        vec![Cell::Text(name)]
+    }))
 }
 
 /// OpenMP events by name within each kind of event (a name in two tables
 /// is two rows, as nsys sums each table apart).
 fn openmp_sum(report: &Report) -> Result<Rows, Failure> {
-    let mut groups = Groups::<(String, String)>::default();
+    let mut groups = PlausibleGroups::new(report)?;
     let mut key = (String::new(), String::new());
-    let mut check = TimeCheck::new(report)?;
     report.each_openmp_row(|table, name, start, end| {
-        if !check.allow(OPENMP_TABLES, start, end) {
-            return;
-        }
         key.0.clear();
         key.0.push_str(table);
         key.1.clear();
         key.1.push_str(name);
-        groups.add_span(&key, start, end);
+        groups.add_span(OPENMP_TABLES, &key, start, end);
     })?;
-    Ok(time_rows(groups.rank()?, |(_, name): (String, String)| {
-        vec![Cell::Text(name)]
-    }))
+    Ok(time_rows(
+        groups.groups.rank()?,
+        |(_, name): (String, String)| vec![Cell::Text(name)],
+    ))
 }
 
 /// Unified-memory CPU page faults counted by faulting instruction, most first.

@@ -30,13 +30,26 @@ pub(super) const API_TRACE_COLUMNS: [&str; 9] = [
 /// version suffix, as nsys prints it), result, correlation id, process,
 /// thread and the thread's priority and name.
 pub(super) fn api_trace(report: &Report) -> Result<Rows, Failure> {
-    Ok(match report.api_trace()? {
-        Some(trace) => Box::new(ApiTraceRows(trace)),
-        None => Box::new(Vec::<Vec<Cell>>::new()),
-    })
+    Ok(trace_rows(
+        report.api_trace()?,
+        ApiTrace::is_empty,
+        |trace, f| {
+            trace.each(|call| {
+                f(&[
+                    Cell::Int(i128::from(call.start)),
+                    Cell::Int(i128::from(call.end) - i128::from(call.start)),
+                    text(call.name.as_deref().map(|n| api_stats_name(n).to_owned())),
+                    int(call.result),
+                    int(call.correlation_id),
+                    int(call.global_tid.map(|g| i64::from(pid_of(g)))),
+                    int(call.global_tid.map(|g| i64::from(tid_of(g)))),
+                    int(call.priority),
+                    text(call.thread.clone()),
+                ])
+            })
+        },
+    ))
 }
-
-struct ApiTraceRows(ApiTrace);
 
 fn int(v: Option<i64>) -> Cell {
     v.map_or(Cell::Empty, |v| Cell::Int(i128::from(v)))
@@ -44,34 +57,6 @@ fn int(v: Option<i64>) -> Cell {
 
 fn text(v: Option<String>) -> Cell {
     v.map_or(Cell::Empty, Cell::Text)
-}
-
-impl RowSource for ApiTraceRows {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
-        walk(
-            |g| {
-                self.0.each(|call| -> Result<(), TraceError> {
-                    let row = [
-                        Cell::Int(i128::from(call.start)),
-                        Cell::Int(i128::from(call.end) - i128::from(call.start)),
-                        text(call.name.as_deref().map(|n| api_stats_name(n).to_owned())),
-                        int(call.result),
-                        int(call.correlation_id),
-                        int(call.global_tid.map(|g| i64::from(pid_of(g)))),
-                        int(call.global_tid.map(|g| i64::from(tid_of(g)))),
-                        int(call.priority),
-                        text(call.thread.clone()),
-                    ];
-                    g(&row)
-                })
-            },
-            f,
-        )
-    }
 }
 
 /// The columns of `cuda_gpu_trace`, as nsys 2022.4 names them.
@@ -103,13 +88,12 @@ pub(super) const GPU_TRACE_COLUMNS: [&str; 20] = [
 /// memset's bytes, throughput and memory kinds, the device, context,
 /// stream and name.
 pub(super) fn gpu_trace(report: &Report) -> Result<Rows, Failure> {
-    Ok(match report.gpu_trace()? {
-        Some(trace) => Box::new(GpuTraceRows(trace)),
-        None => Box::new(Vec::<Vec<Cell>>::new()),
-    })
+    Ok(trace_rows(
+        report.gpu_trace()?,
+        GpuTrace::is_empty,
+        |trace, f| trace.each(|op| f(&gpu_cells(op))),
+    ))
 }
-
-struct GpuTraceRows(GpuTrace);
 
 /// Bytes in MB (10^6 bytes), three decimals, as nsys prints sizes.
 fn megabytes(bytes: Option<i64>) -> Cell {
@@ -130,55 +114,68 @@ fn throughput(op: &GpuTraceRow) -> Cell {
     }
 }
 
-impl RowSource for GpuTraceRows {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
+/// A row of `cuda_gpu_trace`.
+fn gpu_cells(op: &GpuTraceRow) -> [Cell; 20] {
+    [
+        Cell::Int(i128::from(op.start)),
+        Cell::Int(i128::from(op.end) - i128::from(op.start)),
+        int(op.correlation_id),
+        int(op.grid[0]),
+        int(op.grid[1]),
+        int(op.grid[2]),
+        int(op.block[0]),
+        int(op.block[1]),
+        int(op.block[2]),
+        int(op.registers_per_thread),
+        megabytes(op.static_shared),
+        megabytes(op.dynamic_shared),
+        megabytes(op.bytes),
+        throughput(op),
+        text(op.source_kind.clone()),
+        text(op.destination_kind.clone()),
+        text(op.device.clone()),
+        int(op.context_id),
+        int(op.stream_id),
+        text(op.name.clone()),
+    ]
+}
 
-    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
-        walk(
-            |g| {
-                self.0.each(|op| -> Result<(), TraceError> {
-                    let row = [
-                        Cell::Int(i128::from(op.start)),
-                        Cell::Int(i128::from(op.end) - i128::from(op.start)),
-                        int(op.correlation_id),
-                        int(op.grid[0]),
-                        int(op.grid[1]),
-                        int(op.grid[2]),
-                        int(op.block[0]),
-                        int(op.block[1]),
-                        int(op.block[2]),
-                        int(op.registers_per_thread),
-                        megabytes(op.static_shared),
-                        megabytes(op.dynamic_shared),
-                        megabytes(op.bytes),
-                        throughput(op),
-                        text(op.source_kind.clone()),
-                        text(op.destination_kind.clone()),
-                        text(op.device.clone()),
-                        int(op.context_id),
-                        int(op.stream_id),
-                        text(op.name.clone()),
-                    ];
-                    g(&row)
-                })
-            },
-            f,
-        )
+/// Walks a trace, each row as its cells to the function given.
+type Walk<T> = fn(&T, &mut dyn FnMut(&[Cell]) -> Result<(), TraceError>) -> Result<(), TraceError>;
+
+/// A trace's rows, read from the export each time its table is walked.
+struct TraceRows<T> {
+    trace: T,
+    is_empty: fn(&T) -> bool,
+    walk: Walk<T>,
+}
+
+/// The rows of `trace`, none where the export has no such trace.
+fn trace_rows<T: 'static>(trace: Option<T>, is_empty: fn(&T) -> bool, walk: Walk<T>) -> Rows {
+    match trace {
+        Some(trace) => Box::new(TraceRows {
+            trace,
+            is_empty,
+            walk,
+        }),
+        None => Box::new(Vec::<Vec<Cell>>::new()),
     }
 }
 
-/// Walks a trace with `walk`, each row to `f`: an error of the export or
-/// of the writer, as the writer's.
-fn walk(
-    walk: impl FnOnce(&mut dyn FnMut(&[Cell]) -> Result<(), TraceError>) -> Result<(), TraceError>,
-    f: &mut dyn FnMut(&[Cell]) -> io::Result<()>,
-) -> io::Result<()> {
-    walk(&mut |row| f(row).map_err(TraceError::Written)).map_err(|e| match e {
-        TraceError::Written(e) => e,
-        TraceError::Read(e) => io::Error::other(e),
-    })
+impl<T> RowSource for TraceRows<T> {
+    fn is_empty(&self) -> bool {
+        (self.is_empty)(&self.trace)
+    }
+
+    /// Each row to `f`: an error of the export or of the writer, as the
+    /// writer's.
+    fn each(&self, f: &mut dyn FnMut(&[Cell]) -> io::Result<()>) -> io::Result<()> {
+        let walked = (self.walk)(&self.trace, &mut |row| f(row).map_err(TraceError::Written));
+        walked.map_err(|e| match e {
+            TraceError::Written(e) => e,
+            TraceError::Read(e) => io::Error::other(e),
+        })
+    }
 }
 
 /// What stops a walk over a trace: the export, or the writer.

@@ -4,7 +4,7 @@
 //! [`SECTIONS`] order; a new section is one more function and one more line
 //! in [`run_blocks`].
 
-use super::super::model::{GpuUse, RunReport};
+use super::super::model::{GpuUse, NamedTime, RunReport};
 use super::{charts, gpu_headlines, gpu_title, percent, SECTIONS};
 use crate::render::format::{duration, seconds};
 use crate::render::page::{Block, Column, Table};
@@ -77,12 +77,8 @@ fn idle_stretches(gpu: &GpuUse, blocks: &mut Vec<Block>) {
     if gpu.largest_idle.is_empty() {
         return;
     }
-    let columns = vec![
-        Column::number("Idle from"),
-        Column::number("For"),
-        Column::number("Waiting"),
-        Column::text("What the CPU threads did"),
-    ];
+    let mut columns = Vec::from(["Idle from", "For", "Waiting"].map(Column::number));
+    columns.push(Column::text("What the CPU threads did"));
     let rows = gpu
         .largest_idle
         .iter()
@@ -152,12 +148,8 @@ fn kinds(run: &RunReport, blocks: &mut Vec<Block>) {
             ]
         })
         .collect();
-    let columns = vec![
-        Column::text("Kind"),
-        Column::number("Time"),
-        Column::number("Share"),
-        Column::number("Count"),
-    ];
+    let mut columns = vec![Column::text("Kind")];
+    columns.extend(["Time", "Share", "Count"].map(Column::number));
     blocks.push(Block::Table(Table::new(columns, rows)));
 }
 
@@ -204,25 +196,13 @@ fn top_kernels(run: &RunReport, blocks: &mut Vec<Block>) {
         blocks.push(Block::Paragraph("No kernels.".into()));
         return;
     }
-    let rows = run
-        .top_kernels
-        .iter()
-        .map(|k| {
-            vec![
-                duration(k.time),
-                format!("{:.1}%", percent(k.time, run.kernel_time)),
-                k.count.map_or(String::new(), |c| c.to_string()),
-                k.name.clone(),
-            ]
-        })
-        .collect();
-    let columns = vec![
-        Column::number("Time"),
-        Column::number("Share"),
-        Column::number("Count"),
-        Column::text("Kernel"),
-    ];
-    blocks.push(Block::Table(Table::new(columns, rows)));
+    let numbers = ["Time", "Share", "Count"];
+    blocks.push(named_times(
+        &run.top_kernels,
+        run.kernel_time,
+        numbers,
+        "Kernel",
+    ));
 }
 
 fn nvtx(run: &RunReport, blocks: &mut Vec<Block>) {
@@ -234,26 +214,32 @@ fn nvtx(run: &RunReport, blocks: &mut Vec<Block>) {
         "Projected GPU time: from the first start to the last end of the GPU work launched within each range; share of the span of the run's GPU work ({}). Names grouped as --group-names groups them: per-instance decorations such as \", op_id = N\" and a number ending the name (\"step 4\", \"ProfilerStep#12\") are cut.",
         duration(run.nvtx.gpu_span)
     ).into()));
-    let rows = run
-        .nvtx
-        .top
+    let numbers = ["Projected", "Share", "Ranges"];
+    blocks.push(named_times(
+        &run.nvtx.top,
+        run.nvtx.gpu_span,
+        numbers,
+        "Range",
+    ));
+}
+
+/// A table of named times: each time, its share of `whole` and its count
+/// (under `numbers`), and its name (under `name`).
+fn named_times(times: &[NamedTime], whole: i128, numbers: [&str; 3], name: &str) -> Block {
+    let rows = times
         .iter()
         .map(|n| {
             vec![
                 duration(n.time),
-                format!("{:.1}%", percent(n.time, run.nvtx.gpu_span)),
+                format!("{:.1}%", percent(n.time, whole)),
                 n.count.map_or(String::new(), |c| c.to_string()),
                 n.name.clone(),
             ]
         })
         .collect();
-    let columns = vec![
-        Column::number("Projected"),
-        Column::number("Share"),
-        Column::number("Ranges"),
-        Column::text("Range"),
-    ];
-    blocks.push(Block::Table(Table::new(columns, rows)));
+    let mut columns = Vec::from(numbers.map(Column::number));
+    columns.push(Column::text(name));
+    Block::Table(Table::new(columns, rows))
 }
 
 fn findings(run: &RunReport, blocks: &mut Vec<Block>) {
