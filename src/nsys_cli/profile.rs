@@ -307,7 +307,7 @@ const POLL: Duration = Duration::from_millis(20);
 
 fn wait(child: &mut Child, cancel: Option<&AtomicBool>) -> Waited {
     loop {
-        if let Some(waited) = ended(child, cancel) {
+        if let Some(waited) = finished(child, cancel) {
             return waited;
         }
         std::thread::sleep(POLL);
@@ -316,7 +316,7 @@ fn wait(child: &mut Child, cancel: Option<&AtomicBool>) -> Waited {
 
 /// How the wait for `child` ended where it has (the child exited, or
 /// `cancel` is set); none while it runs on.
-fn ended(child: &mut Child, cancel: Option<&AtomicBool>) -> Option<Waited> {
+fn finished(child: &mut Child, cancel: Option<&AtomicBool>) -> Option<Waited> {
     match child.try_wait() {
         Ok(Some(status)) => Some(Waited::Exited(status)),
         Ok(None) if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) => Some(Waited::Cancelled),
@@ -344,7 +344,7 @@ fn wait_for_nsys(
     let (mut seen, mut ended) = (false, None);
     let mut said = false;
     loop {
-        if let Some(waited) = ended(nsys, cancel) {
+        if let Some(waited) = finished(nsys, cancel) {
             return waited;
         }
         let now = Instant::now();
