@@ -90,63 +90,32 @@ impl Summary {
 
     /// Adds the counts of `other`, a summary of another part of the report.
     pub(crate) fn merge(&mut self, other: Summary) {
-        // Every field by name: a new field cannot be forgotten here.
-        let Summary {
-            slices,
-            flows,
-            before_time_zero,
-            inverted,
-            unterminated,
-            gpu_ops_without_launch,
-            gpu_ops_unknown_process,
-            launches_unmatched,
-            syncs_on_unknown_device,
-            cpu_samples,
-            sched_events,
-            counter_values,
-            sched_on_bad_cpu,
-            samples_on_bad_cpu,
-            unreadable,
-            no_event_tables,
-            unconverted,
-            event_flows,
-            event_waits_unrecorded,
-            event_waits_before_record,
-            event_records_without_call,
-            json_flows_on_nested,
-            filtered_out,
-            kept_nothing,
-        } = other;
-        for (category, n) in filtered_out {
-            *self.filtered_out.entry(category).or_default() += n;
+        // Every field named once, under how it merges: the pattern names
+        // them all, so a new field cannot be forgotten here.
+        macro_rules! merge_fields {
+            (
+                add: $($count:ident),+;
+                add_by_key: $($by_key:ident),+;
+                extend: $($list:ident),+;
+                or: $($flag:ident),+;
+            ) => {
+                let Summary { $($count,)+ $($by_key,)+ $($list,)+ $($flag,)+ } = other;
+                $(self.$count += $count;)+
+                $(add_by_key(&mut self.$by_key, $by_key);)+
+                $(self.$list.extend($list);)+
+                $(self.$flag |= $flag;)+
+            };
         }
-        for (category, n) in slices {
-            *self.slices.entry(category).or_default() += n;
+        merge_fields! {
+            add: flows, inverted, unterminated, gpu_ops_without_launch, gpu_ops_unknown_process,
+                launches_unmatched, syncs_on_unknown_device, cpu_samples, sched_events,
+                counter_values, sched_on_bad_cpu, samples_on_bad_cpu, event_flows,
+                event_waits_unrecorded, event_waits_before_record, event_records_without_call,
+                json_flows_on_nested;
+            add_by_key: slices, before_time_zero, filtered_out;
+            extend: unreadable, unconverted, kept_nothing;
+            or: no_event_tables;
         }
-        for (category, n) in before_time_zero {
-            *self.before_time_zero.entry(category).or_default() += n;
-        }
-        self.flows += flows;
-        self.inverted += inverted;
-        self.unterminated += unterminated;
-        self.gpu_ops_without_launch += gpu_ops_without_launch;
-        self.gpu_ops_unknown_process += gpu_ops_unknown_process;
-        self.launches_unmatched += launches_unmatched;
-        self.syncs_on_unknown_device += syncs_on_unknown_device;
-        self.cpu_samples += cpu_samples;
-        self.sched_events += sched_events;
-        self.counter_values += counter_values;
-        self.sched_on_bad_cpu += sched_on_bad_cpu;
-        self.samples_on_bad_cpu += samples_on_bad_cpu;
-        self.unreadable.extend(unreadable);
-        self.no_event_tables |= no_event_tables;
-        self.unconverted.extend(unconverted);
-        self.event_flows += event_flows;
-        self.event_waits_unrecorded += event_waits_unrecorded;
-        self.event_waits_before_record += event_waits_before_record;
-        self.event_records_without_call += event_records_without_call;
-        self.json_flows_on_nested += json_flows_on_nested;
-        self.kept_nothing.extend(kept_nothing);
     }
 
     /// Whether the trace holds no event at all: no slice, counter value,
@@ -285,6 +254,13 @@ impl Summary {
             ));
         }
         w
+    }
+}
+
+/// Adds the counts of `more` to `total`, key by key.
+fn add_by_key<K: Ord>(total: &mut BTreeMap<K, u64>, more: BTreeMap<K, u64>) {
+    for (key, n) in more {
+        *total.entry(key).or_default() += n;
     }
 }
 

@@ -89,21 +89,14 @@ impl Names {
             ));
         }
         counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let named: Vec<String> = counts
-            .iter()
-            .take(NAMED)
-            .map(|(name, _)| match name.char_indices().nth(LONGEST_NAME) {
+        let named = first_named(&counts, |(name, _)| {
+            match name.char_indices().nth(LONGEST_NAME) {
                 Some((at, _)) => format!("'{}…'", &name[..at]),
                 None => format!("'{name}'"),
-            })
-            .collect();
-        let more = match counts.len().saturating_sub(NAMED) {
-            0 => String::new(),
-            n => format!(" and {n} more"),
-        };
+            }
+        });
         Some(format!(
-            "{flag} '{pattern}' matches nothing: the report's {what}s are {}{more}",
-            named.join(", ")
+            "{flag} '{pattern}' matches nothing: the report's {what}s are {named}"
         ))
     }
 }
@@ -242,19 +235,21 @@ fn processes(report: &Report) -> Result<String, Failure> {
     }
     counts.sort_by_key(|&(pid, n)| (std::cmp::Reverse(n), pid));
     let meta = report.meta();
-    let named: Vec<String> = counts
-        .iter()
-        .take(NAMED)
-        .map(|&(pid, _)| format!("{pid} ({})", process_name(meta, pid as u32)))
-        .collect();
+    let named = first_named(&counts, |&(pid, _)| {
+        format!("{pid} ({})", process_name(meta, pid as u32))
+    });
+    Ok(format!("the processes with events are {named}"))
+}
+
+/// The first [`NAMED`] of `counts`, each as `name` writes it, then how many
+/// more there are: "'a', 'b' and 3 more".
+fn first_named<T>(counts: &[T], name: impl Fn(&T) -> String) -> String {
+    let named: Vec<String> = counts.iter().take(NAMED).map(name).collect();
     let more = match counts.len().saturating_sub(NAMED) {
         0 => String::new(),
         n => format!(" and {n} more"),
     };
-    Ok(format!(
-        "the processes with events are {}{more}",
-        named.join(", ")
-    ))
+    format!("{}{more}", named.join(", "))
 }
 
 /// Session time `ns` in seconds, to the microsecond: `155.360412s`.

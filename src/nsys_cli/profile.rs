@@ -307,15 +307,21 @@ const POLL: Duration = Duration::from_millis(20);
 
 fn wait(child: &mut Child, cancel: Option<&AtomicBool>) -> Waited {
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Waited::Exited(status),
-            Ok(None) => {}
-            Err(e) => return Waited::Failed(e),
-        }
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Waited::Cancelled;
+        if let Some(waited) = finished(child, cancel) {
+            return waited;
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// How the wait for `child` ended where it has (the child exited, or
+/// `cancel` is set); none while it runs on.
+fn finished(child: &mut Child, cancel: Option<&AtomicBool>) -> Option<Waited> {
+    match child.try_wait() {
+        Ok(Some(status)) => Some(Waited::Exited(status)),
+        Ok(None) if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) => Some(Waited::Cancelled),
+        Ok(None) => None,
+        Err(e) => Some(Waited::Failed(e)),
     }
 }
 
@@ -338,13 +344,8 @@ fn wait_for_nsys(
     let (mut seen, mut ended) = (false, None);
     let mut said = false;
     loop {
-        match nsys.try_wait() {
-            Ok(Some(status)) => return Waited::Exited(status),
-            Ok(None) => {}
-            Err(e) => return Waited::Failed(e),
-        }
-        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Waited::Cancelled;
+        if let Some(waited) = finished(nsys, cancel) {
+            return waited;
         }
         let now = Instant::now();
         if !said && now >= next_look {

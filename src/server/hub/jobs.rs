@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, HeaderValue};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::Shared;
@@ -43,12 +43,55 @@ pub(super) async fn entry_of(hub: &Arc<Hub>, id: String) -> Result<Entry, Refusa
 
 /// Waits for `job` to end, as one of its waiters (dropped, as when the
 /// client goes, it cancels the job if no one else waits).
-pub(super) async fn ended(job: &Arc<Job>) -> JobState {
+async fn ended(job: &Arc<Job>) -> JobState {
     let _waiting = job.wait();
     loop {
         match job.state() {
             JobState::Running => tokio::time::sleep(TICK).await,
             state => return state,
+        }
+    }
+}
+
+/// Waits for `job` to end (as [`ended`]): done, or refused with its
+/// error, or as `cancelled` says where it was cancelled.
+pub(super) async fn done(job: &Arc<Job>, cancelled: &'static str) -> Result<(), Refusal> {
+    match ended(job).await {
+        JobState::Done => Ok(()),
+        JobState::Failed { error } => Err(Refusal::failed(error)),
+        JobState::Cancelled | JobState::Running => {
+            Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, cancelled))
+        }
+    }
+}
+
+/// What `work` made on a blocking thread (a cached thing, made again
+/// only where evicted since its job), its error refused in the CLI's words.
+pub(super) async fn made_again<T: Send + 'static>(
+    work: impl FnOnce() -> crate::Result<T> + Send + 'static,
+) -> Result<T, Refusal> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| Refusal::work_failed())?
+        .map_err(Refusal::failed)
+}
+
+/// What a request does where what it asks for is not made yet.
+#[derive(Clone, Copy)]
+pub(super) enum OnMiss {
+    /// Makes it, as a job (a POST).
+    Make,
+    /// Answers a page with a button that asks for it (a GET): a GET never
+    /// starts a job.
+    Ask,
+}
+
+impl OnMiss {
+    /// As the request's `method` says: only a POST starts work.
+    pub(super) fn of(method: &Method) -> OnMiss {
+        match *method == Method::POST {
+            true => OnMiss::Make,
+            false => OnMiss::Ask,
         }
     }
 }
@@ -116,7 +159,7 @@ fn event_stream(body: Body) -> Response {
 
 /// The jobs running and the last ended, as JSON.
 pub(super) async fn list(State(app): State<Shared>) -> Response {
-    let seen: Vec<_> = app.hub.jobs.all().iter().map(|j| j.seen()).collect();
+    let seen: Vec<_> = app.hub.work.jobs.all().iter().map(|j| j.seen()).collect();
     (
         [(header::CONTENT_TYPE, "application/json")],
         serde_json::to_string(&seen).expect("jobs serialize"),

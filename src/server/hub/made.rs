@@ -11,19 +11,20 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
+use axum::http::request::Parts;
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 
-use super::jobs::{ended, events, failed_event};
+use super::jobs::{done, events, failed_event, made_again, OnMiss};
 use super::read::ask;
-use super::{App, Shared};
+use super::Shared;
 use crate::server::files::{file_response, Sending};
 use crate::server::refusal::Refusal;
 use crate::server::url;
 use crate::steps::StepPattern;
 use crate::workflows::hub::bound::Pinned;
 use crate::workflows::hub::catalog::{scan, Entry};
-use crate::workflows::hub::jobs::{Job, State as JobState};
+use crate::workflows::hub::jobs::Job;
 use crate::workflows::hub::made::Made;
 use crate::workflows::hub::state::Hub;
 use crate::workflows::hub::Cache;
@@ -181,50 +182,28 @@ pub(super) async fn follow(
     }
 }
 
-/// What was made (made first where not yet, as a job): a trace as a
-/// download, a page to read.
+/// What was made: made first where not yet, as a job, by a POST; a GET
+/// sends it where it is made already, else a page with a button that asks
+/// for it: a GET never starts a job. A trace is sent as a download, a
+/// page to read.
 pub(super) async fn download(
     State(app): State<Shared>,
     Path(kind): Path<String>,
-    uri: Uri,
+    request: Parts,
 ) -> Result<Response, Refusal> {
-    made(&app, &kind, &uri, OnMiss::Make).await
-}
-
-/// A GET of what is made: sent where it is made already, else a page with
-/// a button that asks for it: a GET never starts a job.
-pub(super) async fn download_if_made(
-    State(app): State<Shared>,
-    Path(kind): Path<String>,
-    uri: Uri,
-) -> Result<Response, Refusal> {
-    made(&app, &kind, &uri, OnMiss::Ask).await
-}
-
-/// What a request does where what it asks for is not made yet.
-#[derive(Clone, Copy)]
-enum OnMiss {
-    /// Makes it, as a job (a POST).
-    Make,
-    /// Answers a page with a button that asks for it (a GET).
-    Ask,
-}
-
-/// What the query asks for, sent: from the cache where made already, else
-/// as `on_miss` says.
-async fn made(app: &App, kind: &str, uri: &Uri, on_miss: OnMiss) -> Result<Response, Refusal> {
-    let (making, entries) = asked(&app.hub, kind, uri).await?;
+    let uri = &request.uri;
+    let (making, entries) = asked(&app.hub, &kind, uri).await?;
     let worker = Arc::clone(&app.hub);
     let (wanted, runs) = (making.clone(), entries.clone());
     let kept = tokio::task::spawn_blocking(move || wanted.kept(&worker, &runs))
         .await
         .map_err(|_| Refusal::work_failed())?;
-    let held = match (kept, on_miss) {
+    let held = match (kept, OnMiss::of(&request.method)) {
         (Some(held), _) => held,
         (None, OnMiss::Ask) => {
             let what = making.what(&entries);
             return Ok(ask(
-                app,
+                &app,
                 uri,
                 &what,
                 &format!(
@@ -236,25 +215,10 @@ async fn made(app: &App, kind: &str, uri: &Uri, on_miss: OnMiss) -> Result<Respo
         }
         (None, OnMiss::Make) => {
             let running = job(&app.hub, making.clone(), entries.clone());
-            match ended(&running).await {
-                JobState::Done => {}
-                JobState::Failed { error } => return Err(Refusal::failed(error)),
-                JobState::Cancelled | JobState::Running => {
-                    return Err(Refusal::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "the job was cancelled",
-                    ))
-                }
-            }
-            // Made: from the cache (made again only where evicted meanwhile).
+            done(&running, "the job was cancelled").await?;
             let worker = Arc::clone(&app.hub);
             let (wanted, runs) = (making.clone(), entries.clone());
-            tokio::task::spawn_blocking(move || {
-                wanted.make(&worker, &runs, &worker.options, &mut |_| {})
-            })
-            .await
-            .map_err(|_| Refusal::work_failed())?
-            .map_err(Refusal::failed)?
+            made_again(move || wanted.make(&worker, &runs, &worker.options, &mut |_| {})).await?
         }
     };
     let path = held.path().to_owned();

@@ -31,7 +31,7 @@ use super::stack;
 use crate::error::{Error, Result};
 use crate::workflows::hub::accelerator::Accelerators;
 use crate::workflows::hub::pages;
-use crate::workflows::hub::state::{Hub, Parts};
+use crate::workflows::hub::state::{Hub, Work};
 use crate::workflows::hub::Cache;
 use crate::Options;
 
@@ -172,16 +172,16 @@ impl App {
         }
         let cache = Cache::open(&settings.cache_dir, settings.cache_size)?;
         let loopback = settings.address.ip().is_loopback();
-        let hub = Hub::new(Parts {
+        let hub = Hub {
             dirs: settings.dirs,
             upload_dir: settings.upload_dir,
             cache,
             options: settings.options,
             ui: settings.ui,
             max_upload: settings.max_upload,
-            jobs: settings.jobs,
             accelerators: Accelerators::new(settings.tp, settings.tp_port, settings.tab_limit),
-        });
+            work: Work::new(settings.jobs),
+        };
         Ok(Arc::new(App {
             hub: Arc::new(hub),
             guard: Arc::new(Guard::new(settings.token, loopback, new_token()?)),
@@ -206,17 +206,20 @@ fn router(app: Shared) -> Router {
         .route("/api/config", get(read::config))
         .route("/api/reports", get(read::reports_json))
         .route("/report/{*id}", get(read::report_page))
-        .route("/stats/{*id}", get(read::stats_page))
+        .route(
+            "/stats/{*id}",
+            get(|app, id| read::run_page(app, id, pages::write_stats)),
+        )
         .route("/api/rows/{*id}", get(read::stats_rows))
-        .route("/findings/{*id}", get(read::findings_page))
+        .route(
+            "/findings/{*id}",
+            get(|app, id| read::run_page(app, id, pages::write_findings_page)),
+        )
         .route("/open/{*id}", get(read::open_page))
         .route("/compare", get(read::compare_page))
         // What starts work is a POST (a job's, bounded per client); a GET
         // gives what is made already, or a page with a button that asks.
-        .route(
-            "/trace/{*id}",
-            job(&app, trace::trace).get(trace::trace_if_made),
-        )
+        .route("/trace/{*id}", job(&app, trace::trace).get(trace::trace))
         .route(
             "/api/convert/{*id}",
             job(&app, jobs::follow).get(needs_post),
@@ -227,7 +230,7 @@ fn router(app: Shared) -> Router {
         .route("/api/make/{kind}", job(&app, made::follow).get(needs_post))
         .route(
             "/made/{kind}",
-            job(&app, made::download).get(made::download_if_made),
+            job(&app, made::download).get(made::download),
         )
         .route(
             "/upload",

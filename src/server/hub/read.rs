@@ -4,6 +4,7 @@
 //! on blocking threads, `-j` at a time with the other reads a user waits
 //! for; none starts a job.
 
+use std::io::Write;
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
@@ -90,7 +91,7 @@ pub(super) async fn read<T: Send + 'static>(
     hub: &Arc<Hub>,
     work: impl FnOnce(&Hub) -> Option<crate::Result<T>> + Send + 'static,
 ) -> Result<T, Refusal> {
-    let Ok(_permit) = hub.foreground.clone().acquire_owned().await else {
+    let Ok(_permit) = hub.work.foreground.clone().acquire_owned().await else {
         return Err(Refusal::stopping());
     };
     let worker = Arc::clone(hub);
@@ -141,12 +142,15 @@ pub(super) async fn report_page(
     Ok(file_response(&path, page, Sending::of("text/html; charset=utf-8")).await)
 }
 
-pub(super) async fn stats_page(
+/// A page of the run of the path (`/stats/RUN`, `/findings/RUN`): what
+/// `write` makes of it.
+pub(super) async fn run_page(
     State(app): State<Shared>,
     Path(id): Path<String>,
+    write: fn(&mut dyn Write, &Readable, &Options) -> crate::Result<()>,
 ) -> Result<Response, Refusal> {
-    let page = written_of_run(&app.hub, id, |out, run, options| {
-        pages::write_stats(out, run, options)
+    let page = written_of_run(&app.hub, id, move |out, run, options| {
+        write(out, run, options)
     })
     .await?;
     Ok(html(page))
@@ -178,17 +182,6 @@ pub(super) async fn stats_rows(
         rows,
     )
         .into_response())
-}
-
-pub(super) async fn findings_page(
-    State(app): State<Shared>,
-    Path(id): Path<String>,
-) -> Result<Response, Refusal> {
-    let page = written_of_run(&app.hub, id, |out, run, options| {
-        pages::write_findings_page(out, run, options)
-    })
-    .await?;
-    Ok(html(page))
 }
 
 pub(super) async fn open_page(

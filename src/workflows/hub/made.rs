@@ -3,12 +3,9 @@
 //! reports into one trace (`merge`). Each is made once, as a job, and kept
 //! in the cache under the keys of its runs (in their order).
 
-use std::path::PathBuf;
-
 use super::bound::Pinned;
 use super::cache::{Cache, CacheKey};
 use super::catalog::Entry;
-use super::readable::told;
 use crate::error::Result;
 use crate::merge::{merge_files, Alignment, Labels, MergeOptions, MergeProgress};
 use crate::workflows::output::OutputFile;
@@ -122,25 +119,17 @@ impl Cache {
         options: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Pinned> {
-        let trace = self.pin_file(&Cache::made_name(made, entries));
-        let path = trace.path();
-        self.once(path, || {
-            let readables = entries
-                .iter()
-                .map(|e| self.readable(e, options))
-                .collect::<Result<Vec<_>>>()?;
-            let inputs: Vec<PathBuf> = readables.iter().map(|r| r.path().to_owned()).collect();
+        let name = Cache::made_name(made, entries);
+        self.made_of_runs(&name, entries, options, |inputs, path| {
             let mut heard = |p: MergeProgress| progress(overall(p));
             merge_files(
-                &inputs,
+                inputs,
                 OutputFile::new(path),
                 options,
                 &made.merge_options(),
                 &mut heard,
             )
             .map(drop)
-            .map_err(|e| told(&readables, e))
-        })?;
-        Ok(trace)
+        })
     }
 }

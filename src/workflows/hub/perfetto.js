@@ -37,18 +37,8 @@ async function openInPerfetto(id, place) {
     return;
   }
   // Too big for a tab: not handed to the UI, trace_processor offered.
-  let fit;
-  try {
-    const answer = await fetch("/api/fit/" + id, { credentials: "same-origin" });
-    if (!answer.ok) {
-      place.say(await refusal(answer));
-      win.close();
-      return;
-    }
-    fit = await answer.json();
-  } catch (e) {
-    place.say("The server stopped answering: " + e);
-    win.close();
+  const fit = await fetched("/api/fit/" + id, (answer) => answer.json(), "The server stopped answering: ", place, win);
+  if (!fit) {
     return;
   }
   if (!fit.fits) {
@@ -56,18 +46,14 @@ async function openInPerfetto(id, place) {
     offerTraceProcessor(id, fit, place);
     return;
   }
-  let buffer;
-  try {
-    const response = await fetch("/trace/" + id, { credentials: "same-origin" });
-    if (!response.ok) {
-      place.say(await refusal(response));
-      win.close();
-      return;
-    }
-    buffer = await response.arrayBuffer();
-  } catch (e) {
-    place.say("The trace could not be fetched: " + e);
-    win.close();
+  const buffer = await fetched(
+    "/trace/" + id,
+    (answer) => answer.arrayBuffer(),
+    "The trace could not be fetched: ",
+    place,
+    win,
+  );
+  if (!buffer) {
     return;
   }
   place.say("Handing " + buffer.byteLength + " bytes to the Perfetto UI…");
@@ -97,6 +83,25 @@ async function openInPerfetto(id, place) {
     place.say("Opened " + name + " in Perfetto.");
   };
   window.addEventListener("message", answered);
+}
+
+// What `read` makes of the answer to a GET of `url`; null where the server
+// refused (its reason said in `place`) or could not be reached (`lost` and
+// why said), the UI's tab `win` closed then.
+async function fetched(url, read, lost, place, win) {
+  try {
+    const answer = await fetch(url, { credentials: "same-origin" });
+    if (!answer.ok) {
+      place.say(await refusal(answer));
+      win.close();
+      return null;
+    }
+    return await read(answer);
+  } catch (e) {
+    place.say(lost + e);
+    win.close();
+    return null;
+  }
 }
 
 // A trace too big for a browser tab, as `open` handles it: loaded by

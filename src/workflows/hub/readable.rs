@@ -47,7 +47,7 @@ impl Readable {
 }
 
 /// `e`, met reading several of `readables` together, naming each as listed.
-pub(super) fn told(readables: &[Readable], e: Error) -> Error {
+fn told(readables: &[Readable], e: Error) -> Error {
     readables.iter().fold(e, |e, r| r.told(e))
 }
 
@@ -86,6 +86,30 @@ impl Cache {
     /// (stopped by `options`' cancellation flag, leaving nothing).
     pub fn readable(&self, entry: &Entry, options: &Options) -> Result<Readable> {
         self.readable_from(entry, entry.open()?, options)
+    }
+
+    /// The cache's file `name`, made once (a second caller waits for the
+    /// first) by `make` of `entries` together: it reads the paths of their
+    /// readable copies ([`Cache::readable`]) and writes the path it is
+    /// given; an error names each run as listed. Held in use until dropped.
+    pub(super) fn made_of_runs(
+        &self,
+        name: &str,
+        entries: &[Entry],
+        options: &Options,
+        make: impl FnOnce(&[PathBuf], &Path) -> Result<()>,
+    ) -> Result<Pinned> {
+        let made = self.pin_file(name);
+        let path = made.path();
+        self.once(path, || {
+            let readables = entries
+                .iter()
+                .map(|e| self.readable(e, options))
+                .collect::<Result<Vec<_>>>()?;
+            let inputs: Vec<PathBuf> = readables.iter().map(|r| r.path().to_owned()).collect();
+            make(&inputs, path).map_err(|e| told(&readables, e))
+        })?;
+        Ok(made)
     }
 
     /// [`Cache::readable`] of `entry` opened as `opened`.

@@ -19,7 +19,8 @@ use super::jobs::{Job, Jobs};
 use crate::error::{Error, Result};
 use crate::{Format, Options, Progress};
 
-/// What every request shares.
+/// What every request shares: what the hub was made of (the flags of
+/// `serve`), and the work under way.
 pub(crate) struct Hub {
     /// The directories of runs.
     pub(crate) dirs: Vec<PathBuf>,
@@ -33,6 +34,14 @@ pub(crate) struct Hub {
     pub(crate) ui: String,
     /// The largest upload taken.
     pub(crate) max_upload: u64,
+    /// trace_processor, for traces too big for a tab.
+    pub(crate) accelerators: Accelerators,
+    pub(crate) work: Work,
+}
+
+/// The work a hub has under way: headlines (computed in the background)
+/// and the reads and jobs a user waits for.
+pub(crate) struct Work {
     /// Headlines known, by key.
     headlines: Mutex<HashMap<CacheKey, Headline>>,
     /// Headlines queued or being computed.
@@ -43,42 +52,24 @@ pub(crate) struct Hub {
     pub(crate) foreground: Arc<Semaphore>,
     /// Conversions a user waits for.
     pub(crate) jobs: Jobs,
-    /// trace_processor, for traces too big for a tab.
-    pub(crate) accelerators: Accelerators,
 }
 
-/// What a hub is made of (the flags of `serve`).
-pub(crate) struct Parts {
-    pub(crate) dirs: Vec<PathBuf>,
-    pub(crate) upload_dir: PathBuf,
-    pub(crate) cache: Cache,
-    pub(crate) options: Options,
-    pub(crate) ui: String,
-    pub(crate) max_upload: u64,
-    /// Reads at once, in the background and in the foreground each.
-    pub(crate) jobs: usize,
-    pub(crate) accelerators: Accelerators,
-}
-
-impl Hub {
-    pub(crate) fn new(parts: Parts) -> Hub {
-        let jobs = parts.jobs.max(1);
-        Hub {
-            dirs: parts.dirs,
-            upload_dir: parts.upload_dir,
-            cache: parts.cache,
-            options: parts.options,
-            ui: parts.ui,
-            max_upload: parts.max_upload,
+impl Work {
+    /// No work yet; `jobs` reads at once, in the background and in the
+    /// foreground each.
+    pub(crate) fn new(jobs: usize) -> Work {
+        let jobs = jobs.max(1);
+        Work {
             headlines: Mutex::new(HashMap::new()),
             queued: Mutex::new(HashSet::new()),
             background: Arc::new(Semaphore::new(jobs)),
             foreground: Arc::new(Semaphore::new(jobs)),
             jobs: Jobs::default(),
-            accelerators: parts.accelerators,
         }
     }
+}
 
+impl Hub {
     /// The reports now, each with its headline where known; the headlines
     /// missing are queued.
     pub(crate) fn list(self: &Arc<Self>) -> (Vec<(Entry, Option<Headline>)>, Vec<String>) {
@@ -100,7 +91,11 @@ impl Hub {
     }
 
     fn known(&self, key: &CacheKey, entry: &Entry) -> Option<Headline> {
-        let mut known = self.headlines.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self
+            .work
+            .headlines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some(h) = known.get(key) {
             return Some(h.clone());
         }
@@ -112,6 +107,7 @@ impl Hub {
     /// Computes the headline of `entry` in the background, `-j` at a time.
     fn queue(self: &Arc<Self>, key: CacheKey, entry: &Entry) {
         if !self
+            .work
             .queued
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -122,7 +118,7 @@ impl Hub {
         let hub = Arc::clone(self);
         let entry = entry.clone();
         tokio::spawn(async move {
-            let Ok(_permit) = hub.background.clone().acquire_owned().await else {
+            let Ok(_permit) = hub.work.background.clone().acquire_owned().await else {
                 return;
             };
             let worker = Arc::clone(&hub);
@@ -132,12 +128,14 @@ impl Hub {
             })
             .await;
             if let Ok(Ok(headline)) = computed {
-                hub.headlines
+                hub.work
+                    .headlines
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(key.clone(), headline);
             }
-            hub.queued
+            hub.work
+                .queued
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&key);
@@ -184,12 +182,12 @@ impl Hub {
         what: &str,
         work: impl FnOnce(&Hub, &Options, &mut dyn FnMut(Progress)) -> Result<()> + Send + 'static,
     ) -> Arc<Job> {
-        let (job, new) = self.jobs.join_or_start(key, what);
+        let (job, new) = self.work.jobs.join_or_start(key, what);
         if new {
             let hub = Arc::clone(self);
             let job = Arc::clone(&job);
             tokio::spawn(async move {
-                let permit = hub.foreground.clone().acquire_owned().await;
+                let permit = hub.work.foreground.clone().acquire_owned().await;
                 let worker = Arc::clone(&hub);
                 let working = Arc::clone(&job);
                 let done = tokio::task::spawn_blocking(move || {
@@ -208,7 +206,7 @@ impl Hub {
                         reason: "the job failed".into(),
                     })
                 });
-                hub.jobs.end(&job, result);
+                hub.work.jobs.end(&job, result);
             });
         }
         job
@@ -216,7 +214,7 @@ impl Hub {
 
     /// Stops what runs: the jobs, trace_processor.
     pub(crate) fn stop(&self) {
-        self.jobs.cancel_all();
+        self.work.jobs.cancel_all();
         self.accelerators.stop();
     }
 }

@@ -8,7 +8,6 @@ use super::bound::Pinned;
 use super::cache::{Cache, CacheKey};
 use super::catalog::Entry;
 use super::pages::write_report;
-use super::readable::told;
 use crate::analysis::gpu_time::ReportOptions;
 use crate::analysis::steps::{StepOptions, StepPattern};
 use crate::error::Result;
@@ -52,9 +51,8 @@ impl Cache {
         options: &Options,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Pinned> {
-        let page = self.pin_file(&Cache::steps_name(entries, pattern));
-        let path = page.path();
-        self.once(path, || {
+        let name = Cache::steps_name(entries, pattern);
+        self.made_of_runs(&name, entries, options, |inputs, path| {
             let mut steps = StepOptions::new(pattern.clone());
             // As the command's default: MPI_RANKS, else the run's place.
             steps.labels = Labels::Ranks { from_name: None };
@@ -62,11 +60,6 @@ impl Cache {
                 steps: Some(steps),
                 ..ReportOptions::default()
             };
-            let readables = entries
-                .iter()
-                .map(|e| self.readable(e, options))
-                .collect::<Result<Vec<_>>>()?;
-            let inputs: Vec<_> = readables.iter().map(|r| r.path().to_owned()).collect();
             let total = entries.len() as u64;
             let mut started = 0;
             let mut heard = |_: &std::path::Path| {
@@ -76,14 +69,12 @@ impl Cache {
                 });
                 started += 1;
             };
-            let mut made = report_files(&inputs, &report_options, &options.read, &mut heard)
-                .map_err(|e| told(&readables, e))?;
+            let mut made = report_files(inputs, &report_options, &options.read, &mut heard)?;
             // Named as the list names them, not by where the server found them.
             for (run, entry) in made.runs.iter_mut().zip(entries) {
                 run.path = entry.relative().to_owned();
             }
             OutputFile::new(path).write_with(|out| write_report(out, &made, None))
-        })?;
-        Ok(page)
+        })
     }
 }

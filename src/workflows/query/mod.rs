@@ -60,39 +60,11 @@ impl Answer {
     }
 }
 
-/// Runs `sql` over `entry` with `engine`: every statement a read (else
-/// refused, nothing run); the last statement's rows are the answer. The
-/// trace is converted with `options` where the cache does not hold it
-/// yet, `progress` hearing how far; `options.cancel` stops the work,
-/// leaving nothing.
-pub fn query_entry(
-    cache: &Cache,
-    entry: &Entry,
-    sql: &str,
-    engine: &Engine,
-    options: &Options,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Answer> {
-    let statements = statements::reads(sql)?;
-    match engine {
-        Engine::TraceProcessor(tp) => {
-            let trace = cache.trace(entry, options, progress)?;
-            let cancel = options.read.cancel.as_deref();
-            shell::run(tp, trace.path(), &statements, cancel, &entry.path)
-        }
-        Engine::Export => {
-            let readable = cache.readable(entry, options)?;
-            export::run(
-                readable.path(),
-                &statements,
-                options.read.cancel.clone(),
-                &entry.path,
-            )
-        }
-    }
-}
-
-/// [`query_entry`] of the file `run`, named alone.
+/// Runs `sql` over the file `run`, named alone, with `engine`: every
+/// statement a read (else refused, nothing run, before the run is even
+/// looked at); the last statement's rows are the answer. The trace is
+/// converted with `options` where `cache` does not hold it yet, `progress`
+/// hearing how far; `options.cancel` stops the work, leaving nothing.
 pub fn query_file(
     cache: &Cache,
     run: &Path,
@@ -101,14 +73,28 @@ pub fn query_file(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Answer> {
-    // Refused before the run is even looked at.
-    statements::reads(sql)?;
+    let statements = statements::reads(sql)?;
     crate::workflows::input::sniff(run)?;
     let entry = Entry::of_file(run).map_err(|cause| Error::Unreadable {
         path: run.to_owned(),
         cause,
     })?;
-    query_entry(cache, &entry, sql, engine, options, progress)
+    match engine {
+        Engine::TraceProcessor(tp) => {
+            let trace = cache.trace(&entry, options, progress)?;
+            let cancel = options.read.cancel.as_deref();
+            shell::run(tp, trace.path(), &statements, cancel, &entry.path)
+        }
+        Engine::Export => {
+            let readable = cache.readable(&entry, options)?;
+            export::run(
+                readable.path(),
+                &statements,
+                options.read.cancel.clone(),
+                &entry.path,
+            )
+        }
+    }
 }
 
 /// Where the program keeps what queries convert, where no directory is
