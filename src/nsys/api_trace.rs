@@ -6,13 +6,11 @@
 //! however many calls there are. The table is probed as every reader
 //! probes it: one without the columns its rows need is noted unreadable.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
 use super::columns::TakeAll;
 use super::cuda::{API, RUNTIME};
 use super::select::quote;
-use super::{strings, Report, TimeCheck};
+use super::sorted_trace::{column_or_null, Joins, SortedTrace, TraceRow};
+use super::{strings, Report};
 
 /// One call, as the trace prints it.
 pub(crate) struct ApiTraceRow {
@@ -28,16 +26,8 @@ pub(crate) struct ApiTraceRow {
     pub thread: Option<String>,
 }
 
-/// The calls of a report, read anew each time they are walked, on a
-/// connection of their own; calls whose times cannot be right are left
-/// out, counted into the report (see [`TimeCheck`]).
-pub(crate) struct ApiTrace {
-    uri: String,
-    cancel: Option<Arc<AtomicBool>>,
-    sql: String,
-    empty: bool,
-    check: TimeCheck,
-}
+/// The calls of a report, in start order.
+pub(crate) type ApiTrace = SortedTrace<ApiTraceRow>;
 
 const THREAD_NAMES: &str = "ThreadNames";
 
@@ -53,36 +43,32 @@ impl Report {
             return Ok(None);
         }
         let has = |table: &str, column: &str| self.schema.has_column(table, column);
-        let column = |alias: &str, table: &str, name: &str| match has(table, name) {
-            true => format!("{alias}.{}", quote(name)),
-            false => "NULL".to_owned(),
-        };
-        let api = |name: &str| column("api", RUNTIME, name);
-        let mut joins = String::new();
-        let name = match has(RUNTIME, API.name_id.name()) && has(strings::TABLE, "value") {
-            true => {
-                joins.push_str(&format!(
-                    " LEFT OUTER JOIN {} AS nstr ON nstr.id == api.nameId",
-                    strings::TABLE
-                ));
-                "nstr.value"
-            }
-            false => "NULL",
-        };
+        let api = |name: &str| column_or_null("api", has(RUNTIME, name), name);
+        let mut joins = Joins::default();
+        let name = joins.column(
+            has(RUNTIME, API.name_id.name()) && has(strings::TABLE, "value"),
+            format!(
+                " LEFT OUTER JOIN {} AS nstr ON nstr.id == api.nameId",
+                strings::TABLE
+            ),
+            "nstr.value",
+        );
         let threads = ["globalTid", "nameId", "priority"]
             .iter()
             .all(|c| has(THREAD_NAMES, c));
-        let (priority, thread) = match threads {
-            true => {
-                joins.push_str(&format!(
-                    " LEFT OUTER JOIN {THREAD_NAMES} AS tname ON tname.globalTid == api.globalTid \
-                     LEFT OUTER JOIN {} AS tstr ON tstr.id == tname.nameId",
-                    strings::TABLE
-                ));
-                ("tname.priority", "tstr.value")
-            }
-            false => ("NULL", "NULL"),
-        };
+        let priority = joins.column(
+            threads,
+            format!(" LEFT OUTER JOIN {THREAD_NAMES} AS tname ON tname.globalTid == api.globalTid"),
+            "tname.priority",
+        );
+        let thread = joins.column(
+            threads,
+            format!(
+                " LEFT OUTER JOIN {} AS tstr ON tstr.id == tname.nameId",
+                strings::TABLE
+            ),
+            "tstr.value",
+        );
         let sql = format!(
             "SELECT api.start, api.\"end\", {name}, {}, {}, api.globalTid, {priority}, {thread} \
              FROM {} AS api{joins} ORDER BY 1",
@@ -90,51 +76,26 @@ impl Report {
             api(API.correlation_id.name()),
             quote(RUNTIME),
         );
-        Ok(Some(ApiTrace {
-            uri: self.uri.clone(),
-            cancel: self.cancel.clone(),
-            sql,
-            empty: !self.has_rows(RUNTIME)?,
-            check: TimeCheck::new(self)?,
-        }))
+        let empty = !self.has_rows(RUNTIME)?;
+        SortedTrace::new(self, sql, empty).map(Some)
     }
 }
 
-impl ApiTrace {
-    /// Whether there is no call.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.empty
+impl TraceRow for ApiTraceRow {
+    fn times(r: &rusqlite::Row<'_>) -> rusqlite::Result<(&'static str, i64, i64)> {
+        Ok((RUNTIME, r.get(0)?, r.get(1)?))
     }
 
-    /// Calls `f` with each call whose times can be right, in start order.
-    pub(crate) fn each<E: From<rusqlite::Error>>(
-        &self,
-        mut f: impl FnMut(&ApiTraceRow) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let conn = super::scan::open_read_only(&self.uri)?;
-        // The sort spills to a temporary file, whatever SQLite was built
-        // to prefer: memory stays flat however many calls there are.
-        conn.pragma_update(None, "temp_store", "FILE")?;
-        super::watch(&conn, self.cancel.as_ref());
-        let mut check = self.check.again();
-        let mut stmt = conn.prepare(&self.sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let (start, end) = (r.get(0)?, r.get(1)?);
-            if !check.allow(RUNTIME, start, end) {
-                continue;
-            }
-            f(&ApiTraceRow {
-                start,
-                end,
-                name: r.get(2)?,
-                result: r.get(3)?,
-                correlation_id: r.get(4)?,
-                global_tid: r.get(5)?,
-                priority: r.get(6)?,
-                thread: r.get(7)?,
-            })?;
-        }
-        Ok(())
+    fn read(r: &rusqlite::Row<'_>, start: i64, end: i64) -> rusqlite::Result<Self> {
+        Ok(ApiTraceRow {
+            start,
+            end,
+            name: r.get(2)?,
+            result: r.get(3)?,
+            correlation_id: r.get(4)?,
+            global_tid: r.get(5)?,
+            priority: r.get(6)?,
+            thread: r.get(7)?,
+        })
     }
 }

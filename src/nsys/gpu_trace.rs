@@ -7,16 +7,14 @@
 //! table is probed as every reader probes it: one without the columns its
 //! rows need is noted unreadable and left out.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
 use super::columns::TakeAll;
 use super::cuda::{GPU, KERNEL, KERNEL_COLUMNS, KERNEL_NAMES, MEMCPY, MEMCPY_COLUMNS};
 use super::cuda::{MEMSET, MEMSET_COLUMNS};
 use super::meta::GPUS;
 use super::names::{memcpy_stats_name, COPY_KINDS, MEMORY_KINDS, MEMSET_STATS_NAME};
 use super::select::{quote, Select};
-use super::{strings, Report, TimeCheck};
+use super::sorted_trace::{column_or_null, Joins, SortedTrace, TraceRow};
+use super::{strings, Report};
 
 /// One GPU operation, as the trace prints it.
 pub(crate) struct GpuTraceRow {
@@ -43,16 +41,8 @@ pub(crate) struct GpuTraceRow {
     pub name: Option<String>,
 }
 
-/// The GPU operations of a report, read anew each time they are walked,
-/// on a connection of their own; operations whose times cannot be right
-/// are left out, counted into the report (see [`TimeCheck`]).
-pub(crate) struct GpuTrace {
-    uri: String,
-    cancel: Option<Arc<AtomicBool>>,
-    sql: String,
-    empty: bool,
-    check: TimeCheck,
-}
+/// The GPU operations of a report, in start order.
+pub(crate) type GpuTrace = SortedTrace<GpuTraceRow>;
 
 /// The order of the trace's tables in the union, which orders operations
 /// of one start.
@@ -85,43 +75,29 @@ impl Report {
              SELECT * FROM ({}) ORDER BY 2",
             parts.join(" UNION ALL ")
         );
-        Ok(Some(GpuTrace {
-            uri: self.uri.clone(),
-            cancel: self.cancel.clone(),
-            sql,
-            empty,
-            check: TimeCheck::new(self)?,
-        }))
+        SortedTrace::new(self, sql, empty).map(Some)
     }
 
     /// The SELECT of one table's operations, in the trace's columns.
     fn gpu_trace_part(&self, s: &Select) -> String {
         let table = s.table();
-        let at = |column: &str| match s.has(column) {
-            true => format!("op.{}", quote(column)),
-            false => "NULL".to_owned(),
-        };
-        let mut joins = String::new();
+        let at = |column: &str| column_or_null("op", s.has(column), column);
+        let mut joins = Joins::default();
         let device_id = at(GPU.device_id.name());
-        let gpu_name =
-            match self.schema.has_column(GPUS, "id") && self.schema.has_column(GPUS, "name") {
-                true => {
-                    joins.push_str(&format!(
-                        " LEFT JOIN {GPUS} AS gpu ON gpu.id == {device_id}"
-                    ));
-                    "gpu.name"
-                }
-                false => "NULL",
-            };
-        let kind = |column: &str, alias: &str, joins: &mut String| match s.has(column) {
-            true => {
-                joins.push_str(&format!(
+        let gpu_name = joins.column(
+            self.schema.has_column(GPUS, "id") && self.schema.has_column(GPUS, "name"),
+            format!(" LEFT JOIN {GPUS} AS gpu ON gpu.id == {device_id}"),
+            "gpu.name",
+        );
+        let kind = |column: &str, alias: &str, joins: &mut Joins| {
+            joins.column(
+                s.has(column),
+                format!(
                     " LEFT JOIN mem_kinds AS {alias} ON {alias}.id == {}",
                     at(column)
-                ));
-                format!("{alias}.name")
-            }
-            false => "NULL".to_owned(),
+                ),
+                format!("{alias}.name"),
+            )
         };
         let index = TABLES.iter().position(|t| *t == table).unwrap_or(0);
         let (launch, bytes, source, destination, name) = match table {
@@ -141,18 +117,15 @@ impl Report {
                 .map(|c| at(c.name()))
                 .join(", ");
                 let demangled = KERNEL_NAMES.demangled_name.name();
-                let name = match s.has(demangled) && self.schema.has_column(strings::TABLE, "value")
-                {
-                    true => {
-                        joins.push_str(&format!(
-                            " LEFT JOIN {} AS dmn ON dmn.id == {}",
-                            strings::TABLE,
-                            at(demangled)
-                        ));
-                        "dmn.value".to_owned()
-                    }
-                    false => "NULL".to_owned(),
-                };
+                let name = joins.column(
+                    s.has(demangled) && self.schema.has_column(strings::TABLE, "value"),
+                    format!(
+                        " LEFT JOIN {} AS dmn ON dmn.id == {}",
+                        strings::TABLE,
+                        at(demangled)
+                    ),
+                    "dmn.value",
+                );
                 (
                     launch,
                     "NULL".to_owned(),
@@ -165,16 +138,14 @@ impl Report {
                 let c = &MEMCPY_COLUMNS;
                 let source = kind(c.src_kind.name(), "src", &mut joins);
                 let destination = kind(c.dst_kind.name(), "dst", &mut joins);
-                let name = match s.has(c.copy_kind.name()) {
-                    true => {
-                        joins.push_str(&format!(
-                            " LEFT JOIN copy_names AS copy ON copy.id == {}",
-                            at(c.copy_kind.name())
-                        ));
-                        "copy.name".to_owned()
-                    }
-                    false => "NULL".to_owned(),
-                };
+                let name = joins.column(
+                    s.has(c.copy_kind.name()),
+                    format!(
+                        " LEFT JOIN copy_names AS copy ON copy.id == {}",
+                        at(c.copy_kind.name())
+                    ),
+                    "copy.name",
+                );
                 (
                     launch_nulls(),
                     at(c.bytes.name()),
@@ -221,50 +192,28 @@ fn values(names: impl Iterator<Item = String>) -> String {
     format!("VALUES {}", rows.join(", "))
 }
 
-impl GpuTrace {
-    /// Whether there is no operation.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.empty
+impl TraceRow for GpuTraceRow {
+    fn times(r: &rusqlite::Row<'_>) -> rusqlite::Result<(&'static str, i64, i64)> {
+        Ok((TABLES[r.get::<_, usize>(0)?], r.get(1)?, r.get(2)?))
     }
 
-    /// Calls `f` with each operation whose times can be right, in start
-    /// order.
-    pub(crate) fn each<E: From<rusqlite::Error>>(
-        &self,
-        mut f: impl FnMut(&GpuTraceRow) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let conn = super::scan::open_read_only(&self.uri)?;
-        // The sort spills to a temporary file, whatever SQLite was built
-        // to prefer: memory stays flat however many operations there are.
-        conn.pragma_update(None, "temp_store", "FILE")?;
-        super::watch(&conn, self.cancel.as_ref());
-        let mut check = self.check.again();
-        let mut stmt = conn.prepare(&self.sql)?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let table = TABLES[r.get::<_, usize>(0)?];
-            let (start, end) = (r.get(1)?, r.get(2)?);
-            if !check.allow(table, start, end) {
-                continue;
-            }
-            f(&GpuTraceRow {
-                start,
-                end,
-                correlation_id: r.get(3)?,
-                grid: [r.get(4)?, r.get(5)?, r.get(6)?],
-                block: [r.get(7)?, r.get(8)?, r.get(9)?],
-                registers_per_thread: r.get(10)?,
-                static_shared: r.get(11)?,
-                dynamic_shared: r.get(12)?,
-                bytes: r.get(13)?,
-                source_kind: r.get(14)?,
-                destination_kind: r.get(15)?,
-                device: r.get(16)?,
-                context_id: r.get(17)?,
-                stream_id: r.get(18)?,
-                name: r.get(19)?,
-            })?;
-        }
-        Ok(())
+    fn read(r: &rusqlite::Row<'_>, start: i64, end: i64) -> rusqlite::Result<Self> {
+        Ok(GpuTraceRow {
+            start,
+            end,
+            correlation_id: r.get(3)?,
+            grid: [r.get(4)?, r.get(5)?, r.get(6)?],
+            block: [r.get(7)?, r.get(8)?, r.get(9)?],
+            registers_per_thread: r.get(10)?,
+            static_shared: r.get(11)?,
+            dynamic_shared: r.get(12)?,
+            bytes: r.get(13)?,
+            source_kind: r.get(14)?,
+            destination_kind: r.get(15)?,
+            device: r.get(16)?,
+            context_id: r.get(17)?,
+            stream_id: r.get(18)?,
+            name: r.get(19)?,
+        })
     }
 }

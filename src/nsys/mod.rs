@@ -46,6 +46,7 @@ mod row_filter;
 mod scan;
 mod schema;
 mod select;
+mod sorted_trace;
 mod span;
 mod strings;
 pub(crate) mod tables;

@@ -24,6 +24,19 @@ pub(crate) struct WindowCall<'r> {
     pub name: &'r str,
 }
 
+impl<'r> WindowCall<'r> {
+    /// A call of the thread `global_tid` (`globalTid`).
+    fn of_thread(global_tid: i64, start: i64, end: i64, name: &'r str) -> Self {
+        WindowCall {
+            pid: pid_of(global_tid),
+            tid: tid_of(global_tid),
+            start,
+            end,
+            name,
+        }
+    }
+}
+
 /// A CPU sample as the readers of windows see it.
 pub(crate) struct WindowSample<'r> {
     pub pid: u32,
@@ -94,14 +107,9 @@ impl Report {
             }
             let sql = format!("SELECT {} FROM {} WHERE {filter}", s.sql(), quote(table));
             self.each_row_apart(&sql, |r| {
-                let gtid = c.global_tid.get(r)?;
-                f(WindowCall {
-                    pid: pid_of(gtid),
-                    tid: tid_of(gtid),
-                    start: c.start.get(r)?,
-                    end: c.end.get(r)?,
-                    name: api_stats_name(self.strings.name(c.name_id.get(r)?)),
-                });
+                let name = api_stats_name(self.strings.name(c.name_id.get(r)?));
+                let (gtid, start, end) = (c.global_tid.get(r)?, c.start.get(r)?, c.end.get(r)?);
+                f(WindowCall::of_thread(gtid, start, end, name));
                 Ok::<(), rusqlite::Error>(())
             })?;
         }
@@ -110,14 +118,9 @@ impl Report {
             if self.readable(&s) {
                 let sql = format!("SELECT {} FROM {OSRT} WHERE {overlaps}", s.sql());
                 self.each_row_apart(&sql, |r| {
-                    let gtid = c.global_tid.get(r)?;
-                    f(WindowCall {
-                        pid: pid_of(gtid),
-                        tid: tid_of(gtid),
-                        start: c.start.get(r)?,
-                        end: c.end.get(r)?,
-                        name: self.strings.name(c.name_id.get(r)?),
-                    });
+                    let name = self.strings.name(c.name_id.get(r)?);
+                    let (gtid, start, end) = (c.global_tid.get(r)?, c.start.get(r)?, c.end.get(r)?);
+                    f(WindowCall::of_thread(gtid, start, end, name));
                     Ok::<(), rusqlite::Error>(())
                 })?;
             }
