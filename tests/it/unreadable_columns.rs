@@ -165,7 +165,10 @@ fn lacking_in_some_real_export() -> BTreeSet<(String, String)> {
         exports.iter().map(|e| schema_of(e)).collect();
     for schema in &schemas {
         for (table, columns) in schema {
-            every.entry(table.clone()).or_default().extend(columns.clone());
+            every
+                .entry(table.clone())
+                .or_default()
+                .extend(columns.clone());
         }
     }
     for schema in &schemas {
@@ -182,8 +185,8 @@ fn lacking_in_some_real_export() -> BTreeSet<(String, String)> {
 
 /// Each table of `export` and its columns.
 fn schema_of(export: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let db = Connection::open_with_flags(export, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap();
+    let db =
+        Connection::open_with_flags(export, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut stmt = db
         .prepare(
             "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p \
@@ -236,7 +239,11 @@ fn every_command_says_so_when_a_renamed_column_changes_its_answer() {
         .collect();
     for ((args, _), whole) in commands.iter().zip(&whole) {
         assert_eq!(whole.code, Some(0), "{args:?}: {}", whole.stderr);
-        assert!(!whole.stderr.contains("column"), "{args:?}: {}", whole.stderr);
+        assert!(
+            !whole.stderr.contains("column"),
+            "{args:?}: {}",
+            whole.stderr
+        );
     }
 
     // Two at once: most of a run is the program's own work on one core.
@@ -329,7 +336,11 @@ fn every_command_warns_and_marks(dir: &Path, warning: &str) {
             continue;
         }
         let answer = run(dir, &args);
-        assert!(answer.stderr.contains(warning), "{args:?}: {}", answer.stderr);
+        assert!(
+            answer.stderr.contains(warning),
+            "{args:?}: {}",
+            answer.stderr
+        );
         assert!(answer.marked(), "{args:?} is unmarked");
     }
 }
@@ -391,7 +402,11 @@ fn a_kernel_table_without_correlation_ids_is_read_and_marks_every_command() {
     )
     .unwrap();
     let whole: serde_json::Value = serde_json::from_str(
-        &run(untouched.path(), &["report", "--format", "json", "x.sqlite"]).stdout,
+        &run(
+            untouched.path(),
+            &["report", "--format", "json", "x.sqlite"],
+        )
+        .stdout,
     )
     .unwrap();
     let busy = |page: &serde_json::Value| -> Vec<serde_json::Value> {
