@@ -211,6 +211,10 @@ fn schema_of(export: &Path) -> BTreeMap<String, BTreeSet<String>> {
 /// output; or a one-line error naming both), unless some real export lacks
 /// that column too, which is a version's normal shape.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn every_command_says_so_when_a_renamed_column_changes_its_answer() {
     let Some(source) = fixture("h100_torch_graph_node.sqlite") else {
         return;
@@ -346,6 +350,10 @@ fn every_command_warns_and_marks(dir: &Path, warning: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_kernel_table_without_streams_marks_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let Some(kernels) = kernels_without(dir.path(), "streamId") else {
@@ -378,6 +386,10 @@ fn a_kernel_table_without_streams_marks_every_command() {
 /// The second case: kernels whose launches cannot be found. They
 /// are read (GPU busy time is whole), and every answer says what is not.
 #[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
 fn a_kernel_table_without_correlation_ids_is_read_and_marks_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let Some(kernels) = kernels_without(dir.path(), "correlationId") else {
