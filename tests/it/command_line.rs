@@ -95,6 +95,32 @@ fn every_flag_of_every_command_has_its_help() {
     }
 }
 
+/// The flags every command shares (the nsys CLI, quiet, the output and its
+/// refusals) sit under `Options:` in every `--help`, never under the
+/// heading of a group of flags declared before them (`Filters:`).
+#[test]
+fn shared_flags_sit_under_options_in_every_help() {
+    for command in commands() {
+        let help = stdout_of(&[&command, "--help"]);
+        let mut heading = "";
+        for line in help.lines() {
+            if !line.starts_with(' ') && line.ends_with(':') {
+                heading = line;
+            }
+            let flag = line.trim_start().split([' ', ',']).next().unwrap_or("");
+            let shared = ["--nsys", "-q", "--force", "-o", "--output"];
+            if starts_option(line) && shared.contains(&flag) {
+                assert_eq!(
+                    heading,
+                    "Options:",
+                    "{command} --help: {}\n{help}",
+                    line.trim()
+                );
+            }
+        }
+    }
+}
+
 /// The names clap knows a value enum by, the first of each value.
 fn clap_names<T: ValueEnum>() -> Vec<String> {
     T::value_variants()

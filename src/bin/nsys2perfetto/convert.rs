@@ -46,13 +46,15 @@ pub struct Args {
     output: Option<PathBuf>,
 
     #[command(flatten)]
-    conversion: Conversion,
-
-    #[command(flatten)]
     reading: Reading,
 
     #[command(flatten)]
     writing: Writing,
+
+    // Last: the heading its filters set would carry on to the flags after
+    // them in `--help` (clap applies a flattened group's heading onwards).
+    #[command(flatten)]
+    conversion: Conversion,
 }
 
 /// Converts each input in turn; one that fails does not stop the others
