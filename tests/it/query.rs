@@ -286,3 +286,55 @@ fn query_follows_a_link_to_the_run_and_refuses_before_reading() {
         "{stderr}"
     );
 }
+
+/// A truncated export is said to be damaged, in the words every other
+/// command uses, not in SQLite's.
+#[test]
+#[cfg_attr(
+    not(shared_fixtures),
+    ignore = "needs ../shared/fixtures, absent when the tests were built"
+)]
+fn query_of_a_truncated_export_says_it_is_damaged() {
+    let Some(run) = fixture("h100_torch_graph_node.sqlite") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(&run).unwrap();
+    let truncated = tmp.path().join("cut.sqlite");
+    std::fs::write(&truncated, &bytes[..bytes.len() * 2 / 5]).unwrap();
+    let said = |args: &[&str]| {
+        let out = program()
+            .args(args)
+            .env("PATH", tmp.path())
+            .env_remove("NSYS2PERFETTO_TRACE_PROCESSOR")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        stderr
+            .lines()
+            .filter(|l| l.contains("error"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let path = truncated.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let query = said(&[
+        "query",
+        path,
+        "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+        "--cache",
+        cache.to_str().unwrap(),
+    ]);
+    // What `report` says of the same file.
+    let report = said(&["report", path]);
+    assert_eq!(query.len(), 1, "{query:?}");
+    assert!(
+        query[0].contains("cut.sqlite is damaged or truncated"),
+        "{query:?}"
+    );
+    assert!(
+        report[0].contains("cut.sqlite is damaged or truncated"),
+        "{report:?}"
+    );
+}

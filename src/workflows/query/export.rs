@@ -14,6 +14,12 @@ use super::Answer;
 use crate::error::{Error, Result};
 use crate::render::table::Cell;
 
+/// Whether SQLite failed for the file, not for the statement.
+fn damaged(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, DatabaseCorrupt | NotADatabase))
+}
+
 /// Runs `statements` over the export `path`; the last one's rows are the
 /// answer. Stopped once `cancel` is set, as [`Error::Interrupted`] of `run`.
 pub(super) fn run(
@@ -40,6 +46,11 @@ pub(super) fn run(
         |e: rusqlite::Error| match cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
             true => Error::Interrupted {
                 path: run.to_owned(),
+            },
+            // A damaged export is said as every command says it.
+            false if damaged(&e) => Error::Damaged {
+                path: run.to_owned(),
+                cause: crate::error::DatabaseError(e),
             },
             false => Error::QueryFailed {
                 reason: e.to_string(),
