@@ -236,3 +236,34 @@ def test_steps_past_the_byte_cap_are_cut_and_counted(served: Path, tmp_path: Pat
     kept = len(cut["steps"])
     assert cut.pop("more_steps") == len(job["steps"]) - kept > 0
     assert cut == {**job, "steps": job["steps"][:kept]}
+
+
+def test_findings_past_the_byte_cap_are_cut_and_counted(served: Path, tmp_path: Path) -> None:
+    cap = 6000
+
+    async def work(session):
+        return await session.call_tool("findings", {"run": PAIR[0], "limit": 1000})
+
+    result = session_run(served, tmp_path / "cache", work, "--max-answer-bytes", str(cap))
+    real = served.resolve() / PAIR[0]
+    every = cli_json_lines("analyze", real, "--rows", "0", "--format", "json")
+    need(len(json.dumps(every, separators=(",", ":"))) > cap, "findings larger than the cap")
+    assert not result.is_error, result.content
+    cut = dict(result.structured_content)
+    assert len(json.dumps(cut, separators=(",", ":"))) <= cap
+    said = cut.pop("capped")
+    assert f"cap of {cap} bytes" in said
+    # Each rule keeps its first findings, in the command line's order, and
+    # counts in more_rows what the cap left out; the message counts them all.
+    dropped = 0
+    for kept, whole in zip(cut.pop("rules"), every, strict=True):
+        rows = whole.get("rows", [])
+        assert kept.get("rows", []) == rows[: len(kept.get("rows", []))]
+        left_out = len(rows) - len(kept.get("rows", []))
+        assert kept.get("more_rows", 0) == left_out
+        dropped += left_out
+        assert {k: v for k, v in kept.items() if k not in ("rows", "more_rows")} == {
+            k: v for k, v in whole.items() if k not in ("rows", "more_rows")
+        }
+    assert dropped > 0 and said.startswith(f"{dropped} findings left out")
+    assert cut == {}

@@ -56,6 +56,46 @@ fn table_json(table: &Table, files: &[String], limit: usize) -> Value {
     value
 }
 
+/// Leaves out findings from the end of the rule with the most rows left,
+/// again and again, until `excess` bytes (and room for what says so) are
+/// gone; each rule's `more_rows` counts what it lost. Returns how many.
+fn cut_findings(rules: &mut [Value], excess: usize, size: impl Fn(&Value) -> usize) -> usize {
+    // Room for the fields that say what was left out.
+    let mut excess = excess + 200 + 24 * rules.len();
+    let sizes: Vec<Vec<usize>> = (rules.iter())
+        .map(|rule| {
+            rule["rows"]
+                .as_array()
+                .map_or(Vec::new(), |rows| rows.iter().map(&size).collect())
+        })
+        .collect();
+    let mut kept: Vec<usize> = sizes.iter().map(Vec::len).collect();
+    while excess > 0 {
+        let Some(longest) = (0..kept.len())
+            .filter(|&r| kept[r] > 0)
+            .max_by_key(|&r| kept[r])
+        else {
+            break;
+        };
+        kept[longest] -= 1;
+        excess = excess.saturating_sub(sizes[longest][kept[longest]] + 1);
+    }
+    let mut dropped = 0;
+    for (rule, keep) in rules.iter_mut().zip(kept) {
+        let Some(rows) = rule.get_mut("rows").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        let left_out = rows.len() - keep;
+        if left_out > 0 {
+            rows.truncate(keep);
+            let more = rule["more_rows"].as_u64().unwrap_or(0) + left_out as u64;
+            rule["more_rows"] = json!(more);
+            dropped += left_out;
+        }
+    }
+    dropped
+}
+
 /// The lists an answer may be cut at, each with the field counting what
 /// was left out of it: a table's rows, the job's steps.
 const CUTTABLE: [(&str, &str); 2] = [("rows", "more_rows"), ("steps", "more_steps")];
@@ -72,6 +112,17 @@ pub fn capped(mut value: Value, max_bytes: usize) -> Result<Value, String> {
     let refused = || {
         format!("the answer takes {whole} bytes, more than the cap of {max_bytes}: ask for less")
     };
+    if let Some(rules) = value.get_mut("rules").and_then(Value::as_array_mut) {
+        let dropped = cut_findings(rules, whole - max_bytes, size);
+        value["capped"] = json!(format!(
+            "{dropped} findings left out to fit the cap of {max_bytes} bytes, the longest \
+             rule's first (each rule's more_rows counts them; ask for fewer with limit)"
+        ));
+        return match size(&value) <= max_bytes {
+            true => Ok(value),
+            false => Err(refused()),
+        };
+    }
     let Some((list, more_key)) = CUTTABLE
         .into_iter()
         .find(|(list, _)| value.get(list).is_some_and(Value::is_array))
