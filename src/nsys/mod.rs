@@ -118,6 +118,7 @@ pub struct Report {
 /// (its rows are read without them, and what depends on them is
 /// incomplete).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Unreadable {
     /// The table's name.
     pub table: String,
