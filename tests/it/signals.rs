@@ -103,6 +103,26 @@ fn wait_for_export(child: &mut Child, tmp: &Path) {
     }
 }
 
+/// Waits until the process `pid` catches `signal` (its handlers are in
+/// place: a signal sent earlier, while a loaded machine is still starting
+/// it, would end it as the default action does), up to 30 s.
+fn wait_until_it_catches(pid: u32, signal: i32) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let bit = 1u64 << (signal - 1);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & bit != 0);
+        if caught || Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn signal(pid: u32, signal: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions.
     unsafe { libc::kill(pid as libc::pid_t, signal) };
@@ -315,6 +335,7 @@ fn every_command_ends_soon_after_sigterm_on_a_mutated_export() {
     for args in commands {
         let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
         let mut child = spawn(BIN, &args, dir.path());
+        wait_until_it_catches(child.id(), libc::SIGTERM);
         std::thread::sleep(Duration::from_millis(200));
         let signalled = Instant::now();
         signal(child.id(), libc::SIGTERM);
