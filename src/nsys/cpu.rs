@@ -167,10 +167,7 @@ impl Report {
         if !self.schema.has_table(table) {
             return Ok(());
         }
-        let missing: Vec<&str> = ["id", "stackDepth", "symbol", "module"]
-            .into_iter()
-            .filter(|c| !self.schema.has_column(table, c))
-            .collect();
+        let missing = (self.schema).lacking(table, &["id", "stackDepth", "symbol", "module"]);
         if !missing.is_empty() {
             // The calls keep their place and time, without their stacks.
             self.note_unreadable(table, missing.join(", "));

@@ -176,13 +176,11 @@ impl Metadata {
         if !schema.has_table(table) {
             return false;
         }
-        let before = self.lacking.len();
-        for &column in columns {
-            if !schema.has_column(table, column) {
-                self.lacking.push((table, column));
-            }
-        }
-        self.lacking.len() == before
+        let lacking = schema.lacking(table, columns);
+        let whole = lacking.is_empty();
+        self.lacking
+            .extend(lacking.into_iter().map(|column| (table, column)));
+        whole
     }
 
     fn load_gpus(&mut self, conn: &Connection, schema: &Schema) -> rusqlite::Result<()> {

@@ -38,4 +38,11 @@ impl Schema {
     pub(crate) fn has_column(&self, table: &str, column: &str) -> bool {
         self.tables.get(table).is_some_and(|c| c.contains(column))
     }
+
+    /// Those of `columns` that `table` lacks.
+    pub(crate) fn lacking<'c>(&self, table: &str, columns: &[&'c str]) -> Vec<&'c str> {
+        (columns.iter().copied())
+            .filter(|c| !self.has_column(table, c))
+            .collect()
+    }
 }

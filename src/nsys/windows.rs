@@ -66,10 +66,7 @@ impl Report {
             return Ok(None);
         }
         // Every version writes both: a table without them is noted.
-        let lacking: Vec<&str> = ["startTime", "stopTime"]
-            .into_iter()
-            .filter(|c| !self.schema.has_column(TABLE, c))
-            .collect();
+        let lacking = self.schema.lacking(TABLE, &["startTime", "stopTime"]);
         if !lacking.is_empty() {
             self.note_read_without(TABLE, &lacking.join(", "));
             return Ok(None);

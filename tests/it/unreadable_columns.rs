@@ -333,6 +333,11 @@ fn kernels_without(dir: &Path, column: &str) -> Option<i64> {
     Some(kernels)
 }
 
+/// `report --format json` of `x.sqlite` in `dir`.
+fn report_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&run(dir, &["report", "--format", "json", "x.sqlite"]).stdout).unwrap()
+}
+
 /// Every command, in every format, says `warning` and marks its answer.
 fn every_command_warns_and_marks(dir: &Path, warning: &str) {
     for args in commands() {
@@ -365,9 +370,7 @@ fn a_kernel_table_without_streams_marks_every_command() {
     // Every command's answer depends on the kernels: each says so, and marks it.
     every_command_warns_and_marks(dir.path(), &warning);
     // In JSON, where: the run, the rules that read kernels, the summaries.
-    let page: serde_json::Value =
-        serde_json::from_str(&run(dir.path(), &["report", "--format", "json", "x.sqlite"]).stdout)
-            .unwrap();
+    let page = report_json(dir.path());
     let incomplete = &page["runs"][0]["incomplete"][0];
     assert_eq!(incomplete["table"], "CUPTI_ACTIVITY_KIND_KERNEL");
     assert_eq!(incomplete["missing"], "streamId");
@@ -400,9 +403,7 @@ fn a_kernel_table_without_correlation_ids_is_read_and_marks_every_command() {
          version writes: its {kernels} rows are read without it, so what depends on it is incomplete"
     );
     every_command_warns_and_marks(dir.path(), &warning);
-    let page: serde_json::Value =
-        serde_json::from_str(&run(dir.path(), &["report", "--format", "json", "x.sqlite"]).stdout)
-            .unwrap();
+    let page = report_json(dir.path());
     let incomplete = &page["runs"][0]["incomplete"][0];
     assert_eq!(incomplete["missing"], "correlationId");
     assert_eq!(incomplete["read_without"], true);
@@ -413,14 +414,7 @@ fn a_kernel_table_without_correlation_ids_is_read_and_marks_every_command() {
         untouched.path().join("x.sqlite"),
     )
     .unwrap();
-    let whole: serde_json::Value = serde_json::from_str(
-        &run(
-            untouched.path(),
-            &["report", "--format", "json", "x.sqlite"],
-        )
-        .stdout,
-    )
-    .unwrap();
+    let whole = report_json(untouched.path());
     let busy = |page: &serde_json::Value| -> Vec<serde_json::Value> {
         let gpus = page["runs"][0]["gpus"].as_array().unwrap().clone();
         gpus.iter()
