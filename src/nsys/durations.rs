@@ -133,32 +133,29 @@ impl Report {
     /// Calls `f` with each memory copy, then each memset.
     pub(crate) fn each_memory_row(&self, mut f: impl FnMut(MemoryRow)) -> rusqlite::Result<()> {
         for table in [MEMCPY, MEMSET] {
-            let Some(mut s) = self.select(table) else {
-                continue;
-            };
-            let start = s.take(GPU.start);
-            let end = s.take(GPU.end);
-            let (bytes, copy_kind) = match table {
-                MEMCPY => (
-                    s.take(MEMCPY_COLUMNS.bytes),
-                    Some(s.take(MEMCPY_COLUMNS.copy_kind)),
-                ),
-                _ => (s.take(MEMSET_COLUMNS.bytes), None),
-            };
-            if !self.readable(&s) {
-                continue;
-            }
-            self.each_selected(&s, "", |r| {
-                f(MemoryRow {
-                    copy_kind: match copy_kind {
-                        Some(kind) => Some(kind.get(r)?.unwrap_or(0)),
-                        None => None,
-                    },
-                    bytes: bytes.get(r)?.unwrap_or(0),
-                    start: start.get(r)?,
-                    end: end.get(r)?,
-                });
-                Ok(())
+            self.each_row(table, "", |s| {
+                let start = s.take(GPU.start);
+                let end = s.take(GPU.end);
+                let (bytes, copy_kind) = match table {
+                    MEMCPY => (
+                        s.take(MEMCPY_COLUMNS.bytes),
+                        Some(s.take(MEMCPY_COLUMNS.copy_kind)),
+                    ),
+                    _ => (s.take(MEMSET_COLUMNS.bytes), None),
+                };
+                let f = &mut f;
+                move |r: &Row| {
+                    f(MemoryRow {
+                        copy_kind: match copy_kind {
+                            Some(kind) => Some(kind.get(r)?.unwrap_or(0)),
+                            None => None,
+                        },
+                        bytes: bytes.get(r)?.unwrap_or(0),
+                        start: start.get(r)?,
+                        end: end.get(r)?,
+                    });
+                    Ok(())
+                }
             })?;
         }
         Ok(())

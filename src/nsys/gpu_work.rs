@@ -115,10 +115,9 @@ impl Report {
     }
 
     fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
-        let mut s = self.select(RUNTIME)?;
-        let c = API.take_all(&mut s);
+        let (s, c) = self.readable_select(RUNTIME, |s| API.take_all(s))?;
         // Calls are chosen by name: none can be where names are not recorded.
-        if !self.readable(&s) || !s.has(API.name_id.name()) {
+        if !s.has(API.name_id.name()) {
             return None;
         }
         let ids = names
@@ -143,37 +142,35 @@ impl Report {
     }
 
     fn op_scan(&self, table: &str) -> Option<TableScan<'_, Work<'_>>> {
-        let mut s = self.select(table)?;
-        let common = GpuCommonCols::declare(&mut s, &self.pid_column(table));
-        let kind: DecodeKind = match table {
-            MEMCPY => {
-                let copy = MEMCPY_COLUMNS.take_all(&mut s);
-                let devices = MEMCPY_DEVICES.take_all(&mut s);
-                Box::new(move |r| Ok(OpKind::Memcpy(copy.read(r)?, devices.read(r)?)))
+        let declare = |s: &mut Select| {
+            let common = GpuCommonCols::declare(s, &self.pid_column(table));
+            let kind: DecodeKind = match table {
+                MEMCPY => {
+                    let copy = MEMCPY_COLUMNS.take_all(s);
+                    let devices = MEMCPY_DEVICES.take_all(s);
+                    Box::new(move |r| Ok(OpKind::Memcpy(copy.read(r)?, devices.read(r)?)))
+                }
+                MEMSET => {
+                    let memset = MEMSET_COLUMNS.take_all(s);
+                    Box::new(move |r| memset.read(r).map(OpKind::Memset))
+                }
+                _ => Box::new(|_| Ok(OpKind::Kernel)),
+            };
+            move |r: &Row| {
+                let c = common.decode(r)?;
+                Ok(Work::Op(GpuOp {
+                    start: c.start,
+                    end: c.end,
+                    pid: c.place.pid,
+                    device: c.place.device,
+                    context: c.place.context,
+                    stream: c.place.stream,
+                    correlation_id: c.correlation_id,
+                    kind: kind(r)?,
+                }))
             }
-            MEMSET => {
-                let memset = MEMSET_COLUMNS.take_all(&mut s);
-                Box::new(move |r| memset.read(r).map(OpKind::Memset))
-            }
-            _ => Box::new(|_| Ok(OpKind::Kernel)),
         };
-        if !self.readable(&s) {
-            return None;
-        }
-        let decode = move |r: &Row| {
-            let c = common.decode(r)?;
-            Ok(Work::Op(GpuOp {
-                start: c.start,
-                end: c.end,
-                pid: c.place.pid,
-                device: c.place.device,
-                context: c.place.context,
-                stream: c.place.stream,
-                correlation_id: c.correlation_id,
-                kind: kind(r)?,
-            }))
-        };
-        Some(TableScan::new(&s, decode, key))
+        self.scan(table, declare, key)
     }
 }
 
