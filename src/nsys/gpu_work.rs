@@ -13,9 +13,9 @@
 
 use super::columns::ReadRow;
 use super::columns::TakeAll;
-use super::cuda::{ApiCall, CopyDevices, GpuCommonCols, MemcpyValues, MemsetValues, API, GPU};
+use super::cuda::{ApiCall, CopyDevices, GpuCommonCols, GpuPlace, MemcpyValues, MemsetValues};
 use super::cuda::{
-    KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMCPY_DEVICES, MEMSET, MEMSET_COLUMNS, RUNTIME,
+    API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMCPY_DEVICES, MEMSET, MEMSET_COLUMNS, RUNTIME,
 };
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
@@ -35,11 +35,8 @@ pub(crate) enum OpKind {
 pub(crate) struct GpuOp {
     pub start: i64,
     pub end: i64,
-    /// `None` where the export names no process (see `Report::pid_column`).
-    pub pid: Option<u32>,
-    pub device: i64,
-    pub context: Option<i64>,
-    pub stream: i64,
+    /// Where it ran.
+    pub place: GpuPlace,
     pub correlation_id: Option<i64>,
     pub kind: OpKind,
 }
@@ -161,10 +158,7 @@ impl Report {
                 Ok(Work::Op(GpuOp {
                     start: c.start,
                     end: c.end,
-                    pid: c.place.pid,
-                    device: c.place.device,
-                    context: c.place.context,
-                    stream: c.place.stream,
+                    place: c.place,
                     correlation_id: c.correlation_id,
                     kind: kind(r)?,
                 }))
