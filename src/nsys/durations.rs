@@ -63,10 +63,7 @@ pub(crate) struct RangeRow<'r> {
 impl Report {
     /// Calls `f` with each row of `CUPTI_ACTIVITY_KIND_RUNTIME` (which holds
     /// runtime and driver calls alike).
-    pub(crate) fn each_api_row<'r>(
-        &'r self,
-        mut f: impl FnMut(ApiRow<'r>),
-    ) -> rusqlite::Result<()> {
+    pub(crate) fn each_api_row(&self, mut f: impl FnMut(ApiRow<'_>)) -> rusqlite::Result<()> {
         self.each_row(RUNTIME, "", |s| {
             let start = s.take(API.start);
             let end = s.take(API.end);
@@ -105,10 +102,7 @@ impl Report {
     }
 
     /// Calls `f` with each kernel execution.
-    pub(crate) fn each_kernel_row<'r>(
-        &'r self,
-        mut f: impl FnMut(KernelRow<'r>),
-    ) -> rusqlite::Result<()> {
+    pub(crate) fn each_kernel_row(&self, mut f: impl FnMut(KernelRow<'_>)) -> rusqlite::Result<()> {
         self.each_row(KERNEL, "", |s| {
             let start = s.take(GPU.start);
             let end = s.take(GPU.end);
