@@ -20,10 +20,15 @@ pub(crate) struct ApiTraceRow {
     pub name: Option<String>,
     pub result: Option<i64>,
     pub correlation_id: Option<i64>,
+    pub thread: CallThread,
+}
+
+/// The thread that made a call: its `globalTid`, and the priority and
+/// name of its `ThreadNames` row, where the export has one.
+pub(crate) struct CallThread {
     pub global_tid: Option<i64>,
-    /// Its thread's, where `ThreadNames` has a row for it.
     pub priority: Option<i64>,
-    pub thread: Option<String>,
+    pub name: Option<String>,
 }
 
 /// The calls of a report, in start order.
@@ -35,11 +40,7 @@ impl Report {
     /// The trace of the CUDA runtime calls; `None` where the export lacks
     /// the table or a column its rows need.
     pub(crate) fn api_trace(&self) -> rusqlite::Result<Option<ApiTrace>> {
-        let Some(mut s) = self.select(RUNTIME) else {
-            return Ok(None);
-        };
-        let _ = API.take_all(&mut s);
-        if !self.readable(&s) {
+        if self.readable_select(RUNTIME, |s| API.take_all(s)).is_none() {
             return Ok(None);
         }
         let has = |table: &str, column: &str| self.schema.has_column(table, column);
@@ -93,9 +94,11 @@ impl TraceRow for ApiTraceRow {
             name: r.get(2)?,
             result: r.get(3)?,
             correlation_id: r.get(4)?,
-            global_tid: r.get(5)?,
-            priority: r.get(6)?,
-            thread: r.get(7)?,
+            thread: CallThread {
+                global_tid: r.get(5)?,
+                priority: r.get(6)?,
+                name: r.get(7)?,
+            },
         })
     }
 }

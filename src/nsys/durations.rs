@@ -63,10 +63,7 @@ pub(crate) struct RangeRow<'r> {
 impl Report {
     /// Calls `f` with each row of `CUPTI_ACTIVITY_KIND_RUNTIME` (which holds
     /// runtime and driver calls alike).
-    pub(crate) fn each_api_row<'r>(
-        &'r self,
-        mut f: impl FnMut(ApiRow<'r>),
-    ) -> rusqlite::Result<()> {
+    pub(crate) fn each_api_row(&self, mut f: impl FnMut(ApiRow<'_>)) -> rusqlite::Result<()> {
         self.each_row(RUNTIME, "", |s| {
             let start = s.take(API.start);
             let end = s.take(API.end);
@@ -105,10 +102,7 @@ impl Report {
     }
 
     /// Calls `f` with each kernel execution.
-    pub(crate) fn each_kernel_row<'r>(
-        &'r self,
-        mut f: impl FnMut(KernelRow<'r>),
-    ) -> rusqlite::Result<()> {
+    pub(crate) fn each_kernel_row(&self, mut f: impl FnMut(KernelRow<'_>)) -> rusqlite::Result<()> {
         self.each_row(KERNEL, "", |s| {
             let start = s.take(GPU.start);
             let end = s.take(GPU.end);
@@ -133,32 +127,29 @@ impl Report {
     /// Calls `f` with each memory copy, then each memset.
     pub(crate) fn each_memory_row(&self, mut f: impl FnMut(MemoryRow)) -> rusqlite::Result<()> {
         for table in [MEMCPY, MEMSET] {
-            let Some(mut s) = self.select(table) else {
-                continue;
-            };
-            let start = s.take(GPU.start);
-            let end = s.take(GPU.end);
-            let (bytes, copy_kind) = match table {
-                MEMCPY => (
-                    s.take(MEMCPY_COLUMNS.bytes),
-                    Some(s.take(MEMCPY_COLUMNS.copy_kind)),
-                ),
-                _ => (s.take(MEMSET_COLUMNS.bytes), None),
-            };
-            if !self.readable(&s) {
-                continue;
-            }
-            self.each_selected(&s, "", |r| {
-                f(MemoryRow {
-                    copy_kind: match copy_kind {
-                        Some(kind) => Some(kind.get(r)?.unwrap_or(0)),
-                        None => None,
-                    },
-                    bytes: bytes.get(r)?.unwrap_or(0),
-                    start: start.get(r)?,
-                    end: end.get(r)?,
-                });
-                Ok(())
+            self.each_row(table, "", |s| {
+                let start = s.take(GPU.start);
+                let end = s.take(GPU.end);
+                let (bytes, copy_kind) = match table {
+                    MEMCPY => (
+                        s.take(MEMCPY_COLUMNS.bytes),
+                        Some(s.take(MEMCPY_COLUMNS.copy_kind)),
+                    ),
+                    _ => (s.take(MEMSET_COLUMNS.bytes), None),
+                };
+                let f = &mut f;
+                move |r: &Row| {
+                    f(MemoryRow {
+                        copy_kind: match copy_kind {
+                            Some(kind) => Some(kind.get(r)?.unwrap_or(0)),
+                            None => None,
+                        },
+                        bytes: bytes.get(r)?.unwrap_or(0),
+                        start: start.get(r)?,
+                        end: end.get(r)?,
+                    });
+                    Ok(())
+                }
             })?;
         }
         Ok(())

@@ -55,13 +55,9 @@ impl Report {
         let mut parts = Vec::new();
         let mut empty = true;
         for table in TABLES {
-            let Some(mut s) = self.select(table) else {
+            let Some((s, _)) = self.readable_select(table, |s| GPU.take_all(s)) else {
                 continue;
             };
-            let _ = GPU.take_all(&mut s);
-            if !self.readable(&s) {
-                continue;
-            }
             parts.push(self.gpu_trace_part(&s));
             empty &= !self.has_rows(table)?;
         }

@@ -13,9 +13,9 @@
 
 use super::columns::ReadRow;
 use super::columns::TakeAll;
-use super::cuda::{ApiCall, CopyDevices, GpuCommonCols, MemcpyValues, MemsetValues, API, GPU};
+use super::cuda::{ApiCall, CopyDevices, GpuCommonCols, GpuPlace, MemcpyValues, MemsetValues};
 use super::cuda::{
-    KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMCPY_DEVICES, MEMSET, MEMSET_COLUMNS, RUNTIME,
+    API, GPU, KERNEL, MEMCPY, MEMCPY_COLUMNS, MEMCPY_DEVICES, MEMSET, MEMSET_COLUMNS, RUNTIME,
 };
 use super::row_filter::RowFilter;
 use super::scan::{order_key, OrderKey, Prescan, Streamed, TableScan};
@@ -35,11 +35,8 @@ pub(crate) enum OpKind {
 pub(crate) struct GpuOp {
     pub start: i64,
     pub end: i64,
-    /// `None` where the export names no process (see `Report::pid_column`).
-    pub pid: Option<u32>,
-    pub device: i64,
-    pub context: Option<i64>,
-    pub stream: i64,
+    /// Where it ran.
+    pub place: GpuPlace,
     pub correlation_id: Option<i64>,
     pub kind: OpKind,
 }
@@ -115,10 +112,9 @@ impl Report {
     }
 
     fn call_scan(&self, names: &[i64]) -> Option<TableScan<'_, Work<'_>>> {
-        let mut s = self.select(RUNTIME)?;
-        let c = API.take_all(&mut s);
+        let (s, c) = self.readable_select(RUNTIME, |s| API.take_all(s))?;
         // Calls are chosen by name: none can be where names are not recorded.
-        if !self.readable(&s) || !s.has(API.name_id.name()) {
+        if !s.has(API.name_id.name()) {
             return None;
         }
         let ids = names
@@ -143,37 +139,32 @@ impl Report {
     }
 
     fn op_scan(&self, table: &str) -> Option<TableScan<'_, Work<'_>>> {
-        let mut s = self.select(table)?;
-        let common = GpuCommonCols::declare(&mut s, &self.pid_column(table));
-        let kind: DecodeKind = match table {
-            MEMCPY => {
-                let copy = MEMCPY_COLUMNS.take_all(&mut s);
-                let devices = MEMCPY_DEVICES.take_all(&mut s);
-                Box::new(move |r| Ok(OpKind::Memcpy(copy.read(r)?, devices.read(r)?)))
+        let declare = |s: &mut Select| {
+            let common = GpuCommonCols::declare(s, &self.pid_column(table));
+            let kind: DecodeKind = match table {
+                MEMCPY => {
+                    let copy = MEMCPY_COLUMNS.take_all(s);
+                    let devices = MEMCPY_DEVICES.take_all(s);
+                    Box::new(move |r| Ok(OpKind::Memcpy(copy.read(r)?, devices.read(r)?)))
+                }
+                MEMSET => {
+                    let memset = MEMSET_COLUMNS.take_all(s);
+                    Box::new(move |r| memset.read(r).map(OpKind::Memset))
+                }
+                _ => Box::new(|_| Ok(OpKind::Kernel)),
+            };
+            move |r: &Row| {
+                let c = common.decode(r)?;
+                Ok(Work::Op(GpuOp {
+                    start: c.start,
+                    end: c.end,
+                    place: c.place,
+                    correlation_id: c.correlation_id,
+                    kind: kind(r)?,
+                }))
             }
-            MEMSET => {
-                let memset = MEMSET_COLUMNS.take_all(&mut s);
-                Box::new(move |r| memset.read(r).map(OpKind::Memset))
-            }
-            _ => Box::new(|_| Ok(OpKind::Kernel)),
         };
-        if !self.readable(&s) {
-            return None;
-        }
-        let decode = move |r: &Row| {
-            let c = common.decode(r)?;
-            Ok(Work::Op(GpuOp {
-                start: c.start,
-                end: c.end,
-                pid: c.place.pid,
-                device: c.place.device,
-                context: c.place.context,
-                stream: c.place.stream,
-                correlation_id: c.correlation_id,
-                kind: kind(r)?,
-            }))
-        };
-        Some(TableScan::new(&s, decode, key))
+        self.scan(table, declare, key)
     }
 }
 

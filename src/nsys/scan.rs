@@ -108,6 +108,20 @@ impl<'r, T> TableScan<'r, T> {
 }
 
 impl Report {
+    /// `table`'s `Select`, with the columns `declare` takes into it, and
+    /// what `declare` makes of them; `None` where the export lacks the
+    /// table or a column its rows need (noted, see [`Report::readable`]).
+    /// Every reader of a table starts so.
+    pub(crate) fn readable_select<T>(
+        &self,
+        table: &str,
+        declare: impl FnOnce(&mut Select) -> T,
+    ) -> Option<(Select<'_>, T)> {
+        let mut s = self.select(table)?;
+        let declared = declare(&mut s);
+        self.readable(&s).then_some((s, declared))
+    }
+
     /// The scan of `table`, its rows decoded by the decoder `declare`
     /// makes (taking the columns it reads into the table's `Select`) and
     /// ordered by `key`; `None` where the export lacks the table or a
@@ -121,9 +135,8 @@ impl Report {
     where
         D: Fn(&Row) -> rusqlite::Result<T> + Send + 'r,
     {
-        let mut s = self.select(table)?;
-        let decode = declare(&mut s);
-        self.readable(&s).then(|| TableScan::new(&s, decode, key))
+        let (s, decode) = self.readable_select(table, declare)?;
+        Some(TableScan::new(&s, decode, key))
     }
 
     /// Calls the handler `declare` makes (taking the columns it reads into
@@ -139,14 +152,10 @@ impl Report {
     where
         F: FnMut(&Row) -> rusqlite::Result<()>,
     {
-        let Some(mut s) = self.select(table) else {
-            return Ok(());
-        };
-        let each = declare(&mut s);
-        if !self.readable(&s) {
-            return Ok(());
+        match self.readable_select(table, declare) {
+            Some((s, each)) => self.each_selected(&s, filter, each),
+            None => Ok(()),
         }
-        self.each_selected(&s, filter, each)
     }
 }
 

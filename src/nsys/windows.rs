@@ -10,7 +10,7 @@ use super::cpu::{OSRT, OSRT_COLUMNS, SAMPLES, SAMPLE_CALLCHAINS};
 use super::cuda::{calls_themselves_sql, API, DRIVER, RUNTIME};
 use super::ids::{pid_of, tid_of};
 use super::names::api_stats_name;
-use super::select::quote;
+use super::select::{quote, Select};
 use super::Report;
 
 /// A CUDA API or OS runtime call as the readers of windows see it.
@@ -90,13 +90,9 @@ impl Report {
         }
         let overlaps = overlaps_sql(windows, "\"start\"", "\"end\"");
         for table in [RUNTIME, DRIVER] {
-            let Some(mut s) = self.select(table) else {
+            let Some((s, c)) = self.readable_select(table, |s| API.take_all(s)) else {
                 continue;
             };
-            let c = API.take_all(&mut s);
-            if !self.readable(&s) {
-                continue;
-            }
             let mut filter = format!("({overlaps})");
             if s.has(API.event_class.name()) {
                 filter.push_str(" AND ");
@@ -110,17 +106,14 @@ impl Report {
                 Ok::<(), rusqlite::Error>(())
             })?;
         }
-        if let Some(mut s) = self.select(OSRT) {
-            let c = OSRT_COLUMNS.take_all(&mut s);
-            if self.readable(&s) {
-                let sql = format!("SELECT {} FROM {OSRT} WHERE {overlaps}", s.sql());
-                self.each_row_apart(&sql, |r| {
-                    let name = self.strings.name(c.name_id.get(r)?);
-                    let (gtid, start, end) = (c.global_tid.get(r)?, c.start.get(r)?, c.end.get(r)?);
-                    f(WindowCall::of_thread(gtid, start, end, name));
-                    Ok::<(), rusqlite::Error>(())
-                })?;
-            }
+        if let Some((s, c)) = self.readable_select(OSRT, |s| OSRT_COLUMNS.take_all(s)) {
+            let sql = format!("SELECT {} FROM {OSRT} WHERE {overlaps}", s.sql());
+            self.each_row_apart(&sql, |r| {
+                let name = self.strings.name(c.name_id.get(r)?);
+                let (gtid, start, end) = (c.global_tid.get(r)?, c.start.get(r)?, c.end.get(r)?);
+                f(WindowCall::of_thread(gtid, start, end, name));
+                Ok::<(), rusqlite::Error>(())
+            })?;
         }
         Ok(())
     }
@@ -137,13 +130,12 @@ impl Report {
         }
         // The columns the samples' own reader needs, probed as it probes
         // them: a table without them is noted unreadable, not skipped unsaid.
-        let Some(mut samples) = self.select(SAMPLES) else {
-            return Ok(());
+        let probe = |s: &mut Select| {
+            s.required::<i64>("id");
+            s.required::<i64>("start");
+            s.required::<Option<i64>>("globalTid");
         };
-        samples.required::<i64>("id");
-        samples.required::<i64>("start");
-        samples.required::<Option<i64>>("globalTid");
-        if !self.readable(&samples) {
+        if self.readable_select(SAMPLES, probe).is_none() {
             return Ok(());
         }
         let has = |t: &str, c: &str| self.schema.has_column(t, c);

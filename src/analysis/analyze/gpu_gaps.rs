@@ -49,7 +49,7 @@ impl Gaps {
     /// Takes the next operation, in start order. Work with no process or
     /// a start of 0 or less (not a real time) does not count, as in nsys.
     pub(super) fn op(&mut self, op: &GpuOp) {
-        let Some(pid) = op.pid else {
+        let Some(pid) = op.place.pid else {
             return;
         };
         if op.start <= 0 {
@@ -57,12 +57,12 @@ impl Gaps {
         }
         let lane = self
             .lanes
-            .entry((pid, op.device))
+            .entry((pid, op.place.device))
             .or_insert_with(|| LaneState {
                 first_start: op.start,
-                first_context: op.context,
+                first_context: op.place.context,
                 last_end: op.end,
-                last: (op.correlation_id, op.context),
+                last: (op.correlation_id, op.place.context),
                 gaps: Vec::new(),
             });
         // Overhead only shortens gaps: those longer than the threshold
@@ -78,7 +78,7 @@ impl Gaps {
         }
         if op.end > lane.last_end {
             lane.last_end = op.end;
-            lane.last = (op.correlation_id, op.context);
+            lane.last = (op.correlation_id, op.place.context);
         }
     }
 
@@ -148,16 +148,19 @@ impl Gaps {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nsys::cuda::GpuPlace;
     use crate::nsys::gpu_work::OpKind;
 
     fn op(start: i64, end: i64, corr: i64) -> GpuOp {
         GpuOp {
             start,
             end,
-            pid: Some(1),
-            device: 0,
-            context: Some(1),
-            stream: 7,
+            place: GpuPlace {
+                pid: Some(1),
+                device: 0,
+                context: Some(1),
+                stream: 7,
+            },
             correlation_id: Some(corr),
             kind: OpKind::Kernel,
         }

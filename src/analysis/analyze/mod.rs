@@ -287,7 +287,7 @@ impl Finding {
 
     /// A finding about GPU operation `op`, launched by the call `api`.
     fn of_op(rule: Rule, op: &GpuOp, api: &str) -> Self {
-        let mut f = Finding::new(rule, op.start, op.end, gpu_place(op, Some(op.stream)));
+        let mut f = Finding::new(rule, op.start, op.end, gpu_place(op, Some(op.place.stream)));
         f.api = Some(api.to_owned());
         f.correlation_ids.extend(op.correlation_id);
         match op.kind {
@@ -308,9 +308,9 @@ impl Finding {
 
 fn gpu_place(op: &GpuOp, stream: Option<i64>) -> Place {
     Place::Gpu {
-        pid: op.pid,
-        device: op.device,
-        context: op.context,
+        pid: op.place.pid,
+        device: op.place.device,
+        context: op.place.context,
         stream,
     }
 }
@@ -484,7 +484,7 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
                     Work::Op(op) => {
                         if matches!(op.kind, OpKind::Memcpy(..) | OpKind::Memset(_)) {
                             if let Some(corr) = op.correlation_id {
-                                for name in launches.take(corr, op.pid) {
+                                for name in launches.take(corr, op.place.pid) {
                                     for (rule, _, check) in COPY_RULES {
                                         if let (true, Some(f)) = (has(rule), check(name, &op)) {
                                             found(f)?;
@@ -534,8 +534,8 @@ pub(crate) fn run<E: From<rusqlite::Error> + From<io::Error>>(
         report.for_each_gpu_work(&all, &[], true, |work| -> rusqlite::Result<()> {
             if let Work::Op(op) = work {
                 let right = plausible.allow(op.start, op.end);
-                if let (Some(pid), true, true) = (op.pid, op.start > 0, right) {
-                    util.add((pid, op.device), op.start, op.end);
+                if let (Some(pid), true, true) = (op.place.pid, op.start > 0, right) {
+                    util.add((pid, op.place.device), op.start, op.end);
                 }
             }
             Ok(())

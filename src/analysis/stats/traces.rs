@@ -41,10 +41,10 @@ pub(super) fn api_trace(report: &Report) -> Result<Rows, Failure> {
                     text(call.name.as_deref().map(|n| api_stats_name(n).to_owned())),
                     int(call.result),
                     int(call.correlation_id),
-                    int(call.global_tid.map(|g| i64::from(pid_of(g)))),
-                    int(call.global_tid.map(|g| i64::from(tid_of(g)))),
-                    int(call.priority),
-                    text(call.thread.clone()),
+                    int(call.thread.global_tid.map(|g| i64::from(pid_of(g)))),
+                    int(call.thread.global_tid.map(|g| i64::from(tid_of(g)))),
+                    int(call.thread.priority),
+                    text(call.thread.name.clone()),
                 ])
             })
         },
