@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::columns::{columns, TakeAll};
 use super::ids::{pid_of, tid_of};
+use super::select::Row;
 use super::Report;
 
 pub(crate) const FILE_ACCESS: &str = "OSRT_FILE_ACCESS_EVENTS";
@@ -111,17 +112,14 @@ impl Report {
     /// The process and path of each file access descriptor, by id.
     fn file_descriptors(&self) -> rusqlite::Result<Descriptors> {
         let mut out = FxHashMap::default();
-        let Some(mut s) = self.select(FILE_DESCRIPTORS) else {
-            return Ok(out);
-        };
-        let c = DESCRIPTOR_COLUMNS.take_all(&mut s);
-        if !self.readable(&s) {
-            return Ok(out);
-        }
-        self.each_selected(&s, "", |r| {
-            let id = c.file_access_id.get(r)?;
-            out.insert(id, (c.process_id.get(r)?, c.file_path.get(r)?));
-            Ok(())
+        self.each_row(FILE_DESCRIPTORS, "", |s| {
+            let c = DESCRIPTOR_COLUMNS.take_all(s);
+            let out = &mut out;
+            move |r: &Row| {
+                let id = c.file_access_id.get(r)?;
+                out.insert(id, (c.process_id.get(r)?, c.file_path.get(r)?));
+                Ok(())
+            }
         })?;
         Ok(out)
     }

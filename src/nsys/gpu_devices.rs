@@ -3,6 +3,7 @@
 
 use super::columns::{columns, ReadRow, TakeAll};
 use super::meta::GPUS;
+use super::select::Row;
 use super::Report;
 
 columns! {
@@ -54,28 +55,25 @@ impl Report {
     /// The GPUs of `TARGET_INFO_GPU`, by id (none when the export lacks the
     /// table, as exports before 2021 do).
     pub(crate) fn gpu_devices(&self) -> rusqlite::Result<Vec<GpuDevice>> {
-        let Some(mut s) = self.select(GPUS) else {
-            return Ok(Vec::new());
-        };
-        let id = s.first_of::<i64>(&["id", "deviceId"]);
-        let info = GPU_INFO.take_all(&mut s);
-        if !self.readable(&s) {
-            return Ok(Vec::new());
-        }
         let mut gpus: Vec<GpuDevice> = Vec::new();
-        self.each_selected(&s, "", |r| {
-            let Some(id) = id.get(r)? else {
-                return Ok(());
-            };
-            // One row per GPU and VM; the first describes it.
-            if gpus.iter().any(|g| g.id == id) {
-                return Ok(());
+        self.each_row(GPUS, "", |s| {
+            let id = s.first_of::<i64>(&["id", "deviceId"]);
+            let info = GPU_INFO.take_all(s);
+            let gpus = &mut gpus;
+            move |r: &Row| {
+                let Some(id) = id.get(r)? else {
+                    return Ok(());
+                };
+                // One row per GPU and VM; the first describes it.
+                if gpus.iter().any(|g| g.id == id) {
+                    return Ok(());
+                }
+                gpus.push(GpuDevice {
+                    id,
+                    info: info.read(r)?,
+                });
+                Ok(())
             }
-            gpus.push(GpuDevice {
-                id,
-                info: info.read(r)?,
-            });
-            Ok(())
         })?;
         gpus.sort_by_key(|g| g.id);
         Ok(gpus)
