@@ -71,7 +71,6 @@ pub(super) fn chart(job: &JobSteps) -> Chart {
         bar_legend: "a rank's step (solid: its GPUs busy)".to_owned(),
         highlight_legend: (job.ranks.len() > 1).then(|| "the step's slowest rank".to_owned()),
         x_name: "step".to_owned(),
-        slots: job.ranks.len(),
         groups: groups.collect(),
     })
 }

@@ -28,8 +28,6 @@ pub(crate) struct StepBars {
     pub(crate) highlight_legend: Option<String>,
     /// The x axis's name.
     pub(crate) x_name: String,
-    /// Bars per group.
-    pub(crate) slots: usize,
     pub(crate) groups: Vec<Group>,
 }
 
@@ -140,7 +138,10 @@ impl StepBars {
 
 fn svg(chart: &StepBars) -> String {
     let steps = &chart.groups;
-    let ranks = chart.slots.max(1);
+    // Bars per group: a slot per rank, in every group.
+    let ranks = steps
+        .iter()
+        .fold(1, |most, step| most.max(step.slots.len()));
     let durations: Vec<u64> = (steps.iter().flat_map(|s| &s.slots))
         .filter_map(|slot| match slot {
             Slot::Bar(bar) => Some(bar.length_ns),

@@ -12,13 +12,20 @@ use crate::render::escape::html as escape;
 /// each was busy and how much waiting.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct BusyTimeline {
-    /// The length of a bucket (ns).
-    pub(crate) bucket_ns: i64,
-    /// Where the first bucket starts, on the export's clock (ns).
-    pub(crate) origin_ns: i64,
-    /// How many buckets are drawn (one at least).
-    pub(crate) buckets: usize,
+    pub(crate) buckets: TimeBuckets,
     pub(crate) lanes: Vec<Lane>,
+}
+
+/// Equal buckets of time, one after the other: the time axis of a
+/// [`BusyTimeline`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TimeBuckets {
+    /// Where the first starts, on the export's clock (ns).
+    pub(crate) origin_ns: i64,
+    /// The length of each (ns).
+    pub(crate) width_ns: i64,
+    /// How many are drawn (one at least).
+    pub(crate) count: usize,
 }
 
 /// A GPU's lane of a [`BusyTimeline`]: per bucket, its busy and waiting
@@ -61,7 +68,11 @@ const FONT_SIZE: u8 = 12;
 /// the GPU's work. The time axis is the export's clock, in seconds, as the
 /// capture line and the idle stretches give times, with round ticks.
 fn busy_over_time(timeline: &BusyTimeline) -> String {
-    let (bucket, origin, buckets) = (timeline.bucket_ns, timeline.origin_ns, timeline.buckets);
+    let TimeBuckets {
+        origin_ns: origin,
+        width_ns: bucket,
+        count: buckets,
+    } = timeline.buckets;
     let bar = PLOT / buckets as f64;
     let height = 30.0 + timeline.lanes.len() as f64 * (LANE + GAP) + 40.0;
     let width = LEFT + PLOT + 20.0;

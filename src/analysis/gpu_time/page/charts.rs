@@ -4,7 +4,7 @@
 
 use super::super::model::RunReport;
 use super::percent;
-use crate::render::chart::timeline::{BusyTimeline, Lane, Shares};
+use crate::render::chart::timeline::{BusyTimeline, Lane, Shares, TimeBuckets};
 use crate::render::chart::Chart;
 
 /// Per GPU, the share of each time bucket that was busy and waiting, up
@@ -20,9 +20,11 @@ pub(super) fn busy_over_time(run: &RunReport) -> Chart {
         waiting_ns: gpu.waiting_over_time.clone(),
     });
     Chart::Busy(BusyTimeline {
-        bucket_ns: bucket,
-        origin_ns: origin,
-        buckets,
+        buckets: TimeBuckets {
+            origin_ns: origin,
+            width_ns: bucket,
+            count: buckets,
+        },
         lanes: lanes.collect(),
     })
 }
