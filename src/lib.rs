@@ -202,7 +202,7 @@ pub mod report {
     //! ([`report_files`]), with the job's steps across its ranks where
     //! [`ReportOptions::steps`] names them (see [`crate::steps`]).
     pub use crate::analysis::gpu_time::{
-        report, summary_table, write_page, GpuUse, IdleStretch, KindPattern, KindTime,
+        report, summary_table, write_page, GpuTimeline, GpuUse, IdleStretch, KindPattern, KindTime,
         LaunchDelays, NamedTime, NvtxScopes, Page, PageFormat, ReportOptions, RuleFindings,
         RunReport, ThreadActivity,
     };
@@ -234,8 +234,9 @@ pub mod steps {
     //! ([`ReportSteps`], JSON by serde) that [`combine_steps`] combines into
     //! the same job: reports measured apart, on other machines.
     pub use crate::analysis::steps::{
-        combine_steps, JobSteps, ProcessSteps, RankSteps, ReportSteps, RunSkew, Slowest, Step,
-        StepMatch, StepOptions, StepPattern, StepTime, MEASURED_KIND, MEASURED_VERSION,
+        combine_steps, GpuWork, JobSteps, NvtxRanges, ProcessSteps, RankSteps, ReportSteps,
+        RunSkew, Slowest, Step, StepMatch, StepOptions, StepPattern, StepTime, MEASURED_KIND,
+        MEASURED_VERSION,
     };
     pub use crate::workflows::analyses::{measure_report_steps, measure_steps};
     pub use crate::workflows::saved::save_report_steps;

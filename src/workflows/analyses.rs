@@ -68,11 +68,15 @@ pub fn report_file(
     report_options: &ReportOptions,
     options: &ReadOptions,
 ) -> Result<RunReport> {
-    with_report(path, options, |r| {
-        let mut run = report(r, report_options)?;
-        run.path = path.display().to_string();
-        Ok(run)
-    })
+    with_report(path, options, |r| run_report(r, path, report_options))
+}
+
+/// [`report()`] of the open report `r`, read from `path`: the run is named
+/// by its path as given.
+fn run_report(r: &Report, path: &Path, report_options: &ReportOptions) -> Result<RunReport> {
+    let mut run = report(r, report_options)?;
+    run.path = path.display().to_string();
+    Ok(run)
 }
 
 /// The page of the reports or exports at `inputs`, each read once (a
@@ -110,11 +114,7 @@ pub fn report_files(
     let mut runs = Vec::with_capacity(inputs.len());
     let mut place = 0;
     for (input, measured) in inputs.iter().zip(measured) {
-        if options.cancelled() {
-            return Err(Error::Interrupted {
-                path: input.clone(),
-            });
-        }
+        stop_if_cancelled(options, input)?;
         progress(input);
         if let (Some(measured), Some(job)) = (measured, &mut job) {
             for steps in measured {
@@ -124,8 +124,7 @@ pub fn report_files(
             continue;
         }
         let run = with_report(input, options, |r| {
-            let mut run = report(r, report_options)?;
-            run.path = input.display().to_string();
+            let run = run_report(r, input, report_options)?;
             if let Some(job) = &mut job {
                 job.add(r, input, place)?;
             }
@@ -138,6 +137,18 @@ pub fn report_files(
         runs,
         steps: job.map(Job::finish),
     })
+}
+
+/// Stops a run of several inputs before `input` once `options.cancel` is
+/// set: small reports finish before SQLite looks at the flag, so it is
+/// looked at here too.
+fn stop_if_cancelled(options: &ReadOptions, input: &Path) -> Result<()> {
+    match options.cancelled() {
+        true => Err(Error::Interrupted {
+            path: input.to_owned(),
+        }),
+        false => Ok(()),
+    }
 }
 
 /// Measures each run of a series, in turn, streaming over its report;
@@ -157,12 +168,7 @@ pub fn measure_series(
     let mut incomplete = Vec::new();
     let mut left_out = Vec::with_capacity(runs.len());
     for run in runs {
-        // Small reports finish before SQLite looks at the flag: look here too.
-        if options.cancelled() {
-            return Err(Error::Interrupted {
-                path: run.input.clone(),
-            });
-        }
+        stop_if_cancelled(options, &run.input)?;
         progress(run);
         let (measured, run_left_out, unread) = measure_file(&run.input, patterns, names, options)?;
         left_out.push(run_left_out);
@@ -209,11 +215,7 @@ pub fn measure_steps(
 ) -> Result<JobSteps> {
     let mut job = Job::new(steps, inputs.len())?;
     for (place, input) in inputs.iter().enumerate() {
-        if options.cancelled() {
-            return Err(Error::Interrupted {
-                path: input.clone(),
-            });
-        }
+        stop_if_cancelled(options, input)?;
         progress(input);
         with_report(input, options, |report| job.add(report, input, place))?;
     }

@@ -202,12 +202,12 @@ fn check_against_source(path: &Path) {
             gpu.device
         );
         assert_eq!(
-            gpu.busy_over_time.iter().sum::<i64>(),
+            gpu.timeline.busy.iter().sum::<i64>(),
             gpu.busy,
             "{name}: time line busy"
         );
         assert_eq!(
-            gpu.waiting_over_time.iter().sum::<i64>(),
+            gpu.timeline.waiting.iter().sum::<i64>(),
             gpu.waiting,
             "{name}: time line waiting"
         );

@@ -99,7 +99,7 @@ fn check_against_source(job: &JobSteps, ranks: &[(&Path, u32, Vec<SqlStep>)]) {
         assert_eq!(rank.pid, Some(*pid), "{}", rank.label);
         assert_eq!(rank.steps, steps.len(), "{}", rank.label);
         let union = busy_union(export, Some(*pid));
-        assert_eq!(rank.gpu_busy_ns, total(&union), "{}", rank.label);
+        assert_eq!(rank.gpu_work.busy_ns, total(&union), "{}", rank.label);
         // The rank's steps, in the job's order, are its ranges in start order.
         let mine: Vec<_> = job
             .steps
@@ -194,10 +194,10 @@ fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
             None => format!("rank {}", i + 1),
         };
         assert_eq!(rank.label, expected);
-        assert_eq!((rank.pid, rank.steps, rank.nvtx_ranges), (None, 0, 0));
+        assert_eq!((rank.pid, rank.steps, rank.nvtx.count), (None, 0, 0));
         let union = busy_union(export, None);
         assert!(!union.is_empty());
-        assert_eq!(rank.gpu_busy_ns, total(&union), "{}", rank.label);
+        assert_eq!(rank.gpu_work.busy_ns, total(&union), "{}", rank.label);
         let db = crate::support::source::open(export);
         let gpus: Vec<i64> = db
             .prepare(
@@ -210,7 +210,7 @@ fn the_cori_ranks_without_nvtx_are_each_said_with_their_gpu_busy_time() {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        assert_eq!(rank.gpus, gpus);
+        assert_eq!(rank.gpu_work.gpus, gpus);
     }
     let notes = job.notes();
     assert_eq!(notes.len(), 8, "{notes:?}");
@@ -309,8 +309,11 @@ fn two_processes_of_one_report_are_two_ranks_matched_by_order() {
         job.ranks[0].label,
         format!("rank 0 ({host}) pid {}", pids[0])
     );
-    assert_eq!(job.ranks[1].gpus.len(), 1);
-    assert_ne!(job.ranks[0].gpus, job.ranks[1].gpus, "a GPU each");
+    assert_eq!(job.ranks[1].gpu_work.gpus.len(), 1);
+    assert_ne!(
+        job.ranks[0].gpu_work.gpus, job.ranks[1].gpu_work.gpus,
+        "a GPU each"
+    );
 }
 
 const STEP_NS: i64 = 1_000_000;
@@ -402,7 +405,7 @@ fn a_slow_rank_and_a_missing_step_in_a_synthetic_job() {
     assert_eq!(job.skew.slowest_count, [0, 0, 6, 0]);
     assert_eq!(job.ranks[0].label, "rank 0");
     // The other process's kernel is in the report, not in the rank.
-    assert!(job.ranks[0].gpu_busy_ns < total(&busy_union(&inputs[0], None)));
+    assert!(job.ranks[0].gpu_work.busy_ns < total(&busy_union(&inputs[0], None)));
     let note = "Step \"ProfilerStep#3\" is missing on rank 3.";
     assert!(job.notes().iter().any(|n| n == note), "{:?}", job.notes());
     let markdown = rendered(&job, JobSteps::write_markdown);
@@ -509,7 +512,7 @@ fn check_json(job: &JobSteps) {
     for (r, rank) in job.ranks.iter().enumerate() {
         expected += &format!(
             "{} {} {} {}\n",
-            rank.label, rank.gpu_busy_ns, rank.steps, job.skew.slowest_count[r]
+            rank.label, rank.gpu_work.busy_ns, rank.steps, job.skew.slowest_count[r]
         );
     }
     let py_none = |v: Option<String>| v.unwrap_or_else(|| "None".into());

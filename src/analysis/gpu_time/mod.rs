@@ -39,8 +39,8 @@ use std::thread::ScopedJoinHandle;
 
 pub use kinds::KindPattern;
 pub use model::{
-    GpuUse, IdleStretch, KindTime, LaunchDelays, NamedTime, NvtxScopes, RuleFindings, RunReport,
-    ThreadActivity,
+    GpuTimeline, GpuUse, IdleStretch, KindTime, LaunchDelays, NamedTime, NvtxScopes, RuleFindings,
+    RunReport, ThreadActivity,
 };
 pub(crate) use page::write_html_under;
 pub use page::{write_page, PageFormat};
@@ -164,23 +164,19 @@ fn read_gpu(
         .devices
         .iter()
         .enumerate()
-        .map(|(lane, (&device, d))| {
-            let over_time = timeline.lanes.get(lane).cloned().unwrap_or_default();
-            GpuUse {
-                device,
-                name: gpu_names.get(&device).cloned(),
-                first_start: d.first_start,
-                last_end: d.busy_until,
-                busy: d.busy,
-                host_bound: d.host_bound,
-                waiting: d.waiting,
-                unattributed: d.unattributed,
-                communication: d.communication,
-                overlapped: d.overlapped,
-                largest_idle: stretches.by_ref().take(d.gaps.len()).collect(),
-                busy_over_time: over_time.busy,
-                waiting_over_time: over_time.waiting,
-            }
+        .map(|(lane, (&device, d))| GpuUse {
+            device,
+            name: gpu_names.get(&device).cloned(),
+            first_start: d.first_start,
+            last_end: d.busy_until,
+            busy: d.busy,
+            host_bound: d.host_bound,
+            waiting: d.waiting,
+            unattributed: d.unattributed,
+            communication: d.communication,
+            overlapped: d.overlapped,
+            largest_idle: stretches.by_ref().take(d.gaps.len()).collect(),
+            timeline: timeline.lanes.get(lane).cloned().unwrap_or_default(),
         })
         .collect();
     let timeline = (timeline.width, timeline.origin.unwrap_or(0));

@@ -13,7 +13,7 @@ pub struct RunReport {
     /// Per GPU, by device number.
     pub gpus: Vec<GpuUse>,
     /// The time line buckets' width (ns) and the first's start, shared by
-    /// every GPU's [`GpuUse::busy_over_time`].
+    /// every GPU's [`GpuUse::timeline`].
     pub timeline: (i64, i64),
     /// GPU time by kind of work, every GPU together, largest first.
     pub kinds: Vec<KindTime>,
@@ -88,10 +88,8 @@ pub struct GpuUse {
     pub overlapped: i64,
     /// The longest idle stretches, longest first.
     pub largest_idle: Vec<IdleStretch>,
-    /// Busy and waiting time per time line bucket (see [`RunReport::timeline`]).
-    pub busy_over_time: Vec<i64>,
-    /// See `busy_over_time`.
-    pub waiting_over_time: Vec<i64>,
+    /// Its busy and waiting time over the run.
+    pub timeline: GpuTimeline,
 }
 
 impl GpuUse {
@@ -99,6 +97,17 @@ impl GpuUse {
     pub fn span(&self) -> i64 {
         self.last_end - self.first_start
     }
+}
+
+/// A GPU's busy and waiting time per bucket of the run's time line (see
+/// [`RunReport::timeline`]): also its shape in the page's JSON.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[non_exhaustive]
+pub struct GpuTimeline {
+    /// Busy time per bucket (ns).
+    pub busy: Vec<i64>,
+    /// Waiting time per bucket (ns).
+    pub waiting: Vec<i64>,
 }
 
 /// An idle stretch of a GPU, and what the CPU threads did meanwhile.
@@ -203,8 +212,8 @@ pub struct NvtxScopes {
     pub gpu_span: i128,
 }
 
-/// What one rule of `analyze` found.
-#[derive(Clone, Debug, Default)]
+/// What one rule of `analyze` found: also its shape in the page's JSON.
+#[derive(Clone, Debug, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct RuleFindings {
     /// The rule's name (`gpu_gaps`).

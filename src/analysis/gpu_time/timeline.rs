@@ -5,22 +5,17 @@
 //! same however long it is: at most [`BUCKETS`] pieces, after at most 64
 //! doublings (sums in i128, so no span of i64 times overflows them).
 
+use super::model::GpuTimeline;
+
 /// How many buckets a GPU's time line has.
 pub(super) const BUCKETS: usize = 240;
 
-/// Time of each state per bucket, for one GPU.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Lane {
-    pub busy: Vec<i64>,
-    pub waiting: Vec<i64>,
-}
-
-/// The time lines of every GPU, on buckets they share.
+/// The time lines of every GPU (a lane each), on buckets they share.
 #[derive(Debug)]
 pub(super) struct Timeline {
     pub origin: Option<i64>,
     pub width: i64,
-    pub lanes: Vec<Lane>,
+    pub lanes: Vec<GpuTimeline>,
 }
 
 impl Default for Timeline {
@@ -54,7 +49,7 @@ impl Timeline {
             self.double();
         }
         if self.lanes.len() <= lane {
-            self.lanes.resize_with(lane + 1, || Lane {
+            self.lanes.resize_with(lane + 1, || GpuTimeline {
                 busy: vec![0; BUCKETS],
                 waiting: vec![0; BUCKETS],
             });

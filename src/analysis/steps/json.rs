@@ -28,7 +28,7 @@ use serde::Serialize;
 use crate::ranks::RankFrom;
 use crate::render::json::{number, optional_number};
 
-use super::{JobSteps, StepMatch, StepTime};
+use super::{GpuWork, JobSteps, NvtxRanges, StepMatch, StepTime};
 
 impl JobSteps {
     /// Writes the steps as one JSON object (its shape: see the module), and
@@ -69,10 +69,10 @@ struct Rank<'a> {
     pid: Option<u32>,
     steps: usize,
     open_steps: usize,
-    gpus: &'a [i64],
-    gpu_busy_ns: u64,
-    nvtx_ranges: u64,
-    other_names: &'a [String],
+    #[serde(flatten)]
+    gpu_work: &'a GpuWork,
+    #[serde(flatten)]
+    nvtx: &'a NvtxRanges,
     unattributed_gpu_ops: u64,
     slowest_in: usize,
 }
@@ -125,10 +125,8 @@ impl<'a> Document<'a> {
                 pid: rank.pid,
                 steps: rank.steps,
                 open_steps: rank.open_steps,
-                gpus: &rank.gpus,
-                gpu_busy_ns: rank.gpu_busy_ns,
-                nvtx_ranges: rank.nvtx_ranges,
-                other_names: &rank.other_names,
+                gpu_work: &rank.gpu_work,
+                nvtx: &rank.nvtx,
                 unattributed_gpu_ops: rank.unattributed_gpu_ops,
                 slowest_in: job.skew.slowest_count.get(r).copied().unwrap_or(0),
             })

@@ -13,8 +13,9 @@ use crate::nsys::nvtx::NvtxKind;
 use crate::nsys::{Report, RowFilter, TimeCheck};
 
 use super::busy::{BusyUnion, StepRanges};
+use super::measured::ProcessSteps;
 use super::pattern::StepPattern;
-use super::StepTime;
+use super::{GpuWork, NvtxRanges, StepTime};
 
 /// The most names of ranges that are not steps a report keeps, to say what
 /// exists when the pattern matched nothing.
@@ -25,29 +26,12 @@ const NAMES_SEEN: usize = 8;
 pub(super) struct Measured {
     /// Each process that recorded steps, by pid.
     pub(super) processes: Vec<ProcessSteps>,
-    /// The GPUs of all of the report's GPU work, and its union.
-    pub(super) gpus: Vec<i64>,
-    pub(super) gpu_busy_ns: u64,
-    /// The NVTX ranges of the report (steps or not).
-    pub(super) nvtx_ranges: u64,
-    /// The first few distinct names of ranges that are not steps.
-    pub(super) other_names: Vec<String>,
+    /// All of the report's GPU work.
+    pub(super) gpu_work: GpuWork,
+    /// The NVTX ranges of the report.
+    pub(super) nvtx: NvtxRanges,
     /// GPU work of no known process, while several processes have steps.
     pub(super) unattributed_ops: u64,
-}
-
-/// The steps of one process, with its GPU work.
-#[derive(Debug)]
-pub(super) struct ProcessSteps {
-    pub(super) pid: u32,
-    /// In start order.
-    pub(super) steps: Vec<StepTime>,
-    /// Steps still open when the capture stopped: ended at the last NVTX
-    /// time of the report, as nsys ends them.
-    pub(super) open_steps: usize,
-    pub(super) gpus: Vec<i64>,
-    /// The union of its GPU work over the whole capture.
-    pub(super) gpu_busy_ns: u64,
 }
 
 /// A step as the NVTX pass finds it.
@@ -57,11 +41,28 @@ struct Found {
     end: Option<i64>,
 }
 
-/// What the GPU pass keeps of one process.
+/// What the GPU pass keeps of some work (a process's, or the whole
+/// report's) until it makes its [`GpuWork`].
 #[derive(Default)]
-struct ProcessGpu {
+struct WorkSeen {
     union: BusyUnion,
     gpus: BTreeSet<i64>,
+}
+
+impl WorkSeen {
+    /// Adds work on GPU `device` over `[start, end)`; returns the part of it
+    /// the union did not hold yet (see [`BusyUnion::add`]).
+    fn add(&mut self, device: i64, start: i64, end: i64) -> Option<(i64, i64)> {
+        self.gpus.insert(device);
+        self.union.add(start, end)
+    }
+
+    fn finish(self) -> GpuWork {
+        GpuWork {
+            gpus: self.gpus.into_iter().collect(),
+            busy_ns: self.union.total_ns,
+        }
+    }
 }
 
 pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured, Failure> {
@@ -72,7 +73,8 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
             if e.kind == NvtxKind::Mark {
                 return Ok(());
             }
-            measured.nvtx_ranges += 1;
+            let ranges = &mut measured.nvtx;
+            ranges.count += 1;
             let name = e.text.as_ref().map_or("", |t| t.as_str());
             if pattern.matches(name) {
                 found.entry(e.pid).or_default().push(Found {
@@ -80,10 +82,10 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
                     start: e.start,
                     end: e.end,
                 });
-            } else if measured.other_names.len() < NAMES_SEEN
-                && !measured.other_names.iter().any(|n| n == name)
+            } else if ranges.other_names.len() < NAMES_SEEN
+                && !ranges.other_names.iter().any(|n| n == name)
             {
-                measured.other_names.push(name.to_owned());
+                ranges.other_names.push(name.to_owned());
             }
             Ok(())
         })?;
@@ -115,9 +117,8 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
         _ => None,
     };
 
-    let mut report_union = BusyUnion::default();
-    let mut report_gpus = BTreeSet::new();
-    let mut by_pid: BTreeMap<u32, ProcessGpu> = BTreeMap::new();
+    let mut report_work = WorkSeen::default();
+    let mut by_pid: BTreeMap<u32, WorkSeen> = BTreeMap::new();
     let mut check = TimeCheck::new(report)?;
     report.for_each_gpu_op(&RowFilter::none(), |op| -> Result<(), Failure> {
         if !check.allow_event(&op) {
@@ -130,9 +131,8 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
             CudaEvent::Graph(g) => &g.common,
             _ => return Ok(()),
         };
-        let (start, end) = (common.start, common.end);
-        report_union.add(start, end);
-        report_gpus.insert(common.place.device);
+        let (device, start, end) = (common.place.device, common.start, common.end);
+        report_work.add(device, start, end);
         let Some(pid) = common.place.pid.or(sole) else {
             if !processes.is_empty() {
                 measured.unattributed_ops += 1;
@@ -140,8 +140,7 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
             return Ok(());
         };
         let process = by_pid.entry(pid).or_default();
-        process.gpus.insert(common.place.device);
-        let Some((from, to)) = process.union.add(start, end) else {
+        let Some((from, to)) = process.add(device, start, end) else {
             return Ok(());
         };
         if let Ok(at) = processes.binary_search_by_key(&pid, |p| p.0) {
@@ -151,19 +150,14 @@ pub(super) fn measure(report: &Report, pattern: &StepPattern) -> Result<Measured
         Ok(())
     })?;
 
-    measured.gpus = report_gpus.into_iter().collect();
-    measured.gpu_busy_ns = report_union.total_ns;
+    measured.gpu_work = report_work.finish();
     measured.processes = processes
         .into_iter()
-        .map(|(pid, steps, open_steps, _)| {
-            let gpu = by_pid.remove(&pid).unwrap_or_default();
-            ProcessSteps {
-                pid,
-                steps,
-                open_steps,
-                gpus: gpu.gpus.into_iter().collect(),
-                gpu_busy_ns: gpu.union.total_ns,
-            }
+        .map(|(pid, steps, open_steps, _)| ProcessSteps {
+            pid,
+            open_steps,
+            gpu_work: by_pid.remove(&pid).unwrap_or_default().finish(),
+            steps,
         })
         .collect();
     Ok(measured)

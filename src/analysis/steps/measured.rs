@@ -19,7 +19,7 @@ use crate::nsys::Report;
 
 use super::measure;
 use super::pattern::StepPattern;
-use super::StepTime;
+use super::{GpuWork, NvtxRanges, StepTime};
 
 /// What a measured-steps document says it is.
 pub const KIND: &str = "nsys2perfetto.rank-steps";
@@ -43,14 +43,12 @@ pub struct ReportSteps {
     pub host: Option<String>,
     /// The rank its `MPI_RANKS` table gives, where it names one only.
     pub mpi_rank: Option<i64>,
-    /// The GPUs of all of the report's GPU work.
-    pub gpus: Vec<i64>,
-    /// The union of that work over the whole capture (ns).
-    pub gpu_busy_ns: u64,
-    /// The NVTX ranges of the report, steps or not.
-    pub nvtx_ranges: u64,
-    /// The first few distinct names of its ranges that are not steps.
-    pub other_names: Vec<String>,
+    /// All of the report's GPU work.
+    #[serde(flatten)]
+    pub gpu_work: GpuWork,
+    /// The NVTX ranges of the report.
+    #[serde(flatten)]
+    pub nvtx: NvtxRanges,
     /// Its GPU work of no known process, while several processes have
     /// steps: counted in no step.
     pub unattributed_gpu_ops: u64,
@@ -71,10 +69,9 @@ pub struct ProcessSteps {
     /// Of its steps, those still open when the capture stopped (ended at
     /// the report's last NVTX time, as nsys ends them).
     pub open_steps: usize,
-    /// The GPUs its work ran on.
-    pub gpus: Vec<i64>,
-    /// The union of its GPU work over the whole capture (ns).
-    pub gpu_busy_ns: u64,
+    /// Its GPU work.
+    #[serde(flatten)]
+    pub gpu_work: GpuWork,
     /// Its steps, in start order.
     pub steps: Vec<StepTime>,
 }
@@ -94,22 +91,10 @@ impl ReportSteps {
             input: input.to_string_lossy().into_owned(),
             host,
             mpi_rank: crate::ranks::mpi_rank(report),
-            gpus: measured.gpus,
-            gpu_busy_ns: measured.gpu_busy_ns,
-            nvtx_ranges: measured.nvtx_ranges,
-            other_names: measured.other_names,
+            gpu_work: measured.gpu_work,
+            nvtx: measured.nvtx,
             unattributed_gpu_ops: measured.unattributed_ops,
-            processes: measured
-                .processes
-                .into_iter()
-                .map(|p| ProcessSteps {
-                    pid: p.pid,
-                    open_steps: p.open_steps,
-                    gpus: p.gpus,
-                    gpu_busy_ns: p.gpu_busy_ns,
-                    steps: p.steps,
-                })
-                .collect(),
+            processes: measured.processes,
             incomplete: report
                 .unreadable()
                 .iter()

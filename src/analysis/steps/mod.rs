@@ -87,6 +87,30 @@ impl StepTime {
     }
 }
 
+/// The GPUs some work (a report's, or a process's) ran on, and how long
+/// at least one of them was busy with it over the whole capture.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct GpuWork {
+    /// The GPUs, by device number, in order.
+    pub gpus: Vec<i64>,
+    /// The union of the work (ns).
+    #[serde(rename = "gpu_busy_ns")]
+    pub busy_ns: u64,
+}
+
+/// The NVTX ranges of a report, steps or not: what exists where the
+/// pattern matched nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct NvtxRanges {
+    /// How many.
+    #[serde(rename = "nvtx_ranges")]
+    pub count: u64,
+    /// The first few distinct names of those that are not steps.
+    pub other_names: Vec<String>,
+}
+
 /// The slowest rank of a step, among the ranks that ran it (two at least).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -154,15 +178,10 @@ pub struct RankSteps {
     /// Of those, the ones still open when the capture stopped: they end at
     /// the report's last NVTX time, as nsys ends them.
     pub open_steps: usize,
-    /// The GPUs its work ran on (its process's; the report's without steps).
-    pub gpus: Vec<i64>,
-    /// The union of that work over the whole capture (ns).
-    pub gpu_busy_ns: u64,
-    /// The NVTX ranges of its report, steps or not.
-    pub nvtx_ranges: u64,
-    /// The first few distinct names of its report's ranges that are not
-    /// steps: what exists where the pattern matched nothing.
-    pub other_names: Vec<String>,
+    /// Its GPU work: its process's; the report's without steps.
+    pub gpu_work: GpuWork,
+    /// The NVTX ranges of its report.
+    pub nvtx: NvtxRanges,
     /// GPU work of its report whose process the export does not say, while
     /// several processes have steps: counted in no step.
     pub unattributed_gpu_ops: u64,
@@ -328,10 +347,8 @@ fn add_ranks(
         pid,
         steps: 0,
         open_steps: 0,
-        gpus: measured.gpus.clone(),
-        gpu_busy_ns: measured.gpu_busy_ns,
-        nvtx_ranges: measured.nvtx_ranges,
-        other_names: measured.other_names.clone(),
+        gpu_work: measured.gpu_work.clone(),
+        nvtx: measured.nvtx.clone(),
         unattributed_gpu_ops: measured.unattributed_gpu_ops,
     };
     if measured.processes.is_empty() {
@@ -348,8 +365,7 @@ fn add_ranks(
         ranks.push(RankSteps {
             steps: process.steps.len(),
             open_steps: process.open_steps,
-            gpus: process.gpus,
-            gpu_busy_ns: process.gpu_busy_ns,
+            gpu_work: process.gpu_work,
             ..rank(label, Some(process.pid))
         });
         times.push(process.steps);
@@ -368,12 +384,13 @@ impl JobSteps {
             if rank.pid.is_some() {
                 continue;
             }
-            let what = match rank.nvtx_ranges {
+            let what = match rank.nvtx.count {
                 0 => "its report has no NVTX range".to_owned(),
                 n => format!(
                     "its report's {n} NVTX range{} include {}",
                     plural(n as usize),
-                    rank.other_names
+                    rank.nvtx
+                        .other_names
                         .iter()
                         .map(|n| format!("\"{n}\""))
                         .collect::<Vec<_>>()

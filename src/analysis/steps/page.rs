@@ -78,8 +78,8 @@ impl JobSteps {
                 let mut row = vec![
                     rank.label.clone(),
                     rank.steps.to_string(),
-                    gpus(&rank.gpus),
-                    ms(rank.gpu_busy_ns as f64),
+                    gpus(&rank.gpu_work.gpus),
+                    ms(rank.gpu_work.busy_ns as f64),
                 ];
                 if self.compared() {
                     row.push(

@@ -12,12 +12,12 @@ use crate::render::chart::Chart;
 pub(super) fn busy_over_time(run: &RunReport) -> Chart {
     let (bucket, origin) = run.timeline;
     let last = run.gpus.iter().map(|g| g.last_end).max().unwrap_or(origin);
-    let held = run.gpus.first().map_or(0, |g| g.busy_over_time.len());
+    let held = run.gpus.first().map_or(0, |g| g.timeline.busy.len());
     let buckets = ((last - origin).div_euclid(bucket.max(1)) as usize + 1).clamp(1, held.max(1));
     let lanes = run.gpus.iter().map(|gpu| Lane {
         label: format!("GPU {}", gpu.device),
-        busy_ns: gpu.busy_over_time.clone(),
-        waiting_ns: gpu.waiting_over_time.clone(),
+        busy_ns: gpu.timeline.busy.clone(),
+        waiting_ns: gpu.timeline.waiting.clone(),
     });
     Chart::Busy(BusyTimeline {
         buckets: TimeBuckets {

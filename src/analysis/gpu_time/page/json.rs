@@ -2,8 +2,9 @@
 //! and `"steps": STEPS` (the shape of `JobSteps::write_json`, compact) with
 //! `--step`; times in nanoseconds on the export's clock, shares in percent.
 //! The shape of a run is [`RunReport`]'s, field by field (docs/report.md shows it),
-//! written by serde derives of the documents below: a space after each
-//! `,` and `:`, shares with three decimals ([`Spaced`]).
+//! written by serde derives of the documents below (and of the model's
+//! [`GpuTimeline`] and [`RuleFindings`], which have the JSON's shape): a
+//! space after each `,` and `:`, shares with three decimals ([`Spaced`]).
 
 use std::io::{self, Write};
 
@@ -11,7 +12,7 @@ use serde::Serialize;
 use serde_json::ser::Formatter;
 use serde_json::value::{to_raw_value, RawValue};
 
-use super::super::model::{GpuUse, IdleStretch, NamedTime, RunReport};
+use super::super::model::{GpuTimeline, GpuUse, IdleStretch, NamedTime, RuleFindings, RunReport};
 use super::super::Page;
 use super::percent;
 
@@ -74,7 +75,7 @@ struct Run<'a> {
     top_kernels: Vec<Named<'a>>,
     kernel_time: i128,
     nvtx: Nvtx<'a>,
-    findings: Vec<Findings<'a>>,
+    findings: &'a [RuleFindings],
     /// Only where some table could not be read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     incomplete: Vec<Incomplete<'a>>,
@@ -118,13 +119,7 @@ struct Gpu<'a> {
     overlapped: i64,
     overlap_share: f64,
     largest_idle: Vec<Stretch<'a>>,
-    timeline: GpuTimeline<'a>,
-}
-
-#[derive(Serialize)]
-struct GpuTimeline<'a> {
-    busy: &'a [i64],
-    waiting: &'a [i64],
+    timeline: &'a GpuTimeline,
 }
 
 #[derive(Serialize)]
@@ -189,15 +184,6 @@ struct Nvtx<'a> {
     top: Vec<Named<'a>>,
 }
 
-#[derive(Serialize)]
-struct Findings<'a> {
-    rule: &'a str,
-    title: &'a str,
-    count: usize,
-    skipped: Option<&'a str>,
-    top: &'a [String],
-}
-
 impl<'a> Run<'a> {
     fn of(r: &'a RunReport) -> Self {
         let capture_len = r.capture.map(|(s, e)| i128::from(e - s));
@@ -238,17 +224,7 @@ impl<'a> Run<'a> {
                 gpu_span: r.nvtx.gpu_span,
                 top: named(&r.nvtx.top, r.nvtx.gpu_span),
             },
-            findings: r
-                .findings
-                .iter()
-                .map(|f| Findings {
-                    rule: &f.rule,
-                    title: &f.title,
-                    count: f.count,
-                    skipped: f.skipped.as_deref(),
-                    top: &f.top,
-                })
-                .collect(),
+            findings: &r.findings,
             incomplete: r
                 .incomplete
                 .iter()
@@ -280,10 +256,7 @@ impl<'a> Gpu<'a> {
             overlapped: g.overlapped,
             overlap_share: percent(g.overlapped.into(), g.communication.into()),
             largest_idle: g.largest_idle.iter().map(Stretch::of).collect(),
-            timeline: GpuTimeline {
-                busy: &g.busy_over_time,
-                waiting: &g.waiting_over_time,
-            },
+            timeline: &g.timeline,
         }
     }
 }
