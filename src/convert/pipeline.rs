@@ -189,11 +189,16 @@ fn write_cuda<'t, W: Write>(
     rows: &mut RowTicker<'_>,
 ) -> Result<Done<'t, W>, Failure> {
     let mut summary = Summary::default();
-    let [cuda, projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
+    let [cuda, mut projection] = sequences.get_many([Part::Cuda, Part::NvtxGpu]);
     if let Some(seq) = cuda {
-        let projection = projection.zip(ranges);
-        cuda::write(report, filter, seq, projection, model, &mut summary, rows)?;
+        let fed = projection.as_deref_mut().zip(ranges);
+        cuda::write(report, filter, seq, fed, model, &mut summary, rows)?;
         seq.drain()?;
+        // Every sequence is drained before the trace's last time is read
+        // (the projection's ends lie within the kernels', but it need not know).
+        if let Some(projection) = projection {
+            projection.drain()?;
+        }
     }
     Ok(Done { summary, sequences })
 }
