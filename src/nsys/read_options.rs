@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::Unreadable;
+use crate::error::{Error, Result};
 
 /// How to read a report or export. Start from [`ReadOptions::new`] (or
 /// [`Default`]) and set what differs, field by field or with the `with_`
@@ -83,6 +84,18 @@ impl ReadOptions {
         self.cancel
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// [`Error::Interrupted`] about `path` once the work has been asked to
+    /// stop: looked at before each input is started, since a small report
+    /// can be read whole before SQLite looks at the flag.
+    pub(crate) fn stop_if_cancelled(&self, path: &Path) -> Result<()> {
+        match self.cancelled() {
+            true => Err(Error::Interrupted {
+                path: path.to_owned(),
+            }),
+            false => Ok(()),
+        }
     }
 }
 

@@ -114,7 +114,7 @@ pub fn report_files(
     let mut runs = Vec::with_capacity(inputs.len());
     let mut place = 0;
     for (input, measured) in inputs.iter().zip(measured) {
-        stop_if_cancelled(options, input)?;
+        options.stop_if_cancelled(input)?;
         progress(input);
         if let (Some(measured), Some(job)) = (measured, &mut job) {
             for steps in measured {
@@ -139,18 +139,6 @@ pub fn report_files(
     })
 }
 
-/// Stops a run of several inputs before `input` once `options.cancel` is
-/// set: small reports finish before SQLite looks at the flag, so it is
-/// looked at here too.
-fn stop_if_cancelled(options: &ReadOptions, input: &Path) -> Result<()> {
-    match options.cancelled() {
-        true => Err(Error::Interrupted {
-            path: input.to_owned(),
-        }),
-        false => Ok(()),
-    }
-}
-
 /// Measures each run of a series, in turn, streaming over its report;
 /// `progress` hears of each run as it starts. NVTX ranges are matched by
 /// the names `names` gives them; `options` gives the nsys CLI that exports
@@ -168,7 +156,7 @@ pub fn measure_series(
     let mut incomplete = Vec::new();
     let mut left_out = Vec::with_capacity(runs.len());
     for run in runs {
-        stop_if_cancelled(options, &run.input)?;
+        options.stop_if_cancelled(&run.input)?;
         progress(run);
         let (measured, run_left_out, unread) = measure_file(&run.input, patterns, names, options)?;
         left_out.push(run_left_out);
@@ -215,7 +203,7 @@ pub fn measure_steps(
 ) -> Result<JobSteps> {
     let mut job = Job::new(steps, inputs.len())?;
     for (place, input) in inputs.iter().enumerate() {
-        stop_if_cancelled(options, input)?;
+        options.stop_if_cancelled(input)?;
         progress(input);
         with_report(input, options, |report| job.add(report, input, place))?;
     }

@@ -147,11 +147,7 @@ impl Input {
     /// Nothing is started once `options.cancel` is set.
     pub(crate) fn new(path: &Path, options: &ReadOptions) -> Result<Input> {
         let told = |e| Input::tell(path, e, options);
-        if options.cancelled() {
-            return Err(Error::Interrupted {
-                path: path.to_owned(),
-            });
-        }
+        options.stop_if_cancelled(path)?;
         let (export, export_dir) = match sniff(path).map_err(told)? {
             FileKind::Sqlite => (path.to_owned(), None),
             FileKind::NsysReport => {
