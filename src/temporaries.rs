@@ -3,6 +3,9 @@
 //! (mode 0700), each named with the pid of the run that made it. A run ended
 //! by SIGKILL (the OOM killer, a killed Dask task) cannot remove its own:
 //! the next run removes the folders of runs that are gone.
+//! The Python package keeps its own temporary folders by the same rule
+//! (`python/nsys2perfetto/_temporaries.py`, kind `python`), since SIGTERM
+//! ends Python without its cleanup.
 
 use std::io;
 use std::path::{Path, PathBuf};

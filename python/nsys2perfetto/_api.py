@@ -12,11 +12,10 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-from . import _cli, _parallel, _ranks
+from . import _cli, _parallel, _ranks, _temporaries
 from ._tables import check_backend, read_csv
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -198,7 +197,7 @@ def _table(args: list[Any], backend: str, *, csv_flag: bool = True) -> Any:
     """Runs a command that writes a CSV table (``--format csv``, unless it
     writes nothing else) to ``-o`` and reads it."""
     check_backend(backend)
-    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+    with _temporaries.directory() as directory:
         table = Path(directory) / "table.csv"
         _cli.run([*args, *(["--format", "csv"] if csv_flag else []), "-o", table])
         return read_csv(table, backend)
@@ -447,7 +446,7 @@ def report(
     if out is not None:
         _cli.run(["report", *reports, "-o", out, *_cli.flags(options)])
         return Path(out)
-    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+    with _temporaries.directory() as directory:
         page = Path(directory) / "page.json"
         _cli.run(["report", *reports, "-o", page, *_cli.flags(options)])
         return json.loads(page.read_text(encoding="utf-8"))
@@ -457,7 +456,7 @@ def _report_runs(report: PathLike, options: Mapping[str, Any]) -> list:
     """The runs of one report's page."""
     import json
 
-    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+    with _temporaries.directory() as directory:
         page = Path(directory) / "page.json"
         _cli.run(["report", report, "-o", page, *_cli.flags(options)])
         return json.loads(page.read_text(encoding="utf-8"))["runs"]
@@ -484,7 +483,7 @@ def compare(
         return _table(["compare", a, b, *_cli.flags(options)], backend)
     rules = [fail_if] if isinstance(fail_if, str) else list(fail_if)
     check_backend(backend)
-    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+    with _temporaries.directory() as directory:
         table = Path(directory) / "table.csv"
         status, _, stderr = _cli.run(
             ["compare", a, b, *_cli.flags(options), "--format", "csv", "-o", table,

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import _cli, _parallel, _ranks
+from . import _cli, _parallel, _ranks, _temporaries
 from ._tables import check_backend
 
 
@@ -138,7 +137,7 @@ def _combine(
     its steps JSON, and the page written to `out` if given (in `format`,
     else as its name says)."""
     naming = ["--rank-from-name", rank_from_name] if rank_from_name is not None else []
-    with tempfile.TemporaryDirectory(prefix="nsys2perfetto-") as directory:
+    with _temporaries.directory() as directory:
         files = []
         for place, documents in enumerate(measured):
             path = Path(directory) / f"{place:08d}.steps.json"

@@ -311,6 +311,63 @@ def test_ctrl_c_stops_an_export_and_leaves_nothing(tmp_path, monkeypatch):
         time.sleep(0.01)
 
 
+# A stand-in for the program: notes its pid in $PROGRAM_PID, then waits as
+# a long run would.
+WAITING_PROGRAM = """#!/bin/sh
+echo $$ > "$PROGRAM_PID.tmp"
+mv "$PROGRAM_PID.tmp" "$PROGRAM_PID"
+exec sleep 300
+"""
+
+
+def test_a_folder_left_by_sigterm_is_removed_by_the_programs_next_run(tmp_path):
+    """SIGTERM (a batch system's cancel, a kernel's shutdown) ends Python
+    without its `finally` blocks: the temporary folder of the call it was in
+    stays, but in the program's own folder of temporaries, named by Python's
+    pid, so that the program's next run removes it as it removes what its own
+    killed runs left."""
+    program = tmp_path / "waiting-program"
+    _executable(program, WAITING_PROGRAM)
+    pid_file = tmp_path / "program.pid"
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    report = tmp_path / "run.sqlite"
+    report.write_bytes(b"")
+    env = {**os.environ, "TMPDIR": str(temporary)}
+    call = "import sys, nsys2perfetto\nnsys2perfetto.analyze(sys.argv[1])\n"
+    python = subprocess.Popen(
+        [sys.executable, "-c", call, str(report)],
+        env={**env, "NSYS2PERFETTO": str(program), "PROGRAM_PID": str(pid_file)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists():
+            assert python.poll() is None, python.communicate()[1]
+            assert time.monotonic() < deadline, "the program did not start in a minute"
+            time.sleep(0.01)
+        python.send_signal(signal.SIGTERM)
+        python.communicate(timeout=60)
+        assert python.returncode == -signal.SIGTERM
+    finally:
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    users_folder = temporary / f"nsys2perfetto-{os.geteuid()}"
+    assert os.listdir(temporary) == [users_folder.name]
+    (left,) = os.listdir(users_folder)
+    assert left.startswith(f"python-{python.pid}-")
+    # Any run of the program, even one that fails, removes it.
+    ran = subprocess.run(
+        [nsys2perfetto._cli.program(), "stats", str(tmp_path / "missing.sqlite")],
+        env=env,
+        capture_output=True,
+    )
+    assert ran.returncode == 1
+    assert os.listdir(users_folder) == []
+
+
 # A stand-in for `nsys profile`: runs nothing, leaves the raw capture
 # <output>.qdstrm and exits 5 (the profiled command's status, as nsys passes
 # it on); `nsys export` is the real nsys's.
