@@ -400,7 +400,7 @@ impl Report {
         } else {
             // Every untrimmed export has it: the process is taken as the
             // only one, where there is one, and noted.
-            self.note_read_without(table, "globalPid");
+            self.note_read_without(table, ["globalPid"]);
             self.sole_cuda_pid
                 .map_or("NULL".to_owned(), |p| p.to_string())
         }

@@ -164,7 +164,7 @@ impl Report {
             false => {
                 // Every version writes it: without it, the records that only
                 // carry a backtrace are counted as calls.
-                self.note_read_without(OSRT, class);
+                self.note_read_without(OSRT, [class]);
                 String::new()
             }
         };

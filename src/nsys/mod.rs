@@ -247,7 +247,7 @@ impl Report {
             impossible: Arc::default(),
         };
         for (table, column) in std::mem::take(&mut report.meta.lacking) {
-            report.note_read_without(table, column);
+            report.note_read_without(table, [column]);
         }
         report.sole_cuda_pid = report.find_sole_cuda_pid().map_err(damaged)?;
         Ok(report)
@@ -364,9 +364,7 @@ impl Report {
             .insert(select.table().to_owned());
         match select.missing() {
             None => {
-                if let Some(lacking) = select.lacking() {
-                    self.note_read_without(select.table(), &lacking);
-                }
+                self.note_read_without(select.table(), select.lacking());
                 true
             }
             Some(missing) => {
@@ -376,15 +374,23 @@ impl Report {
         }
     }
 
-    /// Notes that `table`'s rows are read without `columns` (a phrase, see
-    /// [`Select::lacking`]), which every nsys version writes.
-    pub(crate) fn note_read_without(&self, table: &str, columns: &str) {
+    /// Notes that `table`'s rows are read without `columns`, which every
+    /// nsys version writes (none: nothing to note).
+    pub(crate) fn note_read_without<C: AsRef<str>>(
+        &self,
+        table: &str,
+        columns: impl IntoIterator<Item = C>,
+    ) {
+        let mut columns = columns.into_iter().peekable();
+        if columns.peek().is_none() {
+            return;
+        }
         self.read_without
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(table.to_owned())
             .or_default()
-            .extend(columns.split(", ").map(str::to_owned));
+            .extend(columns.map(|c| c.as_ref().to_owned()));
     }
 
     /// Notes that `table` lacks `missing`, so its rows are not converted.

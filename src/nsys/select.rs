@@ -374,9 +374,9 @@ impl<'s> Select<'s> {
         (!self.missing.is_empty()).then(|| self.missing.join(", "))
     }
 
-    /// The expected columns the table lacks, as a phrase (`correlationId`).
-    pub(crate) fn lacking(&self) -> Option<String> {
-        (!self.lacking.is_empty()).then(|| self.lacking.join(", "))
+    /// The expected columns the table lacks.
+    pub(crate) fn lacking(&self) -> &[String] {
+        &self.lacking
     }
 
     /// The expressions, comma-separated.

@@ -68,7 +68,7 @@ impl Report {
         // Every version writes both: a table without them is noted.
         let lacking = self.schema.lacking(TABLE, &["startTime", "stopTime"]);
         if !lacking.is_empty() {
-            self.note_read_without(TABLE, &lacking.join(", "));
+            self.note_read_without(TABLE, &lacking);
             return Ok(None);
         }
         let sql = format!("SELECT MIN(startTime), MAX(stopTime) FROM {TABLE}");
