@@ -2,6 +2,7 @@
 //! waits for them: a program about to end at once (a second signal) stops
 //! them first ([`stop_children_now`]), so that none outlives it.
 
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// How a running child is stopped at once.
@@ -14,7 +15,9 @@ pub(super) enum Stop {
     Profiling,
 }
 
-static RUNNING: Mutex<Vec<(u32, Stop)>> = Mutex::new(Vec::new());
+/// The children running, each with the files it writes that stopping it
+/// at once would leave (see [`writes`]).
+static RUNNING: Mutex<Vec<(u32, Stop, Vec<PathBuf>)>> = Mutex::new(Vec::new());
 
 /// A child known to be running, until dropped (once it has been waited for).
 pub(super) struct Running(u32);
@@ -24,8 +27,17 @@ pub(super) fn running(pid: u32, stop: Stop) -> Running {
     RUNNING
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push((pid, stop));
+        .push((pid, stop, Vec::new()));
     Running(pid)
+}
+
+/// Notes `files`, written for the running child `pid` (by what it started):
+/// stopped at once, it cannot remove them, so [`stop_children_now`] does.
+pub(super) fn writes(pid: u32, files: &[PathBuf]) {
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, written)) = running.iter_mut().find(|(p, _, _)| *p == pid) {
+        written.extend_from_slice(files);
+    }
 }
 
 impl Drop for Running {
@@ -33,7 +45,7 @@ impl Drop for Running {
         RUNNING
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|&(pid, _)| pid != self.0);
+            .retain(|&(pid, _, _)| pid != self.0);
     }
 }
 
@@ -42,10 +54,13 @@ impl Drop for Running {
 /// without waiting for them to end cleanly.
 pub fn stop_children_now() {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    for (pid, stop) in running {
+    for (pid, stop, written) in running {
         match stop {
             Stop::Group => kill_group(pid),
             Stop::Profiling => super::profile::kill_session(pid),
+        }
+        for file in written {
+            let _ = std::fs::remove_file(file);
         }
     }
 }

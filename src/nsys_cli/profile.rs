@@ -198,7 +198,16 @@ impl NsysProfile {
                 });
             }
             Waited::Cancelled => {
+                // The raw capture the agent writes, known before nsys is
+                // asked to stop: the agent closes it as it ends, and then
+                // neither a second signal (which ends the program at once)
+                // nor `end_session_agent` would find it open.
+                let captures = agent_captures(child.id());
+                children::writes(child.id(), &captures);
                 stop_profiling(&mut child, &self.nsys);
+                for capture in captures {
+                    let _ = std::fs::remove_file(capture);
+                }
                 None
             }
         };
@@ -563,6 +572,12 @@ fn end_session_agent(nsys_pid: u32) {
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// The raw captures that the session agent of the nsys of pid `nsys_pid`
+/// has open (none where it has no agent).
+fn agent_captures(nsys_pid: u32) -> Vec<PathBuf> {
+    session_agent(nsys_pid).map_or_else(Vec::new, |(agent, _)| open_captures(agent))
 }
 
 /// The raw captures (`nsys-report-*.qdstrm`, nsys's temporary name) that

@@ -359,3 +359,74 @@ fn every_command_ends_soon_after_sigterm_on_a_mutated_export() {
         let _ = std::fs::remove_file(trace);
     }
 }
+
+/// A stand-in for `nsys profile` with a session agent, as nsys 2022.4 runs
+/// one: a process named `--start-agent --session-name=profile-<program>-<nsys
+/// pid>` that writes the raw capture `$TMPDIR/nsys-report-*.qdstrm`. Asked
+/// to stop (SIGINT, as the program asks), nsys stops its agent, which
+/// closes the capture as it ends but leaves it (as an agent ended before
+/// nsys moves the capture into place does), and exits.
+const NSYS_WITH_AGENT: &str = r#"#!/bin/sh
+if [ "$1" = "--version" ]; then
+    echo "NVIDIA Nsight Systems version 2022.4.2.1-0000000"
+    exit 0
+fi
+sh -c 'exec 3>"$0"; trap "exit 0" TERM; while :; do sleep 0.02; done' \
+    "$TMPDIR/nsys-report-7fd6.qdstrm" --start-agent --session-name=profile-sleep-$$ &
+agent=$!
+trap 'kill -TERM $agent; wait $agent; exit 130' INT
+while :; do sleep 0.02; done
+"#;
+
+/// Ctrl-C, once or twice, while a session agent writes its raw capture:
+/// the capture goes too, though the agent closed it as it ended (before,
+/// only a capture still open when the agent was looked at was removed).
+#[test]
+fn a_capture_its_agent_closed_as_it_ended_is_removed_after_ctrl_c() {
+    for signals in [1, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let nsys = dir.path().join("nsys");
+        crate::support::nsys::stand_in(&nsys, NSYS_WITH_AGENT);
+        let out = dir.path().join("run");
+        let args: Vec<std::ffi::OsString> = vec![
+            "profile".into(),
+            "--nsys".into(),
+            nsys.into(),
+            "-o".into(),
+            out.into(),
+            "--".into(),
+            "sleep".into(),
+            "300".into(),
+        ];
+        let mut child = spawn(BIN, &os(&args), &tmp);
+        let capture = tmp.join("nsys-report-7fd6.qdstrm");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !capture.exists() {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "ended before the agent wrote"
+            );
+            assert!(Instant::now() < deadline, "no capture in a minute");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        wait_until_it_catches(child.id(), libc::SIGINT);
+        signal(child.id(), libc::SIGINT);
+        if signals == 2 {
+            // Once the agent has closed its capture (nsys is stopping it).
+            while !processes_naming(&tmp).is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            signal(child.id(), libc::SIGINT);
+        }
+        let (status, stderr) = finish(child);
+        assert_eq!(status, Some(130), "{signals} SIGINT: {stderr}");
+        assert_no_process_left(&tmp);
+        assert_eq!(
+            files_below(&tmp),
+            Vec::<PathBuf>::new(),
+            "{signals} SIGINT: {stderr}"
+        );
+    }
+}
